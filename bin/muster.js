@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// Entry point. Child-side commands (run by agents inside panes) load one small module; the rest load the CLI.
+const argv = process.argv.slice(2);
+const CHILD_COMMANDS = new Set(["done", "error", "progress"]);
+
+let code;
+if (CHILD_COMMANDS.has(argv[0])) {
+  const { runChildCommand } = await import("../dist/cli/child-commands.js");
+  code = runChildCommand(argv);
+} else {
+  const { main } = await import("../dist/cli/main.js");
+  code = await main(argv);
+}
+process.exitCode = code;
+// Output is flushed by returning normally; a stray handle must not keep a finished command alive.
+setTimeout(() => process.exit(code), 1500).unref();

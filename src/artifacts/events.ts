@@ -1,0 +1,164 @@
+/** The artifact protocol's event records (spec: artifacts/README.md, schemas: artifacts/*.schema.json). */
+
+export const PROTOCOL_VERSION = 1;
+
+/** Terminal outcomes of a turn. */
+export type CompletionStatus = "completed" | "errored" | "cancelled" | "exhausted" | "incomplete" | "lost";
+export const COMPLETION_STATUSES: readonly CompletionStatus[] = [
+  "completed",
+  "errored",
+  "cancelled",
+  "exhausted",
+  "incomplete",
+  "lost",
+];
+
+export interface Usage {
+  input: number;
+  output: number;
+  cost?: number;
+}
+
+export interface OutputRef {
+  /** Path relative to the artifact dir, e.g. `outputs/<eventId>.md`. */
+  path: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface OutputError {
+  code: "output_too_large" | "output_unreadable";
+  message: string;
+  bytes?: number;
+}
+
+interface Base {
+  v: number;
+  eventId: string;
+  seq: number;
+  /** ISO 8601 with milliseconds; display only, order is byte order. */
+  ts: string;
+}
+
+export interface ChildStartedEvent extends Base {
+  type: "child_started";
+  pid: number;
+  runner: string;
+  /** Who started the host: the parent's spawn, or a later resume in a new pane. */
+  by: "spawn" | "resume";
+}
+
+export interface TurnStartedEvent extends Base {
+  type: "turn_started";
+  turnId: string;
+  /** Where the prompt came from: the inbox (muster send / spawn) or a line typed into the pane. */
+  source: "inbox" | "typed";
+  promptBytes: number;
+  promptSha256: string;
+  /** Path of the prompt file, relative to the artifact dir. */
+  promptPath: string;
+  model?: string;
+  reasoning?: string;
+}
+
+export interface RunnerStartedEvent extends Base {
+  type: "runner_started";
+  turnId: string;
+  /** The runner's pid; it leads its own process group, so -pid addresses the whole group. */
+  pid: number;
+  argv0: string;
+}
+
+export interface ToolActivityEvent extends Base {
+  type: "tool_activity";
+  turnId: string;
+  phase: "start" | "end";
+  name: string;
+  summary: string;
+}
+
+export interface UsageEvent extends Base {
+  type: "usage";
+  turnId: string;
+  usage: Usage;
+}
+
+export interface ProgressEvent extends Base {
+  type: "progress";
+  turnId?: string;
+  text: string;
+}
+
+export interface QuestionEvent extends Base {
+  type: "question";
+  turnId?: string;
+  text: string;
+}
+
+export interface CompletionEvent extends Base {
+  type: "completion";
+  turnId: string;
+  status: CompletionStatus;
+  /** One line on why, e.g. "exit code 3", "cancelled by muster cancel", "child host vanished". */
+  reason?: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  durationMs?: number;
+  usage?: Usage;
+  output?: OutputRef;
+  outputError?: OutputError;
+  /** Who wrote it: the child host, or a parent that found the host dead. */
+  by: "child" | "parent";
+}
+
+export interface ChildExitedEvent extends Base {
+  type: "child_exited";
+  reason: "cancelled" | "lost" | "closed" | "error";
+  detail?: string;
+  by: "child" | "parent";
+}
+
+export type MusterEvent =
+  | ChildStartedEvent
+  | TurnStartedEvent
+  | RunnerStartedEvent
+  | ToolActivityEvent
+  | UsageEvent
+  | ProgressEvent
+  | QuestionEvent
+  | CompletionEvent
+  | ChildExitedEvent;
+
+export type EventType = MusterEvent["type"];
+
+/** What a writer supplies; the log fills in v, eventId, seq and ts. */
+export type EventInput = MusterEvent extends infer E
+  ? E extends MusterEvent
+    ? Omit<E, "v" | "eventId" | "seq" | "ts"> & { eventId?: string }
+    : never
+  : never;
+
+/** meta.json: immutable manifest of one child. */
+export interface ChildMeta {
+  v: number;
+  id: string;
+  primary: string;
+  parent: string | null;
+  depth: number;
+  agent: string;
+  runner: string;
+  cwd: string;
+  createdAt: string;
+  /** Runner settings resolved from the profile at spawn time. */
+  profile: {
+    name: string;
+    source: string;
+    model?: string;
+    reasoning?: string;
+    command?: string[];
+    protocol?: "text" | "muster-jsonl";
+    systemPrompt?: string;
+  };
+  /** Names of the environment variables handed to the child (never values). */
+  envNames: string[];
+}

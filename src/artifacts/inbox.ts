@@ -1,0 +1,44 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { writeJsonAtomic } from "../util/fsx.js";
+
+/** One requested turn waiting for the child host. File name `<turnId>.json`: UUIDv7, so lexical order is arrival order. */
+export interface InboxItem {
+  v: 1;
+  turnId: string;
+  prompt: string;
+  source: "inbox" | "typed";
+  model?: string;
+  reasoning?: string;
+  createdAt: string;
+}
+
+export function writeInboxItem(inboxDir: string, item: InboxItem): string {
+  const file = path.join(inboxDir, `${item.turnId}.json`);
+  writeJsonAtomic(file, item);
+  return file;
+}
+
+/** Pending item files, oldest first (temp files start with "." and are skipped). */
+export function listInbox(inboxDir: string): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(inboxDir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw e;
+  }
+  return names
+    .filter((n) => n.endsWith(".json") && !n.startsWith("."))
+    .sort()
+    .map((n) => path.join(inboxDir, n));
+}
+
+export function readInboxItem(file: string): InboxItem | undefined {
+  try {
+    const item = JSON.parse(fs.readFileSync(file, "utf8")) as InboxItem;
+    return typeof item.turnId === "string" && typeof item.prompt === "string" ? item : undefined;
+  } catch {
+    return undefined;
+  }
+}

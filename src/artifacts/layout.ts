@@ -1,0 +1,21 @@
+import * as path from "node:path";
+
+/** File names inside one child's artifact dir (spec: artifacts/README.md). */
+export function childFiles(dir: string) {
+  return {
+    dir,
+    meta: path.join(dir, "meta.json"),
+    events: path.join(dir, "events.ndjson"),
+    output: path.join(dir, "output.md"),
+    outputs: path.join(dir, "outputs"),
+    inbox: path.join(dir, "inbox"),
+    prompts: path.join(dir, "prompts"),
+    control: path.join(dir, "control"),
+    /** The spawning environment, handed over once: the child host deletes it on read. */
+    envFile: path.join(dir, "env.json"),
+  };
+}
+
+export type ChildFiles = ReturnType<typeof childFiles>;
+
+export const promptFile = (dir: string, turnId: string): string => path.join(dir, "prompts", `${turnId}.txt`);

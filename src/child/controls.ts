@@ -1,0 +1,53 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+/** A request from an agent inside the pane (`muster progress|done|error`), written to control/. */
+export interface ControlRequest {
+  kind: "progress" | "done" | "error";
+  text: string;
+}
+
+/** Watches control/ and hands each request over once (the file is removed after reading). */
+export class ControlWatcher {
+  private readonly watcher: fs.FSWatcher | undefined;
+
+  constructor(
+    private readonly dir: string,
+    private readonly onRequest: (r: ControlRequest) => void,
+  ) {
+    try {
+      this.watcher = fs.watch(dir, () => this.drain());
+      this.watcher.on("error", () => {});
+    } catch {
+      this.watcher = undefined;
+    }
+    this.drain();
+  }
+
+  /** Reads and removes every pending request, oldest first. */
+  drain(): void {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir).filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const file = path.join(this.dir, name);
+      let req: ControlRequest | undefined;
+      try {
+        req = JSON.parse(fs.readFileSync(file, "utf8")) as ControlRequest;
+      } catch {
+        req = undefined;
+      }
+      fs.rmSync(file, { force: true });
+      if (req && (req.kind === "progress" || req.kind === "done" || req.kind === "error") && typeof req.text === "string") {
+        this.onRequest(req);
+      }
+    }
+  }
+
+  close(): void {
+    this.watcher?.close();
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The child host: the command of a child's pane (started by argv, never through a shell).
+ * Usage: node host.js <artifact-dir>. Runs turns from inbox/ one at a time, renders them,
+ * records events, and idles between turns until cancelled.
+ */
+import * as fs from "node:fs";
+import type { ChildMeta } from "../artifacts/events.js";
+import { readInboxItem } from "../artifacts/inbox.js";
+import { childFiles } from "../artifacts/layout.js";
+import { EventLog } from "../artifacts/log.js";
+import { getRunner } from "../runners/registry.js";
+import { readJson } from "../util/fsx.js";
+import { ControlWatcher } from "./controls.js";
+import { TurnSource } from "./input.js";
+import { PaneRenderer } from "./render.js";
+import { runTurn, type StopReason, TurnControl } from "./turn.js";
+
+/** Reads the spawning environment handed over in env.json and deletes the file (it may hold secrets). */
+function takeEnvironment(file: string): Record<string, string> {
+  try {
+    const { env } = readJson<{ env: Record<string, string> }>(file);
+    fs.rmSync(file, { force: true });
+    return env;
+  } catch {
+    return { ...(process.env as Record<string, string>) };
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = process.argv[2];
+  if (!dir) {
+    process.stderr.write("usage: muster child-host <artifact-dir>\n");
+    process.exit(2);
+  }
+  const files = childFiles(dir);
+  const meta = readJson<ChildMeta>(files.meta);
+  const render = new PaneRenderer();
+  const log = EventLog.open(files.events);
+  const captured = takeEnvironment(files.envFile);
+  // The pane's own TMUX/TMUX_PANE are the truth for anything the child starts from here.
+  const env: Record<string, string> = {
+    ...captured,
+    MUSTER_ARTIFACT_DIR: dir,
+    MUSTER_CHILD_ID: meta.id,
+    MUSTER_PRIMARY: meta.primary,
+    MUSTER_DEPTH: String(meta.depth),
+  };
+  for (const k of ["TMUX", "TMUX_PANE"]) {
+    const v = process.env[k];
+    if (v) env[k] = v;
+    else delete env[k];
+  }
+
+  render.banner(meta.id, meta.agent, meta.runner, dir);
+  const runner = getRunner(meta.runner);
+  log.append({ type: "child_started", pid: process.pid, runner: meta.runner, by: process.argv[3] === "--resume" ? "resume" : "spawn" });
+
+  let current: TurnControl | undefined;
+  let exitReason: "cancelled" | "lost" | undefined;
+  const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined);
+  const controls = new ControlWatcher(files.control, (req) => {
+    if (req.kind === "progress") {
+      log.append({ type: "progress", text: req.text });
+      render.info(`progress: ${req.text}`);
+    } else if (current) {
+      current.explicit = { status: req.kind === "done" ? "completed" : "errored", text: req.text };
+      render.info(`explicit result recorded (muster ${req.kind})`);
+    }
+  });
+
+  const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
+    source.close();
+    controls.close();
+    log.append({ type: "child_exited", reason, detail, by: "child" });
+    log.close();
+    render.exited(detail);
+    process.exit(0);
+  };
+  const stopFor = (reason: StopReason, exit: "cancelled" | "lost" | undefined, detail: string) => () => {
+    if (exit) exitReason = exit;
+    if (current) current.stop(reason);
+    else if (exit) finish(exit, detail);
+  };
+  process.on("SIGTERM", stopFor("cancelled", "cancelled", "cancelled by muster cancel"));
+  process.on("SIGHUP", stopFor("lost", "lost", "the pane was closed"));
+  // Ctrl-C from a person in the pane stops the running turn only; the child stays for follow-ups.
+  process.on("SIGINT", stopFor("interrupted", undefined, ""));
+
+  if (!runner) {
+    render.stderr(`unknown runner "${meta.runner}"`);
+    finish("error", `unknown runner "${meta.runner}"`);
+    return;
+  }
+  let n = 0;
+  for (;;) {
+    const file = await source.next();
+    const item = readInboxItem(file);
+    if (!item) {
+      // Unreadable request: set it aside so it is neither lost nor retried forever.
+      fs.renameSync(file, `${file}.bad`);
+      render.stderr(`unreadable inbox file ${file} (renamed to .bad)`);
+      continue;
+    }
+    n += 1;
+    current = new TurnControl();
+    await runTurn({ files, meta, log, render, runner, env }, item, file, n, current);
+    current = undefined;
+    if (exitReason) finish(exitReason, exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel");
+    render.idle(meta.id);
+  }
+}
+
+void main();

@@ -1,0 +1,229 @@
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import type { ChildMeta, CompletionEvent, CompletionStatus, Usage } from "../artifacts/events.js";
+import type { InboxItem } from "../artifacts/inbox.js";
+import { type ChildFiles, promptFile } from "../artifacts/layout.js";
+import { LineSplitter } from "../artifacts/lines.js";
+import type { EventLog } from "../artifacts/log.js";
+import { sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
+import { parseStdoutLine } from "../runners/protocol.js";
+import type { AgentMessage, Runner, TurnPlan } from "../runners/types.js";
+import { writeFileAtomic } from "../util/fsx.js";
+import { uuidv7 } from "../util/ids.js";
+import { signalGroup, terminateGroup } from "../util/process-group.js";
+import type { PaneRenderer } from "./render.js";
+
+// A runner line bigger than this is not protocol; it is dropped and noted.
+const MAX_RUNNER_LINE = 16 * 1024 * 1024;
+const STDERR_KEEP = 2048;
+
+/** Why a turn is being stopped from outside. */
+export type StopReason = "cancelled" | "interrupted" | "lost";
+
+/** Lets the host stop the running turn (signals arrive outside the turn's own flow). */
+export class TurnControl {
+  reason: StopReason | undefined;
+  /** An explicit result from `muster done|error` inside the pane; wins over the runner's own. */
+  explicit: { status: "completed" | "errored"; text: string } | undefined;
+  private stopper: ((r: StopReason) => void) | undefined;
+
+  stop(reason: StopReason): void {
+    if (this.reason) return;
+    this.reason = reason;
+    this.stopper?.(reason);
+  }
+
+  onStop(fn: (r: StopReason) => void): void {
+    this.stopper = fn;
+    if (this.reason) fn(this.reason);
+  }
+}
+
+export interface TurnDeps {
+  files: ChildFiles;
+  meta: ChildMeta;
+  log: EventLog;
+  render: PaneRenderer;
+  runner: Runner;
+  env: Record<string, string>;
+}
+
+const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
+  cancelled: { status: "cancelled", reason: "cancelled by muster cancel" },
+  interrupted: { status: "cancelled", reason: "interrupted in the pane (Ctrl-C)" },
+  lost: { status: "lost", reason: "the pane was closed while the turn ran" },
+};
+
+interface Outcome {
+  status: CompletionStatus;
+  reason?: string;
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/** Runs one turn end to end: records turn_started, runs the runner, snapshots the answer, records the completion. */
+export async function runTurn(deps: TurnDeps, item: InboxItem, itemFile: string, n: number, control: TurnControl): Promise<CompletionEvent> {
+  const { files, log, render, meta } = deps;
+  const started = Date.now();
+  const pFile = promptFile(files.dir, item.turnId);
+  writeFileAtomic(pFile, item.prompt);
+  writeFileAtomic(files.output, "");
+  const promptBuf = Buffer.from(item.prompt, "utf8");
+  log.append({
+    type: "turn_started",
+    turnId: item.turnId,
+    source: item.source,
+    promptBytes: promptBuf.length,
+    promptSha256: sha256Hex(promptBuf),
+    promptPath: `prompts/${item.turnId}.txt`,
+    ...(item.model ? { model: item.model } : {}),
+    ...(item.reasoning ? { reasoning: item.reasoning } : {}),
+  });
+  fs.rmSync(itemFile, { force: true });
+  render.turnStarted(n, item.prompt, item.source);
+
+  const state = { answer: "", result: undefined as Extract<AgentMessage, { type: "result" }> | undefined, usage: undefined as Usage | undefined };
+  let outcome: Outcome;
+  try {
+    const plan = deps.runner.plan({
+      turnId: item.turnId,
+      prompt: item.prompt,
+      promptFile: pFile,
+      cwd: meta.cwd,
+      env: deps.env,
+      ...(item.model ?? meta.profile.model ? { model: item.model ?? meta.profile.model } : {}),
+      ...(meta.profile.systemPrompt ? { systemPrompt: meta.profile.systemPrompt } : {}),
+      ...(meta.profile.command ? { command: meta.profile.command } : {}),
+      ...(meta.profile.protocol ? { protocol: meta.profile.protocol } : {}),
+    });
+    outcome = await runPlan(deps, item.turnId, plan, control, state);
+  } catch (e) {
+    outcome = { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
+  }
+
+  const answer = control.explicit?.text ?? state.result?.text ?? state.answer;
+  writeFileAtomic(files.output, answer);
+  const eventId = uuidv7();
+  const snap = snapshotOutput(files.dir, eventId, files.output);
+  const completion = log.append({
+    type: "completion",
+    eventId,
+    turnId: item.turnId,
+    status: outcome.status,
+    ...(outcome.reason ? { reason: outcome.reason } : {}),
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    durationMs: Date.now() - started,
+    ...(state.usage ? { usage: state.usage } : {}),
+    ...snap,
+    by: "child",
+  }) as CompletionEvent;
+  render.completion(completion, state.usage);
+  return completion;
+}
+
+function runPlan(
+  deps: TurnDeps,
+  turnId: string,
+  plan: TurnPlan,
+  control: TurnControl,
+  state: { answer: string; result: Extract<AgentMessage, { type: "result" }> | undefined; usage: Usage | undefined },
+): Promise<Outcome> {
+  const { log, render } = deps;
+  return new Promise<Outcome>((resolve) => {
+    const [cmd, ...args] = plan.argv;
+    // detached: the runner leads its own process group, so cancel reaches everything it started.
+    const child = spawn(cmd!, args, { cwd: plan.cwd, env: plan.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let spawnError: Error | undefined;
+    let stderrTail = "";
+    const pid = child.pid;
+    if (pid !== undefined) log.append({ type: "runner_started", turnId, pid, argv0: cmd! });
+
+    const onMessage = (m: AgentMessage): void => {
+      switch (m.type) {
+        case "text":
+          state.answer += m.text;
+          render.text(m.text);
+          break;
+        case "tool":
+          log.append({ type: "tool_activity", turnId, phase: m.phase, name: m.name, summary: m.summary });
+          render.tool(m.phase, m.name, m.summary);
+          break;
+        case "usage":
+          state.usage = addUsage(state.usage, m.usage);
+          log.append({ type: "usage", turnId, usage: m.usage });
+          break;
+        case "progress":
+          log.append({ type: "progress", turnId, text: m.text });
+          render.info(m.text);
+          break;
+        case "result":
+          state.result = m;
+          if (m.text) render.text(m.text.endsWith("\n") ? m.text : `${m.text}\n`);
+          break;
+        case "session":
+          break;
+        case "raw":
+          render.info(m.text);
+          break;
+      }
+    };
+    const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) => render.info(`(dropped a ${bytes}-byte output line)`));
+    child.stdout.on("data", (chunk: Buffer) => {
+      for (const line of out.push(chunk)) onMessage(parseStdoutLine(plan.protocol, line.toString("utf8")));
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      const s = chunk.toString("utf8");
+      stderrTail = (stderrTail + s).slice(-STDERR_KEEP);
+      for (const l of s.split("\n")) if (l.trim()) render.stderr(l);
+    });
+    child.on("error", (e) => {
+      spawnError = e;
+    });
+    control.onStop(() => {
+      if (pid !== undefined) void terminateGroup(pid);
+    });
+    child.on("close", (code, signal) => {
+      const rest = out.flush();
+      if (rest) {
+        const m = parseStdoutLine(plan.protocol, rest.toString("utf8"));
+        onMessage(m.type === "text" && plan.protocol === "text" ? { type: "text", text: m.text.slice(0, -1) } : m);
+      }
+      // The turn is over: nothing it started may outlive it.
+      if (pid !== undefined) signalGroup(pid, "SIGKILL");
+      const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
+      resolve(decide(control, spawnError, result, code, signal, stderrTail, cmd!));
+    });
+  });
+}
+
+function decide(
+  control: TurnControl,
+  spawnError: Error | undefined,
+  result: Extract<AgentMessage, { type: "result" }> | undefined,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  stderrTail: string,
+  cmd: string,
+): Outcome {
+  const base = { exitCode: code, signal };
+  if (control.reason) return { ...base, ...STOP_STATUS[control.reason] };
+  if (spawnError) {
+    const missing = (spawnError as NodeJS.ErrnoException).code === "ENOENT";
+    return { ...base, status: "errored", reason: missing ? `command not found: ${cmd}` : spawnError.message };
+  }
+  if (result) {
+    const firstLine = result.text?.split("\n").find((l) => l.trim()) ?? "agent reported an error";
+    return result.status === "completed" ? { ...base, status: "completed" } : { ...base, status: "errored", reason: firstLine };
+  }
+  if (code === 0) return { ...base, status: "completed" };
+  const lastErr = stderrTail.split("\n").filter((l) => l.trim()).pop();
+  const why = signal ? `killed by ${signal}` : `exit code ${code}`;
+  return { ...base, status: "errored", reason: lastErr ? `${why}: ${lastErr.trim()}` : why };
+}
+
+function addUsage(a: Usage | undefined, b: Usage): Usage {
+  if (!a) return { ...b };
+  const cost = a.cost !== undefined || b.cost !== undefined ? (a.cost ?? 0) + (b.cost ?? 0) : undefined;
+  return { input: a.input + b.input, output: a.output + b.output, ...(cost !== undefined ? { cost } : {}) };
+}

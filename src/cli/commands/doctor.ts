@@ -1,0 +1,72 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Command } from "commander";
+import { execa } from "execa";
+import { stateRoot } from "../../core/paths.js";
+import { createTmuxBackend } from "../../mux/tmux/backend.js";
+import { runnerNames } from "../../runners/registry.js";
+import { table } from "../format.js";
+import { ExitWith, printJson } from "../output.js";
+
+// Agent CLIs muster knows; adapters for them arrive with their runners.
+const AGENT_CLIS = ["claude", "codex", "pi", "opencode", "gemini", "aider"];
+
+function which(bin: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (!dir) continue;
+    const p = path.join(dir, bin);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {}
+  }
+  return undefined;
+}
+
+async function versionOf(bin: string): Promise<string | undefined> {
+  const r = await execa(bin, ["--version"], { reject: false, timeout: 5000, stdin: "ignore" });
+  return r.exitCode === 0 ? String(r.stdout).split("\n")[0]?.trim() : undefined;
+}
+
+export function registerDoctor(program: Command): void {
+  program
+    .command("doctor")
+    .summary("what is available here: tmux, runners, agent CLIs")
+    .option("--json", "print one JSON document on stdout, nothing else")
+    .action(async (flags: { json?: boolean }) => {
+      let tmux: { ok: boolean; version?: string; error?: string };
+      try {
+        tmux = { ok: true, version: await createTmuxBackend().version() };
+      } catch (e) {
+        tmux = { ok: false, error: (e as Error).message };
+      }
+      const clis = await Promise.all(
+        AGENT_CLIS.map(async (name) => {
+          const p = which(name);
+          return { name, found: !!p, path: p ?? null, version: p ? ((await versionOf(p)) ?? null) : null };
+        }),
+      );
+      const report = {
+        ok: tmux.ok,
+        node: process.version,
+        tmux,
+        socket: process.env.MUSTER_TMUX_SOCKET ?? null,
+        insideTmux: !!process.env.TMUX,
+        stateRoot: stateRoot(),
+        runners: runnerNames().map((name) => ({ name, available: true })),
+        agentClis: clis,
+      };
+      if (flags.json) printJson(report);
+      else {
+        const rows = [
+          ["node", "ok", process.version],
+          ["tmux", tmux.ok ? "ok" : "MISSING", tmux.ok ? `${tmux.version}${report.socket ? ` (private socket ${report.socket})` : ""}` : `${tmux.error} — install it: apt-get install tmux / brew install tmux`],
+          ["state", "ok", report.stateRoot],
+          ...report.runners.map((r) => [`runner ${r.name}`, "ok", "built in"]),
+          ...clis.map((c) => [`cli ${c.name}`, c.found ? "found" : "-", c.found ? `${c.version ?? "?"} (${c.path})` : "not on PATH"]),
+        ];
+        process.stdout.write(`${table(rows)}\n`);
+      }
+      if (!tmux.ok) throw new ExitWith(1);
+    });
+}

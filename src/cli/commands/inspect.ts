@@ -1,0 +1,95 @@
+import type { Command } from "commander";
+import type { LoadedChild } from "../../core/children.js";
+import { lastCompletion } from "../../core/state.js";
+import { type CommonOptions, common, muster } from "../context.js";
+import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
+import { printJson } from "../output.js";
+
+/** The JSON shape of a child in ls/status. */
+export function childSummary(c: LoadedChild) {
+  const last = lastCompletion(c.state);
+  return {
+    id: c.entry.id,
+    agent: c.entry.agent,
+    runner: c.entry.runner,
+    status: c.status,
+    lastOutcome: last?.status ?? null,
+    createdAt: c.entry.createdAt,
+    parent: c.entry.parent,
+    cwd: c.entry.cwd,
+    turns: c.state.turns.length,
+    pendingTurns: c.pending.length,
+    lastActivity: c.state.lastActivity ?? null,
+    usage: c.state.usage ?? null,
+    pane: c.entry.pane,
+    artifactDir: c.files.dir,
+  };
+}
+
+export function registerInspect(program: Command): void {
+  common(program.command("ls").alias("list").summary("list this workspace's children").description("List the children of this primary: status, agent, age and last activity.")).action(
+    async (flags: CommonOptions) => {
+      const m = muster(flags);
+      const children = await m.list();
+      if (flags.json) return printJson({ primary: m.primary, children: children.map(childSummary) });
+      if (children.length === 0) {
+        process.stdout.write("no children yet — try: muster spawn --agent mock \"hello\"\n");
+        return;
+      }
+      const rows = [["ID", "AGENT", "STATUS", "LAST", "TURNS", "AGE", "ACTIVITY"]];
+      for (const c of children) {
+        const last = lastCompletion(c.state);
+        const act = c.state.lastActivity;
+        rows.push([c.entry.id.slice(0, 8), c.entry.agent, c.status, last?.status ?? "-", String(c.state.turns.length), since(c.entry.createdAt), act ? `${since(act.ts)} ago · ${clip(act.text, 60)}` : "-"]);
+      }
+      process.stdout.write(`${table(rows)}\n`);
+    },
+  );
+
+  common(program.command("status").summary("one child in detail").argument("<id>", "child id or unique prefix")).action(async (id: string, flags: CommonOptions) => {
+    const m = muster(flags);
+    const c = await m.status(id);
+    const summary = childSummary(c);
+    const turns = c.state.turns.map((t) => ({
+      turnId: t.turnId,
+      n: t.n,
+      source: t.source,
+      startedAt: t.startedAt,
+      promptBytes: t.promptBytes,
+      status: t.completion?.status ?? "running",
+      durationMs: t.completion?.durationMs ?? null,
+      output: t.completion?.output ?? null,
+      outputError: t.completion?.outputError ?? null,
+      reason: t.completion?.reason ?? null,
+    }));
+    const attach = c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null;
+    if (flags.json) return printJson({ ...summary, turnList: turns, attachCommand: attach });
+    const lines = [
+      `id         ${c.entry.id}`,
+      `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
+      `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
+      `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)`,
+      `pane       ${c.entry.pane ? `${c.entry.pane.paneId} in session ${c.entry.pane.session}` : "-"}`,
+      `artifacts  ${c.files.dir}`,
+      `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · $${c.state.usage.cost}` : ""}` : "-"}`,
+      `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${c.state.lastActivity.text}` : "-"}`,
+      `attach     ${attach ? shellQuote(attach) : "-"}`,
+      "turns",
+      ...turns.map((t) => `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${t.reason}` : ""}`),
+    ];
+    process.stdout.write(`${lines.join("\n")}\n`);
+  });
+
+  common(
+    program
+      .command("capture")
+      .summary("text of a child's pane")
+      .argument("<id>", "child id or unique prefix")
+      .option("-n, --lines <n>", "how many lines of history (1-10000)", "200"),
+  ).action(async (id: string, flags: CommonOptions & { lines: string }) => {
+    const m = muster(flags);
+    const out = await m.capture(id, parsePositiveInt(flags.lines, "--lines", 10_000));
+    if (flags.json) return printJson(out);
+    process.stdout.write(out.text.endsWith("\n") ? out.text : `${out.text}\n`);
+  });
+}

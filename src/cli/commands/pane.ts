@@ -1,0 +1,45 @@
+import type { Command } from "commander";
+import { execa } from "execa";
+import { MusterError } from "../../core/errors.js";
+import { type CommonOptions, common, muster } from "../context.js";
+import { shellQuote } from "../format.js";
+import { ExitWith, printJson } from "../output.js";
+
+/** attach and focus: inside tmux switch the current client to the pane; outside, attach this terminal. */
+async function goToPane(id: string, flags: CommonOptions & { print?: boolean }): Promise<void> {
+  const m = muster(flags);
+  const c = m.child(id);
+  if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+  const command = m.backend.attachCommand(c.entry.pane);
+  if (flags.json || flags.print) {
+    if (flags.json) printJson({ id: c.entry.id, pane: c.entry.pane, command });
+    else process.stdout.write(`${shellQuote(command)}\n`);
+    return;
+  }
+  try {
+    await m.backend.focus(c.entry.pane);
+    return;
+  } catch {
+    // Not inside the same tmux server: attach this terminal instead.
+  }
+  if (!process.stdin.isTTY) throw new MusterError("usage", `attaching needs a terminal; run: ${shellQuote(command)}`);
+  const [bin, ...args] = command;
+  const r = await execa(bin!, args, { stdio: "inherit", reject: false });
+  if (r.exitCode !== 0) throw new ExitWith(r.exitCode ?? 1);
+}
+
+export function registerPane(program: Command): void {
+  for (const [name, summary] of [
+    ["attach", "attach this terminal to a child's pane"],
+    ["focus", "bring a child's pane to the front"],
+  ] as const) {
+    common(
+      program
+        .command(name)
+        .summary(summary)
+        .description(`${summary[0]!.toUpperCase()}${summary.slice(1)}: inside tmux it switches to the pane, outside it attaches (detach with prefix + d).`)
+        .argument("<id>", "child id or unique prefix")
+        .option("--print", "print the command instead of running it"),
+    ).action((id: string, flags: CommonOptions & { print?: boolean }) => goToPane(id, flags));
+  }
+}

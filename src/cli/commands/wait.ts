@@ -1,0 +1,96 @@
+import type { Command } from "commander";
+import { MusterError } from "../../core/errors.js";
+import type { Muster } from "../../core/muster.js";
+import { STATUS_EXIT, type TurnResult } from "../../core/results.js";
+import type { WaitOptions, WaitOutcome } from "../../core/wait.js";
+import { type CommonOptions, common, muster } from "../context.js";
+import { clip, humanDuration, parseDuration } from "../format.js";
+import { EXIT, ExitWith, printJson } from "../output.js";
+
+/** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
+export async function waitWithProgress(m: Muster, ids: string[], opts: WaitOptions, json: boolean): Promise<WaitOutcome> {
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.once("SIGINT", onSigint);
+  const live = !json && process.stderr.isTTY;
+  const started = Date.now();
+  const last = new Map<string, string>();
+  let timer: NodeJS.Timeout | undefined;
+  const draw = (): void => {
+    const acts = [...last.values()].slice(-1)[0] ?? "starting";
+    process.stderr.write(`\r\x1b[2Kwaiting for ${ids.length} child${ids.length > 1 ? "ren" : ""} · ${humanDuration(Date.now() - started)} · ${clip(acts, 70)}`);
+  };
+  if (live) timer = setInterval(draw, 1000);
+  try {
+    return await m.wait(ids, {
+      ...opts,
+      withText: true,
+      signal: controller.signal,
+      onEvent: (id, e) => {
+        if (e.type === "tool_activity" || e.type === "progress" || e.type === "turn_started") {
+          last.set(id, e.type === "tool_activity" ? `${e.name} ${e.summary}` : e.type === "progress" ? e.text : "turn started");
+          if (live) draw();
+        }
+      },
+    });
+  } finally {
+    process.removeListener("SIGINT", onSigint);
+    if (timer) clearInterval(timer);
+    if (live) process.stderr.write("\r\x1b[2K");
+  }
+}
+
+const header = (r: TurnResult): string =>
+  `── ${r.id.slice(0, 8)} · ${r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${r.reason}` : ""}`;
+
+/** Prints settled results (text for one, headed sections for several) and throws ExitWith for a non-zero outcome. */
+export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<string, unknown> = {}): void {
+  if (json) printJson({ ...extra, results: outcome.results, pending: outcome.pending, timedOut: outcome.timedOut, interrupted: outcome.interrupted });
+  else {
+    const single = outcome.results.length + outcome.pending.length === 1;
+    for (const r of outcome.results) {
+      if (!single) process.stdout.write(`${header(r)}\n`);
+      else if (r.status !== "completed") process.stderr.write(`muster: ${r.id.slice(0, 8)} ${r.status}${r.reason ? `: ${r.reason}` : ""}\n`);
+      if (r.text !== undefined) process.stdout.write(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+      else if (r.outputError) process.stderr.write(`muster: ${r.outputError.message}\n`);
+    }
+    if (outcome.pending.length > 0) {
+      const why = outcome.timedOut ? "timed out" : outcome.interrupted ? "interrupted" : "still running";
+      process.stderr.write(`muster: ${why}; still running: ${outcome.pending.map((p) => p.slice(0, 8)).join(" ")}\n`);
+    }
+  }
+  const code = exitCodeOf(outcome);
+  if (code !== 0) throw new ExitWith(code);
+}
+
+/** interrupted → 130, timed out with nothing settled for --all → 124, else the first non-completed outcome's code. */
+export function exitCodeOf(o: WaitOutcome): number {
+  if (o.interrupted) return EXIT.interrupted;
+  if (o.timedOut) return EXIT.timeout;
+  for (const r of o.results) if (r.status !== "completed") return STATUS_EXIT[r.status];
+  return EXIT.ok;
+}
+
+interface WaitFlags extends CommonOptions {
+  first?: boolean;
+  all?: boolean;
+  timeout?: string;
+}
+
+export function registerWait(program: Command): void {
+  common(
+    program
+      .command("wait")
+      .summary("wait for children's current turns to settle")
+      .description("Wait for the current turn of each child (the newest one sent) and print the results.")
+      .argument("<ids...>", "child ids or unique prefixes")
+      .option("--first", "return when the first one settles (the rest are reported as pending)")
+      .option("--all", "return when all have settled (default)")
+      .option("--timeout <duration>", "give up after this long, exit 124 (the children keep running)"),
+  ).action(async (ids: string[], flags: WaitFlags) => {
+    if (flags.first && flags.all) throw new MusterError("usage", "choose --first or --all, not both");
+    const m = muster(flags);
+    const outcome = await waitWithProgress(m, ids, { mode: flags.first ? "first" : "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) }, !!flags.json);
+    printResults(outcome, !!flags.json);
+  });
+}

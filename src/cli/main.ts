@@ -1,0 +1,47 @@
+import { Command, CommanderError } from "commander";
+import { registerAct } from "./commands/act.js";
+import { registerDemo } from "./commands/demo.js";
+import { registerDoctor } from "./commands/doctor.js";
+import { registerInspect } from "./commands/inspect.js";
+import { registerPane } from "./commands/pane.js";
+import { registerSpawn } from "./commands/spawn.js";
+import { registerWait } from "./commands/wait.js";
+import { CHILD_HELP } from "./child-commands.js";
+import { EXIT, EXIT_TABLE, ExitWith, reportError } from "./output.js";
+
+function buildProgram(): Command {
+  const program = new Command("muster")
+    .description("Run coding-agent subagents as real processes in tmux panes, with durable artifacts.")
+    .version("0.1.0")
+    .showHelpAfterError("(muster <command> --help for usage)")
+    .addHelpText("after", `\n${CHILD_HELP}\n\n${EXIT_TABLE}\n\nState: $MUSTER_HOME (default \${XDG_STATE_HOME:-~/.local/state}/muster). Private tmux server: MUSTER_TMUX_SOCKET=<name>.`);
+  registerSpawn(program);
+  registerInspect(program);
+  registerWait(program);
+  registerAct(program);
+  registerPane(program);
+  registerDoctor(program);
+  registerDemo(program);
+  program.commands.forEach((c) => {
+    c.exitOverride();
+  });
+  program.exitOverride();
+  return program;
+}
+
+/** Runs the CLI and returns its exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const dashdash = argv.indexOf("--");
+  const json = (dashdash < 0 ? argv : argv.slice(0, dashdash)).includes("--json");
+  try {
+    await buildProgram().parseAsync(argv, { from: "user" });
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof ExitWith) return e.exitCode;
+    if (e instanceof CommanderError) {
+      // Help and --version end with code 0; everything else commander rejects is a usage error.
+      return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    return reportError(e, json);
+  }
+}

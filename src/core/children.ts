@@ -1,0 +1,56 @@
+import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
+import { listInbox } from "../artifacts/inbox.js";
+import { type ChildFiles, childFiles } from "../artifacts/layout.js";
+import { readAllRecords } from "../artifacts/reader.js";
+import { readJsonIfExists } from "../util/fsx.js";
+import { assertIdOrPrefix } from "../util/ids.js";
+import { MusterError } from "./errors.js";
+import type { PrimaryPaths } from "./paths.js";
+import type { RegistryDoc, RegistryEntry } from "./registry.js";
+import { applyEvents, type ChildState, childStatus, emptyState, type ChildStatus } from "./state.js";
+
+/** Everything known about one child right now. */
+export interface LoadedChild {
+  entry: RegistryEntry;
+  files: ChildFiles;
+  meta: ChildMeta | undefined;
+  state: ChildState;
+  /** turnIds waiting in the inbox, oldest first. */
+  pending: string[];
+  status: ChildStatus;
+}
+
+/** Reads a child's inbox (first) and events (second): a turn taken in between shows up in the events. */
+export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, onMalformed?: (reason: string) => void): LoadedChild {
+  const files = childFiles(paths.artifactDir(entry.id));
+  const pending = listInbox(files.inbox).map((f) => f.slice(f.lastIndexOf("/") + 1, -".json".length));
+  const events = readAllRecords<MusterEvent>(files.events, (m) => onMalformed?.(`${files.events}@${m.offset}: ${m.reason}`));
+  const state = applyEvents(emptyState(), events);
+  const stillPending = pending.filter((t) => !state.turns.some((x) => x.turnId === t) && !state.completions.has(t));
+  return {
+    entry,
+    files,
+    meta: readJsonIfExists<ChildMeta>(files.meta),
+    state,
+    pending: stillPending,
+    status: childStatus(state, stillPending.length),
+  };
+}
+
+/** Resolves a full id or unique prefix among the primary's children. */
+export function resolveChildId(doc: RegistryDoc, idOrPrefix: string): RegistryEntry {
+  const want = assertIdOrPrefix(idOrPrefix);
+  const exact = doc.children[want];
+  if (exact) return exact;
+  const matches = Object.values(doc.children).filter((c) => c.id.startsWith(want));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) {
+    throw new MusterError("usage", `child id prefix "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`);
+  }
+  throw new MusterError("not_found", `unknown child id "${idOrPrefix}" (muster ls lists this workspace's children)`);
+}
+
+/** The turn a waiter should wait for: the newest requested (inbox) turn, else the newest started one. */
+export function targetTurn(c: LoadedChild): string | undefined {
+  return c.pending[c.pending.length - 1] ?? c.state.turns[c.state.turns.length - 1]?.turnId;
+}

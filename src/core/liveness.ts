@@ -1,0 +1,80 @@
+import * as fs from "node:fs";
+import type { CompletionStatus } from "../artifacts/events.js";
+import { listInbox, readInboxItem } from "../artifacts/inbox.js";
+import { childFiles } from "../artifacts/layout.js";
+import { EventLog } from "../artifacts/log.js";
+import { readAllRecords } from "../artifacts/reader.js";
+import type { Backend, PaneRef } from "../mux/backend.js";
+import { signalGroup } from "../util/process-group.js";
+import { withFileLock } from "./registry.js";
+import { applyEvents, emptyState, openTurn } from "./state.js";
+
+/** Whether the child host of `artifactDir` is still the process `pid` (guards against pid reuse on Linux). */
+export function hostAlive(pid: number, artifactDir: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(artifactDir);
+  } catch {
+    return true; // no /proc (macOS): the signal probe is all we have
+  }
+}
+
+// A pane that never produced child_started gets this long before it counts as lost.
+const START_GRACE_MS = 15_000;
+
+/** What a liveness probe concluded for one child. */
+export type Verdict = { dead: false } | { dead: true; reason: string };
+
+/** Decides whether a child's host is gone: pid first (definitive), the pane before the host has started. */
+export async function probeChild(backend: Backend, dir: string, pane: PaneRef | null, createdAt: string, hostPid: number | undefined): Promise<Verdict> {
+  if (hostPid !== undefined) {
+    return hostAlive(hostPid, dir) ? { dead: false } : { dead: true, reason: `child host (pid ${hostPid}) is gone` };
+  }
+  if (pane) {
+    const live = await backend.alive(pane);
+    if (live === "dead") {
+      const st = await backend.deadStatus(pane).catch(() => null);
+      const how = st ? (st.signal ? `signal ${st.signal}` : `exit code ${st.exitCode}`) : "pane vanished";
+      return { dead: true, reason: `the pane died before the child host started (${how})` };
+    }
+    if (live === "alive") return { dead: false };
+  }
+  const age = Date.now() - Date.parse(createdAt);
+  return age > START_GRACE_MS ? { dead: true, reason: `no child host started within ${START_GRACE_MS / 1000}s` } : { dead: false };
+}
+
+/**
+ * Settles a child whose host is dead (or will not answer) from the parent side, under the artifact lock:
+ * the open turn and every turn still queued in the inbox get a completion, the runner's group is killed,
+ * and child_exited closes the log. Idempotent: a child already exited is left alone.
+ */
+export async function settleFromParent(dir: string, status: Extract<CompletionStatus, "lost" | "cancelled">, reason: string): Promise<boolean> {
+  const files = childFiles(dir);
+  return withFileLock(files.events, () => {
+    const state = applyEvents(emptyState(), readAllRecords(files.events));
+    if (state.exited) return false;
+    const log = EventLog.open(files.events);
+    try {
+      const open = openTurn(state);
+      if (open) {
+        if (open.runnerPid !== undefined) signalGroup(open.runnerPid, "SIGKILL");
+        log.append({ type: "completion", turnId: open.turnId, status, reason, exitCode: null, signal: null, by: "parent" });
+      }
+      for (const file of listInbox(files.inbox)) {
+        const item = readInboxItem(file);
+        if (item && !state.completions.has(item.turnId)) {
+          log.append({ type: "completion", turnId: item.turnId, status, reason: `${reason}; the turn never started`, exitCode: null, signal: null, by: "parent" });
+        }
+        fs.rmSync(file, { force: true });
+      }
+      log.append({ type: "child_exited", reason: status === "lost" ? "lost" : "cancelled", detail: reason, by: "parent" });
+    } finally {
+      log.close();
+    }
+    return true;
+  });
+}

@@ -1,0 +1,256 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
+import { writeInboxItem } from "../artifacts/inbox.js";
+import { childFiles } from "../artifacts/layout.js";
+import type { Backend, Placement } from "../mux/backend.js";
+import { createTmuxBackend } from "../mux/tmux/backend.js";
+import { loadProfile } from "../profiles/profile.js";
+import { getRunner } from "../runners/registry.js";
+import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
+import { uuidv7 } from "../util/ids.js";
+import { PACKAGE_ROOT } from "../util/pkg.js";
+import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
+import { MusterError } from "./errors.js";
+import { hostAlive, probeChild, settleFromParent } from "./liveness.js";
+import { type PrimaryPaths, primaryPaths, stateRoot } from "./paths.js";
+import { resolvePrimary } from "./primary.js";
+import { Registry, type RegistryEntry } from "./registry.js";
+import { type TurnResult, toResult } from "./results.js";
+import { lastCompletion, openTurn } from "./state.js";
+import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
+
+export interface MusterOptions {
+  /** State root; default $MUSTER_HOME or ${XDG_STATE_HOME:-~/.local/state}/muster. */
+  home?: string;
+  primary?: string;
+  cwd?: string;
+  /** Environment handed to children (captured now) and read for MUSTER_* settings. */
+  env?: NodeJS.ProcessEnv;
+  backend?: Backend;
+}
+
+export interface SpawnOptions {
+  agent: string;
+  prompt: string;
+  cwd?: string;
+  /** argv for the command runner. */
+  command?: string[];
+  model?: string;
+  placement?: Placement;
+}
+
+export interface SpawnResult {
+  id: string;
+  turnId: string;
+  agent: string;
+  artifactDir: string;
+  paneId: string;
+}
+
+// Follow-ups above this go by file reference (DESIGN §11).
+export const MAX_PROMPT_BYTES = 64 * 1024;
+const HOST_SCRIPT = path.join(PACKAGE_ROOT, "dist", "child", "host.js");
+
+/** The core: every front end (CLI, MCP, library) calls these and nothing else. */
+export class Muster {
+  readonly root: string;
+  readonly primary: string;
+  readonly paths: PrimaryPaths;
+  readonly registry: Registry;
+  readonly backend: Backend;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly cwd: string;
+
+  constructor(opts: MusterOptions = {}) {
+    this.env = opts.env ?? process.env;
+    this.cwd = path.resolve(opts.cwd ?? process.cwd());
+    this.root = opts.home ? path.resolve(opts.home) : stateRoot(this.env);
+    ensureDir(this.root);
+    this.primary = resolvePrimary(this.root, this.cwd, opts.primary, this.env).id;
+    this.paths = primaryPaths(this.root, this.primary);
+    ensureDir(this.paths.artifacts);
+    this.registry = new Registry(this.paths.registry, this.primary);
+    this.backend = opts.backend ?? createTmuxBackend(this.env);
+  }
+
+  /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
+  async spawn(opts: SpawnOptions): Promise<SpawnResult> {
+    checkPrompt(opts.prompt);
+    const profile = loadProfile(opts.agent, this.cwd, this.env);
+    const runner = getRunner(profile.runner);
+    if (!runner) throw new MusterError("usage", `agent "${profile.name}" uses unknown runner "${profile.runner}" (${profile.source})`);
+    const command = opts.command && opts.command.length > 0 ? opts.command : profile.command;
+    if (runner.name === "command" && !command) {
+      throw new MusterError("usage", `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- ./script.sh {prompt}`);
+    }
+    const cwd = path.resolve(this.cwd, opts.cwd ?? ".");
+    if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new MusterError("usage", `working directory ${cwd} does not exist`);
+    await this.backend.version();
+
+    const id = uuidv7();
+    const turnId = uuidv7();
+    const dir = this.paths.artifactDir(id);
+    const files = childFiles(dir);
+    const parent = this.env.MUSTER_CHILD_ID ?? null;
+    const depth = Number(this.env.MUSTER_DEPTH ?? "-1") + 1;
+    const childEnv = Object.fromEntries(Object.entries(this.env).filter((e): e is [string, string] => typeof e[1] === "string"));
+    const meta: ChildMeta = {
+      v: 1,
+      id,
+      primary: this.primary,
+      parent,
+      depth: Number.isFinite(depth) && depth >= 0 ? depth : 0,
+      agent: profile.name,
+      runner: runner.name,
+      cwd,
+      createdAt: new Date().toISOString(),
+      profile: {
+        name: profile.name,
+        source: profile.source,
+        ...(opts.model ?? profile.model ? { model: opts.model ?? profile.model } : {}),
+        ...(profile.reasoning ? { reasoning: profile.reasoning } : {}),
+        ...(command ? { command } : {}),
+        ...(profile.protocol ? { protocol: profile.protocol } : {}),
+        ...(profile.systemPrompt ? { systemPrompt: profile.systemPrompt } : {}),
+      },
+      envNames: Object.keys(childEnv).sort(),
+    };
+    const entry: RegistryEntry = { id, agent: profile.name, runner: runner.name, parent, createdAt: meta.createdAt, cwd, pane: null };
+    try {
+      for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control]) ensureDir(d);
+      writeJsonAtomic(files.meta, meta);
+      writeFileAtomic(files.events, "");
+      writeJsonAtomic(files.envFile, { env: childEnv });
+      writeInboxItem(files.inbox, { v: 1, turnId, prompt: opts.prompt, source: "inbox", ...(opts.model ? { model: opts.model } : {}), createdAt: meta.createdAt });
+      await this.registry.update((doc) => {
+        doc.children[id] = entry;
+      });
+      const pane = await this.backend.spawn({
+        argv: [process.execPath, HOST_SCRIPT, dir],
+        cwd,
+        name: `${profile.name}-${id.slice(-6)}`,
+        ...(opts.placement ? { placement: opts.placement } : {}),
+      });
+      await this.registry.update((doc) => {
+        const e = doc.children[id];
+        if (e) e.pane = pane;
+      });
+      return { id, turnId, agent: profile.name, artifactDir: dir, paneId: pane.paneId };
+    } catch (e) {
+      await this.registry.update((doc) => {
+        delete doc.children[id];
+      }).catch(() => {});
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  /** Queues the child's next turn (it starts when the current one ends). */
+  async send(idOrPrefix: string, prompt: string, opts: { model?: string } = {}): Promise<{ id: string; turnId: string; queued: boolean }> {
+    checkPrompt(prompt);
+    const c = this.child(idOrPrefix);
+    if (c.status === "closed" || c.status === "lost") {
+      throw new MusterError("not_running", `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}; it cannot take a follow-up`);
+    }
+    const turnId = uuidv7();
+    writeInboxItem(c.files.inbox, { v: 1, turnId, prompt, source: "inbox", ...(opts.model ? { model: opts.model } : {}), createdAt: new Date().toISOString() });
+    return { id: c.entry.id, turnId, queued: c.status === "running" || c.status === "starting" };
+  }
+
+  /** Waits for the named children's current turns; see waitForTurns. */
+  async wait(idsOrPrefixes: string[], opts: WaitOptions = {}): Promise<WaitOutcome> {
+    const children = idsOrPrefixes.map((i) => this.child(i));
+    return waitForTurns(this, children, opts);
+  }
+
+  /** The result of a settled turn (default: the latest), with the snapshot text verified against its sha256. */
+  result(idOrPrefix: string, turnId?: string): TurnResult {
+    const c = this.child(idOrPrefix);
+    const completion = turnId ? c.state.completions.get(turnId) : lastCompletion(c.state);
+    if (!completion) {
+      if (turnId) throw new MusterError("not_found", `child ${c.entry.id} has no settled turn ${turnId}`);
+      throw new MusterError("not_running", `child ${c.entry.id} has no settled turn yet (status ${c.status}); muster wait ${c.entry.id.slice(0, 8)}`);
+    }
+    return toResult(c, completion, true);
+  }
+
+  /** Cancels the running turn and closes the child; the pane stays readable. */
+  async cancel(idOrPrefix: string, opts: { graceMs?: number } = {}): Promise<{ id: string; status: string; by: "child" | "parent" | "none" }> {
+    const c = this.child(idOrPrefix);
+    if (c.status === "closed" || c.status === "lost") return { id: c.entry.id, status: c.status, by: "none" };
+    const pid = c.state.hostPid;
+    if (pid !== undefined && hostAlive(pid, c.files.dir)) {
+      process.kill(pid, "SIGTERM");
+      const deadline = Date.now() + (opts.graceMs ?? 5000);
+      while (Date.now() < deadline) {
+        const now = this.reload(c.entry);
+        if (now.state.exited) return { id: c.entry.id, status: now.status, by: "child" };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // The host did not settle in time: stop it and settle from here.
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    } else if (c.entry.pane) {
+      await this.backend.kill(c.entry.pane).catch(() => {});
+    }
+    await settleFromParent(c.files.dir, "cancelled", "cancelled by muster cancel");
+    return { id: c.entry.id, status: "closed", by: "parent" };
+  }
+
+  /** All children of this primary, newest last, each reconciled with liveness. */
+  async list(): Promise<LoadedChild[]> {
+    const doc = this.registry.read();
+    const out: LoadedChild[] = [];
+    for (const entry of Object.values(doc.children).sort((a, b) => a.id.localeCompare(b.id))) {
+      out.push(await this.reconcile(this.reload(entry)));
+    }
+    return out;
+  }
+
+  /** One child, reconciled with liveness. */
+  async status(idOrPrefix: string): Promise<LoadedChild> {
+    return this.reconcile(this.child(idOrPrefix));
+  }
+
+  /** Turns a dead host into a recorded `lost`; returns the child's fresh state. */
+  async reconcile(c: LoadedChild): Promise<LoadedChild> {
+    if (c.status === "closed" || c.status === "lost") return c;
+    const v = await probeChild(this.backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
+    if (!v.dead) return c;
+    await settleFromParent(c.files.dir, "lost", v.reason);
+    return this.reload(c.entry);
+  }
+
+  async capture(idOrPrefix: string, lines = 200): Promise<{ id: string; text: string }> {
+    const c = this.child(idOrPrefix);
+    if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane`);
+    return { id: c.entry.id, text: await this.backend.capture(c.entry.pane, { lines }) };
+  }
+
+  child(idOrPrefix: string): LoadedChild {
+    return this.reload(resolveChildId(this.registry.read(), idOrPrefix));
+  }
+
+  reload(entry: RegistryEntry): LoadedChild {
+    return loadChild(this.paths, entry);
+  }
+
+  /** Whether a turn is running now (for status displays). */
+  static running(c: LoadedChild): boolean {
+    return openTurn(c.state) !== undefined;
+  }
+}
+
+function checkPrompt(prompt: string): void {
+  if (prompt.trim() === "") throw new MusterError("usage", "the prompt is empty");
+  const bytes = Buffer.byteLength(prompt);
+  if (bytes > MAX_PROMPT_BYTES) {
+    throw new MusterError("usage", `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it)`);
+  }
+}
+
+export const createMuster = (opts: MusterOptions = {}): Muster => new Muster(opts);
+
+export type { MusterEvent };

@@ -1,0 +1,102 @@
+import type { ChildExitedEvent, CompletionEvent, MusterEvent, Usage } from "../artifacts/events.js";
+
+export interface TurnState {
+  turnId: string;
+  n: number;
+  source: "inbox" | "typed";
+  startedAt: string;
+  promptBytes: number;
+  runnerPid?: number;
+  completion?: CompletionEvent;
+}
+
+/** Lifecycle of a child as its events tell it. */
+export type ChildStatus = "starting" | "running" | "idle" | "closed" | "lost";
+
+/** A child's state folded from its events (the registry only says where it is). */
+export interface ChildState {
+  hostPid?: number;
+  startedAt?: string;
+  turns: TurnState[];
+  /** Completions by turnId, including parent-written ones for turns that never started. */
+  completions: Map<string, CompletionEvent>;
+  exited?: ChildExitedEvent;
+  lastActivity?: { ts: string; text: string };
+  usage?: Usage;
+  lastSeq: number;
+}
+
+export const emptyState = (): ChildState => ({ turns: [], completions: new Map(), lastSeq: 0 });
+
+const activity = (e: MusterEvent): string | undefined => {
+  switch (e.type) {
+    case "turn_started":
+      return `turn started (${e.promptBytes} bytes)`;
+    case "tool_activity":
+      return `${e.phase === "start" ? "⚙" : "✓"} ${e.name} ${e.summary}`.trim();
+    case "progress":
+      return e.text;
+    case "completion":
+      return e.reason ? `${e.status}: ${e.reason}` : e.status;
+    case "child_exited":
+      return `exited (${e.reason})`;
+    default:
+      return undefined;
+  }
+};
+
+/** Applies events in byte order; unknown types are ignored (forward compatibility). */
+export function applyEvents(state: ChildState, events: MusterEvent[]): ChildState {
+  for (const e of events) {
+    if (typeof e.seq === "number" && e.seq > state.lastSeq) state.lastSeq = e.seq;
+    const text = activity(e);
+    if (text) state.lastActivity = { ts: e.ts, text };
+    switch (e.type) {
+      case "child_started":
+        state.hostPid = e.pid;
+        state.startedAt = e.ts;
+        break;
+      case "turn_started":
+        state.turns.push({ turnId: e.turnId, n: state.turns.length + 1, source: e.source, startedAt: e.ts, promptBytes: e.promptBytes });
+        break;
+      case "runner_started": {
+        const t = state.turns.find((x) => x.turnId === e.turnId);
+        if (t) t.runnerPid = e.pid;
+        break;
+      }
+      case "usage":
+        state.usage = {
+          input: (state.usage?.input ?? 0) + e.usage.input,
+          output: (state.usage?.output ?? 0) + e.usage.output,
+          ...(e.usage.cost !== undefined || state.usage?.cost !== undefined ? { cost: (state.usage?.cost ?? 0) + (e.usage.cost ?? 0) } : {}),
+        };
+        break;
+      case "completion": {
+        state.completions.set(e.turnId, e);
+        const t = state.turns.find((x) => x.turnId === e.turnId);
+        if (t) t.completion = e;
+        break;
+      }
+      case "child_exited":
+        state.exited = e;
+        break;
+    }
+  }
+  return state;
+}
+
+/** The turn still running, if any. */
+export const openTurn = (s: ChildState): TurnState | undefined => s.turns.find((t) => !t.completion);
+
+export function childStatus(s: ChildState, pendingInbox: number): ChildStatus {
+  if (s.exited) return s.exited.reason === "lost" ? "lost" : "closed";
+  if (s.hostPid === undefined) return "starting";
+  return openTurn(s) || pendingInbox > 0 ? "running" : "idle";
+}
+
+/** The last settled turn's completion. */
+export function lastCompletion(s: ChildState): CompletionEvent | undefined {
+  let last: CompletionEvent | undefined;
+  for (const c of s.completions.values()) if (!last || c.seq > last.seq) last = c;
+  return last;
+}

@@ -1,0 +1,100 @@
+import type { MusterEvent } from "../artifacts/events.js";
+import { EventTail } from "../artifacts/tail.js";
+import { type LoadedChild, targetTurn } from "./children.js";
+import { probeChild, settleFromParent } from "./liveness.js";
+import type { Muster } from "./muster.js";
+import { type TurnResult, toResult } from "./results.js";
+import { applyEvents, emptyState } from "./state.js";
+
+export interface WaitOptions {
+  mode?: "all" | "first";
+  timeoutMs?: number;
+  /** Read each snapshot's text into the result. */
+  withText?: boolean;
+  /** Called with every event of a waited child as it arrives (progress displays). */
+  onEvent?: (id: string, event: MusterEvent) => void;
+  /** How often dead hosts are looked for; bounds `lost` detection. */
+  livenessMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface WaitOutcome {
+  /** Settled turns, in the order they settled. */
+  results: TurnResult[];
+  /** Ids still running when the wait ended. */
+  pending: string[];
+  timedOut: boolean;
+  interrupted: boolean;
+}
+
+/**
+ * Waits for each child's current turn (the newest requested one). Events arrive by fs.watch hint +
+ * read-to-EOF (a safety poll covers lost notifications); a liveness probe turns a dead host into `lost`.
+ */
+export function waitForTurns(muster: Muster, children: LoadedChild[], opts: WaitOptions = {}): Promise<WaitOutcome> {
+  const mode = opts.mode ?? "all";
+  const results: TurnResult[] = [];
+  const open = new Map<string, { c: LoadedChild; turnId: string | undefined; tail?: EventTail }>();
+  for (const c of children) if (!open.has(c.entry.id)) open.set(c.entry.id, { c, turnId: targetTurn(c) });
+
+  return new Promise<WaitOutcome>((resolve) => {
+    let done = false;
+    const timers: NodeJS.Timeout[] = [];
+    const finish = (flags: { timedOut?: boolean; interrupted?: boolean } = {}): void => {
+      if (done) return;
+      done = true;
+      for (const t of timers) clearTimeout(t);
+      for (const o of open.values()) o.tail?.close();
+      opts.signal?.removeEventListener("abort", onAbort);
+      resolve({ results, pending: [...open.keys()], timedOut: !!flags.timedOut, interrupted: !!flags.interrupted });
+    };
+    const onAbort = (): void => finish({ interrupted: true });
+
+    const check = (id: string): void => {
+      const o = open.get(id);
+      if (!o || done) return;
+      const { c, turnId } = o;
+      const completion = turnId ? c.state.completions.get(turnId) : undefined;
+      if (completion) {
+        settle(id, toResult(c, completion, !!opts.withText));
+      } else if (c.state.exited) {
+        // Exited without settling this turn (e.g. closed while idle with nothing queued).
+        const reason = c.state.exited.detail ?? `child exited (${c.state.exited.reason})`;
+        settle(id, { id, agent: c.entry.agent, turnId: turnId ?? "", status: c.state.exited.reason === "lost" ? "lost" : "cancelled", reason, artifactDir: c.files.dir });
+      }
+    };
+    const settle = (id: string, r: TurnResult): void => {
+      open.get(id)?.tail?.close();
+      open.delete(id);
+      results.push(r);
+      if (mode === "first" || open.size === 0) finish();
+    };
+
+    for (const [id, o] of open) {
+      o.c = { ...o.c, state: emptyState() };
+      o.tail = new EventTail(o.c.files.events, (events) => {
+        applyEvents(o.c.state, events);
+        if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
+        check(id);
+      }, { pollMs: 250 });
+      o.tail.pump();
+      if (done) return;
+    }
+    if (done) return;
+
+    const probe = async (): Promise<void> => {
+      for (const [, o] of [...open]) {
+        if (done) return;
+        const v = await probeChild(muster.backend, o.c.files.dir, o.c.entry.pane, o.c.entry.createdAt, o.c.state.hostPid).catch(() => ({ dead: false as const }));
+        if (v.dead) {
+          await settleFromParent(o.c.files.dir, "lost", v.reason).catch(() => false);
+          o.tail?.pump();
+        }
+      }
+      if (!done) timers.push(setTimeout(() => void probe(), opts.livenessMs ?? 1000));
+    };
+    timers.push(setTimeout(() => void probe(), Math.min(opts.livenessMs ?? 1000, 500)));
+    if (opts.timeoutMs !== undefined) timers.push(setTimeout(() => finish({ timedOut: true }), opts.timeoutMs));
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,52 @@
+/** The multiplexer seam: tmux today, Zellij and an embedded pty host behind the same shape. */
+
+/** Where a child's pane lives; stored in the registry so any later process can reach it. */
+export interface PaneRef {
+  backend: "tmux";
+  /** The tmux server: `-L name` (socket name) or `-S path` (socket path). */
+  server: { flag: "-L" | "-S"; value: string } | null;
+  /** Session name holding the pane. */
+  session: string;
+  /** Immutable pane id, `%N`. */
+  paneId: string;
+  /** Window id, `@N`. */
+  windowId: string;
+}
+
+export type Liveness = "alive" | "dead" | "unknown";
+
+export interface DeadStatus {
+  /** Exit status when the process exited, null when killed by a signal. */
+  exitCode: number | null;
+  signal: number | null;
+}
+
+export type Placement = "window" | "split";
+
+export interface SpawnPaneOptions {
+  argv: string[];
+  cwd: string;
+  /** Extra environment for the pane's process (tmux -e); keep secrets out, they show in ps. */
+  env?: Record<string, string>;
+  name: string;
+  placement?: Placement;
+}
+
+export interface Backend {
+  readonly name: string;
+  /** Version string of the multiplexer, or throws MusterError("mux_unavailable"). */
+  version(): Promise<string>;
+  spawn(opts: SpawnPaneOptions): Promise<PaneRef>;
+  alive(ref: PaneRef): Promise<Liveness>;
+  /** Liveness of many panes with one multiplexer call. */
+  aliveMany(refs: PaneRef[]): Promise<Map<string, Liveness>>;
+  deadStatus(ref: PaneRef): Promise<DeadStatus | null>;
+  /** Pastes text into the pane byte-exact (bracketed paste if the app asked); `enter` presses Enter after. */
+  send(ref: PaneRef, text: string, opts?: { enter?: boolean }): Promise<void>;
+  capture(ref: PaneRef, opts?: { lines?: number }): Promise<string>;
+  kill(ref: PaneRef): Promise<void>;
+  /** Brings the pane to the front of the calling client (inside the multiplexer). */
+  focus(ref: PaneRef): Promise<void>;
+  /** argv that attaches a terminal to the pane from outside. */
+  attachCommand(ref: PaneRef): string[];
+}

@@ -1,0 +1,227 @@
+/** Pure argv builders for tmux commands: each returns the words AFTER the server flags. */
+import type { PaneRef } from "../backend.js";
+
+export type ServerRef = PaneRef["server"];
+
+/** tmux refuses a command whose packed argv exceeds its 16 KiB message size ("command too long"). */
+export const TMUX_MAX_COMMAND_BYTES = 16_000;
+
+/** Server selection flags: `[]` (default server), `["-L", name]` or `["-S", path]`. */
+export function serverArgs(server: ServerRef): string[] {
+  return server ? [server.flag, server.value] : [];
+}
+
+/** tmux ends a command at any argv word ending in `;`; `\;` keeps it literal (and `x\;` stays `x\;`). */
+export function escapeWord(word: string): string {
+  return word.endsWith(";") ? `${word.slice(0, -1)}\\;` : word;
+}
+
+/** `-c` and `-n` values are format-expanded by tmux: `##` keeps a literal `#`. */
+export function escapeFormat(s: string): string {
+  return escapeWord(s.replaceAll("#", "##"));
+}
+
+/**
+ * The words of a pane command: tmux runs ONE word through `$SHELL -c`, several words via execvp,
+ * so a single word is wrapped in `env --` to keep it literal.
+ */
+export function commandWords(argv: readonly string[]): string[] {
+  const words = argv.length === 1 ? ["env", "--", argv[0]!] : [...argv];
+  return words.map(escapeWord);
+}
+
+/** Joins tmux commands into one invocation with `;` as its own argv word. */
+export function chain(...commands: string[][]): string[] {
+  return commands.flatMap((c, i) => (i === 0 ? c : [";", ...c]));
+}
+
+/** Bytes tmux needs to pack these words (each NUL-terminated). */
+export function commandBytes(args: readonly string[]): number {
+  return args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
+}
+
+function envArgs(env: Record<string, string> | undefined): string[] {
+  return Object.entries(env ?? {}).flatMap(([k, v]) => ["-e", escapeWord(`${k}=${v}`)]);
+}
+
+function commandTail(argv: readonly string[] | undefined): string[] {
+  return argv && argv.length > 0 ? ["--", ...commandWords(argv)] : [];
+}
+
+export interface NewSessionArgs {
+  name: string;
+  windowName?: string;
+  width?: number;
+  height?: number;
+  argv?: readonly string[];
+}
+
+/** `new-session -d -s name [-n win] -x 200 -y 50 [-- argv…]`. */
+export function newSessionArgs(o: NewSessionArgs): string[] {
+  const win = o.windowName === undefined ? [] : ["-n", escapeFormat(o.windowName)];
+  const size = ["-x", String(o.width ?? 200), "-y", String(o.height ?? 50)];
+  return ["new-session", "-d", "-s", escapeWord(o.name), ...win, ...size, ...commandTail(o.argv)];
+}
+
+/** `has-session -t =name` (`=` forces an exact match; plain `-t` matches a prefix). */
+export function hasSessionArgs(name: string): string[] {
+  return ["has-session", "-t", escapeWord(`=${name}`)];
+}
+
+export interface PaneCommandArgs {
+  target: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  argv?: readonly string[];
+  detached?: boolean;
+  /** `-P -F format`: print this format for the new pane. */
+  format?: string;
+}
+
+function paneCommandFlags(o: PaneCommandArgs, extra: string[] = []): string[] {
+  const out = o.detached === false ? [...extra] : ["-d", ...extra];
+  if (o.format !== undefined) out.push("-P", "-F", o.format);
+  out.push("-t", o.target);
+  return out;
+}
+
+function cwdEnvArgs(o: PaneCommandArgs): string[] {
+  return [...(o.cwd === undefined ? [] : ["-c", escapeFormat(o.cwd)]), ...envArgs(o.env)];
+}
+
+/** `new-window -d -P -F fmt -t target -n name -c cwd -e K=V… -- argv…`. */
+export function newWindowArgs(o: PaneCommandArgs & { name?: string }): string[] {
+  const name = o.name === undefined ? [] : ["-n", escapeFormat(o.name)];
+  return ["new-window", ...paneCommandFlags(o), ...name, ...cwdEnvArgs(o), ...commandTail(o.argv)];
+}
+
+/** `split-window -d [-h] -P -F fmt -t %pane -c cwd -e K=V… -- argv…`. */
+export function splitWindowArgs(o: PaneCommandArgs & { horizontal?: boolean }): string[] {
+  const flags = paneCommandFlags(o, o.horizontal ? ["-h"] : []);
+  return ["split-window", ...flags, ...cwdEnvArgs(o), ...commandTail(o.argv)];
+}
+
+/** `respawn-pane -k -t %pane -c cwd -e K=V… -- argv…`: replaces the pane's process, keeping its id. */
+export function respawnPaneArgs(o: {
+  target: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  argv: readonly string[];
+}): string[] {
+  return ["respawn-pane", "-k", "-t", o.target, ...cwdEnvArgs(o), ...commandTail(o.argv)];
+}
+
+export interface StartCommand {
+  cwd: string;
+  env: Record<string, string>;
+  argv: readonly string[];
+}
+
+/** `set-option -p -t target remain-on-exit on`: a dead pane stays, with its exit status. */
+export function remainOnExitArgs(target: string): string[] {
+  return setOptionArgs({ scope: "pane", target, name: "remain-on-exit", value: "on" });
+}
+
+/** Starts the real command in an idle pane: remain-on-exit first, then respawn-pane, in one call. */
+export function startPaneArgs(target: string, run: StartCommand): string[] {
+  return chain(remainOnExitArgs(target), respawnPaneArgs({ ...run, target }));
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Why tmux could not start this command (empty argv, bad env name, over 16 KB), or null. */
+export function startCommandProblem(run: StartCommand): string | null {
+  if (run.argv.length === 0) return "empty argv";
+  const bad = Object.keys(run.env).find((k) => !ENV_NAME.test(k));
+  if (bad !== undefined) return `invalid environment name ${JSON.stringify(bad)}`;
+  const bytes = commandBytes(startPaneArgs("%0000000", run));
+  if (bytes > TMUX_MAX_COMMAND_BYTES) return `command and env take ${bytes} bytes, tmux accepts ~16 KB`;
+  return null;
+}
+
+export type OptionScope = "pane" | "window" | "session";
+
+/** `set-option -p|-w -t target name value` (pane scope avoids touching a user's other panes). */
+export function setOptionArgs(o: {
+  scope: OptionScope;
+  target: string;
+  name: string;
+  value: string;
+}): string[] {
+  const flag = o.scope === "pane" ? ["-p"] : o.scope === "window" ? ["-w"] : [];
+  return ["set-option", ...flag, "-t", o.target, o.name, escapeWord(o.value)];
+}
+
+/** `display-message -p -t target format`. */
+export function displayMessageArgs(target: string, format: string): string[] {
+  return ["display-message", "-p", "-t", target, format];
+}
+
+/** `list-panes -a -F format` (every pane of the server). */
+export function listPanesArgs(format: string): string[] {
+  return ["list-panes", "-a", "-F", format];
+}
+
+/** `load-buffer -b name -` (the text comes on stdin). */
+export function loadBufferArgs(name: string): string[] {
+  return ["load-buffer", "-b", name, "-"];
+}
+
+/** `paste-buffer -p -r -d -b name -t %pane`: bracketed if asked for, LF kept, buffer deleted. */
+export function pasteBufferArgs(name: string, target: string): string[] {
+  return ["paste-buffer", "-p", "-r", "-d", "-b", name, "-t", target];
+}
+
+/** `delete-buffer -b name`. */
+export function deleteBufferArgs(name: string): string[] {
+  return ["delete-buffer", "-b", name];
+}
+
+/** `if-shell -F -t target format then else`: `then`/`else` are tmux command strings. */
+export function ifFormatArgs(target: string, format: string, then: string, otherwise: string): string[] {
+  return ["if-shell", "-F", "-t", target, format, then, otherwise];
+}
+
+/** `send-keys [-l] -t %pane -- keys…` (`-l`: the keys are literal text, not key names). */
+export function sendKeysArgs(
+  target: string,
+  keys: readonly string[],
+  opts: { literal?: boolean } = {},
+): string[] {
+  return ["send-keys", ...(opts.literal ? ["-l"] : []), "-t", target, "--", ...keys.map(escapeWord)];
+}
+
+/** `capture-pane -p -J [-e] -t %pane -S -N` (N history lines above the visible screen). */
+export function capturePaneArgs(target: string, lines: number, opts: { escapes?: boolean } = {}): string[] {
+  return ["capture-pane", "-p", "-J", ...(opts.escapes ? ["-e"] : []), "-t", target, "-S", `-${lines}`];
+}
+
+/** `kill-pane -t %pane`. */
+export function killPaneArgs(target: string): string[] {
+  return ["kill-pane", "-t", target];
+}
+
+/** `kill-server`. */
+export function killServerArgs(): string[] {
+  return ["kill-server"];
+}
+
+/** `select-window -t target`. */
+export function selectWindowArgs(target: string): string[] {
+  return ["select-window", "-t", target];
+}
+
+/** `select-pane -t target`. */
+export function selectPaneArgs(target: string): string[] {
+  return ["select-pane", "-t", target];
+}
+
+/** `switch-client -t target`. */
+export function switchClientArgs(target: string): string[] {
+  return ["switch-client", "-t", target];
+}
+
+/** `attach-session -t target`. */
+export function attachSessionArgs(target: string): string[] {
+  return ["attach-session", "-t", escapeWord(target)];
+}

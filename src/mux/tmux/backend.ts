@@ -1,0 +1,261 @@
+/** The tmux Backend: children run in tmux panes on a private, the caller's, or the default server. */
+import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { MusterError } from "../../core/errors.js";
+import type { Backend, DeadStatus, Liveness, PaneRef, SpawnPaneOptions } from "../backend.js";
+import * as A from "./argv.js";
+import { runTmux, type TmuxExecOptions, type TmuxRun, tmux, tmuxBin, tmuxFailure } from "./exec.js";
+import * as P from "./parse.js";
+
+export interface TmuxBackendConfig {
+  server: A.ServerRef;
+  /** Detached session created on demand (`muster`); null: children go into the caller's session. */
+  session: string | null;
+  /** Caller's environment: MUSTER_TMUX_BIN, TMUX and TMUX_PANE are read from it. */
+  env: NodeJS.ProcessEnv;
+}
+
+/** An idle first process: `cat -` waits on the pty without CPU until respawn-pane replaces it. */
+const IDLE_ARGV = ["cat", "-"];
+const SPAWN_FORMAT = "#{pane_id}\t#{window_id}\t#{session_name}";
+
+/** Chooses the server and session from the environment (see TmuxBackendConfig). */
+export function createTmuxBackend(env: NodeJS.ProcessEnv = process.env): TmuxBackend {
+  if (env.MUSTER_TMUX_SOCKET) {
+    return new TmuxBackend({ server: { flag: "-L", value: env.MUSTER_TMUX_SOCKET }, session: "muster", env });
+  }
+  const inside = P.parseTmuxEnv(env.TMUX);
+  if (inside && env.TMUX_PANE) {
+    return new TmuxBackend({ server: { flag: "-S", value: inside.socketPath }, session: null, env });
+  }
+  return new TmuxBackend({ server: null, session: "muster", env });
+}
+
+export class TmuxBackend implements Backend {
+  readonly name = "tmux";
+  private readonly exec: TmuxExecOptions;
+  private callerSessionId: string | null = null;
+
+  constructor(readonly config: TmuxBackendConfig) {
+    this.exec = { env: config.env };
+  }
+
+  /** tmux's version string ("3.3a"); throws mux_unavailable when tmux cannot run. */
+  async version(): Promise<string> {
+    const out = await tmux(null, ["-V"], this.exec);
+    const v = P.parseVersion(out);
+    if (!v) throw new MusterError("mux_unavailable", `unexpected \`tmux -V\` output: ${out.slice(0, 80)}`);
+    return v;
+  }
+
+  /**
+   * Opens an idle pane, sets remain-on-exit on it, then respawn-pane starts the real command:
+   * set-option after new-window would race a command that exits at once (the pane would vanish).
+   */
+  async spawn(opts: SpawnPaneOptions): Promise<PaneRef> {
+    const run = validateSpawn(opts);
+    const out = await this.openIdlePane(opts);
+    const [paneId = "", windowId = "", ...session] = out.trim().split("\t");
+    if (!/^%\d+$/.test(paneId)) throw new MusterError("mux_unavailable", `tmux printed no pane id: ${out}`);
+    const ref: PaneRef = {
+      backend: "tmux",
+      server: this.config.server,
+      session: session.join("\t"),
+      paneId,
+      windowId,
+    };
+    const start = A.startPaneArgs(paneId, run);
+    const started = await runTmux(ref.server, start, this.exec);
+    if (started.exitCode !== 0) {
+      await runTmux(ref.server, A.killPaneArgs(paneId), this.exec).catch(() => undefined);
+      throw tmuxFailure(start, started);
+    }
+    return ref;
+  }
+
+  /** Pane liveness; "dead" only when tmux proves the pane exited or is gone. */
+  async alive(ref: PaneRef): Promise<Liveness> {
+    const args = A.displayMessageArgs(ref.paneId, "#{pane_id}\t#{pane_dead}");
+    const run = await runTmux(ref.server, args, this.exec).catch(() => null);
+    if (!run) return "unknown";
+    if (run.exitCode !== 0) return P.classifyTmuxError(run.stderr);
+    const [id, dead] = run.stdout.trim().split("\t");
+    // display-message on a missing pane exits 0 and prints nothing.
+    if (id !== ref.paneId) return "dead";
+    return dead === "1" ? "dead" : "alive";
+  }
+
+  /** Liveness of many panes with one list-panes per server; keyed by pane id. */
+  async aliveMany(refs: PaneRef[]): Promise<Map<string, Liveness>> {
+    const byServer = new Map<string, PaneRef[]>();
+    for (const r of refs) {
+      const key = JSON.stringify(r.server);
+      byServer.set(key, [...(byServer.get(key) ?? []), r]);
+    }
+    const result = new Map<string, Liveness>();
+    await Promise.all(
+      [...byServer.values()].map(async (group) => {
+        const args = A.listPanesArgs(P.PANE_FORMAT);
+        const run = await runTmux(group[0]!.server, args, this.exec).catch(() => null);
+        const rows = run?.exitCode === 0 ? P.parsePaneList(run.stdout) : null;
+        const failed: Liveness = run ? P.classifyTmuxError(run.stderr) : "unknown";
+        for (const r of group) {
+          const row = rows?.get(r.paneId);
+          result.set(r.paneId, rows ? (row && !row.dead ? "alive" : "dead") : failed);
+        }
+      }),
+    );
+    return result;
+  }
+
+  /** Exit status of a dead pane kept by remain-on-exit; null while alive or once the pane is gone. */
+  async deadStatus(ref: PaneRef): Promise<DeadStatus | null> {
+    const run = await runTmux(ref.server, A.displayMessageArgs(ref.paneId, P.PANE_FORMAT), this.exec);
+    const row = run.exitCode === 0 ? P.parsePaneRow(run.stdout.trim()) : null;
+    if (!row || row.paneId !== ref.paneId || !row.dead) return null;
+    return { exitCode: row.deadSignal === null ? row.deadStatus : null, signal: row.deadSignal };
+  }
+
+  /**
+   * load-buffer + paste-buffer in one call. The paste is guarded by if-shell because tmux 3.3a's
+   * server crashes (SIGSEGV) when pasting into a dead pane (fixed upstream in tmux PR #3830).
+   */
+  async send(ref: PaneRef, text: string, opts: { enter?: boolean } = {}): Promise<void> {
+    const p = ref.paneId;
+    const buf = `muster-${randomBytes(8).toString("hex")}`;
+    const cmds: string[][] = [];
+    if (text !== "") {
+      const paste = `paste-buffer -p -r -d -b ${buf} -t ${p}`;
+      cmds.push(A.loadBufferArgs(buf));
+      cmds.push(
+        A.ifFormatArgs(p, "#{pane_dead}", `delete-buffer -b ${buf} ; display-message -p dead`, paste),
+      );
+    }
+    if (opts.enter) cmds.push(A.sendKeysArgs(p, ["Enter"]));
+    if (cmds.length === 0) return;
+    const args = A.chain(...cmds);
+    const run = await runTmux(ref.server, args, { ...this.exec, ...(text === "" ? {} : { input: text }) });
+    if (run.exitCode !== 0) {
+      if (text !== "") await runTmux(ref.server, A.deleteBufferArgs(buf), this.exec).catch(() => undefined);
+      throw failure(ref, "cannot send", args, run);
+    }
+    if (run.stdout.trim() === "dead") throw new MusterError("not_running", `pane ${p} has exited; not sent`);
+  }
+
+  /** The last `lines` non-blank-trailing lines of the pane (history included), at most 256 KiB. */
+  async capture(ref: PaneRef, opts: { lines?: number } = {}): Promise<string> {
+    const n = P.clampCaptureLines(opts.lines);
+    const args = A.capturePaneArgs(ref.paneId, n);
+    const run = await runTmux(ref.server, args, this.exec);
+    if (run.exitCode !== 0) throw failure(ref, "cannot capture", args, run);
+    return P.captureTail(run.stdout, n);
+  }
+
+  /** Kills the pane; a pane (or server) that is already gone is not an error. */
+  async kill(ref: PaneRef): Promise<void> {
+    const args = A.killPaneArgs(ref.paneId);
+    const run = await runTmux(ref.server, args, this.exec);
+    if (run.exitCode !== 0 && P.classifyTmuxError(run.stderr) !== "dead") throw tmuxFailure(args, run);
+  }
+
+  /** Selects the pane in the calling client; only possible from inside tmux on the pane's server. */
+  async focus(ref: PaneRef): Promise<void> {
+    const inside = P.parseTmuxEnv(this.config.env.TMUX);
+    const caller = this.config.env.TMUX_PANE;
+    const hint = `attach with: ${this.attachCommand(ref).join(" ")}`;
+    if (!inside || !caller) throw new MusterError("not_running", `not inside tmux, cannot focus; ${hint}`);
+    const probe = A.chain(
+      ["display-message", "-p", "#{pid}"],
+      A.displayMessageArgs(caller, "#{session_id}"),
+      A.displayMessageArgs(ref.paneId, "#{session_id}"),
+    );
+    const run = await runTmux(ref.server, probe, this.exec);
+    if (run.exitCode !== 0) throw failure(ref, "cannot focus", probe, run);
+    const [pid, callerSession, paneSession] = run.stdout.split("\n");
+    if (Number(pid) !== inside.serverPid) {
+      throw new MusterError("not_running", `pane ${ref.paneId} is on another tmux server; ${hint}`);
+    }
+    if (!paneSession) throw gone(ref, "cannot focus");
+    const sw = callerSession === paneSession ? [] : [A.switchClientArgs(ref.paneId)];
+    await tmux(
+      ref.server,
+      A.chain(...sw, A.selectWindowArgs(ref.paneId), A.selectPaneArgs(ref.paneId)),
+      this.exec,
+    );
+  }
+
+  /** `tmux [-L|-S] attach-session -t <session> ; select-window -t %N ; select-pane -t %N`. */
+  attachCommand(ref: PaneRef): string[] {
+    const cmd = A.chain(
+      A.attachSessionArgs(ref.session),
+      A.selectWindowArgs(ref.paneId),
+      A.selectPaneArgs(ref.paneId),
+    );
+    return [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...cmd];
+  }
+
+  /** new-window (or split-window of $TMUX_PANE) running IDLE_ARGV; prints SPAWN_FORMAT. */
+  private async openIdlePane(opts: SpawnPaneOptions): Promise<string> {
+    const { server, session } = this.config;
+    const caller = this.config.env.TMUX_PANE;
+    if (session === null && caller && opts.placement === "split") {
+      const args = A.splitWindowArgs({
+        target: caller,
+        horizontal: true,
+        format: SPAWN_FORMAT,
+        argv: IDLE_ARGV,
+      });
+      return tmux(server, args, this.exec);
+    }
+    const target = session === null ? `${await this.callerSession()}:` : `=${session}:`;
+    const args = A.newWindowArgs({ target, name: opts.name, format: SPAWN_FORMAT, argv: IDLE_ARGV });
+    const first = await runTmux(server, args, this.exec);
+    if (first.exitCode === 0) return first.stdout;
+    if (session === null || !P.isMissingSession(first.stderr)) throw tmuxFailure(args, first);
+    await this.ensureSession(session);
+    return tmux(server, args, this.exec);
+  }
+
+  /** Creates the detached session with a placeholder window `muster` (keeps it alive when children die). */
+  private async ensureSession(session: string): Promise<void> {
+    const create = A.newSessionArgs({ name: session, windowName: "muster", argv: IDLE_ARGV });
+    const args = A.chain(create, A.remainOnExitArgs(`=${session}:`));
+    const run = await runTmux(this.config.server, args, this.exec);
+    // Another process may have created it between our new-window and new-session.
+    if (run.exitCode !== 0 && !/duplicate session/.test(run.stderr)) throw tmuxFailure(args, run);
+  }
+
+  /** Session id (`$N`) of $TMUX_PANE, looked up once. */
+  private async callerSession(): Promise<string> {
+    if (this.callerSessionId) return this.callerSessionId;
+    const pane = this.config.env.TMUX_PANE ?? "";
+    const id = (
+      await tmux(this.config.server, A.displayMessageArgs(pane, "#{session_id}"), this.exec)
+    ).trim();
+    if (!id)
+      throw new MusterError("mux_unavailable", `tmux pane ${pane} ($TMUX_PANE) not found on its server`);
+    this.callerSessionId = id;
+    return id;
+  }
+}
+
+const gone = (ref: PaneRef, what: string): MusterError =>
+  new MusterError("not_running", `${what}: tmux pane ${ref.paneId} no longer exists`);
+
+/** not_running when tmux says the pane or server is gone, else mux_unavailable with tmux's words. */
+const failure = (ref: PaneRef, what: string, args: string[], run: TmuxRun): MusterError =>
+  P.classifyTmuxError(run.stderr) === "dead" ? gone(ref, what) : tmuxFailure(args, run);
+
+/** Checks what tmux would get wrong silently (a missing cwd: tmux starts elsewhere) or refuse. */
+function validateSpawn(o: SpawnPaneOptions): A.StartCommand {
+  const run = { cwd: o.cwd, env: o.env ?? {}, argv: o.argv };
+  const problem = A.startCommandProblem(run);
+  if (problem) throw new MusterError("usage", `spawn: ${problem}`);
+  let isDir = false;
+  try {
+    isDir = isAbsolute(o.cwd) && statSync(o.cwd).isDirectory();
+  } catch {}
+  if (!isDir) throw new MusterError("usage", `spawn: cwd is not an existing absolute directory: ${o.cwd}`);
+  return run;
+}

@@ -1,0 +1,26 @@
+import { MusterError } from "../core/errors.js";
+import type { Runner, TurnInput, TurnPlan } from "./types.js";
+
+/** Substitutes `{prompt}` and `{prompt_file}` inside argv words; without either, the prompt is the last argument. */
+export function expandCommand(command: string[], prompt: string, promptFile: string): string[] {
+  const uses = command.some((w) => w.includes("{prompt}") || w.includes("{prompt_file}"));
+  const argv = command.map((w) => w.replaceAll("{prompt_file}", promptFile).replaceAll("{prompt}", prompt));
+  return uses ? argv : [...argv, prompt];
+}
+
+/** Any argv; stdout is the answer (`protocol: text`) or muster's JSONL agent protocol. */
+export const commandRunner: Runner = {
+  name: "command",
+  description: "any argv; {prompt} / {prompt_file} placeholders; stdout is the answer",
+  plan(input: TurnInput): TurnPlan {
+    if (!input.command || input.command.length === 0) {
+      throw new MusterError("usage", "the command runner needs an argv (profile `command:` or `muster spawn … -- <argv>`)");
+    }
+    return {
+      argv: expandCommand(input.command, input.prompt, input.promptFile),
+      cwd: input.cwd,
+      env: input.env,
+      protocol: input.protocol ?? "text",
+    };
+  },
+};

@@ -1,0 +1,45 @@
+/** Controls of the mock agent, read from prompt lines of the form `mock: key=value …`. */
+export interface MockOptions {
+  sleep: number;
+  tools: number;
+  exit?: number;
+  hang: boolean;
+  bytes?: number;
+  crash: boolean;
+  /** A fixed answer instead of the default one. */
+  reply?: string;
+}
+
+const NUM = /^\d+(\.\d+)?$/;
+
+/** Parses every `mock:` line; unknown keys are ignored so prompts stay forgiving. */
+export function parseMockOptions(prompt: string): MockOptions {
+  const opts: MockOptions = { sleep: 0, tools: 0, hang: false, crash: false };
+  for (const line of prompt.split("\n")) {
+    const m = /^\s*mock:\s*(.*)$/.exec(line);
+    if (!m) continue;
+    for (const word of m[1]!.trim().split(/\s+/)) {
+      const eq = word.indexOf("=");
+      const key = eq < 0 ? word : word.slice(0, eq);
+      const value = eq < 0 ? "" : word.slice(eq + 1);
+      if (key === "hang") opts.hang = true;
+      else if (key === "crash") opts.crash = true;
+      else if (key === "reply") opts.reply = decodeURIComponent(value);
+      else if (NUM.test(value)) {
+        const n = Number(value);
+        if (key === "sleep") opts.sleep = n;
+        else if (key === "tools") opts.tools = Math.floor(n);
+        else if (key === "exit") opts.exit = Math.floor(n);
+        else if (key === "bytes") opts.bytes = Math.floor(n);
+      }
+    }
+  }
+  return opts;
+}
+
+/** The task line shown in the default answer: the first prompt line that is not a mock control. */
+export function taskLine(prompt: string): string {
+  const line = prompt.split("\n").find((l) => l.trim() !== "" && !/^\s*mock:/.test(l)) ?? "";
+  const clean = line.replace(/[\u0000-\u001f\u007f]/g, " ").trim();
+  return clean.length > 120 ? `${clean.slice(0, 117)}...` : clean;
+}

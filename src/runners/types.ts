@@ -1,0 +1,44 @@
+import type { Usage } from "../artifacts/events.js";
+
+/** One message of a runner's output stream, normalised (muster's JSONL agent protocol, artifacts/README.md). */
+export type AgentMessage =
+  | { type: "text"; text: string }
+  | { type: "tool"; phase: "start" | "end"; name: string; summary: string }
+  | { type: "usage"; usage: Usage }
+  | { type: "session"; id: string }
+  | { type: "progress"; text: string }
+  | { type: "result"; status: "completed" | "errored"; text?: string }
+  /** A line that is not protocol: shown in the pane, otherwise ignored. */
+  | { type: "raw"; text: string };
+
+export type StreamProtocol = "text" | "muster-jsonl";
+
+/** What the child host knows when it starts a turn. */
+export interface TurnInput {
+  turnId: string;
+  prompt: string;
+  /** Absolute path of a file holding the exact prompt bytes. */
+  promptFile: string;
+  cwd: string;
+  env: Record<string, string>;
+  model?: string;
+  reasoning?: string;
+  systemPrompt?: string;
+  /** The profile's command argv (command runner). */
+  command?: string[];
+  protocol?: StreamProtocol;
+}
+
+/** How to run one headless turn: an argv (never a shell string) and how to read its stdout. */
+export interface TurnPlan {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  protocol: StreamProtocol;
+}
+
+export interface Runner {
+  readonly name: string;
+  readonly description: string;
+  plan(input: TurnInput): TurnPlan;
+}

@@ -1,0 +1,45 @@
+import { randomBytes } from "node:crypto";
+import { MusterError } from "../core/errors.js";
+
+let lastMs = 0;
+let lastSeq = 0;
+
+/** UUIDv7 (RFC 9562): 48-bit ms timestamp + random; monotonic within one process, so ids sort by creation. */
+export function uuidv7(now: number = Date.now()): string {
+  let ms = now;
+  if (ms <= lastMs) {
+    ms = lastMs;
+    lastSeq += 1;
+  } else {
+    lastSeq = 0;
+  }
+  lastMs = ms;
+  const b = randomBytes(16);
+  b.writeUIntBE(ms, 0, 6);
+  // 12-bit counter in rand_a keeps ids from one process strictly ordered within a millisecond.
+  b[6] = 0x70 | ((lastSeq >> 8) & 0x0f);
+  b[7] = lastSeq & 0xff;
+  b[8] = 0x80 | (b[8]! & 0x3f);
+  const h = b.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const FULL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ID_PREFIX = /^[0-9a-f][0-9a-f-]{3,35}$/;
+
+export const isFullId = (s: string): boolean => FULL_ID.test(s);
+
+/** Validates a user-given child id or unique prefix (≥ 4 chars) before it can touch a path. */
+export function assertIdOrPrefix(s: string, what = "child id"): string {
+  const v = s.trim().toLowerCase();
+  if (!ID_PREFIX.test(v)) {
+    throw new MusterError("invalid_id", `invalid ${what} ${JSON.stringify(s)}: expected a UUID or a prefix of at least 4 hex digits`);
+  }
+  return v;
+}
+
+/** Validates a full id (primary, child, turn) read from disk or the environment. */
+export function assertFullId(s: string, what = "id"): string {
+  if (!FULL_ID.test(s)) throw new MusterError("invalid_id", `invalid ${what} ${JSON.stringify(s)}: expected a UUID`);
+  return s;
+}

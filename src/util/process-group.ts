@@ -1,0 +1,30 @@
+/** Whether any process of the group led by pgid is alive. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** TERM the whole group, wait up to graceMs, then KILL and wait until it is gone (bounded). */
+export async function terminateGroup(pgid: number, graceMs = 2000): Promise<void> {
+  signalGroup(pgid, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);
+  if (!groupAlive(pgid)) return;
+  signalGroup(pgid, "SIGKILL");
+  const hard = Date.now() + 2000;
+  while (groupAlive(pgid) && Date.now() < hard) await sleep(10);
+}

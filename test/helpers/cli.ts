@@ -1,0 +1,126 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { execa } from "execa";
+import { killServerAndWait, privateSocket } from "./tmux.js";
+
+export const REPO = path.resolve(import.meta.dirname, "../..");
+export const BIN = path.join(REPO, "bin", "muster.js");
+
+export interface Sandbox {
+  home: string;
+  cwd: string;
+  socket: string;
+  env: NodeJS.ProcessEnv;
+  /** Runs the real CLI; never throws on a non-zero exit. */
+  run(
+    args: string[],
+    opts?: { input?: string; env?: NodeJS.ProcessEnv; timeout?: number },
+  ): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+  /** Runs the CLI with --json and parses stdout. */
+  json<T = any>(args: string[]): Promise<{ exitCode: number; data: T; stderr: string }>;
+  /** Kills the private tmux server and every process that mentions this sandbox, and says what was still alive. */
+  cleanup(): Promise<string[]>;
+}
+
+/** A private state root, working dir and tmux server for one test file. */
+export function sandbox(prefix = "mt"): Sandbox {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+  const home = path.join(base, "home");
+  const cwd = path.join(base, "work");
+  fs.mkdirSync(cwd, { recursive: true });
+  const socket = privateSocket(prefix);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    MUSTER_HOME: home,
+    MUSTER_TMUX_SOCKET: socket,
+    NO_COLOR: "1",
+  };
+  for (const k of [
+    "TMUX",
+    "TMUX_PANE",
+    "MUSTER_PRIMARY",
+    "MUSTER_CHILD_ID",
+    "MUSTER_DEPTH",
+    "MUSTER_ARTIFACT_DIR",
+    "MUSTER_AGENT",
+  ])
+    delete env[k];
+  const sb: Sandbox = {
+    home,
+    cwd,
+    socket,
+    env,
+    async run(args, opts = {}) {
+      const r = await execa(process.execPath, [BIN, ...args], {
+        cwd,
+        env: { ...env, ...opts.env },
+        extendEnv: false,
+        reject: false,
+        timeout: opts.timeout ?? 60_000,
+        ...(opts.input !== undefined ? { input: opts.input } : { stdin: "ignore" }),
+        stripFinalNewline: false,
+      });
+      return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+    },
+    async json(args) {
+      const r = await sb.run([...args, "--json"]);
+      let data: any;
+      try {
+        data = JSON.parse(r.stdout);
+      } catch {
+        throw new Error(
+          `not one JSON document (exit ${r.exitCode}): ${r.stdout.slice(0, 500)} / ${r.stderr.slice(0, 500)}`,
+        );
+      }
+      return { exitCode: r.exitCode, data, stderr: r.stderr };
+    },
+    async cleanup() {
+      await killServerAndWait(socket);
+      const left = processesMentioning(base);
+      for (const p of left) {
+        try {
+          process.kill(p.pid, "SIGKILL");
+        } catch {}
+      }
+      fs.rmSync(base, { recursive: true, force: true });
+      return left.map((p) => `${p.pid} ${p.cmdline}`);
+    },
+  };
+  return sb;
+}
+
+/** Processes whose command line mentions `needle` (Linux /proc). */
+export function processesMentioning(needle: string): { pid: number; cmdline: string }[] {
+  const out: { pid: number; cmdline: string }[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+      if (cmdline.includes(needle)) out.push({ pid: Number(name), cmdline });
+    } catch {}
+  }
+  return out;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls fn until it returns a truthy value or the timeout passes. */
+export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, stepMs = 50): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(stepMs);
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,80 @@
+/** Test utilities for private tmux servers; they never touch the default server (always `-L <name>`). */
+import { randomBytes } from "node:crypto";
+import { readFileSync, rmSync } from "node:fs";
+import { execa } from "execa";
+
+/** A unique private socket name: `<prefix>-<pid>-<random>`. */
+export function privateSocket(prefix = "mt"): string {
+  return `${prefix}-${process.pid}-${randomBytes(4).toString("hex")}`;
+}
+
+function assertPrivate(socket: string): void {
+  if (!/^[A-Za-z0-9._-]+$/.test(socket) || socket === "default") {
+    throw new Error(`refusing to touch tmux socket ${JSON.stringify(socket)}`);
+  }
+}
+
+async function tmuxL(socket: string, args: string[]): Promise<{ stdout: string; exitCode: number }> {
+  assertPrivate(socket);
+  const r = await execa("tmux", ["-L", socket, ...args], { reject: false, timeout: 5_000, stdin: "ignore" });
+  return { stdout: String(r.stdout ?? ""), exitCode: r.exitCode ?? -1 };
+}
+
+/** Children of each pid, from `ps` (portable enough for Linux and macOS). */
+async function childrenOf(): Promise<Map<number, number[]>> {
+  const r = await execa("ps", ["-A", "-o", "pid=,ppid="], { reject: false });
+  const kids = new Map<number, number[]>();
+  for (const line of String(r.stdout ?? "").split("\n")) {
+    const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+    if (pid && ppid !== undefined) kids.set(ppid, [...(kids.get(ppid) ?? []), pid]);
+  }
+  return kids;
+}
+
+/** The server pid, every pane pid and their descendants; [] when no server runs on `socket`. */
+export async function listServerPids(socket: string): Promise<number[]> {
+  const server = await tmuxL(socket, ["display-message", "-p", "#{pid}"]);
+  if (server.exitCode !== 0) return [];
+  const panes = await tmuxL(socket, ["list-panes", "-a", "-F", "#{pane_pid}"]);
+  const roots = [server.stdout, ...panes.stdout.split("\n")].map(Number).filter((n) => n > 0);
+  const kids = await childrenOf();
+  const all = new Set<number>();
+  const walk = (pid: number): void => {
+    if (all.has(pid)) return;
+    all.add(pid);
+    for (const k of kids.get(pid) ?? []) walk(k);
+  };
+  for (const r of roots) walk(r);
+  return [...all];
+}
+
+/** Alive and not a zombie (a zombie still answers signal 0). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+/** kill-server, then waits (≤ timeoutMs) for the server and pane processes to exit, SIGKILLing stragglers. */
+export async function killServerAndWait(socket: string, timeoutMs = 5_000): Promise<void> {
+  assertPrivate(socket);
+  const path = (await tmuxL(socket, ["display-message", "-p", "#{socket_path}"])).stdout.trim();
+  const pids = await listServerPids(socket);
+  await tmuxL(socket, ["kill-server"]);
+  const deadline = Date.now() + timeoutMs;
+  while (pids.some(isRunning) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  for (const pid of pids.filter(isRunning)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+  // The socket file outlives the server; remove it so stale sockets do not pile up.
+  if (path.endsWith(`/${socket}`)) rmSync(path, { force: true });
+}

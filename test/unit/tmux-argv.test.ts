@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import * as A from "../../src/mux/tmux/argv.js";
+
+describe("tmux argv builders", () => {
+  it("serverArgs", () => {
+    expect(A.serverArgs(null)).toEqual([]);
+    expect(A.serverArgs({ flag: "-L", value: "x" })).toEqual(["-L", "x"]);
+    expect(A.serverArgs({ flag: "-S", value: "/tmp/s" })).toEqual(["-S", "/tmp/s"]);
+  });
+
+  it("escapes a trailing ; (tmux's command separator) and # in format-expanded values", () => {
+    expect(A.escapeWord("a;")).toBe("a\\;");
+    expect(A.escapeWord("a\\;")).toBe("a\\\\;");
+    expect(A.escapeWord(";a")).toBe(";a");
+    expect(A.escapeFormat("/p/#{x}/q;")).toBe("/p/##{x}/q\\;");
+  });
+
+  it("commandWords wraps a single word in env -- so no shell sees it", () => {
+    expect(A.commandWords(["$(rm -rf ~)"])).toEqual(["env", "--", "$(rm -rf ~)"]);
+    expect(A.commandWords(["node", "a b", "x;"])).toEqual(["node", "a b", "x\\;"]);
+  });
+
+  it("chain and commandBytes", () => {
+    expect(A.chain(["a"], ["b", "c"], ["d"])).toEqual(["a", ";", "b", "c", ";", "d"]);
+    expect(A.commandBytes(["ab", "é"])).toBe(3 + 3);
+  });
+
+  it("new-session and has-session", () => {
+    expect(A.newSessionArgs({ name: "muster" })).toEqual([
+      "new-session",
+      "-d",
+      "-s",
+      "muster",
+      "-x",
+      "200",
+      "-y",
+      "50",
+    ]);
+    expect(A.newSessionArgs({ name: "m", windowName: "w#", argv: ["cat", "-"] })).toEqual([
+      ...["new-session", "-d", "-s", "m", "-n", "w##", "-x", "200", "-y", "50"],
+      ...["--", "cat", "-"],
+    ]);
+    expect(A.hasSessionArgs("muster")).toEqual(["has-session", "-t", "=muster"]);
+  });
+
+  it("new-window with everything", () => {
+    const args = A.newWindowArgs({
+      target: "=muster:",
+      name: "n",
+      cwd: "/w",
+      env: { K: "V", L: "x;" },
+      argv: ["node", "-e", "1"],
+      format: "#{pane_id}",
+    });
+    expect(args).toEqual([
+      ...["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=muster:", "-n", "n", "-c", "/w"],
+      ...["-e", "K=V", "-e", "L=x\\;", "--", "node", "-e", "1"],
+    ]);
+    expect(A.newWindowArgs({ target: "s:", detached: false })).toEqual(["new-window", "-t", "s:"]);
+  });
+
+  it("split-window", () => {
+    expect(A.splitWindowArgs({ target: "%1", horizontal: true, format: "F", argv: ["a", "b"] })).toEqual([
+      ...["split-window", "-d", "-h", "-P", "-F", "F", "-t", "%1", "--", "a", "b"],
+    ]);
+    expect(A.splitWindowArgs({ target: "%1" })).toEqual(["split-window", "-d", "-t", "%1"]);
+  });
+
+  it("respawn-pane, set-option, remain-on-exit and the start chain", () => {
+    const run = { cwd: "/w", env: { A: "1" }, argv: ["sh", "-c", "exit 3"] };
+    expect(A.respawnPaneArgs({ ...run, target: "%2" })).toEqual([
+      ...["respawn-pane", "-k", "-t", "%2", "-c", "/w", "-e", "A=1", "--", "sh", "-c", "exit 3"],
+    ]);
+    expect(A.setOptionArgs({ scope: "window", target: "%2", name: "o", value: "v" })).toEqual([
+      ...["set-option", "-w", "-t", "%2", "o", "v"],
+    ]);
+    expect(A.setOptionArgs({ scope: "session", target: "s", name: "o", value: "v" })).toEqual([
+      ...["set-option", "-t", "s", "o", "v"],
+    ]);
+    expect(A.remainOnExitArgs("%2")).toEqual(["set-option", "-p", "-t", "%2", "remain-on-exit", "on"]);
+    expect(A.startPaneArgs("%2", run)).toEqual([
+      ...A.remainOnExitArgs("%2"),
+      ";",
+      ...A.respawnPaneArgs({ ...run, target: "%2" }),
+    ]);
+  });
+
+  it("startCommandProblem", () => {
+    const ok = { cwd: "/w", env: {}, argv: ["a"] };
+    expect(A.startCommandProblem(ok)).toBeNull();
+    expect(A.startCommandProblem({ ...ok, argv: [] })).toMatch(/empty argv/);
+    expect(A.startCommandProblem({ ...ok, env: { "A-B": "1" } })).toMatch(/environment name/);
+    expect(A.startCommandProblem({ ...ok, argv: ["a", "x".repeat(17_000)] })).toMatch(/16 KB/);
+  });
+
+  it("display, list, buffers, if-shell", () => {
+    expect(A.displayMessageArgs("%1", "#{pane_dead}")).toEqual([
+      "display-message",
+      "-p",
+      "-t",
+      "%1",
+      "#{pane_dead}",
+    ]);
+    expect(A.listPanesArgs("F")).toEqual(["list-panes", "-a", "-F", "F"]);
+    expect(A.loadBufferArgs("b")).toEqual(["load-buffer", "-b", "b", "-"]);
+    expect(A.pasteBufferArgs("b", "%1")).toEqual(["paste-buffer", "-p", "-r", "-d", "-b", "b", "-t", "%1"]);
+    expect(A.deleteBufferArgs("b")).toEqual(["delete-buffer", "-b", "b"]);
+    expect(A.ifFormatArgs("%1", "#{x}", "a", "b")).toEqual(["if-shell", "-F", "-t", "%1", "#{x}", "a", "b"]);
+  });
+
+  it("send-keys, capture-pane", () => {
+    expect(A.sendKeysArgs("%1", ["Enter"])).toEqual(["send-keys", "-t", "%1", "--", "Enter"]);
+    expect(A.sendKeysArgs("%1", ["-n", "x;"], { literal: true })).toEqual([
+      ...["send-keys", "-l", "-t", "%1", "--", "-n", "x\\;"],
+    ]);
+    expect(A.capturePaneArgs("%1", 200)).toEqual(["capture-pane", "-p", "-J", "-t", "%1", "-S", "-200"]);
+    expect(A.capturePaneArgs("%1", 5, { escapes: true })).toEqual([
+      ...["capture-pane", "-p", "-J", "-e", "-t", "%1", "-S", "-5"],
+    ]);
+  });
+
+  it("kill, select, switch, attach", () => {
+    expect(A.killPaneArgs("%1")).toEqual(["kill-pane", "-t", "%1"]);
+    expect(A.killServerArgs()).toEqual(["kill-server"]);
+    expect(A.selectWindowArgs("%1")).toEqual(["select-window", "-t", "%1"]);
+    expect(A.selectPaneArgs("%1")).toEqual(["select-pane", "-t", "%1"]);
+    expect(A.switchClientArgs("%1")).toEqual(["switch-client", "-t", "%1"]);
+    expect(A.attachSessionArgs("muster")).toEqual(["attach-session", "-t", "muster"]);
+  });
+});
