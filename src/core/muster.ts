@@ -48,8 +48,9 @@ export interface SpawnResult {
   paneId: string;
 }
 
-// Follow-ups above this go by file reference (DESIGN §11).
-export const MAX_PROMPT_BYTES = 64 * 1024;
+// Prompts travel as files (inbox/, prompts/), never through a pane or an event record, so this
+// only bounds memory; a single argv word is capped by the OS at 128 KiB, larger prompts use --file.
+export const MAX_PROMPT_BYTES = 1024 * 1024;
 const HOST_SCRIPT = path.join(PACKAGE_ROOT, "dist", "child", "host.js");
 
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
@@ -247,7 +248,7 @@ function checkPrompt(prompt: string): void {
   if (prompt.trim() === "") throw new MusterError("usage", "the prompt is empty");
   const bytes = Buffer.byteLength(prompt);
   if (bytes > MAX_PROMPT_BYTES) {
-    throw new MusterError("usage", `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it)`);
+    throw new MusterError("usage", `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it in the prompt)`);
   }
 }
 

@@ -90,15 +90,18 @@ describe("TmuxBackend on a private server", () => {
     });
   });
 
-  it("keeps an exited pane: alive → dead, exit 3; signalled → signal 9", async () => {
+  it("keeps an exited pane: alive → dead with exit 3 (also right after death); signalled → signal 9", async () => {
     const ref = await spawn(["sh", "-c", "sleep 0.3; exit 3"]);
     expect(await tmux.alive(ref)).toBe("alive");
     expect(await tmux.deadStatus(ref)).toBeNull();
-    await until(async () => (await tmux.alive(ref)) === "dead");
-    expect(await tmux.deadStatus(ref)).toEqual({ exitCode: 3, signal: null });
-    const quick = await spawn(["sh", "-c", "kill -9 $$"]);
-    await until(async () => (await tmux.alive(quick)) === "dead");
-    expect(await tmux.deadStatus(quick)).toEqual({ exitCode: null, signal: 9 });
+    const quick = await Promise.all([0, 1, 2, 3].map((i) => spawn(["sh", "-c", `sleep 0.0${i}; exit 3`])));
+    for (const r of [ref, ...quick]) {
+      await until(async () => (await tmux.alive(r)) === "dead");
+      expect(await tmux.deadStatus(r)).toEqual({ exitCode: 3, signal: null });
+    }
+    const killed = await spawn(["sh", "-c", "kill -9 $$"]);
+    await until(async () => (await tmux.alive(killed)) === "dead");
+    expect(await tmux.deadStatus(killed)).toEqual({ exitCode: null, signal: 9 });
   });
 
   it("a killed pane is dead; killing again is fine", async () => {
@@ -216,18 +219,19 @@ describe("TmuxBackend on a private server", () => {
       const client = execa("script", ["-qfc", cmd, "/dev/null"], { reject: false, env: { TERM: "xterm" } });
       const where = () => tm("list-clients", "-F", "#{client_session} #{pane_id}");
       try {
-        const t0=Date.now();
         await until(async () => (await where()).startsWith("caller "));
-        console.log("attach", Date.now()-t0);
         await inside.focus(w);
         expect(await where()).toBe(`caller ${w.paneId}`);
         await inside.focus(other);
         expect(await where()).toBe(`muster ${other.paneId}`);
       } finally {
-        const t1=Date.now();
-        client.kill();
+        // Detaching ends script(1) at once; SIGTERM makes it linger ~2 s.
+        for (const c of (await tm("list-clients", "-F", "#{client_name}")).split("\n").filter(Boolean)) {
+          await tm("detach-client", "-t", c);
+        }
+        if ((await Promise.race([client, new Promise((r) => setTimeout(r, 1_000, "late"))])) === "late")
+          client.kill();
         await client;
-        console.log("kill", Date.now()-t1);
       }
     },
   );

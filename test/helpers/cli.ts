@@ -116,11 +116,12 @@ export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, ste
   }
 }
 
+/** Whether pid runs; a zombie counts as dead (tmux 3.3a here leaves a dead pane's process unreaped). */
 export function pidAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
   }
 }

@@ -12,6 +12,10 @@ export interface Validators {
   validateMeta(obj: unknown): string[];
   /** Errors of one JSONL agent message; empty if valid. */
   validateAgentMessage(obj: unknown): string[];
+  /** Errors of an inbox item; with `fileName`, also checks it is `<turnId>.json`. Empty if valid. */
+  validateInboxItem(obj: unknown, fileName?: string): string[];
+  /** Errors of a control/ request; with `fileName`, also checks `<15-digit ms>-<8 hex>.json`. Empty if valid. */
+  validateControlRequest(obj: unknown, fileName?: string): string[];
 }
 
 export function loadSchema(name: string): Record<string, unknown> {
@@ -55,9 +59,24 @@ function namingErrors(obj: unknown): string[] {
   return errors;
 }
 
+function inboxNameErrors(obj: unknown, fileName: string | undefined): string[] {
+  if (fileName === undefined) return [];
+  const turnId = typeof obj === "object" && obj !== null ? (obj as { turnId?: unknown }).turnId : undefined;
+  return fileName === `${String(turnId)}.json`
+    ? []
+    : [`file name must be <turnId>.json of this item (got ${JSON.stringify(fileName)})`];
+}
+
+const CONTROL_NAME = /^[0-9]{15}-[0-9a-f]{8}\.json$/;
+
+function controlNameErrors(fileName: string | undefined): string[] {
+  if (fileName === undefined || CONTROL_NAME.test(fileName)) return [];
+  return [`file name must be <15-digit ms>-<8 hex>.json (got ${JSON.stringify(fileName)})`];
+}
+
 let cached: Validators | undefined;
 
-/** Compiles the three schemas once (ajv, draft 2020-12, strict except strictRequired, discriminator on). */
+/** Compiles the schemas once (ajv, draft 2020-12, strict except strictRequired, discriminator on). */
 export function loadValidators(): Validators {
   if (cached) return cached;
   const ajv = new Ajv2020({
@@ -71,10 +90,14 @@ export function loadValidators(): Validators {
   const event = checker(ajv.compile(loadSchema("event.schema.json")));
   const meta = checker(ajv.compile(loadSchema("meta.schema.json")));
   const agentMessage = checker(ajv.compile(loadSchema("agent-message.schema.json")));
+  const inboxItem = checker(ajv.compile(loadSchema("inbox-item.schema.json")));
+  const controlRequest = checker(ajv.compile(loadSchema("control-request.schema.json")));
   cached = {
     validateEvent: (obj) => [...event(obj), ...namingErrors(obj)],
     validateMeta: meta,
     validateAgentMessage: agentMessage,
+    validateInboxItem: (obj, fileName) => [...inboxItem(obj), ...inboxNameErrors(obj, fileName)],
+    validateControlRequest: (obj, fileName) => [...controlRequest(obj), ...controlNameErrors(fileName)],
   };
   return cached;
 }

@@ -3,7 +3,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { loadSchema, loadValidators } from "../helpers/schema.js";
 
-const { validateEvent, validateMeta, validateAgentMessage } = loadValidators();
+const { validateEvent, validateMeta, validateAgentMessage, validateInboxItem, validateControlRequest } =
+  loadValidators();
 
 const TURN = "01970c2e-8f3a-7b21-9c4d-1a2b3c4d5e6f";
 const COMPLETION_ID = "01970c2f-0a1b-7c2d-8e3f-405162738495";
@@ -97,9 +98,27 @@ describe("event.schema.json", () => {
     ],
     [
       "lost, by a parent, with no output",
-      { ...bare, status: "lost", reason: "child host vanished", exitCode: null, by: "parent" },
+      { ...bare, status: "lost", reason: "child host (pid 4242) is gone", exitCode: null, by: "parent" },
     ],
-    ["cancelled with no output", { ...bare, status: "cancelled", signal: "SIGTERM", exitCode: null }],
+    [
+      "cancelled, by a parent, for a turn that never started",
+      {
+        ...without(without(bare, "durationMs"), "usage"),
+        status: "cancelled",
+        reason: "cancelled by muster cancel; the turn never started",
+        exitCode: null,
+        signal: null,
+        by: "parent",
+      },
+    ],
+    [
+      "lost, by the child (its pane was closed), with a snapshot",
+      { ...completion, status: "lost", reason: "the pane was closed while the turn ran", signal: "SIGTERM" },
+    ],
+    [
+      "cancelled, by the child (Ctrl-C), with a snapshot",
+      { ...completion, status: "cancelled", reason: "interrupted in the pane (Ctrl-C)", exitCode: null },
+    ],
     ["exhausted with output", { ...completion, status: "exhausted", reason: "max turns reached" }],
   ])("accepts a completion: %s", (_what, record) => {
     expect(validateEvent(record)).toEqual([]);
@@ -107,9 +126,18 @@ describe("event.schema.json", () => {
 
   it("accepts other valid shapes", () => {
     expect(validateEvent({ ...valid.child_started, by: "resume" })).toEqual([]);
-    expect(
-      validateEvent({ ...valid.child_exited, reason: "lost", by: "parent", detail: "pane %3 is gone" }),
-    ).toEqual([]);
+    for (const [reason, by] of [
+      ["lost", "parent"],
+      ["cancelled", "parent"],
+      ["lost", "child"],
+      ["cancelled", "child"],
+      ["error", "child"],
+    ]) {
+      expect(
+        validateEvent({ ...valid.child_exited, reason, by, detail: "why" }),
+        `${reason} by ${by}`,
+      ).toEqual([]);
+    }
     expect(validateEvent(without({ ...valid.turn_started, source: "typed" }, "model"))).toEqual([]);
     expect(validateEvent(without(valid.progress, "turnId"))).toEqual([]);
     expect(validateEvent({ ...valid.usage, ts: "2025-05-31T14:00:00+02:00" })).toEqual([]);
@@ -169,14 +197,34 @@ describe("event.schema.json", () => {
       "/outputError/code",
     ],
     ["an unknown completion status", { ...completion, status: "done" }, "/status"],
-    ["a completion by a parent that is not lost", { ...completion, by: "parent" }, "/status"],
+    ["a completed completion by a parent", { ...bare, by: "parent" }, "/status"],
+    ["an errored completion by a parent", { ...bare, status: "errored", by: "parent" }, "/status"],
+    [
+      "a parent completion with a snapshot",
+      { ...completion, status: "lost", by: "parent" },
+      "must NOT be valid",
+    ],
+    [
+      "a parent completion with an outputError",
+      { ...bare, status: "lost", by: "parent", outputError: { code: "output_unreadable", message: "EIO" } },
+      "must NOT be valid",
+    ],
+    ["a cancelled completion by the child without a snapshot", { ...bare, status: "cancelled" }, "'output'"],
+    ["a lost completion by the child without a snapshot", { ...bare, status: "lost" }, "'output'"],
     ["a completion without by", without(completion, "by"), "'by'"],
     ["a completion without turnId", without(completion, "turnId"), "'turnId'"],
     ["a negative exit code", { ...completion, exitCode: -1 }, "/exitCode"],
     ["a signal that is not a signal name", { ...completion, signal: "9" }, "/signal"],
-    ["a child_exited by a parent that is not lost", { ...valid.child_exited, by: "parent" }, "/reason"],
-    ["a lost completion written by the child", { ...bare, status: "lost" }, "/status"],
-    ["a lost child_exited written by the child", { ...valid.child_exited, reason: "lost" }, "/reason"],
+    [
+      "a child_exited by a parent that is closed",
+      { ...valid.child_exited, reason: "closed", by: "parent" },
+      "/reason",
+    ],
+    [
+      "a child_exited by a parent that is error",
+      { ...valid.child_exited, reason: "error", by: "parent" },
+      "/reason",
+    ],
     ["a child_exited with an unknown reason", { ...valid.child_exited, reason: "bored" }, "/reason"],
     ["a child_started with an unknown by", { ...valid.child_started, by: "magic" }, "/by"],
     ["a non-integer pid", { ...valid.child_started, pid: 1.5 }, "/pid"],
@@ -216,14 +264,14 @@ const validMeta = {
   id: "01970c2d-1111-7222-8333-444455556666",
   primary: "01970c2c-aaaa-7bbb-8ccc-dddddddddddd",
   parent: null,
-  depth: 1,
+  depth: 0,
   agent: "explorer",
   runner: "mock",
   cwd: "/work/project",
   createdAt: "2025-05-31T12:00:00.000Z",
   profile: {
     name: "explorer",
-    source: "bundled:agents/explorer.md",
+    source: "/usr/lib/node_modules/muster/agents/explorer.md",
     model: "mock-1",
     reasoning: "low",
     command: ["node", "fake-agent.js"],
@@ -236,7 +284,7 @@ const validMeta = {
 describe("meta.schema.json", () => {
   it.each<[string, unknown]>([
     ["a full meta.json", validMeta],
-    ["a grandchild", { ...validMeta, parent: "01970c2d-0000-7000-8000-000000000001", depth: 2 }],
+    ["a grandchild", { ...validMeta, parent: "01970c2d-0000-7000-8000-000000000001", depth: 1 }],
     [
       "a minimal profile",
       { ...validMeta, profile: { name: "worker", source: "/p/.muster/agents/worker.md" } },
@@ -322,11 +370,94 @@ describe("agent-message.schema.json", () => {
   });
 });
 
+const INBOX_TURN = "01970c30-1d00-7e2b-8c3d-9e0f1a2b3c4d";
+const validInbox = {
+  v: 1,
+  turnId: INBOX_TURN,
+  prompt: "Now list the tests.\n\nThanks.",
+  source: "inbox",
+  model: "mock-1",
+  reasoning: "high",
+  createdAt: "2025-05-31T12:05:00.000Z",
+};
+
+describe("inbox-item.schema.json", () => {
+  it.each<[string, unknown]>([
+    ["a full item", validInbox],
+    ["a typed line", { ...without(without(validInbox, "model"), "reasoning"), source: "typed" }],
+    ["an unknown extra field", { ...validInbox, priority: 3 }],
+  ])("accepts %s", (_what, item) => {
+    expect(validateInboxItem(item, `${INBOX_TURN}.json`)).toEqual([]);
+  });
+
+  it.each<[string, unknown, string]>([
+    ["a missing turnId", without(validInbox, "turnId"), "'turnId'"],
+    ["a turnId that is not a UUID", { ...validInbox, turnId: "../../etc/passwd" }, "/turnId"],
+    ["a missing prompt", without(validInbox, "prompt"), "'prompt'"],
+    ["an empty prompt", { ...validInbox, prompt: "" }, "/prompt"],
+    ["a blank prompt", { ...validInbox, prompt: " \n\t" }, "/prompt"],
+    ["the old text field instead of prompt", { ...without(validInbox, "prompt"), text: "hi" }, "'prompt'"],
+    ["a missing source", without(validInbox, "source"), "'source'"],
+    ["an unknown source", { ...validInbox, source: "mail" }, "/source"],
+    ["v 2", { ...validInbox, v: 2 }, "/v"],
+    ["a missing createdAt", without(validInbox, "createdAt"), "'createdAt'"],
+    ["an empty model", { ...validInbox, model: "" }, "/model"],
+  ])("rejects %s", (_what, item, expected) => {
+    expect(validateInboxItem(item).join("\n")).toContain(expected);
+  });
+
+  it("checks the file name against the item's turnId when given", () => {
+    expect(validateInboxItem(validInbox)).toEqual([]);
+    expect(validateInboxItem(validInbox, `${TURN}.json`).join("\n")).toContain("<turnId>.json");
+    expect(validateInboxItem(validInbox, `000000000003-${INBOX_TURN}.json`).join("\n")).toContain(
+      "<turnId>.json",
+    );
+  });
+});
+
+describe("control-request.schema.json", () => {
+  const NAME = "001748770200600-9f3c2a1b.json";
+
+  it.each<[string, unknown]>([
+    ["progress", { kind: "progress", text: "read 3 files" }],
+    ["done with text", { kind: "done", text: "# Answer\n\nAll good.\n" }],
+    ["done without text", { kind: "done", text: "" }],
+    ["error", { kind: "error", text: "the build is broken" }],
+    ["an unknown extra field", { kind: "progress", text: "x", at: 1 }],
+  ])("accepts %s", (_what, req) => {
+    expect(validateControlRequest(req, NAME)).toEqual([]);
+  });
+
+  it.each<[string, unknown, string]>([
+    ["an unknown kind", { kind: "ask", text: "?" }, "/kind"],
+    ["a missing kind", { text: "x" }, "'kind'"],
+    ["a missing text", { kind: "done" }, "'text'"],
+    ["a non-string text", { kind: "progress", text: 3 }, "/text"],
+    ["a blank progress", { kind: "progress", text: "  " }, "/text"],
+    ["an empty error", { kind: "error", text: "" }, "/text"],
+  ])("rejects %s", (_what, req, expected) => {
+    expect(validateControlRequest(req).join("\n")).toContain(expected);
+  });
+
+  it.each([
+    "1748770200600-9f3c2a1b.json",
+    "001748770200600-9F3C2A1B.json",
+    "001748770200600-9f3c2a1b.json.tmp",
+    ".001748770200600-9f3c2a1b.json.tmp",
+  ])("rejects the file name %s", (name) => {
+    expect(validateControlRequest({ kind: "progress", text: "x" }, name).join("\n")).toContain(
+      "<15-digit ms>",
+    );
+  });
+});
+
 describe("schema files", () => {
   it.each([
     "event.schema.json",
     "meta.schema.json",
     "agent-message.schema.json",
+    "inbox-item.schema.json",
+    "control-request.schema.json",
   ])("%s declares draft 2020-12", (name) => {
     expect(loadSchema(name).$schema).toBe("https://json-schema.org/draft/2020-12/schema");
   });
@@ -341,10 +472,26 @@ describe("artifacts/README.md examples", () => {
       .flatMap((b) => b.split("\n"))
       .filter((l) => l !== "");
 
-  it("has event, agent message and meta.json examples", () => {
+  /** The JSON examples, told apart by their keys. */
+  const jsonExamples = (): Record<"meta" | "inbox" | "control", unknown[]> => {
+    const out = { meta: [] as unknown[], inbox: [] as unknown[], control: [] as unknown[] };
+    for (const block of blocks("json")) {
+      const obj = JSON.parse(block) as Rec;
+      if ("envNames" in obj) out.meta.push(obj);
+      else if ("prompt" in obj) out.inbox.push(obj);
+      else if ("kind" in obj) out.control.push(obj);
+      else throw new Error(`README json example of unknown kind: ${block}`);
+    }
+    return out;
+  };
+
+  it("has event, agent message, meta.json, inbox and control examples", () => {
     expect(lines("ndjson").length).toBeGreaterThanOrEqual(9);
     expect(lines("jsonl").length).toBeGreaterThanOrEqual(6);
-    expect(blocks("json")).toHaveLength(1);
+    const json = jsonExamples();
+    expect(json.meta).toHaveLength(1);
+    expect(json.inbox).toHaveLength(1);
+    expect(json.control).toHaveLength(1);
   });
 
   it.each(lines("ndjson").map((l) => [l.slice(0, 90), l]))("event example %s… is valid", (_head, line) => {
@@ -358,10 +505,30 @@ describe("artifacts/README.md examples", () => {
         .filter((l) => l !== "")
         .map((l) => JSON.parse(l) as { seq: number; type: string }),
     );
-    expect(new Set(records.flat().map((r) => r.type))).toEqual(new Set(Object.keys(valid)));
+    const reserved = new Set(["question"]); // defined, but nothing writes it yet
+    const shown = new Set(records.flat().map((r) => r.type));
+    expect(shown).toEqual(new Set(Object.keys(valid).filter((t) => !reserved.has(t))));
     for (const block of records) {
       for (let i = 1; i < block.length; i++) expect(block[i]!.seq).toBeGreaterThan(block[i - 1]!.seq);
     }
+  });
+
+  it("a completion's usage is the sum of its turn's usage events (they are increments)", () => {
+    type U = { input: number; output: number; cost?: number };
+    const records = lines("ndjson").map((l) => JSON.parse(l) as { type: string; turnId?: string; usage?: U });
+    let checked = 0;
+    for (const c of records.filter((r) => r.type === "completion" && r.usage)) {
+      const parts = records.filter((r) => r.type === "usage" && r.turnId === c.turnId).map((r) => r.usage!);
+      if (parts.length === 0) continue;
+      checked++;
+      expect(c.usage!.input).toBe(parts.reduce((n, u) => n + u.input, 0));
+      expect(c.usage!.output).toBe(parts.reduce((n, u) => n + u.output, 0));
+      expect(c.usage!.cost ?? 0).toBeCloseTo(
+        parts.reduce((n, u) => n + (u.cost ?? 0), 0),
+        10,
+      );
+    }
+    expect(checked).toBeGreaterThan(0);
   });
 
   it.each(lines("jsonl").map((l) => [l, l]))("agent message example %s is valid", (_line, line) => {
@@ -369,6 +536,19 @@ describe("artifacts/README.md examples", () => {
   });
 
   it("meta.json example is valid", () => {
-    expect(validateMeta(JSON.parse(blocks("json")[0]!))).toEqual([]);
+    expect(validateMeta(jsonExamples().meta[0])).toEqual([]);
+  });
+
+  it("inbox example is valid and named after its turnId", () => {
+    const item = jsonExamples().inbox[0] as { turnId: string };
+    const name = readme.match(/^inbox\/([^\s/]+\.json)$/m)?.[1];
+    expect(name).toBe(`${item.turnId}.json`);
+    expect(validateInboxItem(item, name)).toEqual([]);
+  });
+
+  it("control example is valid and well named", () => {
+    const name = readme.match(/^control\/([^\s/<]+\.json)$/m)?.[1];
+    expect(name).toBeDefined();
+    expect(validateControlRequest(jsonExamples().control[0], name)).toEqual([]);
   });
 });

@@ -126,5 +126,18 @@ describe("tmux argv builders", () => {
     expect(A.selectPaneArgs("%1")).toEqual(["select-pane", "-t", "%1"]);
     expect(A.switchClientArgs("%1")).toEqual(["switch-client", "-t", "%1"]);
     expect(A.attachSessionArgs("muster")).toEqual(["attach-session", "-t", "muster"]);
+    expect(A.focusPaneArgs("%1", false)).toEqual([
+      "select-window",
+      "-t",
+      "%1",
+      ";",
+      "select-pane",
+      "-t",
+      "%1",
+    ]);
+    expect(A.focusPaneArgs("%1", true)).toEqual([
+      ...["switch-client", "-t", "%1", ";", "select-window", "-t", "%1", ";", "select-pane", "-t", "%1"],
+    ]);
+    expect(A.runShellArgs("true")).toEqual(["run-shell", "true"]);
   });
 });

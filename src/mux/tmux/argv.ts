@@ -182,6 +182,11 @@ export function ifFormatArgs(target: string, format: string, then: string, other
   return ["if-shell", "-F", "-t", target, format, then, otherwise];
 }
 
+/** `run-shell command` (waits for the job; its exit also makes the server reap other children). */
+export function runShellArgs(command: string): string[] {
+  return ["run-shell", escapeWord(command)];
+}
+
 /** `send-keys [-l] -t %pane -- keys…` (`-l`: the keys are literal text, not key names). */
 export function sendKeysArgs(
   target: string,
@@ -219,6 +224,12 @@ export function selectPaneArgs(target: string): string[] {
 /** `switch-client -t target`. */
 export function switchClientArgs(target: string): string[] {
   return ["switch-client", "-t", target];
+}
+
+/** Brings a pane to the front: `[switch-client -t %N ;] select-window -t %N ; select-pane -t %N`. */
+export function focusPaneArgs(pane: string, switchClient: boolean): string[] {
+  const sw = switchClient ? [switchClientArgs(pane)] : [];
+  return chain(...sw, selectWindowArgs(pane), selectPaneArgs(pane));
 }
 
 /** `attach-session -t target`. */

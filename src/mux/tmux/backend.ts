@@ -109,12 +109,26 @@ export class TmuxBackend implements Backend {
     return result;
   }
 
-  /** Exit status of a dead pane kept by remain-on-exit; null while alive or once the pane is gone. */
+  /**
+   * Exit status of a dead pane kept by remain-on-exit; null while alive or once the pane is gone.
+   * Both fields are null only if tmux never reaped the process (see the run-shell note below).
+   */
   async deadStatus(ref: PaneRef): Promise<DeadStatus | null> {
-    const run = await runTmux(ref.server, A.displayMessageArgs(ref.paneId, P.PANE_FORMAT), this.exec);
-    const row = run.exitCode === 0 ? P.parsePaneRow(run.stdout.trim()) : null;
-    if (!row || row.paneId !== ref.paneId || !row.dead) return null;
+    const probe = A.displayMessageArgs(ref.paneId, P.PANE_FORMAT);
+    let row = await this.paneRow(ref, probe);
+    // tmux < 3.5 may show pane_dead before reaping, and can lose the SIGCHLD entirely (the status then
+    // waits for the next child exit); a run-shell job's exit makes the server run waitpid again.
+    for (let i = 0; i < 3 && row?.dead && row.deadStatus === null && row.deadSignal === null; i++) {
+      row = await this.paneRow(ref, A.chain(A.runShellArgs("true"), probe));
+    }
+    if (!row?.dead) return null;
     return { exitCode: row.deadSignal === null ? row.deadStatus : null, signal: row.deadSignal };
+  }
+
+  private async paneRow(ref: PaneRef, args: string[]): Promise<P.PaneRow | null> {
+    const run = await runTmux(ref.server, args, this.exec);
+    const row = run.exitCode === 0 ? P.parsePaneRow(run.stdout.trim()) : null;
+    return row?.paneId === ref.paneId ? row : null;
   }
 
   /**
@@ -177,39 +191,25 @@ export class TmuxBackend implements Backend {
       throw new MusterError("not_running", `pane ${ref.paneId} is on another tmux server; ${hint}`);
     }
     if (!paneSession) throw gone(ref, "cannot focus");
-    const sw = callerSession === paneSession ? [] : [A.switchClientArgs(ref.paneId)];
-    await tmux(
-      ref.server,
-      A.chain(...sw, A.selectWindowArgs(ref.paneId), A.selectPaneArgs(ref.paneId)),
-      this.exec,
-    );
+    await tmux(ref.server, A.focusPaneArgs(ref.paneId, callerSession !== paneSession), this.exec);
   }
 
   /** `tmux [-L|-S] attach-session -t <session> ; select-window -t %N ; select-pane -t %N`. */
   attachCommand(ref: PaneRef): string[] {
-    const cmd = A.chain(
-      A.attachSessionArgs(ref.session),
-      A.selectWindowArgs(ref.paneId),
-      A.selectPaneArgs(ref.paneId),
-    );
-    return [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...cmd];
+    const attach = A.chain(A.attachSessionArgs(ref.session), A.focusPaneArgs(ref.paneId, false));
+    return [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...attach];
   }
 
   /** new-window (or split-window of $TMUX_PANE) running IDLE_ARGV; prints SPAWN_FORMAT. */
   private async openIdlePane(opts: SpawnPaneOptions): Promise<string> {
     const { server, session } = this.config;
     const caller = this.config.env.TMUX_PANE;
+    const idle = { format: SPAWN_FORMAT, argv: IDLE_ARGV };
     if (session === null && caller && opts.placement === "split") {
-      const args = A.splitWindowArgs({
-        target: caller,
-        horizontal: true,
-        format: SPAWN_FORMAT,
-        argv: IDLE_ARGV,
-      });
-      return tmux(server, args, this.exec);
+      return tmux(server, A.splitWindowArgs({ ...idle, target: caller, horizontal: true }), this.exec);
     }
     const target = session === null ? `${await this.callerSession()}:` : `=${session}:`;
-    const args = A.newWindowArgs({ target, name: opts.name, format: SPAWN_FORMAT, argv: IDLE_ARGV });
+    const args = A.newWindowArgs({ ...idle, target, name: opts.name });
     const first = await runTmux(server, args, this.exec);
     if (first.exitCode === 0) return first.stdout;
     if (session === null || !P.isMissingSession(first.stderr)) throw tmuxFailure(args, first);
@@ -230,13 +230,10 @@ export class TmuxBackend implements Backend {
   private async callerSession(): Promise<string> {
     if (this.callerSessionId) return this.callerSessionId;
     const pane = this.config.env.TMUX_PANE ?? "";
-    const id = (
-      await tmux(this.config.server, A.displayMessageArgs(pane, "#{session_id}"), this.exec)
-    ).trim();
-    if (!id)
-      throw new MusterError("mux_unavailable", `tmux pane ${pane} ($TMUX_PANE) not found on its server`);
-    this.callerSessionId = id;
-    return id;
+    const out = await tmux(this.config.server, A.displayMessageArgs(pane, "#{session_id}"), this.exec);
+    this.callerSessionId = out.trim();
+    if (this.callerSessionId) return this.callerSessionId;
+    throw new MusterError("mux_unavailable", `tmux pane ${pane} ($TMUX_PANE) not found on its server`);
   }
 }
 

@@ -1,0 +1,57 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO, type Sandbox, sandbox } from "../helpers/cli.js";
+
+let sb: Sandbox;
+beforeAll(() => {
+  sb = sandbox("mt-two");
+});
+afterAll(async () => {
+  expect(await sb.cleanup()).toEqual([]);
+});
+
+describe("two parent processes on the same primary", () => {
+  it("concurrent registry updates from two processes: none lost, file never corrupt", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-reg-"));
+    const file = path.join(dir, "registry.json");
+    const writer = path.join(REPO, "test", "fixtures", "registry-writer.mjs");
+    let torn = 0;
+    const reader = setInterval(() => {
+      try {
+        if (fs.existsSync(file)) JSON.parse(fs.readFileSync(file, "utf8"));
+      } catch {
+        torn += 1;
+      }
+    }, 2);
+    await Promise.all(["a", "b"].map((tag) => execa(process.execPath, [writer, file, tag, "60"])));
+    clearInterval(reader);
+    const doc = JSON.parse(fs.readFileSync(file, "utf8"));
+    expect(Object.keys(doc.children)).toHaveLength(120);
+    expect(torn).toBe(0);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("two CLIs spawning and waiting at once: every child is registered and settles", async () => {
+    const runs = await Promise.all(
+      ["first", "second", "third", "fourth"].map((name) => sb.json(["spawn", "--wait", `${name}\nmock: sleep=0.5`])),
+    );
+    for (const r of runs) expect(r.exitCode).toBe(0);
+    const ls = await sb.json(["ls"]);
+    expect(ls.data.children.map((c: { id: string }) => c.id).sort()).toEqual(runs.map((r) => r.data.spawned.id).sort());
+    expect(ls.data.children.every((c: { lastOutcome: string }) => c.lastOutcome === "completed")).toBe(true);
+  });
+
+  it("a parent killed while it waits loses nothing: a new one finds the completion", async () => {
+    const id = (await sb.run(["spawn", "mock: sleep=1.5"])).stdout.trim();
+    const waiter = execa(process.execPath, [path.join(REPO, "bin", "muster.js"), "wait", id], { cwd: sb.cwd, env: sb.env, reject: false });
+    await new Promise((r) => setTimeout(r, 400));
+    waiter.kill("SIGKILL");
+    await waiter;
+    const again = await sb.json(["wait", id, "--timeout", "20s"]);
+    expect(again.exitCode).toBe(0);
+    expect(again.data.results[0].status).toBe("completed");
+  });
+});
