@@ -14,7 +14,14 @@ if (build.status !== 0) {
   process.exit(build.status ?? 1);
 }
 const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "muster-test-")), "report.json");
-const run = npx(["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)]);
+const run = npx([
+  "vitest",
+  "run",
+  "--reporter=default",
+  "--reporter=json",
+  `--outputFile.json=${report}`,
+  ...process.argv.slice(2),
+]);
 
 let passed = 0;
 let failed = 0;
@@ -25,7 +32,8 @@ try {
   failed = r.numFailedTests + (r.numRuntimeErrorTestSuites ?? 0);
   skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   // A file that failed to load has no tests in the counts: count it as a failure.
-  for (const f of r.testResults ?? []) if (f.status === "failed" && (f.assertionResults ?? []).length === 0) failed += 1;
+  for (const f of r.testResults ?? [])
+    if (f.status === "failed" && (f.assertionResults ?? []).length === 0) failed += 1;
 } catch {
   failed = Math.max(failed, 1);
 }

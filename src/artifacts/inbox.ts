@@ -34,10 +34,16 @@ export function listInbox(inboxDir: string): string[] {
     .map((n) => path.join(inboxDir, n));
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Reads an inbox file; undefined if it is not a well-formed item named after its own turnId (ids become paths). */
 export function readInboxItem(file: string): InboxItem | undefined {
   try {
-    const item = JSON.parse(fs.readFileSync(file, "utf8")) as InboxItem;
-    return typeof item.turnId === "string" && typeof item.prompt === "string" ? item : undefined;
+    const item = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<InboxItem>;
+    if (typeof item.turnId !== "string" || !UUID.test(item.turnId) || typeof item.prompt !== "string")
+      return undefined;
+    if (path.basename(file) !== `${item.turnId}.json`) return undefined;
+    return { ...item, source: item.source === "typed" ? "typed" : "inbox" } as InboxItem;
   } catch {
     return undefined;
   }

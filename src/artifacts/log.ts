@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
-import { uuidv7 } from "../util/ids.js";
 import { FILE_MODE } from "../util/fsx.js";
+import { uuidv7 } from "../util/ids.js";
 import { type EventInput, type MusterEvent, PROTOCOL_VERSION } from "./events.js";
 import { MAX_RECORD_BYTES, readAllRecords } from "./reader.js";
 
@@ -17,7 +17,11 @@ export class EventLog {
     const existing = readAllRecords<{ seq?: unknown }>(file);
     let seq = 0;
     for (const r of existing) if (typeof r.seq === "number" && r.seq > seq) seq = r.seq;
-    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, FILE_MODE);
+    const fd = fs.openSync(
+      file,
+      fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
+      FILE_MODE,
+    );
     const log = new EventLog(file, fd, seq);
     log.terminateTornTail();
     return log;

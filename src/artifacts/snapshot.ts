@@ -6,7 +6,8 @@ import type { OutputError, OutputRef } from "./events.js";
 
 export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
 
-export const sha256Hex = (data: string | Uint8Array): string => createHash("sha256").update(data).digest("hex");
+export const sha256Hex = (data: string | Uint8Array): string =>
+  createHash("sha256").update(data).digest("hex");
 
 /**
  * Copies the turn's staging output into the immutable outputs/<eventId>.md, atomically,

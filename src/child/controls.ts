@@ -10,6 +10,7 @@ export interface ControlRequest {
 /** Watches control/ and hands each request over once (the file is removed after reading). */
 export class ControlWatcher {
   private readonly watcher: fs.FSWatcher | undefined;
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly dir: string,
@@ -21,6 +22,8 @@ export class ControlWatcher {
     } catch {
       this.watcher = undefined;
     }
+    // fs.watch is a hint; the poll catches a notification that never came.
+    this.timer = setInterval(() => this.drain(), 2000);
     this.drain();
   }
 
@@ -28,7 +31,10 @@ export class ControlWatcher {
   drain(): void {
     let names: string[];
     try {
-      names = fs.readdirSync(this.dir).filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort();
+      names = fs
+        .readdirSync(this.dir)
+        .filter((n) => n.endsWith(".json") && !n.startsWith("."))
+        .sort();
     } catch {
       return;
     }
@@ -41,7 +47,11 @@ export class ControlWatcher {
         req = undefined;
       }
       fs.rmSync(file, { force: true });
-      if (req && (req.kind === "progress" || req.kind === "done" || req.kind === "error") && typeof req.text === "string") {
+      if (
+        req &&
+        (req.kind === "progress" || req.kind === "done" || req.kind === "error") &&
+        typeof req.text === "string"
+      ) {
         this.onRequest(req);
       }
     }
@@ -49,5 +59,6 @@ export class ControlWatcher {
 
   close(): void {
     this.watcher?.close();
+    clearInterval(this.timer);
   }
 }

@@ -5,7 +5,7 @@
  */
 import * as fs from "node:fs";
 import type { ChildMeta } from "../artifacts/events.js";
-import { readInboxItem } from "../artifacts/inbox.js";
+import { listInbox, readInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { getRunner } from "../runners/registry.js";
@@ -13,16 +13,34 @@ import { readJson } from "../util/fsx.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
-import { runTurn, type StopReason, TurnControl } from "./turn.js";
+import { boundText, runTurn, type StopReason, TurnControl } from "./turn.js";
 
 /** Reads the spawning environment handed over in env.json and deletes the file (it may hold secrets). */
 function takeEnvironment(file: string): Record<string, string> {
   try {
-    const { env } = readJson<{ env: Record<string, string> }>(file);
-    fs.rmSync(file, { force: true });
-    return env;
+    return readJson<{ env: Record<string, string> }>(file).env;
   } catch {
     return { ...(process.env as Record<string, string>) };
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+/** Turns still queued when the host closes get a completion too, so no waiter is left without a record. */
+function settleQueued(inboxDir: string, log: EventLog, status: "cancelled" | "lost", why: string): void {
+  for (const file of listInbox(inboxDir)) {
+    const item = readInboxItem(file);
+    if (item)
+      log.append({
+        type: "completion",
+        turnId: item.turnId,
+        status,
+        reason: `${why}; the turn never started`,
+        exitCode: null,
+        signal: null,
+        by: "child",
+      });
+    fs.rmSync(file, { force: true });
   }
 }
 
@@ -53,14 +71,23 @@ async function main(): Promise<void> {
 
   render.banner(meta.id, meta.agent, meta.runner, dir);
   const runner = getRunner(meta.runner);
-  log.append({ type: "child_started", pid: process.pid, runner: meta.runner, by: process.argv[3] === "--resume" ? "resume" : "spawn" });
+  log.append({
+    type: "child_started",
+    pid: process.pid,
+    runner: meta.runner,
+    by: process.argv[3] === "--resume" ? "resume" : "spawn",
+  });
 
   let current: TurnControl | undefined;
   let exitReason: "cancelled" | "lost" | undefined;
   const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined);
   const controls = new ControlWatcher(files.control, (req) => {
     if (req.kind === "progress") {
-      log.append({ type: "progress", text: req.text });
+      log.append({
+        type: "progress",
+        ...(current ? { turnId: current.turnId } : {}),
+        text: boundText(req.text),
+      });
       render.info(`progress: ${req.text}`);
     } else if (current) {
       current.explicit = { status: req.kind === "done" ? "completed" : "errored", text: req.text };
@@ -71,6 +98,7 @@ async function main(): Promise<void> {
   const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
     source.close();
     controls.close();
+    settleQueued(files.inbox, log, reason === "lost" ? "lost" : "cancelled", detail);
     log.append({ type: "child_exited", reason, detail, by: "child" });
     log.close();
     render.exited(detail);
@@ -102,10 +130,12 @@ async function main(): Promise<void> {
       continue;
     }
     n += 1;
-    current = new TurnControl();
+    current = new TurnControl(item.turnId);
+    current.beforeDecide = () => controls.drain();
     await runTurn({ files, meta, log, render, runner, env }, item, file, n, current);
     current = undefined;
-    if (exitReason) finish(exitReason, exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel");
+    if (exitReason)
+      finish(exitReason, exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel");
     render.idle(meta.id);
   }
 }

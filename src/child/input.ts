@@ -44,7 +44,13 @@ export class TurnSource {
     this.typed = lines.pop() ?? "";
     for (const line of lines) {
       if (line.trim() === "") continue;
-      writeInboxItem(this.inboxDir, { v: 1, turnId: uuidv7(), prompt: line, source: "typed", createdAt: new Date().toISOString() });
+      writeInboxItem(this.inboxDir, {
+        v: 1,
+        turnId: uuidv7(),
+        prompt: line,
+        source: "typed",
+        createdAt: new Date().toISOString(),
+      });
     }
   }
 

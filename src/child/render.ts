@@ -5,15 +5,29 @@ const ESCAPES = /\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 
 /** Makes untrusted text safe for the pane: no escape sequences, no control bytes but LF and TAB. */
-export const sanitize = (s: string): string => s.replace(ESCAPES, "").replace(/\r\n?/g, "\n").replace(CONTROLS, "");
+export const sanitize = (s: string): string =>
+  s.replace(ESCAPES, "").replace(/\r\n?/g, "\n").replace(CONTROLS, "");
 
 const oneLine = (s: string, max = 160): string => {
   const flat = sanitize(s).replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
-const C = { dim: "\x1b[2m", bold: "\x1b[1m", green: "\x1b[32m", red: "\x1b[31m", yellow: "\x1b[33m", cyan: "\x1b[36m", off: "\x1b[0m" };
-const STATUS_COLOR: Record<string, string> = { completed: C.green, errored: C.red, lost: C.red, cancelled: C.yellow };
+const C = {
+  dim: "\x1b[2m",
+  bold: "\x1b[1m",
+  green: "\x1b[32m",
+  red: "\x1b[31m",
+  yellow: "\x1b[33m",
+  cyan: "\x1b[36m",
+  off: "\x1b[0m",
+};
+const STATUS_COLOR: Record<string, string> = {
+  completed: C.green,
+  errored: C.red,
+  lost: C.red,
+  cancelled: C.yellow,
+};
 
 // Rendering stops after this much answer text per turn; the whole answer is in the artifact dir.
 const MAX_RENDERED_TEXT = 8 * 1024;
@@ -48,7 +62,8 @@ export class PaneRenderer {
   turnStarted(n: number, prompt: string, source: string): void {
     this.rendered = 0;
     const lines = prompt.split("\n").length;
-    const more = lines > 1 ? ` ${C.dim}(+${lines - 1} lines, ${Buffer.byteLength(prompt)} bytes)${C.off}` : "";
+    const more =
+      lines > 1 ? ` ${C.dim}(+${lines - 1} lines, ${Buffer.byteLength(prompt)} bytes)${C.off}` : "";
     this.line("");
     this.line(`${C.cyan}▶ turn ${n}${C.off} ${C.dim}(${source})${C.off} ${oneLine(prompt, 120)}${more}`);
   }
@@ -58,11 +73,17 @@ export class PaneRenderer {
     const clean = sanitize(s);
     const room = MAX_RENDERED_TEXT - this.rendered;
     this.rendered += clean.length;
-    this.write(clean.length > room ? `${clean.slice(0, room)}\n${C.dim}… (more in output.md)${C.off}\n` : clean);
+    this.write(
+      clean.length > room ? `${clean.slice(0, room)}\n${C.dim}… (more in output.md)${C.off}\n` : clean,
+    );
   }
 
   tool(phase: "start" | "end", name: string, summary: string): void {
-    this.line(phase === "start" ? `${C.yellow}⚙ ${oneLine(name, 40)}${C.off} ${oneLine(summary)}` : `${C.dim}  ✓ ${oneLine(name, 40)} ${oneLine(summary)}${C.off}`);
+    this.line(
+      phase === "start"
+        ? `${C.yellow}⚙ ${oneLine(name, 40)}${C.off} ${oneLine(summary)}`
+        : `${C.dim}  ✓ ${oneLine(name, 40)} ${oneLine(summary)}${C.off}`,
+    );
   }
 
   info(s: string): void {
@@ -78,12 +99,18 @@ export class PaneRenderer {
     const secs = c.durationMs !== undefined ? ` in ${(c.durationMs / 1000).toFixed(1)}s` : "";
     const tokens = usage ? ` · tokens ${usage.input} in / ${usage.output} out` : "";
     const why = c.reason ? ` — ${oneLine(c.reason, 200)}` : "";
-    const out = c.output ? ` · ${c.output.bytes} bytes → ${c.output.path}` : c.outputError ? ` · ${c.outputError.code}` : "";
+    const out = c.output
+      ? ` · ${c.output.bytes} bytes → ${c.output.path}`
+      : c.outputError
+        ? ` · ${c.outputError.code}`
+        : "";
     this.line(`${color}■ ${c.status}${C.off}${secs}${tokens}${out}${why}`);
   }
 
   idle(id: string): void {
-    this.line(`${C.dim}idle — type a follow-up and press Enter, or: muster send ${id.slice(0, 8)} "…"${C.off}`);
+    this.line(
+      `${C.dim}idle — type a follow-up and press Enter, or: muster send ${id.slice(0, 8)} "…"${C.off}`,
+    );
   }
 
   exited(reason: string): void {

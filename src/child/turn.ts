@@ -16,6 +16,10 @@ import type { PaneRenderer } from "./render.js";
 // A runner line bigger than this is not protocol; it is dropped and noted.
 const MAX_RUNNER_LINE = 16 * 1024 * 1024;
 const STDERR_KEEP = 2048;
+// Free text inside one event record stays far below the 1 MiB record limit.
+const MAX_EVENT_TEXT = 8 * 1024;
+export const boundText = (s: string, max = MAX_EVENT_TEXT): string =>
+  s.length > max ? `${s.slice(0, max - 1)}…` : s;
 
 /** Why a turn is being stopped from outside. */
 export type StopReason = "cancelled" | "interrupted" | "lost";
@@ -26,6 +30,11 @@ export class TurnControl {
   /** An explicit result from `muster done|error` inside the pane; wins over the runner's own. */
   explicit: { status: "completed" | "errored"; text: string } | undefined;
   private stopper: ((r: StopReason) => void) | undefined;
+
+  constructor(readonly turnId: string) {}
+
+  /** Called once the agent has exited, before the outcome is decided (late `muster done` requests land here). */
+  beforeDecide: (() => void) | undefined;
 
   stop(reason: StopReason): void {
     if (this.reason) return;
@@ -62,7 +71,13 @@ interface Outcome {
 }
 
 /** Runs one turn end to end: records turn_started, runs the runner, snapshots the answer, records the completion. */
-export async function runTurn(deps: TurnDeps, item: InboxItem, itemFile: string, n: number, control: TurnControl): Promise<CompletionEvent> {
+export async function runTurn(
+  deps: TurnDeps,
+  item: InboxItem,
+  itemFile: string,
+  n: number,
+  control: TurnControl,
+): Promise<CompletionEvent> {
   const { files, log, render, meta } = deps;
   const started = Date.now();
   const pFile = promptFile(files.dir, item.turnId);
@@ -82,7 +97,11 @@ export async function runTurn(deps: TurnDeps, item: InboxItem, itemFile: string,
   fs.rmSync(itemFile, { force: true });
   render.turnStarted(n, item.prompt, item.source);
 
-  const state = { answer: "", result: undefined as Extract<AgentMessage, { type: "result" }> | undefined, usage: undefined as Usage | undefined };
+  const state = {
+    answer: "",
+    result: undefined as Extract<AgentMessage, { type: "result" }> | undefined,
+    usage: undefined as Usage | undefined,
+  };
   let outcome: Outcome;
   try {
     const plan = deps.runner.plan({
@@ -91,7 +110,7 @@ export async function runTurn(deps: TurnDeps, item: InboxItem, itemFile: string,
       promptFile: pFile,
       cwd: meta.cwd,
       env: deps.env,
-      ...(item.model ?? meta.profile.model ? { model: item.model ?? meta.profile.model } : {}),
+      ...((item.model ?? meta.profile.model) ? { model: item.model ?? meta.profile.model } : {}),
       ...(meta.profile.systemPrompt ? { systemPrompt: meta.profile.systemPrompt } : {}),
       ...(meta.profile.command ? { command: meta.profile.command } : {}),
       ...(meta.profile.protocol ? { protocol: meta.profile.protocol } : {}),
@@ -101,7 +120,7 @@ export async function runTurn(deps: TurnDeps, item: InboxItem, itemFile: string,
     outcome = { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
   }
 
-  const answer = control.explicit?.text ?? state.result?.text ?? state.answer;
+  const answer = control.explicit?.text || (state.result?.text ?? state.answer);
   writeFileAtomic(files.output, answer);
   const eventId = uuidv7();
   const snap = snapshotOutput(files.dir, eventId, files.output);
@@ -110,7 +129,7 @@ export async function runTurn(deps: TurnDeps, item: InboxItem, itemFile: string,
     eventId,
     turnId: item.turnId,
     status: outcome.status,
-    ...(outcome.reason ? { reason: outcome.reason } : {}),
+    ...(outcome.reason ? { reason: boundText(outcome.reason) } : {}),
     exitCode: outcome.exitCode,
     signal: outcome.signal,
     durationMs: Date.now() - started,
@@ -127,13 +146,22 @@ function runPlan(
   turnId: string,
   plan: TurnPlan,
   control: TurnControl,
-  state: { answer: string; result: Extract<AgentMessage, { type: "result" }> | undefined; usage: Usage | undefined },
+  state: {
+    answer: string;
+    result: Extract<AgentMessage, { type: "result" }> | undefined;
+    usage: Usage | undefined;
+  },
 ): Promise<Outcome> {
   const { log, render } = deps;
   return new Promise<Outcome>((resolve) => {
     const [cmd, ...args] = plan.argv;
     // detached: the runner leads its own process group, so cancel reaches everything it started.
-    const child = spawn(cmd!, args, { cwd: plan.cwd, env: plan.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(cmd!, args, {
+      cwd: plan.cwd,
+      env: plan.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     let spawnError: Error | undefined;
     let stderrTail = "";
     const pid = child.pid;
@@ -146,7 +174,13 @@ function runPlan(
           render.text(m.text);
           break;
         case "tool":
-          log.append({ type: "tool_activity", turnId, phase: m.phase, name: m.name, summary: m.summary });
+          log.append({
+            type: "tool_activity",
+            turnId,
+            phase: m.phase,
+            name: boundText(m.name, 200),
+            summary: boundText(m.summary),
+          });
           render.tool(m.phase, m.name, m.summary);
           break;
         case "usage":
@@ -154,7 +188,7 @@ function runPlan(
           log.append({ type: "usage", turnId, usage: m.usage });
           break;
         case "progress":
-          log.append({ type: "progress", turnId, text: m.text });
+          log.append({ type: "progress", turnId, text: boundText(m.text) });
           render.info(m.text);
           break;
         case "result":
@@ -168,7 +202,9 @@ function runPlan(
           break;
       }
     };
-    const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) => render.info(`(dropped a ${bytes}-byte output line)`));
+    const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) =>
+      render.info(`(dropped a ${bytes}-byte output line)`),
+    );
     child.stdout.on("data", (chunk: Buffer) => {
       for (const line of out.push(chunk)) onMessage(parseStdoutLine(plan.protocol, line.toString("utf8")));
     });
@@ -187,10 +223,13 @@ function runPlan(
       const rest = out.flush();
       if (rest) {
         const m = parseStdoutLine(plan.protocol, rest.toString("utf8"));
-        onMessage(m.type === "text" && plan.protocol === "text" ? { type: "text", text: m.text.slice(0, -1) } : m);
+        onMessage(
+          m.type === "text" && plan.protocol === "text" ? { type: "text", text: m.text.slice(0, -1) } : m,
+        );
       }
       // The turn is over: nothing it started may outlive it.
       if (pid !== undefined) signalGroup(pid, "SIGKILL");
+      control.beforeDecide?.();
       const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
       resolve(decide(control, spawnError, result, code, signal, stderrTail, cmd!));
     });
@@ -209,15 +248,26 @@ function decide(
   const base = { exitCode: code, signal };
   if (control.reason) return { ...base, ...STOP_STATUS[control.reason] };
   if (spawnError) {
+    // Node reports a negated errno as the "exit code" of a process that never started.
     const missing = (spawnError as NodeJS.ErrnoException).code === "ENOENT";
-    return { ...base, status: "errored", reason: missing ? `command not found: ${cmd}` : spawnError.message };
+    return {
+      exitCode: null,
+      signal: null,
+      status: "errored",
+      reason: missing ? `command not found: ${cmd}` : spawnError.message,
+    };
   }
   if (result) {
     const firstLine = result.text?.split("\n").find((l) => l.trim()) ?? "agent reported an error";
-    return result.status === "completed" ? { ...base, status: "completed" } : { ...base, status: "errored", reason: firstLine };
+    return result.status === "completed"
+      ? { ...base, status: "completed" }
+      : { ...base, status: "errored", reason: firstLine };
   }
   if (code === 0) return { ...base, status: "completed" };
-  const lastErr = stderrTail.split("\n").filter((l) => l.trim()).pop();
+  const lastErr = stderrTail
+    .split("\n")
+    .filter((l) => l.trim())
+    .pop();
   const why = signal ? `killed by ${signal}` : `exit code ${code}`;
   return { ...base, status: "errored", reason: lastErr ? `${why}: ${lastErr.trim()}` : why };
 }

@@ -12,7 +12,8 @@ export const CHILD_HELP = `Inside a child's pane (for agents):
   muster error <text>           end the turn as errored with this message`;
 
 const USAGE: Record<string, string> = {
-  progress: "usage: muster progress <text>\nReport progress of the current turn (recorded as a progress event).",
+  progress:
+    "usage: muster progress <text>\nReport progress of the current turn (recorded as a progress event).",
   done: "usage: muster done [text] [--file <path>]\nSet this turn's result explicitly; it completes when the agent process exits.",
   error: "usage: muster error <text>\nMark this turn errored with the given message.",
 };
@@ -26,7 +27,9 @@ export function runChildCommand(argv: string[]): number {
   }
   const dir = process.env.MUSTER_ARTIFACT_DIR;
   if (!dir) {
-    process.stderr.write(`muster: \`muster ${kind}\` works only inside a child's pane (MUSTER_ARTIFACT_DIR is not set)\n`);
+    process.stderr.write(
+      `muster: \`muster ${kind}\` works only inside a child's pane (MUSTER_ARTIFACT_DIR is not set)\n`,
+    );
     return 2;
   }
   let text = rest.join(" ");

@@ -16,12 +16,15 @@ export function muster(opts: CommonOptions): Muster {
 
 /** Adds --json and --primary to a command. */
 export function common(cmd: Command): Command {
-  return cmd.option("--json", "print one JSON document on stdout, nothing else").option("--primary <id>", "act for this primary (default: MUSTER_PRIMARY, else this directory's)");
+  return cmd
+    .option("--json", "print one JSON document on stdout, nothing else")
+    .option("--primary <id>", "act for this primary (default: MUSTER_PRIMARY, else this directory's)");
 }
 
 /** The prompt from the argument, --file <path>, or --file - (stdin), exactly as given. */
 export function readPrompt(arg: string | undefined, file: string | undefined): string {
-  if (file !== undefined && arg !== undefined) throw new MusterError("usage", "give the prompt either as an argument or with --file, not both");
+  if (file !== undefined && arg !== undefined)
+    throw new MusterError("usage", "give the prompt either as an argument or with --file, not both");
   if (file === undefined) {
     if (arg === undefined) throw new MusterError("usage", "missing prompt");
     return arg;

@@ -11,7 +11,8 @@ export function parseDuration(s: string): number {
 
 export function parsePositiveInt(s: string, what: string, max: number): number {
   const n = Number(s);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new MusterError("usage", `${what} must be a whole number from 1 to ${max}, not "${s}"`);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new MusterError("usage", `${what} must be a whole number from 1 to ${max}, not "${s}"`);
   return n;
 }
 
@@ -24,13 +25,20 @@ export function humanDuration(ms: number): string {
   return `${Math.floor(s / 86400)}d`;
 }
 
-export const since = (iso: string | undefined, now = Date.now()): string => (iso ? humanDuration(now - Date.parse(iso)) : "-");
+export const since = (iso: string | undefined, now = Date.now()): string =>
+  iso ? humanDuration(now - Date.parse(iso)) : "-";
 
 /** Left-aligned columns; the last column is not padded. */
 export function table(rows: string[][]): string {
   const widths: number[] = [];
-  for (const r of rows) r.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")).join("\n");
+  for (const r of rows) {
+    r.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
+    });
+  }
+  return rows
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "))
+    .join("\n");
 }
 
 export const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { CHILD_HELP } from "./child-commands.js";
 import { registerAct } from "./commands/act.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -6,7 +7,6 @@ import { registerInspect } from "./commands/inspect.js";
 import { registerPane } from "./commands/pane.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerWait } from "./commands/wait.js";
-import { CHILD_HELP } from "./child-commands.js";
 import { EXIT, EXIT_TABLE, ExitWith, reportError } from "./output.js";
 
 function buildProgram(): Command {
@@ -14,7 +14,10 @@ function buildProgram(): Command {
     .description("Run coding-agent subagents as real processes in tmux panes, with durable artifacts.")
     .version("0.1.0")
     .showHelpAfterError("(muster <command> --help for usage)")
-    .addHelpText("after", `\n${CHILD_HELP}\n\n${EXIT_TABLE}\n\nState: $MUSTER_HOME (default \${XDG_STATE_HOME:-~/.local/state}/muster). Private tmux server: MUSTER_TMUX_SOCKET=<name>.`);
+    .addHelpText(
+      "after",
+      `\n${CHILD_HELP}\n\n${EXIT_TABLE}\n\nState: $MUSTER_HOME (default \${XDG_STATE_HOME:-~/.local/state}/muster). Private tmux server: MUSTER_TMUX_SOCKET=<name>.`,
+    );
   registerSpawn(program);
   registerInspect(program);
   registerWait(program);

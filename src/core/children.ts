@@ -7,7 +7,7 @@ import { assertIdOrPrefix } from "../util/ids.js";
 import { MusterError } from "./errors.js";
 import type { PrimaryPaths } from "./paths.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
-import { applyEvents, type ChildState, childStatus, emptyState, type ChildStatus } from "./state.js";
+import { applyEvents, type ChildState, type ChildStatus, childStatus, emptyState } from "./state.js";
 
 /** Everything known about one child right now. */
 export interface LoadedChild {
@@ -21,12 +21,20 @@ export interface LoadedChild {
 }
 
 /** Reads a child's inbox (first) and events (second): a turn taken in between shows up in the events. */
-export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, onMalformed?: (reason: string) => void): LoadedChild {
+export function loadChild(
+  paths: PrimaryPaths,
+  entry: RegistryEntry,
+  onMalformed?: (reason: string) => void,
+): LoadedChild {
   const files = childFiles(paths.artifactDir(entry.id));
   const pending = listInbox(files.inbox).map((f) => f.slice(f.lastIndexOf("/") + 1, -".json".length));
-  const events = readAllRecords<MusterEvent>(files.events, (m) => onMalformed?.(`${files.events}@${m.offset}: ${m.reason}`));
+  const events = readAllRecords<MusterEvent>(files.events, (m) =>
+    onMalformed?.(`${files.events}@${m.offset}: ${m.reason}`),
+  );
   const state = applyEvents(emptyState(), events);
-  const stillPending = pending.filter((t) => !state.turns.some((x) => x.turnId === t) && !state.completions.has(t));
+  const stillPending = pending.filter(
+    (t) => !state.turns.some((x) => x.turnId === t) && !state.completions.has(t),
+  );
   return {
     entry,
     files,
@@ -45,9 +53,15 @@ export function resolveChildId(doc: RegistryDoc, idOrPrefix: string): RegistryEn
   const matches = Object.values(doc.children).filter((c) => c.id.startsWith(want));
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) {
-    throw new MusterError("usage", `child id prefix "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`);
+    throw new MusterError(
+      "usage",
+      `child id prefix "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`,
+    );
   }
-  throw new MusterError("not_found", `unknown child id "${idOrPrefix}" (muster ls lists this workspace's children)`);
+  throw new MusterError(
+    "not_found",
+    `unknown child id "${idOrPrefix}" (muster ls lists this workspace's children)`,
+  );
 }
 
 /** The turn a waiter should wait for: the newest requested (inbox) turn, else the newest started one. */

@@ -30,9 +30,17 @@ const START_GRACE_MS = 15_000;
 export type Verdict = { dead: false } | { dead: true; reason: string };
 
 /** Decides whether a child's host is gone: pid first (definitive), the pane before the host has started. */
-export async function probeChild(backend: Backend, dir: string, pane: PaneRef | null, createdAt: string, hostPid: number | undefined): Promise<Verdict> {
+export async function probeChild(
+  backend: Backend,
+  dir: string,
+  pane: PaneRef | null,
+  createdAt: string,
+  hostPid: number | undefined,
+): Promise<Verdict> {
   if (hostPid !== undefined) {
-    return hostAlive(hostPid, dir) ? { dead: false } : { dead: true, reason: `child host (pid ${hostPid}) is gone` };
+    return hostAlive(hostPid, dir)
+      ? { dead: false }
+      : { dead: true, reason: `child host (pid ${hostPid}) is gone` };
   }
   if (pane) {
     const live = await backend.alive(pane);
@@ -44,7 +52,9 @@ export async function probeChild(backend: Backend, dir: string, pane: PaneRef | 
     if (live === "alive") return { dead: false };
   }
   const age = Date.now() - Date.parse(createdAt);
-  return age > START_GRACE_MS ? { dead: true, reason: `no child host started within ${START_GRACE_MS / 1000}s` } : { dead: false };
+  return age > START_GRACE_MS
+    ? { dead: true, reason: `no child host started within ${START_GRACE_MS / 1000}s` }
+    : { dead: false };
 }
 
 /**
@@ -52,7 +62,11 @@ export async function probeChild(backend: Backend, dir: string, pane: PaneRef | 
  * the open turn and every turn still queued in the inbox get a completion, the runner's group is killed,
  * and child_exited closes the log. Idempotent: a child already exited is left alone.
  */
-export async function settleFromParent(dir: string, status: Extract<CompletionStatus, "lost" | "cancelled">, reason: string): Promise<boolean> {
+export async function settleFromParent(
+  dir: string,
+  status: Extract<CompletionStatus, "lost" | "cancelled">,
+  reason: string,
+): Promise<boolean> {
   const files = childFiles(dir);
   return withFileLock(files.events, () => {
     const state = applyEvents(emptyState(), readAllRecords(files.events));
@@ -62,16 +76,38 @@ export async function settleFromParent(dir: string, status: Extract<CompletionSt
       const open = openTurn(state);
       if (open) {
         if (open.runnerPid !== undefined) signalGroup(open.runnerPid, "SIGKILL");
-        log.append({ type: "completion", turnId: open.turnId, status, reason, exitCode: null, signal: null, by: "parent" });
+        log.append({
+          type: "completion",
+          turnId: open.turnId,
+          status,
+          reason,
+          exitCode: null,
+          signal: null,
+          by: "parent",
+        });
       }
       for (const file of listInbox(files.inbox)) {
         const item = readInboxItem(file);
-        if (item && !state.completions.has(item.turnId)) {
-          log.append({ type: "completion", turnId: item.turnId, status, reason: `${reason}; the turn never started`, exitCode: null, signal: null, by: "parent" });
+        const started = state.turns.some((t) => t.turnId === item?.turnId);
+        if (item && !started && !state.completions.has(item.turnId)) {
+          log.append({
+            type: "completion",
+            turnId: item.turnId,
+            status,
+            reason: `${reason}; the turn never started`,
+            exitCode: null,
+            signal: null,
+            by: "parent",
+          });
         }
         fs.rmSync(file, { force: true });
       }
-      log.append({ type: "child_exited", reason: status === "lost" ? "lost" : "cancelled", detail: reason, by: "parent" });
+      log.append({
+        type: "child_exited",
+        reason: status === "lost" ? "lost" : "cancelled",
+        detail: reason,
+        by: "parent",
+      });
     } finally {
       log.close();
     }

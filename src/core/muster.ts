@@ -19,6 +19,7 @@ import { Registry, type RegistryEntry } from "./registry.js";
 import { type TurnResult, toResult } from "./results.js";
 import { lastCompletion, openTurn } from "./state.js";
 import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
+import { PrimaryWatcher, type WatchOptions } from "./watcher.js";
 
 export interface MusterOptions {
   /** State root; default $MUSTER_HOME or ${XDG_STATE_HOME:-~/.local/state}/muster. */
@@ -80,13 +81,21 @@ export class Muster {
     checkPrompt(opts.prompt);
     const profile = loadProfile(opts.agent, this.cwd, this.env);
     const runner = getRunner(profile.runner);
-    if (!runner) throw new MusterError("usage", `agent "${profile.name}" uses unknown runner "${profile.runner}" (${profile.source})`);
+    if (!runner)
+      throw new MusterError(
+        "usage",
+        `agent "${profile.name}" uses unknown runner "${profile.runner}" (${profile.source})`,
+      );
     const command = opts.command && opts.command.length > 0 ? opts.command : profile.command;
     if (runner.name === "command" && !command) {
-      throw new MusterError("usage", `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- ./script.sh {prompt}`);
+      throw new MusterError(
+        "usage",
+        `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- ./script.sh {prompt}`,
+      );
     }
     const cwd = path.resolve(this.cwd, opts.cwd ?? ".");
-    if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new MusterError("usage", `working directory ${cwd} does not exist`);
+    if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
+      throw new MusterError("usage", `working directory ${cwd} does not exist`);
     await this.backend.version();
 
     const id = uuidv7();
@@ -95,7 +104,9 @@ export class Muster {
     const files = childFiles(dir);
     const parent = this.env.MUSTER_CHILD_ID ?? null;
     const depth = Number(this.env.MUSTER_DEPTH ?? "-1") + 1;
-    const childEnv = Object.fromEntries(Object.entries(this.env).filter((e): e is [string, string] => typeof e[1] === "string"));
+    const childEnv = Object.fromEntries(
+      Object.entries(this.env).filter((e): e is [string, string] => typeof e[1] === "string"),
+    );
     const meta: ChildMeta = {
       v: 1,
       id,
@@ -109,7 +120,7 @@ export class Muster {
       profile: {
         name: profile.name,
         source: profile.source,
-        ...(opts.model ?? profile.model ? { model: opts.model ?? profile.model } : {}),
+        ...((opts.model ?? profile.model) ? { model: opts.model ?? profile.model } : {}),
         ...(profile.reasoning ? { reasoning: profile.reasoning } : {}),
         ...(command ? { command } : {}),
         ...(profile.protocol ? { protocol: profile.protocol } : {}),
@@ -117,13 +128,28 @@ export class Muster {
       },
       envNames: Object.keys(childEnv).sort(),
     };
-    const entry: RegistryEntry = { id, agent: profile.name, runner: runner.name, parent, createdAt: meta.createdAt, cwd, pane: null };
+    const entry: RegistryEntry = {
+      id,
+      agent: profile.name,
+      runner: runner.name,
+      parent,
+      createdAt: meta.createdAt,
+      cwd,
+      pane: null,
+    };
     try {
       for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control]) ensureDir(d);
       writeJsonAtomic(files.meta, meta);
       writeFileAtomic(files.events, "");
       writeJsonAtomic(files.envFile, { env: childEnv });
-      writeInboxItem(files.inbox, { v: 1, turnId, prompt: opts.prompt, source: "inbox", ...(opts.model ? { model: opts.model } : {}), createdAt: meta.createdAt });
+      writeInboxItem(files.inbox, {
+        v: 1,
+        turnId,
+        prompt: opts.prompt,
+        source: "inbox",
+        ...(opts.model ? { model: opts.model } : {}),
+        createdAt: meta.createdAt,
+      });
       await this.registry.update((doc) => {
         doc.children[id] = entry;
       });
@@ -139,23 +165,39 @@ export class Muster {
       });
       return { id, turnId, agent: profile.name, artifactDir: dir, paneId: pane.paneId };
     } catch (e) {
-      await this.registry.update((doc) => {
-        delete doc.children[id];
-      }).catch(() => {});
+      await this.registry
+        .update((doc) => {
+          delete doc.children[id];
+        })
+        .catch(() => {});
       fs.rmSync(dir, { recursive: true, force: true });
       throw e;
     }
   }
 
   /** Queues the child's next turn (it starts when the current one ends). */
-  async send(idOrPrefix: string, prompt: string, opts: { model?: string } = {}): Promise<{ id: string; turnId: string; queued: boolean }> {
+  async send(
+    idOrPrefix: string,
+    prompt: string,
+    opts: { model?: string } = {},
+  ): Promise<{ id: string; turnId: string; queued: boolean }> {
     checkPrompt(prompt);
     const c = this.child(idOrPrefix);
     if (c.status === "closed" || c.status === "lost") {
-      throw new MusterError("not_running", `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}; it cannot take a follow-up`);
+      throw new MusterError(
+        "not_running",
+        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}; it cannot take a follow-up`,
+      );
     }
     const turnId = uuidv7();
-    writeInboxItem(c.files.inbox, { v: 1, turnId, prompt, source: "inbox", ...(opts.model ? { model: opts.model } : {}), createdAt: new Date().toISOString() });
+    writeInboxItem(c.files.inbox, {
+      v: 1,
+      turnId,
+      prompt,
+      source: "inbox",
+      ...(opts.model ? { model: opts.model } : {}),
+      createdAt: new Date().toISOString(),
+    });
     return { id: c.entry.id, turnId, queued: c.status === "running" || c.status === "starting" };
   }
 
@@ -171,13 +213,19 @@ export class Muster {
     const completion = turnId ? c.state.completions.get(turnId) : lastCompletion(c.state);
     if (!completion) {
       if (turnId) throw new MusterError("not_found", `child ${c.entry.id} has no settled turn ${turnId}`);
-      throw new MusterError("not_running", `child ${c.entry.id} has no settled turn yet (status ${c.status}); muster wait ${c.entry.id.slice(0, 8)}`);
+      throw new MusterError(
+        "not_running",
+        `child ${c.entry.id} has no settled turn yet (status ${c.status}); muster wait ${c.entry.id.slice(0, 8)}`,
+      );
     }
     return toResult(c, completion, true);
   }
 
   /** Cancels the running turn and closes the child; the pane stays readable. */
-  async cancel(idOrPrefix: string, opts: { graceMs?: number } = {}): Promise<{ id: string; status: string; by: "child" | "parent" | "none" }> {
+  async cancel(
+    idOrPrefix: string,
+    opts: { graceMs?: number } = {},
+  ): Promise<{ id: string; status: string; by: "child" | "parent" | "none" }> {
     const c = this.child(idOrPrefix);
     if (c.status === "closed" || c.status === "lost") return { id: c.entry.id, status: c.status, by: "none" };
     const pid = c.state.hostPid;
@@ -230,6 +278,37 @@ export class Muster {
     return { id: c.entry.id, text: await this.backend.capture(c.entry.pane, { lines }) };
   }
 
+  /** Starts the long-lived watcher of this primary (events of every child, lost detection). */
+  async watch(opts: WatchOptions): Promise<PrimaryWatcher> {
+    const w = new PrimaryWatcher(this, opts);
+    await w.start();
+    return w;
+  }
+
+  /** Every event of every child of this primary as an async iterator (existing events first); break to stop. */
+  async *events(opts: { livenessMs?: number } = {}): AsyncGenerator<{ id: string; event: MusterEvent }> {
+    const queue: { id: string; event: MusterEvent }[] = [];
+    let wake: (() => void) | undefined;
+    const w = await this.watch({
+      onEvent: (id, event) => {
+        queue.push({ id, event });
+        wake?.();
+      },
+      ...(opts.livenessMs ? { livenessMs: opts.livenessMs } : {}),
+    });
+    try {
+      for (;;) {
+        while (queue.length > 0) yield queue.shift()!;
+        await new Promise<void>((r) => {
+          wake = r;
+        });
+        wake = undefined;
+      }
+    } finally {
+      await w.close();
+    }
+  }
+
   child(idOrPrefix: string): LoadedChild {
     return this.reload(resolveChildId(this.registry.read(), idOrPrefix));
   }
@@ -248,7 +327,10 @@ function checkPrompt(prompt: string): void {
   if (prompt.trim() === "") throw new MusterError("usage", "the prompt is empty");
   const bytes = Buffer.byteLength(prompt);
   if (bytes > MAX_PROMPT_BYTES) {
-    throw new MusterError("usage", `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it in the prompt)`);
+    throw new MusterError(
+      "usage",
+      `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it in the prompt)`,
+    );
   }
 }
 

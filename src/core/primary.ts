@@ -11,7 +11,12 @@ export interface PrimarySource {
 }
 
 /** Resolves the primary: --primary / MUSTER_PRIMARY (set inside every child pane) → the workspace default for cwd. */
-export function resolvePrimary(root: string, cwd: string, explicit?: string, env: NodeJS.ProcessEnv = process.env): PrimarySource {
+export function resolvePrimary(
+  root: string,
+  cwd: string,
+  explicit?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): PrimarySource {
   const given = explicit ?? env.MUSTER_PRIMARY;
   if (given) return { id: assertFullId(given, "primary id"), from: "explicit" };
   return { id: workspacePrimary(root, cwd), from: "workspace" };

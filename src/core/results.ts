@@ -1,4 +1,10 @@
-import type { CompletionEvent, CompletionStatus, OutputError, OutputRef, Usage } from "../artifacts/events.js";
+import type {
+  CompletionEvent,
+  CompletionStatus,
+  OutputError,
+  OutputRef,
+  Usage,
+} from "../artifacts/events.js";
 import { readSnapshot } from "../artifacts/snapshot.js";
 import type { LoadedChild } from "./children.js";
 import { MusterError } from "./errors.js";
@@ -37,7 +43,10 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
   if (withText && completion.output) {
     const snap = readSnapshot(c.files.dir, completion.output);
     if (!snap.intact) {
-      throw new MusterError("integrity", `snapshot ${completion.output.path} of child ${c.entry.id} does not match its recorded sha256`);
+      throw new MusterError(
+        "integrity",
+        `snapshot ${completion.output.path} of child ${c.entry.id} does not match its recorded sha256`,
+      );
     }
     r.text = snap.text;
   }

@@ -57,7 +57,13 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
         state.startedAt = e.ts;
         break;
       case "turn_started":
-        state.turns.push({ turnId: e.turnId, n: state.turns.length + 1, source: e.source, startedAt: e.ts, promptBytes: e.promptBytes });
+        state.turns.push({
+          turnId: e.turnId,
+          n: state.turns.length + 1,
+          source: e.source,
+          startedAt: e.ts,
+          promptBytes: e.promptBytes,
+        });
         break;
       case "runner_started": {
         const t = state.turns.find((x) => x.turnId === e.turnId);
@@ -68,7 +74,9 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
         state.usage = {
           input: (state.usage?.input ?? 0) + e.usage.input,
           output: (state.usage?.output ?? 0) + e.usage.output,
-          ...(e.usage.cost !== undefined || state.usage?.cost !== undefined ? { cost: (state.usage?.cost ?? 0) + (e.usage.cost ?? 0) } : {}),
+          ...(e.usage.cost !== undefined || state.usage?.cost !== undefined
+            ? { cost: (state.usage?.cost ?? 0) + (e.usage.cost ?? 0) }
+            : {}),
         };
         break;
       case "completion": {

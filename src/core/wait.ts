@@ -31,7 +31,11 @@ export interface WaitOutcome {
  * Waits for each child's current turn (the newest requested one). Events arrive by fs.watch hint +
  * read-to-EOF (a safety poll covers lost notifications); a liveness probe turns a dead host into `lost`.
  */
-export function waitForTurns(muster: Muster, children: LoadedChild[], opts: WaitOptions = {}): Promise<WaitOutcome> {
+export function waitForTurns(
+  muster: Muster,
+  children: LoadedChild[],
+  opts: WaitOptions = {},
+): Promise<WaitOutcome> {
   const mode = opts.mode ?? "all";
   const results: TurnResult[] = [];
   const open = new Map<string, { c: LoadedChild; turnId: string | undefined; tail?: EventTail }>();
@@ -46,7 +50,12 @@ export function waitForTurns(muster: Muster, children: LoadedChild[], opts: Wait
       for (const t of timers) clearTimeout(t);
       for (const o of open.values()) o.tail?.close();
       opts.signal?.removeEventListener("abort", onAbort);
-      resolve({ results, pending: [...open.keys()], timedOut: !!flags.timedOut, interrupted: !!flags.interrupted });
+      resolve({
+        results,
+        pending: [...open.keys()],
+        timedOut: !!flags.timedOut,
+        interrupted: !!flags.interrupted,
+      });
     };
     const onAbort = (): void => finish({ interrupted: true });
 
@@ -60,7 +69,14 @@ export function waitForTurns(muster: Muster, children: LoadedChild[], opts: Wait
       } else if (c.state.exited) {
         // Exited without settling this turn (e.g. closed while idle with nothing queued).
         const reason = c.state.exited.detail ?? `child exited (${c.state.exited.reason})`;
-        settle(id, { id, agent: c.entry.agent, turnId: turnId ?? "", status: c.state.exited.reason === "lost" ? "lost" : "cancelled", reason, artifactDir: c.files.dir });
+        settle(id, {
+          id,
+          agent: c.entry.agent,
+          turnId: turnId ?? "",
+          status: c.state.exited.reason === "lost" ? "lost" : "cancelled",
+          reason,
+          artifactDir: c.files.dir,
+        });
       }
     };
     const settle = (id: string, r: TurnResult): void => {
@@ -72,11 +88,15 @@ export function waitForTurns(muster: Muster, children: LoadedChild[], opts: Wait
 
     for (const [id, o] of open) {
       o.c = { ...o.c, state: emptyState() };
-      o.tail = new EventTail(o.c.files.events, (events) => {
-        applyEvents(o.c.state, events);
-        if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
-        check(id);
-      }, { pollMs: 250 });
+      o.tail = new EventTail(
+        o.c.files.events,
+        (events) => {
+          applyEvents(o.c.state, events);
+          if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
+          check(id);
+        },
+        { pollMs: 250 },
+      );
       o.tail.pump();
       if (done) return;
     }
@@ -85,7 +105,13 @@ export function waitForTurns(muster: Muster, children: LoadedChild[], opts: Wait
     const probe = async (): Promise<void> => {
       for (const [, o] of [...open]) {
         if (done) return;
-        const v = await probeChild(muster.backend, o.c.files.dir, o.c.entry.pane, o.c.entry.createdAt, o.c.state.hostPid).catch(() => ({ dead: false as const }));
+        const v = await probeChild(
+          muster.backend,
+          o.c.files.dir,
+          o.c.entry.pane,
+          o.c.entry.createdAt,
+          o.c.state.hostPid,
+        ).catch(() => ({ dead: false as const }));
         if (v.dead) {
           await settleFromParent(o.c.files.dir, "lost", v.reason).catch(() => false);
           o.tail?.pump();
@@ -94,7 +120,8 @@ export function waitForTurns(muster: Muster, children: LoadedChild[], opts: Wait
       if (!done) timers.push(setTimeout(() => void probe(), opts.livenessMs ?? 1000));
     };
     timers.push(setTimeout(() => void probe(), Math.min(opts.livenessMs ?? 1000, 500)));
-    if (opts.timeoutMs !== undefined) timers.push(setTimeout(() => finish({ timedOut: true }), opts.timeoutMs));
+    if (opts.timeoutMs !== undefined)
+      timers.push(setTimeout(() => finish({ timedOut: true }), opts.timeoutMs));
     opts.signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

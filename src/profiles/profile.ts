@@ -25,7 +25,10 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export function assertProfileName(name: string): string {
   if (!NAME.test(name)) {
-    throw new MusterError("usage", `invalid agent name ${JSON.stringify(name)}: use letters, digits, ".", "_" or "-"`);
+    throw new MusterError(
+      "usage",
+      `invalid agent name ${JSON.stringify(name)}: use letters, digits, ".", "_" or "-"`,
+    );
   }
   return name;
 }
@@ -33,7 +36,11 @@ export function assertProfileName(name: string): string {
 /** Profile folders, highest precedence first: project, user, bundled. */
 export function profileDirs(cwd: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const config = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
-  return [path.join(cwd, ".muster", "agents"), path.join(config, "muster", "agents"), path.join(PACKAGE_ROOT, "agents")];
+  return [
+    path.join(cwd, ".muster", "agents"),
+    path.join(config, "muster", "agents"),
+    path.join(PACKAGE_ROOT, "agents"),
+  ];
 }
 
 /** Parses one profile file; a bad field value is a warning naming the file and field, never a failure. */
@@ -42,7 +49,11 @@ export function parseProfile(file: string, text: string): Profile {
   try {
     parsed = matter(text);
   } catch (e) {
-    throw new MusterError("usage", `cannot read agent profile ${file}: bad frontmatter (${(e as Error).message.split("\n")[0]})`, { cause: e });
+    throw new MusterError(
+      "usage",
+      `cannot read agent profile ${file}: bad frontmatter (${(e as Error).message.split("\n")[0]})`,
+      { cause: e },
+    );
   }
   const { data, content } = parsed;
   const warnings: string[] = [];
@@ -67,7 +78,11 @@ export function parseProfile(file: string, text: string): Profile {
   const reasoning = str("reasoning");
   if (reasoning) profile.reasoning = reasoning;
   if (data.command !== undefined) {
-    if (Array.isArray(data.command) && data.command.length > 0 && data.command.every((w) => typeof w === "string")) {
+    if (
+      Array.isArray(data.command) &&
+      data.command.length > 0 &&
+      data.command.every((w) => typeof w === "string")
+    ) {
       profile.command = data.command as string[];
     } else warnings.push(`${file}: field "command" must be a non-empty list of strings; ignored`);
   }
@@ -90,7 +105,10 @@ export function loadProfile(name: string, cwd: string, env: NodeJS.ProcessEnv = 
     }
     return parseProfile(file, text);
   }
-  throw new MusterError("not_found", `unknown agent "${name}": no ${name}.md in ${profileDirs(cwd, env).join(", ")}`);
+  throw new MusterError(
+    "not_found",
+    `unknown agent "${name}": no ${name}.md in ${profileDirs(cwd, env).join(", ")}`,
+  );
 }
 
 /** All bundled profile names (for help and errors). */

@@ -14,7 +14,10 @@ export const commandRunner: Runner = {
   description: "any argv; {prompt} / {prompt_file} placeholders; stdout is the answer",
   plan(input: TurnInput): TurnPlan {
     if (!input.command || input.command.length === 0) {
-      throw new MusterError("usage", "the command runner needs an argv (profile `command:` or `muster spawn … -- <argv>`)");
+      throw new MusterError(
+        "usage",
+        "the command runner needs an argv (profile `command:` or `muster spawn … -- <argv>`)",
+      );
     }
     return {
       argv: expandCommand(input.command, input.prompt, input.promptFile),

@@ -24,7 +24,10 @@ export function parseAgentLine(line: string): AgentMessage {
       break;
     case "usage":
       if (isNum(o.input) && isNum(o.output)) {
-        return { type: "usage", usage: { input: o.input, output: o.output, ...(isNum(o.cost) ? { cost: o.cost } : {}) } };
+        return {
+          type: "usage",
+          usage: { input: o.input, output: o.output, ...(isNum(o.cost) ? { cost: o.cost } : {}) },
+        };
       }
       break;
     case "session":

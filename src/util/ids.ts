@@ -33,13 +33,17 @@ export const isFullId = (s: string): boolean => FULL_ID.test(s);
 export function assertIdOrPrefix(s: string, what = "child id"): string {
   const v = s.trim().toLowerCase();
   if (!ID_PREFIX.test(v)) {
-    throw new MusterError("invalid_id", `invalid ${what} ${JSON.stringify(s)}: expected a UUID or a prefix of at least 4 hex digits`);
+    throw new MusterError(
+      "invalid_id",
+      `invalid ${what} ${JSON.stringify(s)}: expected a UUID or a prefix of at least 4 hex digits`,
+    );
   }
   return v;
 }
 
 /** Validates a full id (primary, child, turn) read from disk or the environment. */
 export function assertFullId(s: string, what = "id"): string {
-  if (!FULL_ID.test(s)) throw new MusterError("invalid_id", `invalid ${what} ${JSON.stringify(s)}: expected a UUID`);
+  if (!FULL_ID.test(s))
+    throw new MusterError("invalid_id", `invalid ${what} ${JSON.stringify(s)}: expected a UUID`);
   return s;
 }

@@ -58,6 +58,8 @@ describe("bad input: one-line error, exit 2, nothing created", () => {
   it("with --json the error is one JSON document on stdout", async () => {
     const r = await sb.run(["status", "../x", "--json"]);
     expect(r.exitCode).toBe(2);
-    expect(JSON.parse(r.stdout)).toEqual({ error: { code: "invalid_id", message: expect.stringContaining("invalid child id") } });
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: { code: "invalid_id", message: expect.stringContaining("invalid child id") },
+    });
   });
 });

@@ -51,7 +51,17 @@ describe("a child's life through the real CLI and tmux", () => {
     expect(v.validateMeta(JSON.parse(fs.readFileSync(path.join(dir, "meta.json"), "utf8")))).toEqual([]);
     const lines = fs.readFileSync(path.join(dir, "events.ndjson"), "utf8").trim().split("\n");
     const types = lines.map((l) => JSON.parse(l).type);
-    expect(types).toEqual(["child_started", "turn_started", "runner_started", "tool_activity", "tool_activity", "tool_activity", "tool_activity", "usage", "completion"]);
+    expect(types).toEqual([
+      "child_started",
+      "turn_started",
+      "runner_started",
+      "tool_activity",
+      "tool_activity",
+      "tool_activity",
+      "tool_activity",
+      "usage",
+      "completion",
+    ]);
     for (const l of lines) expect(v.validateEvent(JSON.parse(l))).toEqual([]);
     expect(fs.existsSync(path.join(dir, "env.json"))).toBe(false);
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
@@ -80,9 +90,23 @@ describe("a child's life through the real CLI and tmux", () => {
     const s = await sb.json(["spawn", "--wait", "before typing"]);
     const id = s.data.spawned.id as string;
     const { execa } = await import("execa");
-    await execa("tmux", ["-L", sb.socket, "send-keys", "-t", s.data.spawned.paneId, "typed by a person", "Enter"]);
+    await execa("tmux", [
+      "-L",
+      sb.socket,
+      "send-keys",
+      "-t",
+      s.data.spawned.paneId,
+      "typed by a person",
+      "Enter",
+    ]);
     const { until } = await import("../helpers/cli.js");
-    await until(async () => (await sb.json(["status", id])).data.turnList.length === 2 && (await sb.json(["status", id])).data.status === "idle", 15_000, 100);
+    await until(
+      async () =>
+        (await sb.json(["status", id])).data.turnList.length === 2 &&
+        (await sb.json(["status", id])).data.status === "idle",
+      15_000,
+      100,
+    );
     const r = await sb.run(["result", id]);
     expect(shaIn(r.stdout)).toBe(sha("typed by a person"));
     const st = await sb.json(["status", id]);
@@ -109,7 +133,19 @@ describe("a child's life through the real CLI and tmux", () => {
   });
 
   it("the command runner runs any argv; stdout is the answer", async () => {
-    const r = await sb.run(["spawn", "--agent", "command", "--json", "--wait", "hello from argv", "--", process.execPath, "-e", "process.stdout.write('got:' + process.argv[1])", "{prompt}"]);
+    const r = await sb.run([
+      "spawn",
+      "--agent",
+      "command",
+      "--json",
+      "--wait",
+      "hello from argv",
+      "--",
+      process.execPath,
+      "-e",
+      "process.stdout.write('got:' + process.argv[1])",
+      "{prompt}",
+    ]);
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout).results[0].text).toBe("got:hello from argv");
     const missing = await sb.run(["spawn", "--agent", "command", "--wait", "x", "--", "/nonexistent/tool"]);
@@ -118,14 +154,29 @@ describe("a child's life through the real CLI and tmux", () => {
   });
 
   it("every command answers --json with one document and has help", async () => {
-    for (const cmd of ["spawn", "ls", "status", "wait", "result", "send", "cancel", "attach", "focus", "capture", "doctor", "demo"]) {
+    for (const cmd of [
+      "spawn",
+      "ls",
+      "status",
+      "wait",
+      "result",
+      "send",
+      "cancel",
+      "attach",
+      "focus",
+      "capture",
+      "doctor",
+      "demo",
+    ]) {
       const h = await sb.run([cmd, "--help"]);
       expect(h.exitCode, cmd).toBe(0);
       expect(h.stdout, cmd).toContain("--json");
     }
     const doctor = await sb.json(["doctor"]);
     expect(doctor.data.tmux.ok).toBe(true);
-    expect(doctor.data.runners.map((r: { name: string }) => r.name)).toEqual(expect.arrayContaining(["mock", "command"]));
+    expect(doctor.data.runners.map((r: { name: string }) => r.name)).toEqual(
+      expect.arrayContaining(["mock", "command"]),
+    );
     const top = await sb.run(["--help"]);
     expect(top.stdout).toContain("Exit codes");
     const child = (await sb.json(["ls"])).data.children[0].id as string;

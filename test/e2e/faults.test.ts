@@ -24,7 +24,10 @@ async function runningChild(prompt = "mock: hang") {
   const id = (await sb.run(["spawn", prompt])).stdout.trim();
   const st = await until(async () => {
     const s = (await sb.json(["status", id])).data;
-    return s.turnList.length === 1 && fs.readFileSync(path.join(s.artifactDir, "events.ndjson"), "utf8").includes("runner_started") ? s : undefined;
+    return s.turnList.length === 1 &&
+      fs.readFileSync(path.join(s.artifactDir, "events.ndjson"), "utf8").includes("runner_started")
+      ? s
+      : undefined;
   });
   const runnerPid = events(st.artifactDir).find((e) => e.type === "runner_started").pid as number;
   const hostPid = events(st.artifactDir).find((e) => e.type === "child_started").pid as number;
@@ -73,7 +76,9 @@ describe("faults never leave a child running", () => {
     expect(w.data.results[0].reason).toMatch(/child host \(pid \d+\) is gone/);
     const dir = w.data.results[0].artifactDir as string;
     const evs = events(dir);
-    expect(evs.filter((e) => e.type === "completion")).toEqual([expect.objectContaining({ status: "lost", by: "parent" })]);
+    expect(evs.filter((e) => e.type === "completion")).toEqual([
+      expect.objectContaining({ status: "lost", by: "parent" }),
+    ]);
     expect(evs.at(-1)).toMatchObject({ type: "child_exited", reason: "lost", by: "parent" });
     const runnerPid = evs.find((e) => e.type === "runner_started").pid as number;
     await until(() => !pidAlive(runnerPid), 3000);

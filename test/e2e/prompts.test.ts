@@ -8,13 +8,15 @@ const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).d
 const shaIn = (text: string) => /prompt-sha256: ([0-9a-f]{64})/.exec(text)?.[1];
 
 // Every C0 control but NUL, DEL, and characters that tempt a shell or a terminal.
-const binaryish = Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1)).join("") + "\x7f\u2028\u2029\ufeff\u00ff\u{1F600}";
+const binaryish =
+  Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1)).join("") +
+  "\x7f\u2028\u2029\ufeff\u00ff\u{1F600}";
 const NASTY: Record<string, string> = {
   "shell metacharacters": `'"$(rm -rf ~)";\`whoami\` && echo pwned | cat > /tmp/x; \${HOME} \\ \\n`,
   "escape sequences": "clear the screen \x1b[2J\x1b[H and set a title \x1b]0;owned\x07 then \x1bc reset",
   "binary-ish bytes": `binary ${binaryish} end`,
   "10,000 lines": Array.from({ length: 10_000 }, (_, i) => `line ${i}`).join("\n"),
-  "64 KiB": "x".repeat(64 * 1024 - 20) + "\nthe end of 64 KiB\n",
+  "64 KiB": `${"x".repeat(64 * 1024 - 20)}\nthe end of 64 KiB\n`,
 };
 
 let sb: Sandbox;

@@ -5,7 +5,7 @@ import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PaneRef } from "../../src/mux/backend.js";
 import { createTmuxBackend } from "../../src/mux/tmux/backend.js";
-import { killServerAndWait, privateSocket } from "../helpers/tmux.js";
+import { killServerAndWait, privateSocket, waitFor } from "../helpers/tmux.js";
 
 const socket = privateSocket("mt");
 const tmux = createTmuxBackend({ MUSTER_TMUX_SOCKET: socket });
@@ -17,22 +17,10 @@ const DUMP = `require("fs").writeFileSync(process.argv[2], JSON.stringify({
   argv: process.argv.slice(3), env: process.env.MUSTER_T, cwd: process.cwd() }));`;
 /** Raw-mode tty reader: no echo, no line discipline; writes the first argv[3] bytes to argv[2]. */
 const RAW = `const fs = require("fs"); const want = Number(process.argv[3]); const chunks = []; let n = 0;
-process.stdin.setRawMode(true); process.stdout.write("READY\\n");
+process.stdin.setRawMode(true); if (process.argv[4] === "bp") process.stdout.write("\\x1b[?2004h");
+process.stdout.write("READY\\n");
 process.stdin.on("data", (b) => { chunks.push(b); n += b.length;
   if (n >= want) { fs.writeFileSync(process.argv[2], Buffer.concat(chunks)); process.exit(0); } });`;
-
-async function until<T>(
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 3_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const tm = async (...args: string[]): Promise<string> =>
   String((await execa("tmux", ["-L", socket, ...args], { stdin: "ignore" })).stdout);
@@ -71,16 +59,40 @@ describe("TmuxBackend on a private server", () => {
     expect(ref).toMatchObject({ backend: "tmux", server: { flag: "-L", value: socket }, session: "muster" });
     expect(ref.paneId).toMatch(/^%\d+$/);
     expect(ref.windowId).toMatch(/^@\d+$/);
-    const got = JSON.parse(String(await until(fileOnce(out))));
+    const got = JSON.parse(String(await waitFor(fileOnce(out))));
     expect(got).toEqual({ argv: args, env: "v;#{x}", cwd });
     expect(await tm("display-message", "-p", "-t", ref.paneId, "#{window_name}")).toBe("child #1;");
     expect(await tm("display-message", "-p", "-t", "=muster:", "#{window_id}")).toBe(active);
     await tmux.kill(first);
   });
 
+  it("concurrent first spawns from two processes' worth of backends share one session", async () => {
+    const fresh = privateSocket("mt");
+    const env = { MUSTER_TMUX_SOCKET: fresh };
+    const [b1, b2] = [createTmuxBackend(env), createTmuxBackend(env)];
+    try {
+      const opts = { argv: ["sleep", "30"], cwd: dir, name: "c" };
+      const refs = await Promise.all([b1, b2, b1, b2].map((b) => b.spawn(opts)));
+      expect(new Set(refs.map((r) => r.paneId)).size).toBe(4);
+      const windows = ["-L", fresh, "list-windows", "-a", "-F", "#{session_name}:#{window_name}"];
+      const { stdout } = await execa("tmux", windows);
+      expect(stdout.split("\n").sort()).toEqual([...Array(4).fill("muster:c"), "muster:muster"]);
+    } finally {
+      await killServerAndWait(fresh);
+    }
+  });
+
+  it("a missing tmux binary is mux_unavailable, and liveness is unknown", async () => {
+    const broken = createTmuxBackend({ MUSTER_TMUX_SOCKET: socket, MUSTER_TMUX_BIN: join(dir, "no-tmux") });
+    await expect(broken.version()).rejects.toMatchObject({ code: "mux_unavailable" });
+    const ref = await spawn(["sleep", "30"]);
+    expect(await broken.alive(ref)).toBe("unknown");
+    expect(await broken.aliveMany([ref])).toEqual(new Map([[ref.paneId, "unknown"]]));
+  });
+
   it("a single argv word runs without a shell", async () => {
     const ref = await spawn([`touch ${join(dir, "pwned")}`]);
-    await until(async () => (await tmux.alive(ref)) === "dead");
+    await waitFor(async () => (await tmux.alive(ref)) === "dead");
     expect(existsSync(join(dir, "pwned"))).toBe(false);
   });
 
@@ -96,11 +108,11 @@ describe("TmuxBackend on a private server", () => {
     expect(await tmux.deadStatus(ref)).toBeNull();
     const quick = await Promise.all([0, 1, 2, 3].map((i) => spawn(["sh", "-c", `sleep 0.0${i}; exit 3`])));
     for (const r of [ref, ...quick]) {
-      await until(async () => (await tmux.alive(r)) === "dead");
+      await waitFor(async () => (await tmux.alive(r)) === "dead");
       expect(await tmux.deadStatus(r)).toEqual({ exitCode: 3, signal: null });
     }
     const killed = await spawn(["sh", "-c", "kill -9 $$"]);
-    await until(async () => (await tmux.alive(killed)) === "dead");
+    await waitFor(async () => (await tmux.alive(killed)) === "dead");
     expect(await tmux.deadStatus(killed)).toEqual({ exitCode: null, signal: 9 });
   });
 
@@ -114,13 +126,8 @@ describe("TmuxBackend on a private server", () => {
 
   it("a pane on a server that does not exist is dead, and nothing starts that server", async () => {
     const none = privateSocket("none");
-    const ref: PaneRef = {
-      backend: "tmux",
-      server: { flag: "-L", value: none },
-      session: "m",
-      paneId: "%1",
-      windowId: "@1",
-    };
+    const server = { flag: "-L", value: none } as const;
+    const ref: PaneRef = { backend: "tmux", server, session: "m", paneId: "%1", windowId: "@1" };
     expect(await tmux.alive(ref)).toBe("dead");
     expect(await tmux.aliveMany([ref])).toEqual(new Map([["%1", "dead"]]));
     await tmux.kill(ref);
@@ -128,32 +135,40 @@ describe("TmuxBackend on a private server", () => {
   });
 
   it("aliveMany: one list-panes for alive, exited and killed panes", async () => {
-    const [a, b, c] = await Promise.all([
-      spawn(["sleep", "30"]),
-      spawn(["true", "x"]),
-      spawn(["sleep", "30"]),
-    ]);
+    const [a, b, c] = await Promise.all(
+      [
+        ["sleep", "30"],
+        ["true", "x"],
+        ["sleep", "30"],
+      ].map((v) => spawn(v)),
+    );
     await tmux.kill(c!);
-    await until(async () => (await tmux.alive(b!)) === "dead");
+    await waitFor(async () => (await tmux.alive(b!)) === "dead");
     const m = await tmux.aliveMany([a!, b!, c!]);
     expect([m.get(a!.paneId), m.get(b!.paneId), m.get(c!.paneId)]).toEqual(["alive", "dead", "dead"]);
   });
 
   it("send: 64 KiB / 2,000 lines arrive byte-exact in a raw-mode tty; Enter is CR", async () => {
     const pieces = [`"dq"`, `'sq'`, "`bt`", "$(rm -rf ~)", "a\tb", "\x1b[2J", "é ü", "\x03\x04\r\x7f"];
-    const lines = Array.from(
-      { length: 2000 },
-      (_, i) => `${i} ${pieces[i % pieces.length]} ${"-".repeat(i % 37)}`,
-    );
+    const line = (i: number) => `${i} ${pieces[i % pieces.length]} ${"-".repeat(i % 37)}`;
+    const lines = Array.from({ length: 2000 }, (_, i) => line(i));
     lines[1999] += "=".repeat(65536 - Buffer.byteLength(lines.join("\n")));
     const text = Buffer.from(lines.join("\n"));
     expect(text.length).toBe(65536);
     const out = join(dir, "raw.bin");
     const ref = await spawn([node, join(dir, "raw.cjs"), out, String(text.length + 1)]);
-    await until(async () => (await tmux.capture(ref)).includes("READY"));
+    await waitFor(async () => (await tmux.capture(ref)).includes("READY"));
     await tmux.send(ref, text.toString(), { enter: true });
-    const got = await until(fileOnce(out));
+    const got = await waitFor(fileOnce(out));
     expect(got.equals(Buffer.concat([text, Buffer.from("\r")]))).toBe(true);
+  });
+
+  it("send: bracketed paste only when the app asked for it (\\e[?2004h)", async () => {
+    const out = join(dir, "bp.bin");
+    const ref = await spawn([node, join(dir, "raw.cjs"), out, "16", "bp"]);
+    await waitFor(async () => (await tmux.capture(ref)).includes("READY"));
+    await tmux.send(ref, "a\nb", { enter: true });
+    expect((await waitFor(fileOnce(out))).toString()).toBe("\x1b[200~a\nb\x1b[201~\r");
   });
 
   it("send into a cooked tty: pasted LF ends a line, Enter (CR) becomes LF", async () => {
@@ -161,13 +176,13 @@ describe("TmuxBackend on a private server", () => {
     const ref = await spawn(["sh", "-c", `head -n 3 > '${out}'`]);
     await tmux.send(ref, `one\t"q" $(x) \`y\`\ntwo`, { enter: true });
     await tmux.send(ref, "three", { enter: true });
-    await until(async () => (await tmux.alive(ref)) === "dead");
+    await waitFor(async () => (await tmux.alive(ref)) === "dead");
     expect(readFileSync(out, "utf8")).toBe(`one\t"q" $(x) \`y\`\ntwo\nthree\n`);
   });
 
   it("send to a dead pane fails cleanly and the server survives (tmux 3.3a crashes otherwise)", async () => {
     const ref = await spawn(["true", "x"]);
-    await until(async () => (await tmux.alive(ref)) === "dead");
+    await waitFor(async () => (await tmux.alive(ref)) === "dead");
     await expect(tmux.send(ref, "hello")).rejects.toMatchObject({ code: "not_running" });
     expect(await tm("list-buffers")).toBe("");
     const gone = { ...ref, paneId: "%99999" };
@@ -179,7 +194,7 @@ describe("TmuxBackend on a private server", () => {
 
   it("capture returns the pane's text and respects lines", async () => {
     const ref = await spawn(["sh", "-c", "seq 1 300; sleep 30"]);
-    await until(async () => (await tmux.capture(ref, { lines: 1 })) === "300");
+    await waitFor(async () => (await tmux.capture(ref, { lines: 1 })) === "300");
     expect((await tmux.capture(ref, { lines: 10 })).split("\n")).toEqual(
       Array.from({ length: 10 }, (_, i) => String(291 + i)),
     );
@@ -219,7 +234,7 @@ describe("TmuxBackend on a private server", () => {
       const client = execa("script", ["-qfc", cmd, "/dev/null"], { reject: false, env: { TERM: "xterm" } });
       const where = () => tm("list-clients", "-F", "#{client_session} #{pane_id}");
       try {
-        await until(async () => (await where()).startsWith("caller "));
+        await waitFor(async () => (await where()).startsWith("caller "));
         await inside.focus(w);
         expect(await where()).toBe(`caller ${w.paneId}`);
         await inside.focus(other);

@@ -36,17 +36,25 @@ describe("two parent processes on the same primary", () => {
 
   it("two CLIs spawning and waiting at once: every child is registered and settles", async () => {
     const runs = await Promise.all(
-      ["first", "second", "third", "fourth"].map((name) => sb.json(["spawn", "--wait", `${name}\nmock: sleep=0.5`])),
+      ["first", "second", "third", "fourth"].map((name) =>
+        sb.json(["spawn", "--wait", `${name}\nmock: sleep=0.5`]),
+      ),
     );
     for (const r of runs) expect(r.exitCode).toBe(0);
     const ls = await sb.json(["ls"]);
-    expect(ls.data.children.map((c: { id: string }) => c.id).sort()).toEqual(runs.map((r) => r.data.spawned.id).sort());
+    expect(ls.data.children.map((c: { id: string }) => c.id).sort()).toEqual(
+      runs.map((r) => r.data.spawned.id).sort(),
+    );
     expect(ls.data.children.every((c: { lastOutcome: string }) => c.lastOutcome === "completed")).toBe(true);
   });
 
   it("a parent killed while it waits loses nothing: a new one finds the completion", async () => {
     const id = (await sb.run(["spawn", "mock: sleep=1.5"])).stdout.trim();
-    const waiter = execa(process.execPath, [path.join(REPO, "bin", "muster.js"), "wait", id], { cwd: sb.cwd, env: sb.env, reject: false });
+    const waiter = execa(process.execPath, [path.join(REPO, "bin", "muster.js"), "wait", id], {
+      cwd: sb.cwd,
+      env: sb.env,
+      reject: false,
+    });
     await new Promise((r) => setTimeout(r, 400));
     waiter.kill("SIGKILL");
     await waiter;

@@ -18,6 +18,7 @@ export interface Sandbox {
     opts?: { input?: string; env?: NodeJS.ProcessEnv; timeout?: number },
   ): Promise<{ exitCode: number; stdout: string; stderr: string }>;
   /** Runs the CLI with --json and parses stdout. */
+  // biome-ignore lint/suspicious/noExplicitAny: test code reads loosely shaped JSON
   json<T = any>(args: string[]): Promise<{ exitCode: number; data: T; stderr: string }>;
   /** Kills the private tmux server and every process that mentions this sandbox, and says what was still alive. */
   cleanup(): Promise<string[]>;
@@ -65,6 +66,7 @@ export function sandbox(prefix = "mt"): Sandbox {
     },
     async json(args) {
       const r = await sb.run([...args, "--json"]);
+      // biome-ignore lint/suspicious/noExplicitAny: parsed CLI output
       let data: any;
       try {
         data = JSON.parse(r.stdout);

@@ -78,3 +78,17 @@ export async function killServerAndWait(socket: string, timeoutMs = 5_000): Prom
   // The socket file outlives the server; remove it so stale sockets do not pile up.
   if (path.endsWith(`/${socket}`)) rmSync(path, { force: true });
 }
+
+/** Polls `probe` every 25 ms until it returns something other than undefined/false; throws after `ms`. */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  ms = 3_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -85,7 +85,11 @@ describe("EventLog", () => {
     const e = b.append({ type: "progress", text: "z" });
     b.close();
     expect(e.seq).toBe(3);
-    const lines = fs.readFileSync(f, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(f, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.seq)).toEqual([1, 2, 3]);
     expect(new Set(lines.map((l) => l.eventId)).size).toBe(3);
     expect(fs.statSync(f).mode & 0o777).toBe(0o600);

@@ -1,23 +1,32 @@
 import { describe, expect, it } from "vitest";
 import { sanitize } from "../../src/child/render.js";
 import { humanDuration, parseDuration, shellQuote } from "../../src/cli/format.js";
-import { assertIdOrPrefix, uuidv7 } from "../../src/util/ids.js";
+import { applyEvents, childStatus, emptyState } from "../../src/core/state.js";
+import { parseProfile } from "../../src/profiles/profile.js";
 import { expandCommand } from "../../src/runners/command.js";
 import { parseMockOptions, taskLine } from "../../src/runners/mock/options.js";
 import { parseAgentLine, parseStdoutLine } from "../../src/runners/protocol.js";
-import { applyEvents, childStatus, emptyState } from "../../src/core/state.js";
-import { parseProfile } from "../../src/profiles/profile.js";
+import { assertIdOrPrefix, uuidv7 } from "../../src/util/ids.js";
 
 describe("ids", () => {
   it("uuidv7 ids are valid, unique and sort by creation", () => {
     const ids = Array.from({ length: 2000 }, () => uuidv7());
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
-    for (const id of ids.slice(0, 5)) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const id of ids.slice(0, 5))
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
   it("user ids are validated before they touch a path", () => {
     expect(assertIdOrPrefix("01A2b3c4")).toBe("01a2b3c4");
-    for (const bad of ["../x", "abc", "a/b/c/d", "..", "", "0123456789abcdef0123456789abcdef012345678", "zzzz"]) {
+    for (const bad of [
+      "../x",
+      "abc",
+      "a/b/c/d",
+      "..",
+      "",
+      "0123456789abcdef0123456789abcdef012345678",
+      "zzzz",
+    ]) {
       expect(() => assertIdOrPrefix(bad)).toThrow(/invalid child id/);
     }
   });
@@ -25,7 +34,14 @@ describe("ids", () => {
 
 describe("mock options", () => {
   it("reads every control word from mock: lines", () => {
-    expect(parseMockOptions("task\nmock: sleep=1.5 tools=3 exit=7 bytes=10 hang crash\nmore")).toEqual({ sleep: 1.5, tools: 3, exit: 7, bytes: 10, hang: true, crash: true });
+    expect(parseMockOptions("task\nmock: sleep=1.5 tools=3 exit=7 bytes=10 hang crash\nmore")).toEqual({
+      sleep: 1.5,
+      tools: 3,
+      exit: 7,
+      bytes: 10,
+      hang: true,
+      crash: true,
+    });
     expect(parseMockOptions("no controls here")).toEqual({ sleep: 0, tools: 0, hang: false, crash: false });
     expect(parseMockOptions("mock: reply=hello%20world").reply).toBe("hello world");
   });
@@ -37,17 +53,41 @@ describe("mock options", () => {
 describe("runner protocol", () => {
   it("parses every agent message and treats the rest as raw", () => {
     expect(parseAgentLine('{"type":"text","text":"hi"}')).toEqual({ type: "text", text: "hi" });
-    expect(parseAgentLine('{"type":"tool","phase":"start","name":"grep","summary":"x"}')).toEqual({ type: "tool", phase: "start", name: "grep", summary: "x" });
-    expect(parseAgentLine('{"type":"usage","input":1,"output":2,"cost":0.1}')).toEqual({ type: "usage", usage: { input: 1, output: 2, cost: 0.1 } });
-    expect(parseAgentLine('{"type":"result","status":"errored","text":"no"}')).toEqual({ type: "result", status: "errored", text: "no" });
+    expect(parseAgentLine('{"type":"tool","phase":"start","name":"grep","summary":"x"}')).toEqual({
+      type: "tool",
+      phase: "start",
+      name: "grep",
+      summary: "x",
+    });
+    expect(parseAgentLine('{"type":"usage","input":1,"output":2,"cost":0.1}')).toEqual({
+      type: "usage",
+      usage: { input: 1, output: 2, cost: 0.1 },
+    });
+    expect(parseAgentLine('{"type":"result","status":"errored","text":"no"}')).toEqual({
+      type: "result",
+      status: "errored",
+      text: "no",
+    });
     expect(parseAgentLine('{"type":"session","id":"s1"}')).toEqual({ type: "session", id: "s1" });
-    for (const raw of ["plain text", '{"type":"result","status":"maybe"}', "{broken", '{"type":"tool","phase":"middle","name":"x"}']) {
+    for (const raw of [
+      "plain text",
+      '{"type":"result","status":"maybe"}',
+      "{broken",
+      '{"type":"tool","phase":"middle","name":"x"}',
+    ]) {
       expect(parseAgentLine(raw).type).toBe("raw");
     }
-    expect(parseStdoutLine("text", '{"type":"text","text":"x"}')).toEqual({ type: "text", text: '{"type":"text","text":"x"}\n' });
+    expect(parseStdoutLine("text", '{"type":"text","text":"x"}')).toEqual({
+      type: "text",
+      text: '{"type":"text","text":"x"}\n',
+    });
   });
   it("command argv placeholders are substituted word by word, never through a shell", () => {
-    expect(expandCommand(["tool", "--in={prompt_file}", "{prompt}"], "a b; rm -rf ~", "/p.txt")).toEqual(["tool", "--in=/p.txt", "a b; rm -rf ~"]);
+    expect(expandCommand(["tool", "--in={prompt_file}", "{prompt}"], "a b; rm -rf ~", "/p.txt")).toEqual([
+      "tool",
+      "--in=/p.txt",
+      "a b; rm -rf ~",
+    ]);
     expect(expandCommand(["echo"], "$(x)", "/p")).toEqual(["echo", "$(x)"]);
   });
 });
@@ -80,7 +120,18 @@ describe("child state from events", () => {
     expect(childStatus(s, 1)).toBe("starting");
     applyEvents(s, [{ ...base, seq: 1, type: "child_started", pid: 1, runner: "mock", by: "spawn" }]);
     expect(childStatus(s, 1)).toBe("running");
-    applyEvents(s, [{ ...base, seq: 2, type: "turn_started", turnId: "t1", source: "inbox", promptBytes: 1, promptSha256: "x", promptPath: "p" }]);
+    applyEvents(s, [
+      {
+        ...base,
+        seq: 2,
+        type: "turn_started",
+        turnId: "t1",
+        source: "inbox",
+        promptBytes: 1,
+        promptSha256: "x",
+        promptPath: "p",
+      },
+    ]);
     expect(childStatus(s, 0)).toBe("running");
     applyEvents(s, [
       { ...base, seq: 3, type: "usage", turnId: "t1", usage: { input: 2, output: 3 } },
@@ -96,9 +147,20 @@ describe("child state from events", () => {
 
 describe("profiles", () => {
   it("a bad field warns, naming the file and field, and the rest still works", () => {
-    const p = parseProfile("/x/agents/rev.md", "---\ndescription: Reviews\nrunner: mock\nmodel: 42\ncommand: nope\n---\nBody text\n");
-    expect(p).toMatchObject({ name: "rev", description: "Reviews", runner: "mock", systemPrompt: "Body text" });
+    const p = parseProfile(
+      "/x/agents/rev.md",
+      "---\ndescription: Reviews\nrunner: mock\nmodel: 42\ncommand: nope\n---\nBody text\n",
+    );
+    expect(p).toMatchObject({
+      name: "rev",
+      description: "Reviews",
+      runner: "mock",
+      systemPrompt: "Body text",
+    });
     expect(p.model).toBeUndefined();
-    expect(p.warnings).toEqual([expect.stringContaining('/x/agents/rev.md: field "model"'), expect.stringContaining('field "command"')]);
+    expect(p.warnings).toEqual([
+      expect.stringContaining('/x/agents/rev.md: field "model"'),
+      expect.stringContaining('field "command"'),
+    ]);
   });
 });

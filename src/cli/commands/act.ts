@@ -18,8 +18,14 @@ export function registerAct(program: Command): void {
     if (flags.json) printJson(r);
     else if (r.text !== undefined) process.stdout.write(r.text);
     else if (r.outputError) {
-      throw new MusterError(r.outputError.code === "output_too_large" ? "output_too_large" : "internal", `turn ${r.turnId} ${r.status} without a snapshot: ${r.outputError.message}`);
-    } else process.stderr.write(`muster: turn ${r.turnId} ${r.status}${r.reason ? `: ${r.reason}` : ""} (no output)\n`);
+      throw new MusterError(
+        r.outputError.code === "output_too_large" ? "output_too_large" : "internal",
+        `turn ${r.turnId} ${r.status} without a snapshot: ${r.outputError.message}`,
+      );
+    } else
+      process.stderr.write(
+        `muster: turn ${r.turnId} ${r.status}${r.reason ? `: ${r.reason}` : ""} (no output)\n`,
+      );
     if (r.status !== "completed" && !flags.json) throw new ExitWith(EXIT.errored);
   });
 
@@ -27,36 +33,56 @@ export function registerAct(program: Command): void {
     program
       .command("send")
       .summary("give a child its next turn")
-      .description("Queue a follow-up for a child; it runs in the same pane when the current turn ends. Prints the new turn id.")
+      .description(
+        "Queue a follow-up for a child; it runs in the same pane when the current turn ends. Prints the new turn id.",
+      )
       .argument("<id>", "child id or unique prefix")
       .argument("[prompt]", "the follow-up (or use --file)")
       .option("-f, --file <path>", "read the follow-up from a file (- for stdin)")
       .option("-w, --wait", "wait for this turn and print its result")
       .option("--timeout <duration>", "with --wait: give up after this long")
       .option("--model <model>", "model for this turn and later ones"),
-  ).action(async (id: string, prompt: string | undefined, flags: CommonOptions & { file?: string; wait?: boolean; timeout?: string; model?: string }) => {
-    const m = muster(flags);
-    const sent = await m.send(id, readPrompt(prompt, flags.file), flags.model ? { model: flags.model } : {});
-    if (!flags.wait) {
-      if (flags.json) printJson(sent);
-      else process.stdout.write(`${sent.turnId}\n`);
-      return;
-    }
-    const outcome = await waitWithProgress(m, [sent.id], { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) }, !!flags.json);
-    printResults(outcome, !!flags.json, { sent });
-  });
+  ).action(
+    async (
+      id: string,
+      prompt: string | undefined,
+      flags: CommonOptions & { file?: string; wait?: boolean; timeout?: string; model?: string },
+    ) => {
+      const m = muster(flags);
+      const sent = await m.send(
+        id,
+        readPrompt(prompt, flags.file),
+        flags.model ? { model: flags.model } : {},
+      );
+      if (!flags.wait) {
+        if (flags.json) printJson(sent);
+        else process.stdout.write(`${sent.turnId}\n`);
+        return;
+      }
+      const outcome = await waitWithProgress(
+        m,
+        [sent.id],
+        { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+        !!flags.json,
+      );
+      printResults(outcome, !!flags.json, { sent });
+    },
+  );
 
   common(
     program
       .command("cancel")
       .summary("cancel a child's turn and close it")
-      .description("Cancel the running turn (its whole process group is stopped, TERM then KILL) and close the child; the pane stays readable.")
+      .description(
+        "Cancel the running turn (its whole process group is stopped, TERM then KILL) and close the child; the pane stays readable.",
+      )
       .argument("<ids...>", "child ids or unique prefixes"),
   ).action(async (ids: string[], flags: CommonOptions) => {
     const m = muster(flags);
     const out = [];
     for (const id of ids) out.push(await m.cancel(id));
     if (flags.json) return printJson({ cancelled: out });
-    for (const o of out) process.stdout.write(`${o.id.slice(0, 8)} ${o.by === "none" ? `already ${o.status}` : "cancelled"}\n`);
+    for (const o of out)
+      process.stdout.write(`${o.id.slice(0, 8)} ${o.by === "none" ? `already ${o.status}` : "cancelled"}\n`);
   });
 }

@@ -6,7 +6,10 @@ import { ExitWith, printJson } from "../output.js";
 import { exitCodeOf } from "./wait.js";
 
 const TASKS = [
-  { agent: "demo-explore", prompt: "Explore the repository and list the main modules\nmock: sleep=3 tools=4" },
+  {
+    agent: "demo-explore",
+    prompt: "Explore the repository and list the main modules\nmock: sleep=3 tools=4",
+  },
   { agent: "demo-review", prompt: "Review the latest change for bugs\nmock: sleep=5 tools=6" },
   { agent: "demo-plan", prompt: "Plan the next release in five steps\nmock: sleep=2 tools=2" },
 ];
@@ -31,7 +34,10 @@ export function registerDemo(program: Command): void {
       try {
         await m.backend.version();
       } catch (e) {
-        throw new MusterError("mux_unavailable", `muster demo needs tmux: install it (Debian/Ubuntu: sudo apt-get install -y tmux; macOS: brew install tmux) — ${(e as Error).message}`);
+        throw new MusterError(
+          "mux_unavailable",
+          `muster demo needs tmux: install it (Debian/Ubuntu: sudo apt-get install -y tmux; macOS: brew install tmux) — ${(e as Error).message}`,
+        );
       }
       const say = (s: string): void => {
         if (!flags.json) process.stdout.write(s);
@@ -40,7 +46,13 @@ export function registerDemo(program: Command): void {
       const rows: Row[] = [];
       for (const t of TASKS) {
         const s = await m.spawn({ agent: t.agent, prompt: t.prompt });
-        rows.push({ id: s.id, agent: t.agent, status: "starting", activity: "pane opened", started: Date.now() });
+        rows.push({
+          id: s.id,
+          agent: t.agent,
+          status: "starting",
+          activity: "pane opened",
+          started: Date.now(),
+        });
       }
       const tty = !flags.json && process.stdout.isTTY;
       let drawn = false;
@@ -49,7 +61,9 @@ export function registerDemo(program: Command): void {
         if (tty && drawn) process.stdout.write(`\x1b[${rows.length}A`);
         for (const r of rows) {
           const el = humanDuration((r.ended ?? Date.now()) - r.started);
-          process.stdout.write(`${tty ? "\x1b[2K" : ""}  ${r.id.slice(0, 8)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(r.activity, 60)}\n`);
+          process.stdout.write(
+            `${tty ? "\x1b[2K" : ""}  ${r.id.slice(0, 8)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(r.activity, 60)}\n`,
+          );
         }
         drawn = true;
       };
@@ -66,7 +80,8 @@ export function registerDemo(program: Command): void {
               const r = rows.find((x) => x.id === id);
               if (!r) return;
               if (e.type === "turn_started") r.status = "running";
-              if (e.type === "tool_activity") r.activity = `${e.phase === "start" ? "⚙" : "✓"} ${e.name} ${e.summary}`;
+              if (e.type === "tool_activity")
+                r.activity = `${e.phase === "start" ? "⚙" : "✓"} ${e.name} ${e.summary}`;
               if (e.type === "progress") r.activity = e.text;
               if (e.type === "completion") {
                 r.status = e.status;
@@ -83,18 +98,29 @@ export function registerDemo(program: Command): void {
       if (tty) draw();
       const panes = rows.map((r) => {
         const c = m.child(r.id);
-        return { id: r.id, agent: r.agent, attach: c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null };
+        return {
+          id: r.id,
+          agent: r.agent,
+          attach: c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null,
+        };
       });
-      if (flags.json) printJson({ primary: m.primary, results: outcome.results, pending: outcome.pending, panes });
+      if (flags.json)
+        printJson({ primary: m.primary, results: outcome.results, pending: outcome.pending, panes });
       else {
         for (const r of outcome.results) {
-          process.stdout.write(`\n── ${r.agent} (${r.id.slice(0, 8)}) ${r.status}\n${r.text ?? r.reason ?? ""}`);
+          process.stdout.write(
+            `\n── ${r.agent} (${r.id.slice(0, 8)}) ${r.status}\n${r.text ?? r.reason ?? ""}`,
+          );
         }
         process.stdout.write("\nThe panes stay open for inspection:\n");
         for (const p of panes) {
-          process.stdout.write(`  ${p.agent.padEnd(13)} muster attach ${p.id.slice(0, 8)}   (or: ${p.attach ? shellQuote(p.attach) : "-"})\n`);
+          process.stdout.write(
+            `  ${p.agent.padEnd(13)} muster attach ${p.id.slice(0, 8)}   (or: ${p.attach ? shellQuote(p.attach) : "-"})\n`,
+          );
         }
-        process.stdout.write(`\nNext: muster ls · muster send ${rows[0]!.id.slice(0, 8)} "a follow-up" · muster cancel <id>\n`);
+        process.stdout.write(
+          `\nNext: muster ls · muster send ${rows[0]!.id.slice(0, 8)} "a follow-up" · muster cancel <id>\n`,
+        );
       }
       const code = exitCodeOf(outcome);
       if (code !== 0) throw new ExitWith(code);

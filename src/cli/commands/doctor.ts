@@ -60,10 +60,20 @@ export function registerDoctor(program: Command): void {
       else {
         const rows = [
           ["node", "ok", process.version],
-          ["tmux", tmux.ok ? "ok" : "MISSING", tmux.ok ? `${tmux.version}${report.socket ? ` (private socket ${report.socket})` : ""}` : `${tmux.error} — install it: apt-get install tmux / brew install tmux`],
+          [
+            "tmux",
+            tmux.ok ? "ok" : "MISSING",
+            tmux.ok
+              ? `${tmux.version}${report.socket ? ` (private socket ${report.socket})` : ""}`
+              : `${tmux.error} — install it: apt-get install tmux / brew install tmux`,
+          ],
           ["state", "ok", report.stateRoot],
           ...report.runners.map((r) => [`runner ${r.name}`, "ok", "built in"]),
-          ...clis.map((c) => [`cli ${c.name}`, c.found ? "found" : "-", c.found ? `${c.version ?? "?"} (${c.path})` : "not on PATH"]),
+          ...clis.map((c) => [
+            `cli ${c.name}`,
+            c.found ? "found" : "-",
+            c.found ? `${c.version ?? "?"} (${c.path})` : "not on PATH",
+          ]),
         ];
         process.stdout.write(`${table(rows)}\n`);
       }

@@ -27,26 +27,40 @@ export function childSummary(c: LoadedChild) {
 }
 
 export function registerInspect(program: Command): void {
-  common(program.command("ls").alias("list").summary("list this workspace's children").description("List the children of this primary: status, agent, age and last activity.")).action(
-    async (flags: CommonOptions) => {
-      const m = muster(flags);
-      const children = await m.list();
-      if (flags.json) return printJson({ primary: m.primary, children: children.map(childSummary) });
-      if (children.length === 0) {
-        process.stdout.write("no children yet — try: muster spawn --agent mock \"hello\"\n");
-        return;
-      }
-      const rows = [["ID", "AGENT", "STATUS", "LAST", "TURNS", "AGE", "ACTIVITY"]];
-      for (const c of children) {
-        const last = lastCompletion(c.state);
-        const act = c.state.lastActivity;
-        rows.push([c.entry.id.slice(0, 8), c.entry.agent, c.status, last?.status ?? "-", String(c.state.turns.length), since(c.entry.createdAt), act ? `${since(act.ts)} ago · ${clip(act.text, 60)}` : "-"]);
-      }
-      process.stdout.write(`${table(rows)}\n`);
-    },
-  );
+  common(
+    program
+      .command("ls")
+      .alias("list")
+      .summary("list this workspace's children")
+      .description("List the children of this primary: status, agent, age and last activity."),
+  ).action(async (flags: CommonOptions) => {
+    const m = muster(flags);
+    const children = await m.list();
+    if (flags.json) return printJson({ primary: m.primary, children: children.map(childSummary) });
+    if (children.length === 0) {
+      process.stdout.write('no children yet — try: muster spawn --agent mock "hello"\n');
+      return;
+    }
+    const rows = [["ID", "AGENT", "STATUS", "LAST", "TURNS", "AGE", "ACTIVITY"]];
+    for (const c of children) {
+      const last = lastCompletion(c.state);
+      const act = c.state.lastActivity;
+      rows.push([
+        c.entry.id.slice(0, 8),
+        c.entry.agent,
+        c.status,
+        last?.status ?? "-",
+        String(c.state.turns.length),
+        since(c.entry.createdAt),
+        act ? `${since(act.ts)} ago · ${clip(act.text, 60)}` : "-",
+      ]);
+    }
+    process.stdout.write(`${table(rows)}\n`);
+  });
 
-  common(program.command("status").summary("one child in detail").argument("<id>", "child id or unique prefix")).action(async (id: string, flags: CommonOptions) => {
+  common(
+    program.command("status").summary("one child in detail").argument("<id>", "child id or unique prefix"),
+  ).action(async (id: string, flags: CommonOptions) => {
     const m = muster(flags);
     const c = await m.status(id);
     const summary = childSummary(c);
@@ -75,7 +89,10 @@ export function registerInspect(program: Command): void {
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${c.state.lastActivity.text}` : "-"}`,
       `attach     ${attach ? shellQuote(attach) : "-"}`,
       "turns",
-      ...turns.map((t) => `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${t.reason}` : ""}`),
+      ...turns.map(
+        (t) =>
+          `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${t.reason}` : ""}`,
+      ),
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
   });

@@ -22,7 +22,8 @@ async function goToPane(id: string, flags: CommonOptions & { print?: boolean }):
   } catch {
     // Not inside the same tmux server: attach this terminal instead.
   }
-  if (!process.stdin.isTTY) throw new MusterError("usage", `attaching needs a terminal; run: ${shellQuote(command)}`);
+  if (!process.stdin.isTTY)
+    throw new MusterError("usage", `attaching needs a terminal; run: ${shellQuote(command)}`);
   const [bin, ...args] = command;
   const r = await execa(bin!, args, { stdio: "inherit", reject: false });
   if (r.exitCode !== 0) throw new ExitWith(r.exitCode ?? 1);
@@ -37,7 +38,9 @@ export function registerPane(program: Command): void {
       program
         .command(name)
         .summary(summary)
-        .description(`${summary[0]!.toUpperCase()}${summary.slice(1)}: inside tmux it switches to the pane, outside it attaches (detach with prefix + d).`)
+        .description(
+          `${summary[0]!.toUpperCase()}${summary.slice(1)}: inside tmux it switches to the pane, outside it attaches (detach with prefix + d).`,
+        )
         .argument("<id>", "child id or unique prefix")
         .option("--print", "print the command instead of running it"),
     ).action((id: string, flags: CommonOptions & { print?: boolean }) => goToPane(id, flags));

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { parseDuration } from "../format.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
+import { parseDuration } from "../format.js";
 import { printJson } from "../output.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
@@ -19,10 +19,19 @@ export function registerSpawn(program: Command): void {
     program
       .command("spawn")
       .summary("start a child agent in its own pane")
-      .description("Start a child agent in a new tmux pane with a first task; prints its id and returns at once (or waits with --wait).")
+      .description(
+        "Start a child agent in a new tmux pane with a first task; prints its id and returns at once (or waits with --wait).",
+      )
       .argument("[prompt]", "the task (or use --file)")
-      .argument("[argv...]", "for the command runner: the argv after --, with {prompt} / {prompt_file} placeholders")
-      .option("-a, --agent <name>", "agent profile (muster doctor lists runners; agents/ holds profiles)", process.env.MUSTER_AGENT ?? "mock")
+      .argument(
+        "[argv...]",
+        "for the command runner: the argv after --, with {prompt} / {prompt_file} placeholders",
+      )
+      .option(
+        "-a, --agent <name>",
+        "agent profile (muster doctor lists runners; agents/ holds profiles)",
+        process.env.MUSTER_AGENT ?? "mock",
+      )
       .option("-f, --file <path>", "read the prompt from a file (- for stdin)")
       .option("-w, --wait", "wait for the first turn and print its result")
       .option("--timeout <duration>", "with --wait: give up after this long (e.g. 30s, 5m)")
@@ -43,11 +52,19 @@ export function registerSpawn(program: Command): void {
       if (flags.json) printJson(spawned);
       else {
         process.stdout.write(`${spawned.id}\n`);
-        if (process.stderr.isTTY) process.stderr.write(`muster: started ${spawned.agent} in pane ${spawned.paneId}; muster wait ${spawned.id.slice(0, 8)} · muster attach ${spawned.id.slice(0, 8)}\n`);
+        if (process.stderr.isTTY)
+          process.stderr.write(
+            `muster: started ${spawned.agent} in pane ${spawned.paneId}; muster wait ${spawned.id.slice(0, 8)} · muster attach ${spawned.id.slice(0, 8)}\n`,
+          );
       }
       return;
     }
-    const outcome = await waitWithProgress(m, [spawned.id], { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) }, !!flags.json);
+    const outcome = await waitWithProgress(
+      m,
+      [spawned.id],
+      { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+      !!flags.json,
+    );
     printResults(outcome, !!flags.json, { spawned });
   });
 }

@@ -8,7 +8,12 @@ import { clip, humanDuration, parseDuration } from "../format.js";
 import { EXIT, ExitWith, printJson } from "../output.js";
 
 /** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
-export async function waitWithProgress(m: Muster, ids: string[], opts: WaitOptions, json: boolean): Promise<WaitOutcome> {
+export async function waitWithProgress(
+  m: Muster,
+  ids: string[],
+  opts: WaitOptions,
+  json: boolean,
+): Promise<WaitOutcome> {
   const controller = new AbortController();
   const onSigint = (): void => controller.abort();
   process.once("SIGINT", onSigint);
@@ -18,7 +23,9 @@ export async function waitWithProgress(m: Muster, ids: string[], opts: WaitOptio
   let timer: NodeJS.Timeout | undefined;
   const draw = (): void => {
     const acts = [...last.values()].slice(-1)[0] ?? "starting";
-    process.stderr.write(`\r\x1b[2Kwaiting for ${ids.length} child${ids.length > 1 ? "ren" : ""} · ${humanDuration(Date.now() - started)} · ${clip(acts, 70)}`);
+    process.stderr.write(
+      `\r\x1b[2Kwaiting for ${ids.length} child${ids.length > 1 ? "ren" : ""} · ${humanDuration(Date.now() - started)} · ${clip(acts, 70)}`,
+    );
   };
   if (live) timer = setInterval(draw, 1000);
   try {
@@ -28,7 +35,14 @@ export async function waitWithProgress(m: Muster, ids: string[], opts: WaitOptio
       signal: controller.signal,
       onEvent: (id, e) => {
         if (e.type === "tool_activity" || e.type === "progress" || e.type === "turn_started") {
-          last.set(id, e.type === "tool_activity" ? `${e.name} ${e.summary}` : e.type === "progress" ? e.text : "turn started");
+          last.set(
+            id,
+            e.type === "tool_activity"
+              ? `${e.name} ${e.summary}`
+              : e.type === "progress"
+                ? e.text
+                : "turn started",
+          );
           if (live) draw();
         }
       },
@@ -45,18 +59,29 @@ const header = (r: TurnResult): string =>
 
 /** Prints settled results (text for one, headed sections for several) and throws ExitWith for a non-zero outcome. */
 export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<string, unknown> = {}): void {
-  if (json) printJson({ ...extra, results: outcome.results, pending: outcome.pending, timedOut: outcome.timedOut, interrupted: outcome.interrupted });
+  if (json)
+    printJson({
+      ...extra,
+      results: outcome.results,
+      pending: outcome.pending,
+      timedOut: outcome.timedOut,
+      interrupted: outcome.interrupted,
+    });
   else {
     const single = outcome.results.length + outcome.pending.length === 1;
     for (const r of outcome.results) {
       if (!single) process.stdout.write(`${header(r)}\n`);
-      else if (r.status !== "completed") process.stderr.write(`muster: ${r.id.slice(0, 8)} ${r.status}${r.reason ? `: ${r.reason}` : ""}\n`);
-      if (r.text !== undefined) process.stdout.write(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+      else if (r.status !== "completed")
+        process.stderr.write(`muster: ${r.id.slice(0, 8)} ${r.status}${r.reason ? `: ${r.reason}` : ""}\n`);
+      if (r.text !== undefined)
+        process.stdout.write(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
       else if (r.outputError) process.stderr.write(`muster: ${r.outputError.message}\n`);
     }
     if (outcome.pending.length > 0) {
       const why = outcome.timedOut ? "timed out" : outcome.interrupted ? "interrupted" : "still running";
-      process.stderr.write(`muster: ${why}; still running: ${outcome.pending.map((p) => p.slice(0, 8)).join(" ")}\n`);
+      process.stderr.write(
+        `muster: ${why}; still running: ${outcome.pending.map((p) => p.slice(0, 8)).join(" ")}\n`,
+      );
     }
   }
   const code = exitCodeOf(outcome);
@@ -90,7 +115,15 @@ export function registerWait(program: Command): void {
   ).action(async (ids: string[], flags: WaitFlags) => {
     if (flags.first && flags.all) throw new MusterError("usage", "choose --first or --all, not both");
     const m = muster(flags);
-    const outcome = await waitWithProgress(m, ids, { mode: flags.first ? "first" : "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) }, !!flags.json);
+    const outcome = await waitWithProgress(
+      m,
+      ids,
+      {
+        mode: flags.first ? "first" : "all",
+        ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}),
+      },
+      !!flags.json,
+    );
     printResults(outcome, !!flags.json);
   });
 }

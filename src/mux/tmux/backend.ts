@@ -116,8 +116,8 @@ export class TmuxBackend implements Backend {
   async deadStatus(ref: PaneRef): Promise<DeadStatus | null> {
     const probe = A.displayMessageArgs(ref.paneId, P.PANE_FORMAT);
     let row = await this.paneRow(ref, probe);
-    // tmux < 3.5 may show pane_dead before reaping, and can lose the SIGCHLD entirely (the status then
-    // waits for the next child exit); a run-shell job's exit makes the server run waitpid again.
+    // tmux 3.3a shows pane_dead before reaping and can lose the SIGCHLD (the status then waits for the
+    // next child exit, measured ~20 % of quick exits); a run-shell job's exit makes it run waitpid again.
     for (let i = 0; i < 3 && row?.dead && row.deadStatus === null && row.deadSignal === null; i++) {
       row = await this.paneRow(ref, A.chain(A.runShellArgs("true"), probe));
     }
@@ -125,9 +125,10 @@ export class TmuxBackend implements Backend {
     return { exitCode: row.deadSignal === null ? row.deadStatus : null, signal: row.deadSignal };
   }
 
+  /** One PANE_FORMAT row for this pane (the last line printed by `args`), or null. */
   private async paneRow(ref: PaneRef, args: string[]): Promise<P.PaneRow | null> {
     const run = await runTmux(ref.server, args, this.exec);
-    const row = run.exitCode === 0 ? P.parsePaneRow(run.stdout.trim()) : null;
+    const row = run.exitCode === 0 ? P.parsePaneRow(run.stdout.trim().split("\n").pop() ?? "") : null;
     return row?.paneId === ref.paneId ? row : null;
   }
 

@@ -60,6 +60,7 @@ async function main(): Promise<void> {
     }
   }
 
+  if (opts.at !== undefined) await sleep(Math.max(0, opts.at - Date.now()));
   if (opts.crash) {
     emit({ type: "progress", text: "crashing the child host (mock: crash)" });
     process.kill(process.ppid, "SIGKILL");
@@ -73,7 +74,8 @@ async function main(): Promise<void> {
     process.stderr.write(`mock: failing with exit code ${opts.exit} as asked\n`);
     process.exit(opts.exit);
   }
-  const answer = opts.bytes !== undefined ? sizedAnswer(opts.bytes) : (opts.reply ?? defaultAnswer(prompt, text));
+  const answer =
+    opts.bytes !== undefined ? sizedAnswer(opts.bytes) : (opts.reply ?? defaultAnswer(prompt, text));
   emit({ type: "usage", input: Math.ceil(prompt.length / 4), output: Math.ceil(answer.length / 4), cost: 0 });
   emit({ type: "result", status: "completed", text: answer });
 }

@@ -8,6 +8,8 @@ export interface MockOptions {
   crash: boolean;
   /** A fixed answer instead of the default one. */
   reply?: string;
+  /** Answer at this wall-clock time (epoch ms), so many mocks can finish at the same moment. */
+  at?: number;
 }
 
 const NUM = /^\d+(\.\d+)?$/;
@@ -31,6 +33,7 @@ export function parseMockOptions(prompt: string): MockOptions {
         else if (key === "tools") opts.tools = Math.floor(n);
         else if (key === "exit") opts.exit = Math.floor(n);
         else if (key === "bytes") opts.bytes = Math.floor(n);
+        else if (key === "at") opts.at = n;
       }
     }
   }

@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+// npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU.
+// Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
+import { execFileSync, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { childFiles } from "../dist/artifacts/layout.js";
+import { EventTail } from "../dist/artifacts/tail.js";
+import { createMuster } from "../dist/index.js";
+
+const quick = process.argv.includes("--quick");
+const root = path.resolve(import.meta.dirname, "..");
+const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-"));
+const socket = `mb-${process.pid}`;
+const env = { ...process.env, MUSTER_HOME: path.join(base, "home"), MUSTER_TMUX_SOCKET: socket };
+for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (s) => process.stderr.write(`${s}\n`);
+
+function muster(name) {
+  const cwd = path.join(base, name);
+  fs.mkdirSync(cwd, { recursive: true });
+  return createMuster({ env, cwd });
+}
+
+/** spawn() call → turn_started read by the parent, sequentially. */
+async function spawnLatency(n) {
+  const m = muster("spawn");
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const s = await m.spawn({ agent: "mock", prompt: "mock: reply=ok" });
+    const t = await new Promise((resolve) => {
+      const tail = new EventTail(
+        childFiles(s.artifactDir).events,
+        (events) => {
+          if (events.some((e) => e.type === "turn_started")) {
+            tail.close();
+            resolve(performance.now() - t0);
+          }
+        },
+        { pollMs: 1000 },
+      );
+      tail.pump();
+    });
+    samples.push(t);
+  }
+  return samples;
+}
+
+/** 32 children append their completion at the same instant; latency = completion's ts → the waiter has it. */
+async function completionLatency(n) {
+  const m = muster("completion");
+  const at = Date.now() + 1000 + n * 120;
+  const ids = [];
+  for (let i = 0; i < n; i++)
+    ids.push((await m.spawn({ agent: "mock", prompt: `mock: at=${at} reply=done` })).id);
+  if (Date.now() > at - 300) log("warning: spawning took longer than planned; completions may not coincide");
+  const samples = [];
+  const t0 = performance.now();
+  const outcome = await m.wait(ids, {
+    mode: "all",
+    timeoutMs: 60_000,
+    onEvent: (_id, e) => {
+      if (e.type === "completion") samples.push(Date.now() - Date.parse(e.ts));
+    },
+  });
+  const waitReturned = performance.now() - t0;
+  if (outcome.results.length !== n) throw new Error(`only ${outcome.results.length}/${n} completed`);
+  return { samples, spread: Math.max(...outcome.results.map((r) => r.durationMs ?? 0)), waitReturned };
+}
+
+/** Median wall time of a command over runs. */
+function timeCommand(argv, runs, extraEnv = {}) {
+  const xs = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    const r = spawnSync(argv[0], argv.slice(1), { env: { ...env, ...extraEnv }, stdio: "ignore" });
+    if (r.status !== 0) throw new Error(`${argv.join(" ")} exited ${r.status}`);
+    xs.push(performance.now() - t0);
+  }
+  return pct(xs, 50);
+}
+
+/** A watcher process over 64 idle children: CPU time over a 10 s window. */
+async function idleCpu(n, seconds) {
+  const m = muster("idle");
+  const ids = [];
+  for (let i = 0; i < n; i++) ids.push((await m.spawn({ agent: "mock", prompt: "mock: reply=idle" })).id);
+  await m.wait(ids, { mode: "all", timeoutMs: 120_000 });
+  const out = execFileSync(
+    process.execPath,
+    [path.join(root, "bench", "idle-watcher.mjs"), String(seconds)],
+    {
+      cwd: path.join(base, "idle"),
+      env,
+      encoding: "utf8",
+    },
+  );
+  return JSON.parse(out);
+}
+
+const results = {
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, node: process.version },
+  quick,
+};
+try {
+  log("spawn latency…");
+  const sp = await spawnLatency(quick ? 10 : 30);
+  results.spawnLatencyMs = {
+    n: sp.length,
+    p50: round(pct(sp, 50)),
+    p95: round(pct(sp, 95)),
+    target: { p50: 200 },
+  };
+
+  log("completion latency (32 concurrent)…");
+  const cl = await completionLatency(32);
+  results.completionLatencyMs = {
+    n: cl.samples.length,
+    p50: pct(cl.samples, 50),
+    p95: pct(cl.samples, 95),
+    max: Math.max(...cl.samples),
+    target: { p95: 25 },
+    versus1sPoll: "a 1 s poll delivers after 500 ms on average, 950 ms at p95",
+    p95SpeedupVs1sPoll: round(950 / Math.max(1, pct(cl.samples, 95)), 0),
+  };
+
+  log("child-command cold start…");
+  const runs = quick ? 10 : 25;
+  const nodeMs = timeCommand([process.execPath, "-e", "0"], runs);
+  const childMs = timeCommand(
+    [process.execPath, path.join(root, "bin", "muster.js"), "progress", "--help"],
+    runs,
+  );
+  const cliMs = timeCommand([process.execPath, path.join(root, "bin", "muster.js"), "--help"], runs);
+  results.coldStart = {
+    nodeMs: round(nodeMs),
+    childCommandMs: round(childMs),
+    ratio: round(childMs / nodeMs, 2),
+    fullCliMs: round(cliMs),
+    target: { ratio: 1.6 },
+  };
+
+  log("idle watcher CPU (64 idle children, 10 s)…");
+  const idle = await idleCpu(64, 10);
+  results.idleWatcherCpu = { ...idle, target: { percentOfOneCore: 1 } };
+} finally {
+  spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+  await sleep(1500);
+  fs.rmSync(base, { recursive: true, force: true });
+}
+
+const rows = [
+  [
+    "spawn latency (spawn → turn_started seen)",
+    `p50 ${results.spawnLatencyMs.p50} ms · p95 ${results.spawnLatencyMs.p95} ms`,
+    "p50 ≤ 200 ms",
+  ],
+  [
+    "completion latency, 32 concurrent",
+    `p50 ${results.completionLatencyMs.p50} ms · p95 ${results.completionLatencyMs.p95} ms (${results.completionLatencyMs.p95SpeedupVs1sPoll}× a 1 s poll)`,
+    "p95 ≤ 25 ms",
+  ],
+  [
+    "child command cold start / node -e 0",
+    `${results.coldStart.ratio} (${results.coldStart.childCommandMs} / ${results.coldStart.nodeMs} ms)`,
+    "≤ 1.6",
+  ],
+  [
+    "watcher CPU, 64 idle children, 10 s",
+    `${results.idleWatcherCpu.percentOfOneCore} % of one core`,
+    "≤ 1 %",
+  ],
+];
+const w0 = Math.max(...rows.map((r) => r[0].length));
+const w1 = Math.max(...rows.map((r) => r[1].length));
+console.log(`${"measure".padEnd(w0)}  ${"result".padEnd(w1)}  target`);
+for (const r of rows) console.log(`${r[0].padEnd(w0)}  ${r[1].padEnd(w1)}  ${r[2]}`);
+fs.writeFileSync(path.join(root, "bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`);
+console.log("written: bench/results.json");
