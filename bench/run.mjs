@@ -58,7 +58,8 @@ async function spawnLatency(n) {
 /** 32 children append their completion at the same instant; latency = completion's ts → the waiter has it. */
 async function completionLatency(n) {
   const m = muster("completion");
-  const at = Date.now() + 1000 + n * 120;
+  // Every child answers at the same wall-clock instant, well after the last spawn.
+  const at = Date.now() + 3000 + n * 200;
   const ids = [];
   for (let i = 0; i < n; i++)
     ids.push((await m.spawn({ agent: "mock", prompt: `mock: at=${at} reply=done` })).id);

@@ -27,6 +27,9 @@ export class NdjsonReader<T = unknown> {
 
   /** Reads everything appended since the last call; missing file reads as empty. */
   readNew(): T[] {
+    // The common case on a poll is "nothing new": one stat, no open.
+    const st = fs.statSync(this.file, { throwIfNoEntry: false });
+    if (!st || st.size === this.cursor) return [];
     let fd: number;
     try {
       fd = fs.openSync(this.file, "r");

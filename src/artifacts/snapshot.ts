@@ -10,35 +10,29 @@ export const sha256Hex = (data: string | Uint8Array): string =>
   createHash("sha256").update(data).digest("hex");
 
 /**
- * Copies the turn's staging output into the immutable outputs/<eventId>.md, atomically,
- * or reports why it could not (too large: the staging file stays for manual inspection).
+ * Writes the turn's answer as the immutable outputs/<eventId>.md (temp + fsync + rename),
+ * or reports why not (too large: the staging output.md keeps it for manual inspection).
  */
 export function snapshotOutput(
   artifactDir: string,
   eventId: string,
-  stagingFile: string,
+  data: Buffer,
 ): { output: OutputRef } | { outputError: OutputError } {
-  let size: number;
-  try {
-    size = fs.statSync(stagingFile).size;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") {
-      return { outputError: { code: "output_unreadable", message: (e as Error).message } };
-    }
-    size = 0;
-  }
-  if (size > MAX_SNAPSHOT_BYTES) {
+  if (data.length > MAX_SNAPSHOT_BYTES) {
     return {
       outputError: {
         code: "output_too_large",
-        message: `output of ${size} bytes exceeds the ${MAX_SNAPSHOT_BYTES}-byte snapshot limit; see output.md`,
-        bytes: size,
+        message: `output of ${data.length} bytes exceeds the ${MAX_SNAPSHOT_BYTES}-byte snapshot limit; see output.md`,
+        bytes: data.length,
       },
     };
   }
-  const data = size === 0 ? Buffer.alloc(0) : fs.readFileSync(stagingFile);
   const rel = `outputs/${eventId}.md`;
-  writeFileAtomic(path.join(artifactDir, rel), data);
+  try {
+    writeFileAtomic(path.join(artifactDir, rel), data);
+  } catch (e) {
+    return { outputError: { code: "output_unreadable", message: `cannot write ${rel}: ${(e as Error).message}` } };
+  }
   return { output: { path: rel, bytes: data.length, sha256: sha256Hex(data) } };
 }
 

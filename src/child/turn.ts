@@ -82,7 +82,8 @@ export async function runTurn(
   const started = Date.now();
   const pFile = promptFile(files.dir, item.turnId);
   writeFileAtomic(pFile, item.prompt);
-  writeFileAtomic(files.output, "");
+  // output.md is mutable staging (the snapshot is the record): no fsync needed.
+  fs.writeFileSync(files.output, "", { mode: 0o600 });
   const promptBuf = Buffer.from(item.prompt, "utf8");
   log.append({
     type: "turn_started",
@@ -121,9 +122,10 @@ export async function runTurn(
   }
 
   const answer = control.explicit?.text || (state.result?.text ?? state.answer);
-  writeFileAtomic(files.output, answer);
+  const answerBytes = Buffer.from(answer, "utf8");
+  fs.writeFileSync(files.output, answerBytes, { mode: 0o600 });
   const eventId = uuidv7();
-  const snap = snapshotOutput(files.dir, eventId, files.output);
+  const snap = snapshotOutput(files.dir, eventId, answerBytes);
   const completion = log.append({
     type: "completion",
     eventId,

@@ -30,6 +30,12 @@ export interface SpawnPaneOptions {
   env?: Record<string, string>;
   name: string;
   placement?: Placement;
+  /**
+   * "guarded" (default): the pane keeps its exit status even for a command that dies at once.
+   * "immediate": start the command with the pane and keep the pane right after — one multiplexer
+   * round trip less before it runs; for long-lived commands such as the child host.
+   */
+  start?: "guarded" | "immediate";
 }
 
 export interface Backend {

@@ -20,11 +20,12 @@ const RAW = `const fs = require("fs"); const want = Number(process.argv[3]); con
 process.stdin.setRawMode(true); if (process.argv[4] === "bp") process.stdout.write("\\x1b[?2004h");
 process.stdout.write("READY\\n");
 process.stdin.on("data", (b) => { chunks.push(b); n += b.length;
-  if (n >= want) { fs.writeFileSync(process.argv[2], Buffer.concat(chunks)); process.exit(0); } });`;
+  if (n >= want) { fs.writeFileSync(process.argv[2] + ".tmp", Buffer.concat(chunks)); fs.renameSync(process.argv[2] + ".tmp", process.argv[2]); process.exit(0); } });`;
 
 const tm = async (...args: string[]): Promise<string> =>
   String((await execa("tmux", ["-L", socket, ...args], { stdin: "ignore" })).stdout);
-const fileOnce = (p: string) => () => (existsSync(p) ? readFileSync(p) : undefined);
+// A file that exists but is still empty is being written: not there yet.
+const fileOnce = (p: string) => () => (existsSync(p) && readFileSync(p).length > 0 ? readFileSync(p) : undefined);
 const spawn = (argv: string[], name = "t") => tmux.spawn({ argv, cwd: dir, name });
 
 beforeAll(() => {

@@ -55,7 +55,8 @@ export class TmuxBackend implements Backend {
    */
   async spawn(opts: SpawnPaneOptions): Promise<PaneRef> {
     const run = validateSpawn(opts);
-    const out = await this.openIdlePane(opts);
+    const immediate = opts.start === "immediate";
+    const out = await this.openPane(opts, immediate ? run : { argv: IDLE_ARGV });
     const [paneId = "", windowId = "", ...session] = out.trim().split("\t");
     if (!/^%\d+$/.test(paneId)) throw new MusterError("mux_unavailable", `tmux printed no pane id: ${out}`);
     const ref: PaneRef = {
@@ -65,7 +66,7 @@ export class TmuxBackend implements Backend {
       paneId,
       windowId,
     };
-    const start = A.startPaneArgs(paneId, run);
+    const start = immediate ? A.remainOnExitArgs(paneId) : A.startPaneArgs(paneId, run);
     const started = await runTmux(ref.server, start, this.exec);
     if (started.exitCode !== 0) {
       await runTmux(ref.server, A.killPaneArgs(paneId), this.exec).catch(() => undefined);
@@ -201,11 +202,11 @@ export class TmuxBackend implements Backend {
     return [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...attach];
   }
 
-  /** new-window (or split-window of $TMUX_PANE) running IDLE_ARGV; prints SPAWN_FORMAT. */
-  private async openIdlePane(opts: SpawnPaneOptions): Promise<string> {
+  /** new-window (or split-window of $TMUX_PANE) running `cmd`; prints SPAWN_FORMAT. */
+  private async openPane(opts: SpawnPaneOptions, cmd: { argv: readonly string[]; cwd?: string; env?: Record<string, string> }): Promise<string> {
     const { server, session } = this.config;
     const caller = this.config.env.TMUX_PANE;
-    const idle = { format: SPAWN_FORMAT, argv: IDLE_ARGV };
+    const idle = { format: SPAWN_FORMAT, ...cmd };
     if (session === null && caller && opts.placement === "split") {
       return tmux(server, A.splitWindowArgs({ ...idle, target: caller, horizontal: true }), this.exec);
     }

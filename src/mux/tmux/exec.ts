@@ -1,5 +1,8 @@
-/** Runs the tmux client with execa (argv arrays only, never a shell). */
-import { execa } from "execa";
+/**
+ * Runs the tmux client (argv arrays only, never a shell). node:child_process rather than execa on
+ * this path: importing execa costs ~150 ms here, paid by every CLI call and child spawn.
+ */
+import { spawn } from "node:child_process";
 import { MusterError } from "../../core/errors.js";
 import { type ServerRef, serverArgs } from "./argv.js";
 
@@ -35,23 +38,44 @@ export async function runTmux(
   const env = opts.env ?? process.env;
   const bin = tmuxBin(env);
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const r = await execa(bin, [...serverArgs(server), ...args], {
-    reject: false,
-    timeout,
-    maxBuffer: 16 * 1024 * 1024,
-    // The server finds the calling client from TMUX/TMUX_PANE; undefined drops an inherited value.
-    env: { TMUX: env.TMUX, TMUX_PANE: env.TMUX_PANE },
-    ...(opts.input === undefined ? { stdin: "ignore" as const } : { input: opts.input }),
+  // The server finds the calling client from TMUX/TMUX_PANE: take them from the backend's env only.
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  delete childEnv.TMUX;
+  delete childEnv.TMUX_PANE;
+  if (env.TMUX) childEnv.TMUX = env.TMUX;
+  if (env.TMUX_PANE) childEnv.TMUX_PANE = env.TMUX_PANE;
+  return new Promise<TmuxRun>((resolve, reject) => {
+    const child = spawn(bin, [...serverArgs(server), ...args], {
+      env: childEnv,
+      stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, timeout);
+    child.stdout!.on("data", (b: Buffer) => out.push(b));
+    child.stderr!.on("data", (b: Buffer) => err.push(b));
+    if (opts.input !== undefined) {
+      child.stdin!.on("error", () => {});
+      child.stdin!.end(opts.input);
+    }
+    child.on("error", (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      const why = e.code === "ENOENT" ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)` : oneLine(e.message);
+      reject(new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: e }));
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (timedOut) {
+        reject(new MusterError("mux_unavailable", `tmux ${args[0]} timed out after ${timeout} ms`));
+        return;
+      }
+      resolve({ stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), exitCode: code ?? 1 });
+    });
   });
-  if (r.timedOut) {
-    throw new MusterError("mux_unavailable", `tmux ${args[0]} timed out after ${timeout} ms`);
-  }
-  if (r.exitCode === undefined) {
-    const why =
-      r.code === "ENOENT" ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)` : oneLine(r.message);
-    throw new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: r });
-  }
-  return { stdout: String(r.stdout ?? ""), stderr: String(r.stderr ?? ""), exitCode: r.exitCode };
 }
 
 /** The mux_unavailable error for a failed tmux call, quoting tmux's stderr on one line. */
