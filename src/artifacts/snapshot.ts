@@ -31,7 +31,9 @@ export function snapshotOutput(
   try {
     writeFileAtomic(path.join(artifactDir, rel), data);
   } catch (e) {
-    return { outputError: { code: "output_unreadable", message: `cannot write ${rel}: ${(e as Error).message}` } };
+    return {
+      outputError: { code: "output_unreadable", message: `cannot write ${rel}: ${(e as Error).message}` },
+    };
   }
   return { output: { path: rel, bytes: data.length, sha256: sha256Hex(data) } };
 }

@@ -1,4 +1,5 @@
 import type { CompletionEvent, Usage } from "../artifacts/events.js";
+import { shortId } from "../util/ids.js";
 
 // Agent text may carry escape sequences (a prompt with \e[2J must not wipe the pane): strip them.
 const ESCAPES = /\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])/g;
@@ -108,9 +109,7 @@ export class PaneRenderer {
   }
 
   idle(id: string): void {
-    this.line(
-      `${C.dim}idle — type a follow-up and press Enter, or: muster send ${id.slice(0, 8)} "…"${C.off}`,
-    );
+    this.line(`${C.dim}idle — type a follow-up and press Enter, or: muster send ${shortId(id)} "…"${C.off}`);
   }
 
   exited(reason: string): void {

@@ -45,18 +45,15 @@ export function loadChild(
   };
 }
 
-/** Resolves a full id or unique prefix among the primary's children. */
+/** Resolves a full id, or a unique prefix or suffix (the short id), among the primary's children. */
 export function resolveChildId(doc: RegistryDoc, idOrPrefix: string): RegistryEntry {
   const want = assertIdOrPrefix(idOrPrefix);
   const exact = doc.children[want];
   if (exact) return exact;
-  const matches = Object.values(doc.children).filter((c) => c.id.startsWith(want));
+  const matches = Object.values(doc.children).filter((c) => c.id.startsWith(want) || c.id.endsWith(want));
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) {
-    throw new MusterError(
-      "usage",
-      `child id prefix "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`,
-    );
+    throw new MusterError("usage", `child id "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`);
   }
   throw new MusterError(
     "not_found",
@@ -64,7 +61,14 @@ export function resolveChildId(doc: RegistryDoc, idOrPrefix: string): RegistryEn
   );
 }
 
-/** The turn a waiter should wait for: the newest requested (inbox) turn, else the newest started one. */
+/**
+ * The turn a waiter should wait for: the newest one requested, whether still queued, started, or
+ * settled without starting. Turn ids are UUIDv7, so the greatest id is the newest request.
+ */
 export function targetTurn(c: LoadedChild): string | undefined {
-  return c.pending[c.pending.length - 1] ?? c.state.turns[c.state.turns.length - 1]?.turnId;
+  let newest: string | undefined;
+  for (const id of [...c.pending, ...c.state.turns.map((t) => t.turnId), ...c.state.completions.keys()]) {
+    if (newest === undefined || id > newest) newest = id;
+  }
+  return newest;
 }

@@ -8,7 +8,7 @@ import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { loadProfile } from "../profiles/profile.js";
 import { getRunner } from "../runners/registry.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
-import { uuidv7 } from "../util/ids.js";
+import { shortId, uuidv7 } from "../util/ids.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
 import { MusterError } from "./errors.js";
@@ -218,7 +218,7 @@ export class Muster {
       if (turnId) throw new MusterError("not_found", `child ${c.entry.id} has no settled turn ${turnId}`);
       throw new MusterError(
         "not_running",
-        `child ${c.entry.id} has no settled turn yet (status ${c.status}); muster wait ${c.entry.id.slice(0, 8)}`,
+        `child ${c.entry.id} has no settled turn yet (status ${c.status}); muster wait ${shortId(c.entry.id)}`,
       );
     }
     return toResult(c, completion, true);
@@ -331,8 +331,7 @@ export class Muster {
  * what only slows node down (NODE_EXTRA_CA_CERTS: ~50 ms of certificate loading here).
  */
 function hostArgv(dir: string): string[] {
-  const node = [process.execPath, HOST_SCRIPT, dir];
-  return process.env.NODE_EXTRA_CA_CERTS ? ["env", "-u", "NODE_EXTRA_CA_CERTS", ...node] : node;
+  return ["env", "-u", "NODE_EXTRA_CA_CERTS", process.execPath, HOST_SCRIPT, dir];
 }
 
 function checkPrompt(prompt: string): void {

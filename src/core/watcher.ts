@@ -62,7 +62,7 @@ export class PrimaryWatcher {
         for (const e of events) this.opts.onEvent(id, e);
       },
       {
-        pollMs: this.opts.pollMs ?? 1000,
+        pollMs: this.opts.pollMs ?? 2000,
         onMalformed: (m) => this.opts.onMalformed?.(id, `@${m.offset}: ${m.reason}`),
       },
     );

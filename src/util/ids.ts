@@ -24,8 +24,14 @@ export function uuidv7(now: number = Date.now()): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+/**
+ * The short form shown to people: the last 8 hex digits. UUIDv7 ids begin with a timestamp, so ids
+ * made close together share their prefix; the tail is random. Commands accept it (a unique suffix).
+ */
+export const shortId = (id: string): string => id.slice(-8);
+
 const FULL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const ID_PREFIX = /^[0-9a-f][0-9a-f-]{3,35}$/;
+const ID_PREFIX = /^[0-9a-f-]{4,36}$/;
 
 export const isFullId = (s: string): boolean => FULL_ID.test(s);
 
@@ -35,7 +41,7 @@ export function assertIdOrPrefix(s: string, what = "child id"): string {
   if (!ID_PREFIX.test(v)) {
     throw new MusterError(
       "invalid_id",
-      `invalid ${what} ${JSON.stringify(s)}: expected a UUID or a prefix of at least 4 hex digits`,
+      `invalid ${what} ${JSON.stringify(s)}: expected a UUID, or at least 4 of its first or last hex digits`,
     );
   }
   return v;

@@ -34,6 +34,7 @@ describe("a child's life through the real CLI and tmux", () => {
     const result = await sb.run(["result", id]);
     expect(result.stdout).toBe(waited.stdout);
 
+    expect((await sb.json(["status", id.slice(-8)])).data.id).toBe(id); // the short id is the tail
     const status = await sb.json(["status", id.slice(0, 8)]);
     expect(status.data.status).toBe("idle");
     expect(status.data.lastOutcome).toBe("completed");

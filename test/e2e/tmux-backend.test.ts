@@ -25,7 +25,8 @@ process.stdin.on("data", (b) => { chunks.push(b); n += b.length;
 const tm = async (...args: string[]): Promise<string> =>
   String((await execa("tmux", ["-L", socket, ...args], { stdin: "ignore" })).stdout);
 // A file that exists but is still empty is being written: not there yet.
-const fileOnce = (p: string) => () => (existsSync(p) && readFileSync(p).length > 0 ? readFileSync(p) : undefined);
+const fileOnce = (p: string) => () =>
+  existsSync(p) && readFileSync(p).length > 0 ? readFileSync(p) : undefined;
 const spawn = (argv: string[], name = "t") => tmux.spawn({ argv, cwd: dir, name });
 
 beforeAll(() => {

@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { execa } from "execa";
+import { loadValidators } from "./schema.js";
 import { killServerAndWait, privateSocket } from "./tmux.js";
 
 export const REPO = path.resolve(import.meta.dirname, "../..");
@@ -20,7 +22,10 @@ export interface Sandbox {
   /** Runs the CLI with --json and parses stdout. */
   // biome-ignore lint/suspicious/noExplicitAny: test code reads loosely shaped JSON
   json<T = any>(args: string[]): Promise<{ exitCode: number; data: T; stderr: string }>;
-  /** Kills the private tmux server and every process that mentions this sandbox, and says what was still alive. */
+  /**
+   * Checks every artifact against the protocol, then kills the private tmux server and every process
+   * that mentions this sandbox; returns protocol problems and processes that were still alive.
+   */
   cleanup(): Promise<string[]>;
 }
 
@@ -78,6 +83,7 @@ export function sandbox(prefix = "mt"): Sandbox {
       return { exitCode: r.exitCode, data, stderr: r.stderr };
     },
     async cleanup() {
+      const problems = checkArtifacts(home).map((p) => `artifact ${p}`);
       await killServerAndWait(socket);
       const left = processesMentioning(base);
       for (const p of left) {
@@ -86,7 +92,7 @@ export function sandbox(prefix = "mt"): Sandbox {
         } catch {}
       }
       fs.rmSync(base, { recursive: true, force: true });
-      return left.map((p) => `${p.pid} ${p.cmdline}`);
+      return [...problems, ...left.map((p) => `left running: ${p.pid} ${p.cmdline}`)];
     },
   };
   return sb;
@@ -126,4 +132,60 @@ export function pidAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Checks every artifact dir under a state root against the protocol: schemas, strictly increasing
+ * seq, one completion per started turn, nothing after child_exited, snapshots matching their sha256.
+ */
+export function checkArtifacts(home: string): string[] {
+  const v = loadValidators();
+  const problems: string[] = [];
+  const primaries = path.join(home, "primaries");
+  if (!fs.existsSync(primaries)) return problems;
+  for (const p of fs.readdirSync(primaries)) {
+    const artifacts = path.join(primaries, p, "artifacts");
+    if (!fs.existsSync(artifacts)) continue;
+    for (const c of fs.readdirSync(artifacts)) {
+      const dir = path.join(artifacts, c);
+      const say = (s: string) => problems.push(`${c.slice(0, 8)}: ${s}`);
+      for (const e of v.validateMeta(JSON.parse(fs.readFileSync(path.join(dir, "meta.json"), "utf8"))))
+        say(`meta ${e}`);
+      let lastSeq = 0;
+      let exited = false;
+      const started = new Set<string>();
+      const completed = new Map<string, number>();
+      for (const line of fs.readFileSync(path.join(dir, "events.ndjson"), "utf8").split("\n")) {
+        // biome-ignore lint/suspicious/noExplicitAny: records are checked by the schema, read loosely here
+        let e: Record<string, any>;
+        try {
+          e = JSON.parse(line);
+        } catch {
+          continue; // torn or malformed lines are the reader's business (tested on their own)
+        }
+        for (const err of v.validateEvent(e)) say(`event seq ${e.seq} ${err}`);
+        if (e.seq <= lastSeq) say(`seq ${e.seq} after ${lastSeq}`);
+        lastSeq = e.seq;
+        if (exited) say(`${e.type} after child_exited`);
+        if (e.type === "child_exited") exited = true;
+        if (e.type === "turn_started") started.add(e.turnId);
+        if (e.type === "completion") {
+          completed.set(e.turnId, (completed.get(e.turnId) ?? 0) + 1);
+          if (e.output) {
+            const data = fs.readFileSync(path.join(dir, e.output.path));
+            const sha = createHash("sha256").update(data).digest("hex");
+            if (sha !== e.output.sha256 || data.length !== e.output.bytes)
+              say(`snapshot ${e.output.path} does not match`);
+          }
+        }
+      }
+      for (const [t, n] of completed) if (n > 1) say(`turn ${t} has ${n} completions`);
+      if (exited) for (const t of started) if (!completed.has(t)) say(`turn ${t} never completed`);
+      for (const f of fs.existsSync(path.join(dir, "inbox")) ? fs.readdirSync(path.join(dir, "inbox")) : []) {
+        if (f.startsWith(".")) say(`temp file left in inbox: ${f}`);
+        else if (exited) say(`inbox item left after exit: ${f}`);
+      }
+    }
+  }
+  return problems;
 }

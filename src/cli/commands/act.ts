@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../core/errors.js";
+import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
 import { EXIT, ExitWith, printJson } from "../output.js";
@@ -83,6 +84,6 @@ export function registerAct(program: Command): void {
     for (const id of ids) out.push(await m.cancel(id));
     if (flags.json) return printJson({ cancelled: out });
     for (const o of out)
-      process.stdout.write(`${o.id.slice(0, 8)} ${o.by === "none" ? `already ${o.status}` : "cancelled"}\n`);
+      process.stdout.write(`${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : "cancelled"}\n`);
   });
 }

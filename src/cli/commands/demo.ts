@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { MusterError } from "../../core/errors.js";
 import { createMuster } from "../../core/muster.js";
+import { shortId } from "../../util/ids.js";
 import { clip, humanDuration, parseDuration, shellQuote } from "../format.js";
 import { ExitWith, printJson } from "../output.js";
 import { exitCodeOf } from "./wait.js";
@@ -62,7 +63,7 @@ export function registerDemo(program: Command): void {
         for (const r of rows) {
           const el = humanDuration((r.ended ?? Date.now()) - r.started);
           process.stdout.write(
-            `${tty ? "\x1b[2K" : ""}  ${r.id.slice(0, 8)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(r.activity, 60)}\n`,
+            `${tty ? "\x1b[2K" : ""}  ${shortId(r.id)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(r.activity, 60)}\n`,
           );
         }
         drawn = true;
@@ -108,18 +109,16 @@ export function registerDemo(program: Command): void {
         printJson({ primary: m.primary, results: outcome.results, pending: outcome.pending, panes });
       else {
         for (const r of outcome.results) {
-          process.stdout.write(
-            `\n── ${r.agent} (${r.id.slice(0, 8)}) ${r.status}\n${r.text ?? r.reason ?? ""}`,
-          );
+          process.stdout.write(`\n── ${r.agent} (${shortId(r.id)}) ${r.status}\n${r.text ?? r.reason ?? ""}`);
         }
         process.stdout.write("\nThe panes stay open for inspection:\n");
         for (const p of panes) {
           process.stdout.write(
-            `  ${p.agent.padEnd(13)} muster attach ${p.id.slice(0, 8)}   (or: ${p.attach ? shellQuote(p.attach) : "-"})\n`,
+            `  ${p.agent.padEnd(13)} muster attach ${shortId(p.id)}   (or: ${p.attach ? shellQuote(p.attach) : "-"})\n`,
           );
         }
         process.stdout.write(
-          `\nNext: muster ls · muster send ${rows[0]!.id.slice(0, 8)} "a follow-up" · muster cancel <id>\n`,
+          `\nNext: muster ls · muster send ${shortId(rows[0]!.id)} "a follow-up" · muster cancel <id>\n`,
         );
       }
       const code = exitCodeOf(outcome);

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
 import { lastCompletion } from "../../core/state.js";
+import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
 import { printJson } from "../output.js";
@@ -46,7 +47,7 @@ export function registerInspect(program: Command): void {
       const last = lastCompletion(c.state);
       const act = c.state.lastActivity;
       rows.push([
-        c.entry.id.slice(0, 8),
+        shortId(c.entry.id),
         c.entry.agent,
         c.status,
         last?.status ?? "-",

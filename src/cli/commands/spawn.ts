@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
 import { printJson } from "../output.js";
@@ -54,7 +55,7 @@ export function registerSpawn(program: Command): void {
         process.stdout.write(`${spawned.id}\n`);
         if (process.stderr.isTTY)
           process.stderr.write(
-            `muster: started ${spawned.agent} in pane ${spawned.paneId}; muster wait ${spawned.id.slice(0, 8)} · muster attach ${spawned.id.slice(0, 8)}\n`,
+            `muster: started ${spawned.agent} in pane ${spawned.paneId}; muster wait ${shortId(spawned.id)} · muster attach ${shortId(spawned.id)}\n`,
           );
       }
       return;

@@ -3,6 +3,7 @@ import { MusterError } from "../../core/errors.js";
 import type { Muster } from "../../core/muster.js";
 import { STATUS_EXIT, type TurnResult } from "../../core/results.js";
 import type { WaitOptions, WaitOutcome } from "../../core/wait.js";
+import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parseDuration } from "../format.js";
 import { EXIT, ExitWith, printJson } from "../output.js";
@@ -55,7 +56,7 @@ export async function waitWithProgress(
 }
 
 const header = (r: TurnResult): string =>
-  `── ${r.id.slice(0, 8)} · ${r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${r.reason}` : ""}`;
+  `── ${shortId(r.id)} · ${r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${r.reason}` : ""}`;
 
 /** Prints settled results (text for one, headed sections for several) and throws ExitWith for a non-zero outcome. */
 export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<string, unknown> = {}): void {
@@ -72,7 +73,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
     for (const r of outcome.results) {
       if (!single) process.stdout.write(`${header(r)}\n`);
       else if (r.status !== "completed")
-        process.stderr.write(`muster: ${r.id.slice(0, 8)} ${r.status}${r.reason ? `: ${r.reason}` : ""}\n`);
+        process.stderr.write(`muster: ${shortId(r.id)} ${r.status}${r.reason ? `: ${r.reason}` : ""}\n`);
       if (r.text !== undefined)
         process.stdout.write(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
       else if (r.outputError) process.stderr.write(`muster: ${r.outputError.message}\n`);
@@ -80,7 +81,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
     if (outcome.pending.length > 0) {
       const why = outcome.timedOut ? "timed out" : outcome.interrupted ? "interrupted" : "still running";
       process.stderr.write(
-        `muster: ${why}; still running: ${outcome.pending.map((p) => p.slice(0, 8)).join(" ")}\n`,
+        `muster: ${why}; still running: ${outcome.pending.map((p) => shortId(p)).join(" ")}\n`,
       );
     }
   }

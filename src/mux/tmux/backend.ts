@@ -203,7 +203,10 @@ export class TmuxBackend implements Backend {
   }
 
   /** new-window (or split-window of $TMUX_PANE) running `cmd`; prints SPAWN_FORMAT. */
-  private async openPane(opts: SpawnPaneOptions, cmd: { argv: readonly string[]; cwd?: string; env?: Record<string, string> }): Promise<string> {
+  private async openPane(
+    opts: SpawnPaneOptions,
+    cmd: { argv: readonly string[]; cwd?: string; env?: Record<string, string> },
+  ): Promise<string> {
     const { server, session } = this.config;
     const caller = this.config.env.TMUX_PANE;
     const idle = { format: SPAWN_FORMAT, ...cmd };

@@ -64,7 +64,8 @@ export async function runTmux(
     }
     child.on("error", (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      const why = e.code === "ENOENT" ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)` : oneLine(e.message);
+      const why =
+        e.code === "ENOENT" ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)` : oneLine(e.message);
       reject(new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: e }));
     });
     child.on("close", (code) => {
@@ -73,7 +74,11 @@ export async function runTmux(
         reject(new MusterError("mux_unavailable", `tmux ${args[0]} timed out after ${timeout} ms`));
         return;
       }
-      resolve({ stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), exitCode: code ?? 1 });
+      resolve({
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+        exitCode: code ?? 1,
+      });
     });
   });
 }

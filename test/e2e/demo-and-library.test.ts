@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMuster, type MusterEvent } from "../../src/index.js";
+import { pidAlive, type Sandbox, sandbox, until } from "../helpers/cli.js";
+
+let sb: Sandbox;
+beforeAll(() => {
+  sb = sandbox("mt-demo");
+});
+afterAll(async () => {
+  expect(await sb.cleanup()).toEqual([]);
+});
+
+describe("muster demo", () => {
+  it("runs three mock children in panes, shows progress and results, and leaves the panes", async () => {
+    const r = await sb.run(["demo"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    for (const agent of ["demo-explore", "demo-review", "demo-plan"]) expect(r.stdout).toContain(agent);
+    expect(r.stdout).toMatch(/running|completed/);
+    expect(r.stdout.match(/prompt-sha256: [0-9a-f]{64}/g)).toHaveLength(3);
+    expect(r.stdout.match(/muster attach [0-9a-f]{8}/g)).toHaveLength(3);
+    const ls = await sb.json(["ls"]);
+    expect(
+      ls.data.children.map((c: { status: string; lastOutcome: string }) => [c.status, c.lastOutcome]),
+    ).toEqual([
+      ["idle", "completed"],
+      ["idle", "completed"],
+      ["idle", "completed"],
+    ]);
+  });
+
+  it("without tmux it says how to install it", async () => {
+    const r = await sb.run(["demo"], { env: { MUSTER_TMUX_BIN: "/nonexistent/tmux" } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/needs tmux: install it/);
+  });
+});
+
+describe("library API (createMuster)", () => {
+  it("spawn, wait, result and the events iterator work in-process; a killed host shows up as lost", async () => {
+    const m = createMuster({ env: sb.env, cwd: sb.cwd });
+    const a = await m.spawn({ agent: "mock", prompt: "library call\nmock: tools=1" });
+    const outcome = await m.wait([a.id], { withText: true, timeoutMs: 20_000 });
+    expect(outcome.results[0]).toMatchObject({ id: a.id, status: "completed" });
+    expect(outcome.results[0]!.text).toContain("Task: library call");
+    expect(m.result(a.id).text).toBe(outcome.results[0]!.text);
+
+    const b = await m.spawn({ agent: "mock", prompt: "mock: hang" });
+    const seen: { id: string; event: MusterEvent }[] = [];
+    const it = m.events({ livenessMs: 300 });
+    const collect = (async () => {
+      for await (const x of it) {
+        seen.push(x);
+        if (x.id === b.id && x.event.type === "child_exited") break;
+      }
+    })();
+    const started = await until(
+      () => seen.find((x) => x.id === b.id && x.event.type === "child_started"),
+      10_000,
+    );
+    const hostPid = (started.event as { pid: number }).pid;
+    process.kill(hostPid, "SIGKILL");
+    await collect;
+    expect(pidAlive(hostPid)).toBe(false);
+    const ofB = seen.filter((x) => x.id === b.id).map((x) => x.event);
+    expect(ofB.find((e) => e.type === "completion")).toMatchObject({ status: "lost", by: "parent" });
+    expect(seen.some((x) => x.id === a.id && x.event.type === "completion")).toBe(true);
+    expect((await m.status(b.id)).status).toBe("lost");
+  });
+});
