@@ -33,6 +33,8 @@ function muster(name) {
 /** spawn() call → turn_started read by the parent, sequentially. */
 async function spawnLatency(n) {
   const m = muster("spawn");
+  await m.spawn({ agent: "mock", prompt: "mock: reply=warm-up" }); // starts the tmux server: not a sample
+  await sleep(500);
   const samples = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();

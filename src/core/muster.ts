@@ -52,7 +52,8 @@ export interface SpawnResult {
 // Prompts travel as files (inbox/, prompts/), never through a pane or an event record, so this
 // only bounds memory; a single argv word is capped by the OS at 128 KiB, larger prompts use --file.
 export const MAX_PROMPT_BYTES = 1024 * 1024;
-const HOST_SCRIPT = path.join(PACKAGE_ROOT, "dist", "child", "host.js");
+// The child host as one bundled file (scripts/bundle.mjs): it loads ~30 ms faster than its module graph.
+const HOST_SCRIPT = path.join(PACKAGE_ROOT, "dist", "child", "host.bundle.js");
 
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
 export class Muster {

@@ -3,7 +3,8 @@
  * Usage: node agent.js <prompt-file>. Prompt lines `mock: key=value …` control it (see options.ts).
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, watch } from "node:fs";
+import { basename, dirname } from "node:path";
 import { parseMockOptions, taskLine } from "./options.js";
 
 // A hung or crashed mock never outlives this, so a broken test cannot leak it forever.
@@ -25,6 +26,23 @@ function defaultAnswer(prompt: Buffer, text: string): string {
     `prompt-sha256: ${sha}`,
     "",
   ].join("\n");
+}
+
+/** Resolves when `file` exists (watching its directory, so every waiting mock wakes at once). */
+function gateOpens(file: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (existsSync(file)) return resolve();
+    const w = watch(dirname(file), (_e, name) => {
+      if (name === basename(file) && existsSync(file)) {
+        w.close();
+        resolve();
+      }
+    });
+    if (existsSync(file)) {
+      w.close();
+      resolve();
+    }
+  });
 }
 
 function sizedAnswer(n: number): string {
@@ -61,6 +79,7 @@ async function main(): Promise<void> {
   }
 
   if (opts.at !== undefined) await sleep(Math.max(0, opts.at - Date.now()));
+  if (opts.gate !== undefined) await gateOpens(opts.gate);
   if (opts.crash) {
     emit({ type: "progress", text: "crashing the child host (mock: crash)" });
     process.kill(process.ppid, "SIGKILL");

@@ -10,6 +10,8 @@ export interface MockOptions {
   reply?: string;
   /** Answer at this wall-clock time (epoch ms), so many mocks can finish at the same moment. */
   at?: number;
+  /** Answer once this file exists (benchmarks release many mocks at one instant). */
+  gate?: string;
 }
 
 const NUM = /^\d+(\.\d+)?$/;
@@ -27,6 +29,7 @@ export function parseMockOptions(prompt: string): MockOptions {
       if (key === "hang") opts.hang = true;
       else if (key === "crash") opts.crash = true;
       else if (key === "reply") opts.reply = decodeURIComponent(value);
+      else if (key === "gate" && value) opts.gate = decodeURIComponent(value);
       else if (NUM.test(value)) {
         const n = Number(value);
         if (key === "sleep") opts.sleep = n;
