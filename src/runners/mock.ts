@@ -1,7 +1,9 @@
-import { fileURLToPath } from "node:url";
+import * as path from "node:path";
+import { PACKAGE_ROOT } from "../util/pkg.js";
 import type { Runner, TurnInput, TurnPlan } from "./types.js";
 
-const AGENT_SCRIPT = fileURLToPath(new URL("./mock/agent.js", import.meta.url));
+// From the package root, not import.meta.url: this module also runs inside the bundled child host.
+const AGENT_SCRIPT = path.join(PACKAGE_ROOT, "dist", "runners", "mock", "agent.js");
 
 /** The built-in deterministic agent used by the demo and the tests. */
 export const mockRunner: Runner = {
