@@ -4,6 +4,7 @@ export type { ChildMeta, CompletionStatus, MusterEvent } from "./artifacts/event
 export type { LoadedChild } from "./core/children.js";
 export { MusterError, type MusterErrorCode } from "./core/errors.js";
 export {
+  type CancelResult,
   createMuster,
   Muster,
   type MusterOptions,

@@ -41,6 +41,16 @@ export interface SpawnOptions {
   placement?: Placement;
 }
 
+export interface CancelResult {
+  id: string;
+  /** The child's status afterwards. */
+  status: string;
+  /** Who recorded it: the child host, a parent (host unresponsive or never started), or nobody (already over). */
+  by: "child" | "parent" | "none";
+  /** Whether a turn was running or queued (and so settled `cancelled`). */
+  turnCancelled: boolean;
+}
+
 export interface SpawnResult {
   id: string;
   turnId: string;
@@ -226,30 +236,40 @@ export class Muster {
   }
 
   /** Cancels the running turn and closes the child; the pane stays readable. */
-  async cancel(
-    idOrPrefix: string,
-    opts: { graceMs?: number } = {},
-  ): Promise<{ id: string; status: string; by: "child" | "parent" | "none" }> {
+  async cancel(idOrPrefix: string, opts: { graceMs?: number } = {}): Promise<CancelResult> {
     const c = this.child(idOrPrefix);
-    if (c.status === "closed" || c.status === "lost") return { id: c.entry.id, status: c.status, by: "none" };
+    const id = c.entry.id;
+    if (c.status === "closed" || c.status === "lost")
+      return { id, status: c.status, by: "none", turnCancelled: false };
+    const turnCancelled = c.status === "running" || c.status === "starting";
+    const settledByChild = async (ms: number): Promise<CancelResult | undefined> => {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const now = this.reload(c.entry);
+        if (now.state.exited) return { id, status: now.status, by: "child", turnCancelled };
+        if (Date.now() >= deadline) return undefined;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
     const pid = c.state.hostPid;
     if (pid !== undefined && hostAlive(pid, c.files.dir)) {
       process.kill(pid, "SIGTERM");
-      const deadline = Date.now() + (opts.graceMs ?? 5000);
-      while (Date.now() < deadline) {
-        const now = this.reload(c.entry);
-        if (now.state.exited) return { id: c.entry.id, status: now.status, by: "child" };
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      // The host did not settle in time: stop it and settle from here.
+      const done = await settledByChild(opts.graceMs ?? 5000);
+      if (done) return done;
+      // The host did not settle in time: kill it, and settle from here once it is really gone.
       try {
         process.kill(pid, "SIGKILL");
       } catch {}
+      for (let i = 0; i < 100 && hostAlive(pid, c.files.dir); i++)
+        await new Promise((r) => setTimeout(r, 20));
     } else if (c.entry.pane) {
+      // No host yet (or it just started): closing the pane sends it SIGHUP; give it a moment to record that itself.
       await this.backend.kill(c.entry.pane).catch(() => {});
+      const done = await settledByChild(500);
+      if (done) return done;
     }
     await settleFromParent(c.files.dir, "cancelled", "cancelled by muster cancel");
-    return { id: c.entry.id, status: "closed", by: "parent" };
+    return { id, status: "closed", by: "parent", turnCancelled };
   }
 
   /** All children of this primary, newest last, each reconciled with liveness. */

@@ -84,6 +84,8 @@ export function registerAct(program: Command): void {
     for (const id of ids) out.push(await m.cancel(id));
     if (flags.json) return printJson({ cancelled: out });
     for (const o of out)
-      process.stdout.write(`${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : "cancelled"}\n`);
+      process.stdout.write(
+        `${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : o.turnCancelled ? "cancelled" : "closed"}\n`,
+      );
   });
 }
