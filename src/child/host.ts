@@ -5,9 +5,10 @@
  */
 import * as fs from "node:fs";
 import type { ChildMeta } from "../artifacts/events.js";
-import { listInbox, readInboxItem } from "../artifacts/inbox.js";
+import { readInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
+import { completeQueuedTurns } from "../artifacts/queued.js";
 import { getRunner } from "../runners/registry.js";
 import { readJson } from "../util/fsx.js";
 import { ControlWatcher } from "./controls.js";
@@ -22,24 +23,6 @@ function takeEnvironment(file: string): Record<string, string> {
   } catch {
     return { ...(process.env as Record<string, string>) };
   } finally {
-    fs.rmSync(file, { force: true });
-  }
-}
-
-/** Turns still queued when the host closes get a completion too, so no waiter is left without a record. */
-function settleQueued(inboxDir: string, log: EventLog, status: "cancelled" | "lost", why: string): void {
-  for (const file of listInbox(inboxDir)) {
-    const item = readInboxItem(file);
-    if (item)
-      log.append({
-        type: "completion",
-        turnId: item.turnId,
-        status,
-        reason: `${why}; the turn never started`,
-        exitCode: null,
-        signal: null,
-        by: "child",
-      });
     fs.rmSync(file, { force: true });
   }
 }
@@ -98,7 +81,11 @@ async function main(): Promise<void> {
   const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
     source.close();
     controls.close();
-    settleQueued(files.inbox, log, reason === "lost" ? "lost" : "cancelled", detail);
+    completeQueuedTurns(files.inbox, log, {
+      status: reason === "lost" ? "lost" : "cancelled",
+      reason: detail,
+      by: "child",
+    });
     log.append({ type: "child_exited", reason, detail, by: "child" });
     log.close();
     render.exited(detail);

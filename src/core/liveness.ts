@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import type { CompletionStatus } from "../artifacts/events.js";
-import { listInbox, readInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
+import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend, PaneRef } from "../mux/backend.js";
 import { signalGroup } from "../util/process-group.js";
@@ -86,22 +86,12 @@ export async function settleFromParent(
           by: "parent",
         });
       }
-      for (const file of listInbox(files.inbox)) {
-        const item = readInboxItem(file);
-        const started = state.turns.some((t) => t.turnId === item?.turnId);
-        if (item && !started && !state.completions.has(item.turnId)) {
-          log.append({
-            type: "completion",
-            turnId: item.turnId,
-            status,
-            reason: `${reason}; the turn never started`,
-            exitCode: null,
-            signal: null,
-            by: "parent",
-          });
-        }
-        fs.rmSync(file, { force: true });
-      }
+      completeQueuedTurns(files.inbox, log, {
+        status,
+        reason,
+        by: "parent",
+        skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
+      });
       log.append({
         type: "child_exited",
         reason: status === "lost" ? "lost" : "cancelled",

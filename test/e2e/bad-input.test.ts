@@ -1,16 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox } from "../helpers/cli.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../helpers/cli.js";
 
-let sb: Sandbox;
+const sb = useSandbox("mt-bad");
 let known = "";
 beforeAll(async () => {
-  sb = sandbox("mt-bad");
   known = (await sb.json(["spawn", "--wait", "one real child"])).data.spawned.id;
-});
-afterAll(async () => {
-  expect(await sb.cleanup()).toEqual([]);
 });
 
 /** Everything under the state root, to prove a rejected command created nothing. */

@@ -1,65 +1,43 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, REPO, type Sandbox, sandbox, until } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { BIN, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 
-let sb: Sandbox;
-beforeAll(() => {
-  sb = sandbox("mt-side");
-});
-afterAll(async () => {
-  expect(await sb.cleanup()).toEqual([]);
-});
+const sb = useSandbox("mt-side");
 
 const AGENT = path.join(REPO, "test", "fixtures", "explicit-agent.mjs");
-const events = (dir: string) =>
-  fs
-    .readFileSync(path.join(dir, "events.ndjson"), "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+
+/** A command-runner child whose agent reports progress, then `muster <kind> <text>`. */
+const runExplicitAgent = (progress: string, kind: "done" | "error", text: string) =>
+  sb.run([
+    "spawn",
+    "--agent",
+    "command",
+    "--json",
+    "--wait",
+    "task",
+    "--",
+    process.execPath,
+    AGENT,
+    BIN,
+    progress,
+    kind,
+    text,
+  ]);
 
 describe("inside a child's pane", () => {
   it("muster progress and muster done: a progress event for the turn, the explicit result wins", async () => {
-    const r = await sb.run([
-      "spawn",
-      "--agent",
-      "command",
-      "--json",
-      "--wait",
-      "task",
-      "--",
-      process.execPath,
-      AGENT,
-      BIN,
-      "halfway there",
-      "done",
-      "the explicit answer",
-    ]);
+    const r = await runExplicitAgent("halfway there", "done", "the explicit answer");
     expect(r.exitCode, r.stderr).toBe(0);
     const res = JSON.parse(r.stdout).results[0];
     expect(res.text).toBe("the explicit answer");
-    const progress = events(res.artifactDir).find((e) => e.type === "progress");
+    const progress = readEvents(res.artifactDir).find((e) => e.type === "progress");
     expect(progress).toMatchObject({ text: "halfway there", turnId: res.turnId });
   });
 
   it("muster error ends the turn errored with its message", async () => {
-    const r = await sb.run([
-      "spawn",
-      "--agent",
-      "command",
-      "--json",
-      "--wait",
-      "task",
-      "--",
-      process.execPath,
-      AGENT,
-      BIN,
-      "trying",
-      "error",
-      "could not find the file",
-    ]);
+    const r = await runExplicitAgent("trying", "error", "could not find the file");
     expect(r.exitCode).toBe(1);
     expect(JSON.parse(r.stdout).results[0]).toMatchObject({
       status: "errored",

@@ -1,20 +1,14 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { useSandbox } from "../helpers/cli.js";
 import { loadValidators } from "../helpers/schema.js";
 
 const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex");
 const shaIn = (text: string) => /prompt-sha256: ([0-9a-f]{64})/.exec(text)?.[1];
 
-let sb: Sandbox;
-beforeAll(() => {
-  sb = sandbox("mt-life");
-});
-afterAll(async () => {
-  expect(await sb.cleanup()).toEqual([]);
-});
+const sb = useSandbox("mt-life");
 
 describe("a child's life through the real CLI and tmux", () => {
   it("spawn returns the id at once; wait, result, ls, status and capture report the turn", async () => {

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createMuster, type MusterEvent } from "../../src/index.js";
-import { pidAlive, type Sandbox, sandbox, until } from "../helpers/cli.js";
+import { pidAlive, until, useSandbox } from "../helpers/cli.js";
 
-let sb: Sandbox;
-beforeAll(() => {
-  sb = sandbox("mt-demo");
-});
-afterAll(async () => {
-  expect(await sb.cleanup()).toEqual([]);
-});
+const sb = useSandbox("mt-demo");
 
 describe("muster demo", () => {
   it("runs three mock children in panes, shows progress and results, and leaves the panes", async () => {

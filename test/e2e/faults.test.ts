@@ -1,23 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pidAlive, type Sandbox, sandbox, until } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { pidAlive, readEvents, until, useSandbox } from "../helpers/cli.js";
 
-let sb: Sandbox;
-beforeAll(() => {
-  sb = sandbox("mt-fault");
-});
-afterAll(async () => {
-  expect(await sb.cleanup()).toEqual([]);
-});
-
-const events = (dir: string) =>
-  fs
-    .readFileSync(path.join(dir, "events.ndjson"), "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+const sb = useSandbox("mt-fault");
 
 /** Spawns a hanging child and waits until its runner is running; returns ids, dir and runner pid. */
 async function runningChild(prompt = "mock: hang") {
@@ -29,8 +16,8 @@ async function runningChild(prompt = "mock: hang") {
       ? s
       : undefined;
   });
-  const runnerPid = events(st.artifactDir).find((e) => e.type === "runner_started").pid as number;
-  const hostPid = events(st.artifactDir).find((e) => e.type === "child_started").pid as number;
+  const runnerPid = readEvents(st.artifactDir).find((e) => e.type === "runner_started").pid as number;
+  const hostPid = readEvents(st.artifactDir).find((e) => e.type === "child_started").pid as number;
   return { id, dir: st.artifactDir as string, paneId: st.pane.paneId as string, runnerPid, hostPid };
 }
 
@@ -41,9 +28,9 @@ describe("faults never leave a child running", () => {
     const r = await sb.json(["cancel", c.id]);
     expect(r.exitCode).toBe(0);
     expect(r.data.cancelled[0]).toMatchObject({ id: c.id, by: "child" });
-    const completion = events(c.dir).find((e) => e.type === "completion");
+    const completion = readEvents(c.dir).find((e) => e.type === "completion");
     expect(completion).toMatchObject({ status: "cancelled", by: "child" });
-    expect(events(c.dir).at(-1)).toMatchObject({ type: "child_exited", reason: "cancelled" });
+    expect(readEvents(c.dir).at(-1)).toMatchObject({ type: "child_exited", reason: "cancelled" });
     expect(() => process.kill(-c.runnerPid, 0)).toThrow();
     await until(() => !pidAlive(c.hostPid), 5000);
     const cap = await sb.run(["capture", c.id]);
@@ -75,7 +62,7 @@ describe("faults never leave a child running", () => {
     expect(Date.now() - t0).toBeLessThan(5000 + 1500);
     expect(w.data.results[0].reason).toMatch(/child host \(pid \d+\) is gone/);
     const dir = w.data.results[0].artifactDir as string;
-    const evs = events(dir);
+    const evs = readEvents(dir);
     expect(evs.filter((e) => e.type === "completion")).toEqual([
       expect.objectContaining({ status: "lost", by: "parent" }),
     ]);
@@ -87,7 +74,7 @@ describe("faults never leave a child running", () => {
   it("a plain SIGKILL of the host while idle is noticed by ls", async () => {
     const id = (await sb.json(["spawn", "--wait", "quick"])).data.spawned.id as string;
     const dir = (await sb.json(["status", id])).data.artifactDir as string;
-    const hostPid = events(dir).find((e) => e.type === "child_started").pid as number;
+    const hostPid = readEvents(dir).find((e) => e.type === "child_started").pid as number;
     process.kill(hostPid, "SIGKILL");
     await until(() => !pidAlive(hostPid), 3000);
     const ls = await sb.json(["ls"]);
@@ -116,7 +103,7 @@ describe("faults never leave a child running", () => {
     const id = (await sb.json(["spawn", "--wait", "before the tear"])).data.spawned.id as string;
     await sb.run(["cancel", id]);
     const dir = (await sb.json(["status", id])).data.artifactDir as string;
-    const before = events(dir).length;
+    const before = readEvents(dir).length;
     fs.appendFileSync(path.join(dir, "events.ndjson"), '{"v":1,"eventId":"torn","seq":99,"type":"compl');
     const st = await sb.json(["status", id]);
     expect(st.exitCode).toBe(0);

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { useSandbox } from "../helpers/cli.js";
 
 const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex");
 const shaIn = (text: string) => /prompt-sha256: ([0-9a-f]{64})/.exec(text)?.[1];
@@ -19,13 +19,7 @@ const NASTY: Record<string, string> = {
   "64 KiB": `${"x".repeat(64 * 1024 - 20)}\nthe end of 64 KiB\n`,
 };
 
-let sb: Sandbox;
-beforeAll(() => {
-  sb = sandbox("mt-prompt");
-});
-afterAll(async () => {
-  expect(await sb.cleanup()).toEqual([]);
-});
+const sb = useSandbox("mt-prompt");
 
 describe("prompts arrive byte-exact (the mock reports the sha256 of what it received)", () => {
   let followUpTarget = "";

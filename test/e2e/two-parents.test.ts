@@ -2,16 +2,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO, type Sandbox, sandbox } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { REPO, useSandbox } from "../helpers/cli.js";
 
-let sb: Sandbox;
-beforeAll(() => {
-  sb = sandbox("mt-two");
-});
-afterAll(async () => {
-  expect(await sb.cleanup()).toEqual([]);
-});
+const sb = useSandbox("mt-two");
 
 describe("two parent processes on the same primary", () => {
   it("concurrent registry updates from two processes: none lost, file never corrupt", async () => {

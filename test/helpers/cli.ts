@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { execa } from "execa";
+import { afterAll, expect } from "vitest";
 import { loadValidators } from "./schema.js";
 import { killServerAndWait, privateSocket } from "./tmux.js";
 
@@ -109,6 +110,25 @@ export function processesMentioning(needle: string): { pid: number; cmdline: str
     } catch {}
   }
   return out;
+}
+
+/** A sandbox for one test file; after its tests it is checked (artifact protocol, nothing left running) and removed. */
+export function useSandbox(prefix: string): Sandbox {
+  const sb = sandbox(prefix);
+  afterAll(async () => {
+    expect(await sb.cleanup()).toEqual([]);
+  });
+  return sb;
+}
+
+/** The parsed records of a child's events.ndjson. */
+// biome-ignore lint/suspicious/noExplicitAny: test code reads records loosely
+export function readEvents(artifactDir: string): Record<string, any>[] {
+  return fs
+    .readFileSync(path.join(artifactDir, "events.ndjson"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
