@@ -1,0 +1,38 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+/** User configuration: `${XDG_CONFIG_HOME:-~/.config}/muster/config.json` (all fields optional). */
+export interface MusterConfig {
+  /** Default model for new children when neither the call nor the profile names one. */
+  model?: string;
+  /** Default reasoning level, likewise. */
+  reasoning?: string;
+  /** Read other harnesses' agent folders (.claude/agents, .pi/agents, .opencode/agents, …); default true. */
+  compatAgents?: boolean;
+  /** Extra catalog entries: models a runner accepts beyond the ones it declares. */
+  models?: { runner: string; id: string; reasoning?: string[] }[];
+}
+
+export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  path.join(env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config"), "muster");
+
+/** Reads the config file; a missing file is an empty config, a broken one a warning (never a crash). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): { config: MusterConfig; warnings: string[] } {
+  const file = path.join(configDir(env), "config.json");
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    return { config: {}, warnings: [] };
+  }
+  try {
+    const raw = JSON.parse(text) as unknown;
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+      return { config: {}, warnings: [`${file}: expected a JSON object; ignored`] };
+    }
+    return { config: raw as MusterConfig, warnings: [] };
+  } catch (e) {
+    return { config: {}, warnings: [`${file}: invalid JSON (${(e as Error).message}); ignored`] };
+  }
+}
