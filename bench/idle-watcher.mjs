@@ -5,12 +5,13 @@ const seconds = Number(process.argv[2] ?? 10);
 const m = createMuster();
 let events = 0;
 const w = await m.watch({ onEvent: () => events++ });
-await new Promise((r) => setTimeout(r, 1000)); // settle after the initial read
+await new Promise((r) => setTimeout(r, 3000)); // steady state: past start-up compilation and GC
 const c0 = process.cpuUsage();
 const t0 = performance.now();
 await new Promise((r) => setTimeout(r, seconds * 1000));
 const cpu = process.cpuUsage(c0);
 const wall = performance.now() - t0;
+const children = w.size;
 await w.close();
 const cpuMs = (cpu.user + cpu.system) / 1000;
 process.stdout.write(

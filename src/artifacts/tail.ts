@@ -24,7 +24,9 @@ export class EventTail {
     } catch {
       this.watcher = undefined; // file not there yet: the poll finds it
     }
-    this.timer = setInterval(() => this.pump(), opts.pollMs ?? 1000);
+    // pollMs 0: the owner pumps on its own schedule (one timer for many tails).
+    const poll = opts.pollMs ?? 1000;
+    if (poll > 0) this.timer = setInterval(() => this.pump(), poll);
   }
 
   /** Reads whatever is new and hands it on. */

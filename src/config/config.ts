@@ -11,14 +11,17 @@ export interface MusterConfig {
   /** Read other harnesses' agent folders (.claude/agents, .pi/agents, .opencode/agents, …); default true. */
   compatAgents?: boolean;
   /** Extra catalog entries: models a runner accepts beyond the ones it declares. */
-  models?: { runner: string; id: string; reasoning?: string[] }[];
+  models?: { runner: string; id: string; reasoning?: string[]; defaultReasoning?: string }[];
 }
 
 export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>
   path.join(env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config"), "muster");
 
 /** Reads the config file; a missing file is an empty config, a broken one a warning (never a crash). */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): { config: MusterConfig; warnings: string[] } {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): {
+  config: MusterConfig;
+  warnings: string[];
+} {
   const file = path.join(configDir(env), "config.json");
   let text: string;
   try {

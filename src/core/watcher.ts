@@ -4,15 +4,15 @@ import type { MusterEvent } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventTail } from "../artifacts/tail.js";
 import { isFullId } from "../util/ids.js";
-import { probeChild, settleFromParent } from "./liveness.js";
+import { hostAlive, probeChild, settleFromParent } from "./liveness.js";
 import type { Muster } from "./muster.js";
-import { applyEvents, type ChildState, emptyState } from "./state.js";
+import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
 
 export interface WatchOptions {
   /** Called for every event of every child of the primary, in each child's byte order. */
   onEvent: (childId: string, event: MusterEvent) => void;
   onMalformed?: (childId: string, reason: string) => void;
-  /** Safety poll of each events file (fs.watch is the fast path). */
+  /** Safety poll of the events files (fs.watch is the fast path); default 2 s, shared with liveness. */
   pollMs?: number;
   /** How often dead hosts are looked for. */
   livenessMs?: number;
@@ -23,7 +23,8 @@ export interface WatchOptions {
  * each child's events are tailed by fs.watch hint + read-to-EOF, and dead hosts become `lost`.
  */
 export class PrimaryWatcher {
-  private readonly tails = new Map<string, { tail: EventTail; state: ChildState }>();
+  private readonly tails = new Map<string, { tail: EventTail; state: ChildState; dir: string }>();
+  private tick = 0;
   private discovery: FSWatcher | undefined;
   private livenessTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -44,9 +45,13 @@ export class PrimaryWatcher {
     await new Promise<void>((resolve) => this.discovery!.once("ready", () => resolve()));
     const schedule = (): void => {
       if (this.closed) return;
+      // One timer for every child: the safety poll of all tails, then the liveness probe.
       this.livenessTimer = setTimeout(
-        () => void this.checkLiveness().finally(schedule),
-        this.opts.livenessMs ?? 2000,
+        () => {
+          for (const { tail } of this.tails.values()) tail.pump();
+          void this.checkLiveness().finally(schedule);
+        },
+        this.opts.livenessMs ?? this.opts.pollMs ?? 2000,
       );
     };
     schedule();
@@ -55,38 +60,45 @@ export class PrimaryWatcher {
   private attach(id: string): void {
     if (this.closed || this.tails.has(id) || !isFullId(id)) return;
     const state = emptyState();
+    const dir = this.muster.paths.artifactDir(id);
     const tail = new EventTail(
-      childFiles(this.muster.paths.artifactDir(id)).events,
+      childFiles(dir).events,
       (events) => {
         applyEvents(state, events);
         for (const e of events) this.opts.onEvent(id, e);
       },
       {
-        pollMs: this.opts.pollMs ?? 2000,
+        pollMs: 0,
         onMalformed: (m) => this.opts.onMalformed?.(id, `@${m.offset}: ${m.reason}`),
       },
     );
-    this.tails.set(id, { tail, state });
+    this.tails.set(id, { tail, state, dir });
     tail.pump();
   }
 
-  /** Children still live per their events get probed; a dead host is settled as `lost` (the tail then reports it). */
+  /**
+   * Children still live per their events get probed; a dead host is settled as `lost` (the tail then
+   * reports it). Idle children (no open turn) are probed every third tick: nothing is waiting on them.
+   */
   private async checkLiveness(): Promise<void> {
+    this.tick += 1;
     let registry: ReturnType<Muster["registry"]["read"]> | undefined;
-    for (const [id, { tail, state }] of this.tails) {
+    for (const [id, { tail, state, dir }] of this.tails) {
       if (this.closed) return;
       if (state.exited) continue;
+      if (state.hostPid !== undefined && !openTurn(state) && this.tick % 3 !== 0) continue;
+      if (state.hostPid !== undefined && hostAlive(state.hostPid, dir)) continue;
       if (state.hostPid === undefined) registry ??= this.muster.registry.read();
       const entry = registry?.children[id];
       const v = await probeChild(
         this.muster.backend,
-        this.muster.paths.artifactDir(id),
+        dir,
         entry?.pane ?? null,
         entry?.createdAt ?? new Date().toISOString(),
         state.hostPid,
       ).catch(() => ({ dead: false as const }));
       if (v.dead) {
-        await settleFromParent(this.muster.paths.artifactDir(id), "lost", v.reason).catch(() => false);
+        await settleFromParent(dir, "lost", v.reason).catch(() => false);
         tail.pump();
       }
     }

@@ -1,30 +1,18 @@
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import matter from "gray-matter";
 import { MusterError } from "../core/errors.js";
-import type { StreamProtocol } from "../runners/types.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
+import { type DiscoverOptions, discoverProfiles, markdownFiles, profileLayers } from "./discover.js";
+import { PROFILE_NAME } from "./fields.js";
+import { parseProfile } from "./parse.js";
+import type { ResolvedProfile } from "./types.js";
 
-/** An agent definition: Markdown body (system prompt) + YAML frontmatter. */
-export interface Profile {
-  name: string;
-  description: string;
-  runner: string;
-  model?: string;
-  reasoning?: string;
-  command?: string[];
-  protocol?: StreamProtocol;
-  systemPrompt: string;
-  /** The file it came from. */
-  source: string;
-  warnings: string[];
-}
+export { parseProfile };
+export type { Profile, ProfileFormat, ProfileLayer, ResolvedProfile } from "./types.js";
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
+/** Checks an agent name given by a user before it is used to find a file. */
 export function assertProfileName(name: string): string {
-  if (!NAME.test(name)) {
+  if (!PROFILE_NAME.test(name)) {
     throw new MusterError(
       "usage",
       `invalid agent name ${JSON.stringify(name)}: use letters, digits, ".", "_" or "-"`,
@@ -33,93 +21,51 @@ export function assertProfileName(name: string): string {
   return name;
 }
 
-/** Profile folders, highest precedence first: project, user, bundled. */
-export function profileDirs(cwd: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const config = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
-  return [
-    path.join(cwd, ".muster", "agents"),
-    path.join(config, "muster", "agents"),
-    path.join(PACKAGE_ROOT, "agents"),
-  ];
+/** Profile folders, highest precedence first (compat folders included unless switched off). */
+export function profileDirs(cwd: string, env: NodeJS.ProcessEnv = process.env, compat = true): string[] {
+  return profileLayers(cwd, env, compat)
+    .map((l) => l.dir)
+    .reverse();
 }
 
-/** Parses one profile file; a bad field value is a warning naming the file and field, never a failure. */
-export function parseProfile(file: string, text: string): Profile {
-  let parsed: { data: Record<string, unknown>; content: string };
-  try {
-    parsed = matter(text);
-  } catch (e) {
-    throw new MusterError(
-      "usage",
-      `cannot read agent profile ${file}: bad frontmatter (${(e as Error).message.split("\n")[0]})`,
-      { cause: e },
-    );
-  }
-  const { data, content } = parsed;
-  const warnings: string[] = [];
-  const str = (key: string): string | undefined => {
-    const v = data[key];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v === "string" && v.trim() !== "") return v.trim();
-    warnings.push(`${file}: field "${key}" must be a non-empty string; ignored`);
-    return undefined;
-  };
-  const stem = path.basename(file, ".md");
-  const profile: Profile = {
-    name: str("name") ?? stem,
-    description: str("description") ?? "",
-    runner: str("runner") ?? "mock",
-    systemPrompt: content.trim(),
-    source: file,
-    warnings,
-  };
-  const model = str("model");
-  if (model) profile.model = model;
-  const reasoning = str("reasoning");
-  if (reasoning) profile.reasoning = reasoning;
-  if (data.command !== undefined) {
-    if (
-      Array.isArray(data.command) &&
-      data.command.length > 0 &&
-      data.command.every((w) => typeof w === "string")
-    ) {
-      profile.command = data.command as string[];
-    } else warnings.push(`${file}: field "command" must be a non-empty list of strings; ignored`);
-  }
-  const protocol = str("protocol");
-  if (protocol === "text" || protocol === "muster-jsonl") profile.protocol = protocol;
-  else if (protocol) warnings.push(`${file}: field "protocol" must be "text" or "muster-jsonl"; ignored`);
-  return profile;
+/** Lists names for an error message, bounded so a large agent collection stays one short line. */
+export function listNames(names: string[], max = 10): string {
+  if (names.length === 0) return "(none)";
+  const shown = names.slice(0, max).join(", ");
+  return names.length > max ? `${shown}, …and ${names.length - max} more` : shown;
 }
 
-/** Finds a profile by name: the first folder (project, user, bundled) that has `<name>.md` wins. */
-export function loadProfile(name: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Profile {
+/**
+ * Finds a profile by resolved name across all layers (project > user > compat > bundled). A file with broken
+ * frontmatter whose stem is `name`, in a layer at or above the winner, is an error rather than a silent fallback.
+ */
+export function loadProfile(
+  name: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: Pick<DiscoverOptions, "compat" | "config"> = {},
+): ResolvedProfile {
   assertProfileName(name);
-  for (const dir of profileDirs(cwd, env)) {
-    const file = path.join(dir, `${name}.md`);
-    let text: string;
-    try {
-      text = fs.readFileSync(file, "utf8");
-    } catch {
-      continue;
-    }
-    return parseProfile(file, text);
-  }
+  const found = discoverProfiles({ cwd, env, ...opts });
+  const winner = found.profiles.find((p) => p.name === name);
+  const rank = found.ranks.get(name) ?? -1;
+  const broken = found.broken.filter((b) => b.name === name && b.rank >= rank).pop();
+  if (broken) throw new MusterError("usage", `agent "${name}": ${broken.message}`);
+  if (winner) return winner;
   throw new MusterError(
     "not_found",
-    `unknown agent "${name}": no ${name}.md in ${profileDirs(cwd, env).join(", ")}`,
+    `unknown agent "${name}"; available: ${listNames(found.profiles.map((p) => p.name))} (muster agents lists them)`,
   );
 }
 
-/** All bundled profile names (for help and errors). */
+/** The names of the profiles shipped in the package's `agents/` folder. */
 export function bundledProfileNames(): string[] {
-  try {
-    return fs
-      .readdirSync(path.join(PACKAGE_ROOT, "agents"))
-      .filter((n) => n.endsWith(".md"))
-      .map((n) => n.slice(0, -3))
-      .sort();
-  } catch {
-    return [];
+  const names = new Set<string>();
+  for (const file of markdownFiles(path.join(PACKAGE_ROOT, "agents"), [])) {
+    try {
+      const p = parseProfile(file, fs.readFileSync(file, "utf8"));
+      if (PROFILE_NAME.test(p.name)) names.add(p.name);
+    } catch {}
   }
+  return [...names].sort();
 }

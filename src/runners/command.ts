@@ -12,6 +12,8 @@ export function expandCommand(command: string[], prompt: string, promptFile: str
 export const commandRunner: Runner = {
   name: "command",
   description: "any argv; {prompt} / {prompt_file} placeholders; stdout is the answer",
+  // The program is the user's: muster cannot know which models it takes, so any spelling is accepted.
+  catalog: { provider: "command", open: true, models: [] },
   plan(input: TurnInput): TurnPlan {
     if (!input.command || input.command.length === 0) {
       throw new MusterError(

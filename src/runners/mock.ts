@@ -9,6 +9,17 @@ const AGENT_SCRIPT = path.join(PACKAGE_ROOT, "dist", "runners", "mock", "agent.j
 export const mockRunner: Runner = {
   name: "mock",
   description: "built-in deterministic agent (no API keys); `mock: sleep=2 tools=3` lines control it",
+  // A small closed catalog so model/reasoning validation can be exercised without any real provider.
+  catalog: {
+    provider: "mock",
+    open: false,
+    defaultModel: "mock:default",
+    models: [
+      { id: "mock:default", reasoning: ["none", "low", "medium", "high"], defaultReasoning: "none" },
+      { id: "mock:fast", reasoning: ["none"], defaultReasoning: "none" },
+      { id: "mock:deep", reasoning: ["low", "medium", "high", "xhigh"], defaultReasoning: "medium" },
+    ],
+  },
   plan(input: TurnInput): TurnPlan {
     return {
       argv: [process.execPath, AGENT_SCRIPT, input.promptFile],

@@ -37,8 +37,27 @@ export interface TurnPlan {
   protocol: StreamProtocol;
 }
 
+/** One model a runner knows, with the reasoning levels known to be valid for it. */
+export interface ModelInfo {
+  /** `provider:model`, the form muster records on every turn. */
+  id: string;
+  reasoning: string[];
+  defaultReasoning?: string;
+}
+
+/** The models a runner accepts; user config `models` entries add to it. */
+export interface ModelCatalog {
+  provider: string;
+  /** Accepts ids it does not list (validation is then left to the agent CLI). */
+  open: boolean;
+  defaultModel?: string;
+  models: ModelInfo[];
+}
+
 export interface Runner {
   readonly name: string;
   readonly description: string;
+  /** Known models and reasoning levels; absent means any model spelling is passed through. */
+  readonly catalog?: ModelCatalog;
   plan(input: TurnInput): TurnPlan;
 }

@@ -1,0 +1,144 @@
+import matter from "gray-matter";
+import { MusterError } from "../core/errors.js";
+
+/** A profile name: what `--agent` accepts and what a file's resolved name must be. */
+export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+// No whitespace or control characters; covers `provider:model`, bare ids and `provider/model` runner spellings.
+const MODEL_SPELLING = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$/;
+const REASONING_SPELLING = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
+/** True when `s` is a syntactically acceptable model spelling (no catalog check). */
+export const isModelSpelling = (s: string): boolean => MODEL_SPELLING.test(s);
+
+/** True when `s` is a syntactically acceptable reasoning level (no catalog check). */
+export const isReasoningSpelling = (s: string): boolean => REASONING_SPELLING.test(s);
+
+// gray-matter evaluates `---js` frontmatter with eval(); profiles come from any repository, so refuse it.
+const refuse = (): never => {
+  throw new Error("JavaScript frontmatter is not allowed");
+};
+// Passing options also bypasses gray-matter's content cache, which would hide a parse error on a second read.
+const MATTER_OPTIONS = { engines: { javascript: { parse: refuse, stringify: refuse } } };
+
+/** Splits frontmatter from the body; throws MusterError("usage") naming the file when the frontmatter is broken. */
+export function readFrontmatter(file: string, text: string): { data: Record<string, unknown>; body: string } {
+  let parsed: { data: unknown; content: string };
+  try {
+    parsed = matter(text, MATTER_OPTIONS as never);
+  } catch (e) {
+    const why = (e as Error).message.split("\n")[0];
+    throw new MusterError("usage", `agent profile ${file} has broken frontmatter (${why})`, { cause: e });
+  }
+  const data = parsed.data;
+  if (data === null || data === undefined) return { data: {}, body: parsed.content };
+  if (typeof data !== "object" || Array.isArray(data)) {
+    throw new MusterError(
+      "usage",
+      `agent profile ${file} has broken frontmatter (expected key: value pairs, got ${Array.isArray(data) ? "a list" : typeof data})`,
+    );
+  }
+  return { data: data as Record<string, unknown>, body: parsed.content };
+}
+
+/** Reads typed fields from frontmatter; each bad value adds one warning naming the file and field. */
+export class FieldReader {
+  constructor(
+    readonly file: string,
+    readonly data: Record<string, unknown>,
+    readonly warnings: string[],
+  ) {}
+
+  has(key: string): boolean {
+    return this.data[key] !== undefined && this.data[key] !== null;
+  }
+
+  warn(key: string, expected: string): undefined {
+    this.warnings.push(`${this.file}: field "${key}" ${expected}; ignored`);
+    return undefined;
+  }
+
+  /** A non-empty string (trimmed). */
+  str(key: string): string | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (typeof v === "string" && v.trim() !== "") return v.trim();
+    return this.warn(key, "must be a non-empty string");
+  }
+
+  /** One of a fixed set of strings. */
+  oneOf<T extends string>(key: string, choices: readonly T[]): T | undefined {
+    const v = this.str(key);
+    if (v === undefined) return undefined;
+    if ((choices as readonly string[]).includes(v)) return v as T;
+    return this.warn(key, `must be one of ${choices.map((c) => `"${c}"`).join(", ")}, not "${v}"`);
+  }
+
+  /** A list of non-empty strings, or one comma-separated string ("Read, Grep, Bash"). */
+  list(key: string): string[] | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (typeof v === "string") {
+      const items = v
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
+      if (items.length > 0) return items;
+    } else if (Array.isArray(v) && v.every((w) => typeof w === "string" && w.trim() !== "")) {
+      return v.map((w: string) => w.trim());
+    }
+    return this.warn(key, "must be a list of names or a comma-separated string");
+  }
+
+  /** A non-empty list of strings kept exactly (argv words). */
+  argv(key: string): string[] | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (Array.isArray(v) && v.length > 0 && v.every((w) => typeof w === "string")) return v as string[];
+    return this.warn(key, "must be a non-empty list of strings");
+  }
+
+  /** A whole number ≥ 1. */
+  positiveInt(key: string): number | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 1_000_000) return v;
+    return this.warn(key, "must be a whole number from 1 to 1000000");
+  }
+
+  /** A model spelling (syntax only). */
+  model(key: string): string | undefined {
+    const v = this.str(key);
+    if (v === undefined || isModelSpelling(v)) return v;
+    return this.warn(
+      key,
+      `is not a model spelling ("${v}"; use provider:model); the primary's model is used`,
+    );
+  }
+
+  /** A reasoning level (syntax only; levels are checked against the model's catalog at spawn). */
+  reasoning(key: string): string | undefined {
+    const v = this.str(key);
+    if (v === undefined || isReasoningSpelling(v)) return v?.toLowerCase();
+    return this.warn(key, `is not a reasoning level ("${v}")`);
+  }
+
+  /**
+   * A map of environment variables. Numbers and booleans become strings (YAML reads `DEBUG: 1` as a number);
+   * entries with a bad name or a nested value are dropped one by one with a warning.
+   */
+  env(key: string): Record<string, string> | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (typeof v !== "object" || v === null || Array.isArray(v))
+      return this.warn(key, "must be a map of NAME: value");
+    const out: Record<string, string> = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) this.warn(`${key}.${k}`, "is not a valid variable name");
+      else if (typeof val === "string") out[k] = val;
+      else if (typeof val === "number" || typeof val === "boolean") out[k] = String(val);
+      else this.warn(`${key}.${k}`, "must be a string");
+    }
+    return out;
+  }
+}

@@ -1,0 +1,50 @@
+import type { StreamProtocol } from "../runners/types.js";
+
+/** Which harness's frontmatter a profile file was read as. */
+export type ProfileFormat = "muster" | "claude" | "pi" | "opencode";
+
+/** Where a profile file was found, lowest precedence first (see LAYER_ORDER). */
+export type ProfileLayer = "bundled" | "compat-user" | "compat-project" | "user" | "project";
+
+/** Layers from lowest to highest precedence. */
+export const LAYER_ORDER: readonly ProfileLayer[] = [
+  "bundled",
+  "compat-user",
+  "compat-project",
+  "user",
+  "project",
+];
+
+/** An agent definition: Markdown body (system prompt) + YAML frontmatter. */
+export interface Profile {
+  name: string;
+  description: string;
+  runner: string;
+  /** As written (muster files) or translated to `provider:model` (compat files); validated against a catalog at spawn. */
+  model?: string;
+  reasoning?: string;
+  /** Tools the agent may use, in the runner's own names (interpreted by the runner). */
+  tools?: string[];
+  /** Tools the agent must not use (Claude Code `disallowedTools`, OpenCode `tools: {x: false}`). */
+  disallowedTools?: string[];
+  mode?: "headless" | "tui";
+  /** Working directory for the child, as written (relative paths are the caller's to resolve). */
+  cwd?: string;
+  env?: Record<string, string>;
+  maxTurns?: number;
+  command?: string[];
+  protocol?: StreamProtocol;
+  systemPrompt: string;
+  /** The file it came from. */
+  source: string;
+  /** The frontmatter dialect it was read as (absent means muster). */
+  format?: ProfileFormat;
+  /** Problems with this file's fields, each naming the file and field; the profile still works. */
+  warnings: string[];
+}
+
+/** A discovered profile: the winner for its name, with the layer it came from and the files it shadows. */
+export interface ResolvedProfile extends Profile {
+  layer: ProfileLayer;
+  shadows: { source: string; layer: ProfileLayer }[];
+}
