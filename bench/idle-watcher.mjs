@@ -16,7 +16,7 @@ await w.close();
 const cpuMs = (cpu.user + cpu.system) / 1000;
 process.stdout.write(
   JSON.stringify({
-    children: w.size || undefined,
+    children,
     watched: events > 0,
     windowMs: Math.round(wall),
     cpuMs: Math.round(cpuMs * 10) / 10,
