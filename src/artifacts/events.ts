@@ -1,4 +1,4 @@
-/** The artifact protocol's event records (spec: artifacts/README.md, schemas: artifacts/*.schema.json). */
+/** The artifact protocol's event records (spec: artifacts/README.md, schemas: artifacts/schema/). */
 
 export const PROTOCOL_VERSION = 1;
 
@@ -107,6 +107,8 @@ export interface CompletionEvent extends Base {
   usage?: Usage;
   output?: OutputRef;
   outputError?: OutputError;
+  /** The runner's own session id after this turn (what native resume continues). */
+  runnerSessionId?: string;
   /** Who wrote it: the child host, or a parent that found the host dead. */
   by: "child" | "parent";
 }

@@ -10,11 +10,12 @@ import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { getRunner } from "../runners/registry.js";
+import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { readJson } from "../util/fsx.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
-import { boundText, runTurn, type StopReason, TurnControl } from "./turn.js";
+import { boundText, type Conversation, runTurn, type StopReason, TurnControl } from "./turn.js";
 
 /** Reads the spawning environment handed over in env.json and deletes the file (it may hold secrets). */
 function takeEnvironment(file: string): Record<string, string> {
@@ -53,6 +54,13 @@ async function main(): Promise<void> {
   }
 
   render.banner(meta.id, meta.agent, meta.runner, dir);
+  // A resumed host picks the conversation up where the session file left it.
+  const sessionFile = sessionFileOf(dir);
+  const session = loadSession(sessionFile);
+  const last = lastSettings(session);
+  const conversation: Conversation = { sessionFile, ...last };
+  const runnerSessionId = lastRunnerSession(session);
+  if (runnerSessionId) conversation.runnerSessionId = runnerSessionId;
   const runner = getRunner(meta.runner);
   log.append({
     type: "child_started",
@@ -119,7 +127,7 @@ async function main(): Promise<void> {
     n += 1;
     current = new TurnControl(item.turnId);
     current.beforeDecide = () => controls.drain();
-    await runTurn({ files, meta, log, render, runner, env }, item, file, n, current);
+    await runTurn({ files, meta, log, render, runner, env, conversation }, item, file, n, current);
     current = undefined;
     if (exitReason)
       finish(exitReason, exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel");

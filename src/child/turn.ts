@@ -8,6 +8,7 @@ import type { EventLog } from "../artifacts/log.js";
 import { sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
 import { parseStdoutLine } from "../runners/protocol.js";
 import type { AgentMessage, Runner, TurnPlan } from "../runners/types.js";
+import { appendSession, type LoadedSession, loadSession, transcript } from "../sessions/store.js";
 import { writeFileAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { signalGroup, terminateGroup } from "../util/process-group.js";
@@ -48,6 +49,16 @@ export class TurnControl {
   }
 }
 
+/** The conversation the host carries from turn to turn (seeded from the session file on start). */
+export interface Conversation {
+  sessionFile: string;
+  /** Model and reasoning of the last turn: defaults for a typed line, which names none. */
+  model?: string;
+  reasoning?: string;
+  /** The runner's own session id from the last turn (native resume). */
+  runnerSessionId?: string;
+}
+
 export interface TurnDeps {
   files: ChildFiles;
   meta: ChildMeta;
@@ -55,6 +66,7 @@ export interface TurnDeps {
   render: PaneRenderer;
   runner: Runner;
   env: Record<string, string>;
+  conversation: Conversation;
 }
 
 const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
@@ -78,8 +90,10 @@ export async function runTurn(
   n: number,
   control: TurnControl,
 ): Promise<CompletionEvent> {
-  const { files, log, render, meta } = deps;
+  const { files, log, render, meta, conversation } = deps;
   const started = Date.now();
+  const model = item.model ?? conversation.model;
+  const reasoning = item.reasoning ?? conversation.reasoning;
   const pFile = promptFile(files.dir, item.turnId);
   writeFileAtomic(pFile, item.prompt);
   // output.md is mutable staging (the snapshot is the record): no fsync needed.
@@ -92,26 +106,46 @@ export async function runTurn(
     promptBytes: promptBuf.length,
     promptSha256: sha256Hex(promptBuf),
     promptPath: `prompts/${item.turnId}.txt`,
-    ...(item.model ? { model: item.model } : {}),
-    ...(item.reasoning ? { reasoning: item.reasoning } : {}),
+    ...(model ? { model } : {}),
+    ...(reasoning ? { reasoning } : {}),
   });
   fs.rmSync(itemFile, { force: true });
+  const history = loadSession(conversation.sessionFile);
+  appendSession(conversation.sessionFile, [
+    {
+      type: "message",
+      role: "user",
+      text: item.prompt,
+      ts: new Date().toISOString(),
+      metadata: {
+        turnId: item.turnId,
+        source: item.source,
+        ...(model ? { model } : {}),
+        ...(reasoning ? { reasoning } : {}),
+        ...(conversation.runnerSessionId ? { runnerSessionId: conversation.runnerSessionId } : {}),
+      },
+    },
+  ]);
   render.turnStarted(n, item.prompt, item.source);
 
   const state = {
     answer: "",
     result: undefined as Extract<AgentMessage, { type: "result" }> | undefined,
     usage: undefined as Usage | undefined,
+    runnerSessionId: undefined as string | undefined,
   };
   let outcome: Outcome;
   try {
+    const forRunner = runnerPrompt(deps, item, pFile, history);
     const plan = deps.runner.plan({
       turnId: item.turnId,
-      prompt: item.prompt,
-      promptFile: pFile,
+      prompt: forRunner.prompt,
+      promptFile: forRunner.file,
       cwd: meta.cwd,
       env: deps.env,
-      ...((item.model ?? meta.profile.model) ? { model: item.model ?? meta.profile.model } : {}),
+      ...(model ? { model } : {}),
+      ...(reasoning ? { reasoning } : {}),
+      ...(conversation.runnerSessionId ? { runnerSessionId: conversation.runnerSessionId } : {}),
       ...(meta.profile.systemPrompt ? { systemPrompt: meta.profile.systemPrompt } : {}),
       ...(meta.profile.command ? { command: meta.profile.command } : {}),
       ...(meta.profile.protocol ? { protocol: meta.profile.protocol } : {}),
@@ -137,10 +171,49 @@ export async function runTurn(
     durationMs: Date.now() - started,
     ...(state.usage ? { usage: state.usage } : {}),
     ...snap,
+    ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
     by: "child",
   }) as CompletionEvent;
+  appendSession(conversation.sessionFile, [
+    {
+      type: "message",
+      role: "assistant",
+      text: answer,
+      ts: completion.ts,
+      metadata: {
+        turnId: item.turnId,
+        status: outcome.status,
+        ...(state.usage ? { usage: state.usage } : {}),
+        ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
+        ...("output" in snap ? { output: snap.output.path } : {}),
+      },
+    },
+  ]);
+  // The next turn continues from here: same settings unless it names others, same runner session.
+  conversation.model = model;
+  conversation.reasoning = reasoning;
+  if (state.runnerSessionId) conversation.runnerSessionId = state.runnerSessionId;
   render.completion(completion, state.usage);
   return completion;
+}
+
+/**
+ * The prompt the runner gets: the user's exact prompt, or — for runners that resume by transcript,
+ * after a completed turn — the conversation so far plus the new request, in a file of its own.
+ */
+function runnerPrompt(
+  deps: TurnDeps,
+  item: InboxItem,
+  pFile: string,
+  history: LoadedSession,
+): { prompt: string; file: string } {
+  const mode = deps.runner.resumeMode?.(deps.meta.profile.protocol) ?? "none";
+  const before = transcript(history);
+  if (mode !== "transcript" || before === "") return { prompt: item.prompt, file: pFile };
+  const prompt = `The conversation so far:\n\n${before}\n\nThe new request:\n\n${item.prompt}`;
+  const file = pFile.replace(/\.txt$/, ".runner.txt");
+  writeFileAtomic(file, prompt);
+  return { prompt, file };
 }
 
 function runPlan(
@@ -152,6 +225,7 @@ function runPlan(
     answer: string;
     result: Extract<AgentMessage, { type: "result" }> | undefined;
     usage: Usage | undefined;
+    runnerSessionId: string | undefined;
   },
 ): Promise<Outcome> {
   const { log, render } = deps;
@@ -198,6 +272,7 @@ function runPlan(
           if (m.text) render.text(m.text.endsWith("\n") ? m.text : `${m.text}\n`);
           break;
         case "session":
+          state.runnerSessionId = m.id;
           break;
         case "raw":
           render.info(m.text);

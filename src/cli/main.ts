@@ -1,9 +1,11 @@
 import { Command, CommanderError } from "commander";
 import { CHILD_HELP } from "./child-commands.js";
 import { registerAct } from "./commands/act.js";
+import { registerAgents } from "./commands/agents.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerInspect } from "./commands/inspect.js";
+import { registerModels } from "./commands/models.js";
 import { registerPane } from "./commands/pane.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerWait } from "./commands/wait.js";
@@ -23,6 +25,8 @@ function buildProgram(): Command {
   registerWait(program);
   registerAct(program);
   registerPane(program);
+  registerAgents(program);
+  registerModels(program);
   registerDoctor(program);
   registerDemo(program);
   program.commands.forEach((c) => {

@@ -104,3 +104,22 @@ export async function settleFromParent(
     return true;
   });
 }
+
+/** A resume whose new host never started: its queued turns get `lost` completions (the child stays exited). */
+export async function settleQueuedFromParent(dir: string, reason: string): Promise<void> {
+  const files = childFiles(dir);
+  await withFileLock(files.events, () => {
+    const state = applyEvents(emptyState(), readAllRecords(files.events));
+    const log = EventLog.open(files.events);
+    try {
+      completeQueuedTurns(files.inbox, log, {
+        status: "lost",
+        reason,
+        by: "parent",
+        skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
+      });
+    } finally {
+      log.close();
+    }
+  });
+}

@@ -6,13 +6,17 @@ import { childFiles } from "../artifacts/layout.js";
 import type { Backend, Placement } from "../mux/backend.js";
 import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { loadProfile } from "../profiles/profile.js";
-import { getRunner } from "../runners/registry.js";
+import { resolveSettings } from "../profiles/settings.js";
+import { getRunner, runnerNames } from "../runners/registry.js";
+import { seedSession } from "../sessions/seed.js";
+import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { shortId, uuidv7 } from "../util/ids.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
-import { MusterError } from "./errors.js";
-import { hostAlive, probeChild, settleFromParent } from "./liveness.js";
+import { isMusterError, MusterError } from "./errors.js";
+import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
+import { hostAlive, probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
 import { type PrimaryPaths, primaryPaths, stateRoot } from "./paths.js";
 import { resolvePrimary } from "./primary.js";
 import { Registry, type RegistryEntry } from "./registry.js";
@@ -38,6 +42,7 @@ export interface SpawnOptions {
   /** argv for the command runner. */
   command?: string[];
   model?: string;
+  reasoning?: string;
   placement?: Placement;
 }
 
@@ -57,6 +62,11 @@ export interface SpawnResult {
   agent: string;
   artifactDir: string;
   paneId: string;
+  /** The model and reasoning the first turn runs with (call ?? profile ?? primary). */
+  model?: string;
+  reasoning?: string;
+  /** Profile and settings warnings (a bad field, a model spelling passed over). */
+  warnings: string[];
 }
 
 // Prompts travel as files (inbox/, prompts/), never through a pane or an event record, so this
@@ -93,11 +103,21 @@ export class Muster {
     checkPrompt(opts.prompt);
     const profile = loadProfile(opts.agent, this.cwd, this.env);
     const runner = getRunner(profile.runner);
-    if (!runner)
+    if (!runner) {
       throw new MusterError(
         "usage",
-        `agent "${profile.name}" uses unknown runner "${profile.runner}" (${profile.source})`,
+        `agent "${profile.name}" (${profile.source}) uses runner "${profile.runner}", which is not available yet; runners: ${runnerNames().join(", ")}`,
       );
+    }
+    const settings = resolveSettings({
+      runner: runner.name,
+      call: {
+        ...(opts.model ? { model: opts.model } : {}),
+        ...(opts.reasoning ? { reasoning: opts.reasoning } : {}),
+      },
+      profile,
+      env: this.env,
+    });
     const command = opts.command && opts.command.length > 0 ? opts.command : profile.command;
     if (runner.name === "command" && !command) {
       throw new MusterError(
@@ -133,7 +153,7 @@ export class Muster {
       profile: {
         name: profile.name,
         source: profile.source,
-        ...((opts.model ?? profile.model) ? { model: opts.model ?? profile.model } : {}),
+        ...(profile.model ? { model: profile.model } : {}),
         ...(profile.reasoning ? { reasoning: profile.reasoning } : {}),
         ...(command ? { command } : {}),
         ...(profile.protocol ? { protocol: profile.protocol } : {}),
@@ -155,12 +175,23 @@ export class Muster {
       writeJsonAtomic(files.meta, meta);
       writeFileAtomic(files.events, "");
       writeJsonAtomic(files.envFile, { env: childEnv });
+      seedSession(sessionFileOf(dir), {
+        id,
+        primary: this.primary,
+        parent,
+        agent: profile.name,
+        runner: runner.name,
+        cwd,
+        createdAt: meta.createdAt,
+        systemPrompt: profile.systemPrompt,
+      });
       writeInboxItem(files.inbox, {
         v: 1,
         turnId,
         prompt: opts.prompt,
         source: "inbox",
-        ...(opts.model ? { model: opts.model } : {}),
+        ...(settings.model ? { model: settings.model } : {}),
+        ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
         createdAt: meta.createdAt,
       });
       await this.registry.update((doc) => {
@@ -177,7 +208,16 @@ export class Muster {
         const e = doc.children[id];
         if (e) e.pane = pane;
       });
-      return { id, turnId, agent: profile.name, artifactDir: dir, paneId: pane.paneId };
+      return {
+        id,
+        turnId,
+        agent: profile.name,
+        artifactDir: dir,
+        paneId: pane.paneId,
+        ...(settings.model ? { model: settings.model } : {}),
+        ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+        warnings: [...profile.warnings, ...settings.warnings],
+      };
     } catch (e) {
       await this.registry
         .update((doc) => {
@@ -185,34 +225,93 @@ export class Muster {
         })
         .catch(() => {});
       fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(sessionFileOf(dir), { force: true });
       throw e;
     }
   }
 
-  /** Queues the child's next turn (it starts when the current one ends). */
-  async send(
-    idOrPrefix: string,
-    prompt: string,
-    opts: { model?: string } = {},
-  ): Promise<{ id: string; turnId: string; queued: boolean }> {
+  /** Queues the child's next turn (it starts when the current one ends); the child must still be running. */
+  async send(idOrPrefix: string, prompt: string, opts: TurnSettings = {}): Promise<FollowUp> {
     checkPrompt(prompt);
     const c = this.child(idOrPrefix);
     if (c.status === "closed" || c.status === "lost") {
       throw new MusterError(
         "not_running",
-        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}; it cannot take a follow-up`,
+        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}; continue it with: muster spawn --resume ${shortId(c.entry.id)} "…"`,
       );
     }
-    const turnId = uuidv7();
-    writeInboxItem(c.files.inbox, {
-      v: 1,
-      turnId,
-      prompt,
-      source: "inbox",
-      ...(opts.model ? { model: opts.model } : {}),
-      createdAt: new Date().toISOString(),
+    return queueTurn(c, prompt, opts, this.env);
+  }
+
+  /**
+   * Continues a settled child owned by this primary: a new turn in its pane, or — when the pane's host is
+   * gone — in a new pane, from its stored conversation (native runner resume, or a transcript).
+   */
+  async resume(
+    idOrPrefix: string,
+    prompt: string,
+    opts: TurnSettings & { placement?: Placement } = {},
+  ): Promise<FollowUp> {
+    checkPrompt(prompt);
+    const c = this.childForResume(idOrPrefix);
+    if (c.status === "running" || c.status === "starting") {
+      throw new MusterError(
+        "not_running",
+        `child ${c.entry.id} already has an active turn; wait for it or cancel it first`,
+      );
+    }
+    const session = loadSession(sessionFileOf(c.files.dir));
+    if (!isResumable(session)) {
+      throw new MusterError(
+        "not_running",
+        `child ${c.entry.id} is not resumable: no turn of it has completed with a result`,
+      );
+    }
+    if (c.status === "idle") return queueTurn(c, prompt, opts, this.env);
+    const follow = queueTurn(c, prompt, opts, this.env);
+    const pane = await this.backend.spawn({
+      argv: [...hostArgv(c.files.dir), "--resume"],
+      start: "immediate",
+      cwd: c.entry.cwd,
+      name: `${c.entry.agent}-${c.entry.id.slice(-6)}`,
+      ...(opts.placement ? { placement: opts.placement } : {}),
     });
-    return { id: c.entry.id, turnId, queued: c.status === "running" || c.status === "starting" };
+    await this.registry.update((doc) => {
+      const e = doc.children[c.entry.id];
+      if (e) e.pane = pane;
+    });
+    // Return once the new host runs, so every later reader sees a live child, not the old exit.
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const now = this.reload(c.entry);
+      if (!now.state.exited && now.state.hostPid !== c.state.hostPid) break;
+      if (Date.now() > deadline || (await this.backend.alive(pane)) === "dead") {
+        await this.backend.kill(pane).catch(() => {});
+        await settleQueuedFromParent(c.files.dir, "the resumed child host did not start");
+        throw new MusterError(
+          "mux_unavailable",
+          `the resumed child ${c.entry.id} did not start in its new pane`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    return { ...follow, queued: false, newPane: pane.paneId };
+  }
+
+  /** Like child(), but says so when the id belongs to another primary (only the owner may resume). */
+  private childForResume(idOrPrefix: string): LoadedChild {
+    try {
+      return this.child(idOrPrefix);
+    } catch (e) {
+      const owner = isMusterError(e) && e.code === "not_found" ? findOwner(this.root, idOrPrefix) : undefined;
+      if (owner && owner !== this.primary) {
+        throw new MusterError(
+          "not_found",
+          `child ${idOrPrefix} belongs to another primary (${owner}); only its owner can resume it`,
+        );
+      }
+      throw e;
+    }
   }
 
   /** Waits for the named children's current turns; see waitForTurns. */

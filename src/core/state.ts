@@ -53,8 +53,10 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
     if (text) state.lastActivity = { ts: e.ts, text };
     switch (e.type) {
       case "child_started":
+        // A resumed child gets a new host after the old one exited: it is live again.
         state.hostPid = e.pid;
         state.startedAt = e.ts;
+        state.exited = undefined;
         break;
       case "turn_started":
         state.turns.push({

@@ -1,5 +1,6 @@
 import type { MusterEvent } from "../artifacts/events.js";
 import { EventTail } from "../artifacts/tail.js";
+import { uuidv7Time } from "../util/ids.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import { probeChild, settleFromParent } from "./liveness.js";
 import type { Muster } from "./muster.js";
@@ -66,7 +67,8 @@ export function waitForTurns(
       const completion = turnId ? c.state.completions.get(turnId) : undefined;
       if (completion) {
         settle(id, toResult(c, completion, !!opts.withText));
-      } else if (c.state.exited) {
+      } else if (c.state.exited && !(turnId && uuidv7Time(turnId) > Date.parse(c.state.exited.ts))) {
+        // (A turn asked for after the exit belongs to a resume whose new host is on its way.)
         // Exited without settling this turn (e.g. closed while idle with nothing queued).
         const reason = c.state.exited.detail ?? `child exited (${c.state.exited.reason})`;
         settle(id, {

@@ -19,13 +19,13 @@ const refuse = (): never => {
   throw new Error("JavaScript frontmatter is not allowed");
 };
 // Passing options also bypasses gray-matter's content cache, which would hide a parse error on a second read.
-const MATTER_OPTIONS = { engines: { javascript: { parse: refuse, stringify: refuse } } };
+const MATTER_OPTIONS = { engines: { javascript: refuse } };
 
 /** Splits frontmatter from the body; throws MusterError("usage") naming the file when the frontmatter is broken. */
 export function readFrontmatter(file: string, text: string): { data: Record<string, unknown>; body: string } {
   let parsed: { data: unknown; content: string };
   try {
-    parsed = matter(text, MATTER_OPTIONS as never);
+    parsed = matter(text, MATTER_OPTIONS);
   } catch (e) {
     const why = (e as Error).message.split("\n")[0];
     throw new MusterError("usage", `agent profile ${file} has broken frontmatter (${why})`, { cause: e });

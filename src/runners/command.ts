@@ -14,6 +14,8 @@ export const commandRunner: Runner = {
   description: "any argv; {prompt} / {prompt_file} placeholders; stdout is the answer",
   // The program is the user's: muster cannot know which models it takes, so any spelling is accepted.
   catalog: { provider: "command", open: true, models: [] },
+  // A plain-text tool is stateless; an agent speaking muster's protocol gets the conversation so far.
+  resumeMode: (protocol) => (protocol === "muster-jsonl" ? "transcript" : "none"),
   plan(input: TurnInput): TurnPlan {
     if (!input.command || input.command.length === 0) {
       throw new MusterError(

@@ -20,9 +20,16 @@ export const mockRunner: Runner = {
       { id: "mock:deep", reasoning: ["low", "medium", "high", "xhigh"], defaultReasoning: "medium" },
     ],
   },
+  resumeMode: () => "native",
   plan(input: TurnInput): TurnPlan {
+    // The model and reasoning are passed so the answer can show what the turn ran with.
+    const settings = [
+      ...(input.model ? ["--model", input.model] : []),
+      ...(input.reasoning ? ["--reasoning", input.reasoning] : []),
+      ...(input.runnerSessionId ? ["--session", input.runnerSessionId] : []),
+    ];
     return {
-      argv: [process.execPath, AGENT_SCRIPT, input.promptFile],
+      argv: [process.execPath, AGENT_SCRIPT, ...settings, input.promptFile],
       cwd: input.cwd,
       env: input.env,
       protocol: "muster-jsonl",

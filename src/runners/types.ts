@@ -27,7 +27,12 @@ export interface TurnInput {
   /** The profile's command argv (command runner). */
   command?: string[];
   protocol?: StreamProtocol;
+  /** The runner's own session id from the child's previous turn (native resume). */
+  runnerSessionId?: string;
 }
+
+/** How a runner continues a conversation: its own session id, a transcript in the prompt, or not at all. */
+export type ResumeMode = "native" | "transcript" | "none";
 
 /** How to run one headless turn: an argv (never a shell string) and how to read its stdout. */
 export interface TurnPlan {
@@ -59,5 +64,7 @@ export interface Runner {
   readonly description: string;
   /** Known models and reasoning levels; absent means any model spelling is passed through. */
   readonly catalog?: ModelCatalog;
+  /** How later turns continue the conversation (default "none"); may depend on the profile's protocol. */
+  resumeMode?(protocol: StreamProtocol | undefined): ResumeMode;
   plan(input: TurnInput): TurnPlan;
 }

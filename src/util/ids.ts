@@ -30,6 +30,9 @@ export function uuidv7(now: number = Date.now()): string {
  */
 export const shortId = (id: string): string => id.slice(-8);
 
+/** The creation time (epoch ms) encoded in a UUIDv7. */
+export const uuidv7Time = (id: string): number => Number.parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+
 const FULL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ID_PREFIX = /^[0-9a-f-]{4,36}$/;
 

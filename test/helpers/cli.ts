@@ -186,6 +186,7 @@ export function checkArtifacts(home: string): string[] {
         for (const err of v.validateEvent(e)) say(`event seq ${e.seq} ${err}`);
         if (e.seq <= lastSeq) say(`seq ${e.seq} after ${lastSeq}`);
         lastSeq = e.seq;
+        if (e.type === "child_started" && e.by === "resume") exited = false; // a resumed child's new host
         if (exited) say(`${e.type} after child_exited`);
         if (e.type === "child_exited") exited = true;
         if (e.type === "turn_started") started.add(e.turnId);

@@ -42,19 +42,29 @@ export function registerAct(program: Command): void {
       .option("-f, --file <path>", "read the follow-up from a file (- for stdin)")
       .option("-w, --wait", "wait for this turn and print its result")
       .option("--timeout <duration>", "with --wait: give up after this long")
-      .option("--model <model>", "model for this turn and later ones"),
+      .option("--model <model>", "model for this turn and later ones (default: the last turn's)")
+      .option(
+        "--reasoning <level>",
+        "reasoning level for this turn and later ones (default: the last turn's)",
+      ),
   ).action(
     async (
       id: string,
       prompt: string | undefined,
-      flags: CommonOptions & { file?: string; wait?: boolean; timeout?: string; model?: string },
+      flags: CommonOptions & {
+        file?: string;
+        wait?: boolean;
+        timeout?: string;
+        model?: string;
+        reasoning?: string;
+      },
     ) => {
       const m = muster(flags);
-      const sent = await m.send(
-        id,
-        readPrompt(prompt, flags.file),
-        flags.model ? { model: flags.model } : {},
-      );
+      const sent = await m.send(id, readPrompt(prompt, flags.file), {
+        ...(flags.model ? { model: flags.model } : {}),
+        ...(flags.reasoning ? { reasoning: flags.reasoning } : {}),
+      });
+      for (const w of sent.warnings) process.stderr.write(`muster: warning: ${w}\n`);
       if (!flags.wait) {
         if (flags.json) printJson(sent);
         else process.stdout.write(`${sent.turnId}\n`);

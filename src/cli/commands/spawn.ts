@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { MusterError } from "../../core/errors.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
@@ -6,7 +7,9 @@ import { printJson } from "../output.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
 interface SpawnFlags extends CommonOptions {
-  agent: string;
+  agent?: string;
+  resume?: string;
+  reasoning?: string;
   wait?: boolean;
   timeout?: string;
   cwd?: string;
@@ -30,42 +33,67 @@ export function registerSpawn(program: Command): void {
       )
       .option(
         "-a, --agent <name>",
-        "agent profile (muster doctor lists runners; agents/ holds profiles)",
-        process.env.MUSTER_AGENT ?? "mock",
+        "agent profile for a new child (muster agents lists them; default $MUSTER_AGENT or mock)",
+      )
+      .option(
+        "-r, --resume <id>",
+        "continue a settled child of this primary instead (its pane, or a new one)",
       )
       .option("-f, --file <path>", "read the prompt from a file (- for stdin)")
       .option("-w, --wait", "wait for the first turn and print its result")
       .option("--timeout <duration>", "with --wait: give up after this long (e.g. 30s, 5m)")
       .option("--cwd <dir>", "working directory of the child (default: here)")
-      .option("--model <model>", "model for the runner")
+      .option("--model <model>", "model (provider:model or the runner's spelling; muster models lists them)")
+      .option("--reasoning <level>", "reasoning level for the model (muster models --model <m> lists them)")
       .option("--split", "inside tmux: open as a visible split instead of a background window"),
   ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
     const m = muster(flags);
-    const spawned = await m.spawn({
-      agent: flags.agent,
-      prompt: readPrompt(prompt, flags.file),
-      ...(argv.length > 0 ? { command: argv } : {}),
-      ...(flags.cwd ? { cwd: flags.cwd } : {}),
+    const text = readPrompt(prompt, flags.file);
+    const settings = {
       ...(flags.model ? { model: flags.model } : {}),
-      ...(flags.split ? { placement: "split" as const } : {}),
-    });
+      ...(flags.reasoning ? { reasoning: flags.reasoning } : {}),
+    };
+    let started: { id: string; turnId: string; warnings: string[] };
+    if (flags.resume !== undefined) {
+      if (flags.agent !== undefined)
+        throw new MusterError(
+          "usage",
+          "give either --agent (a new child) or --resume <id> (an existing one), not both",
+        );
+      if (argv.length > 0 || flags.cwd)
+        throw new MusterError("usage", "--resume continues a child as it was: no argv after -- and no --cwd");
+      started = await m.resume(flags.resume, text, {
+        ...settings,
+        ...(flags.split ? { placement: "split" as const } : {}),
+      });
+    } else {
+      started = await m.spawn({
+        agent: flags.agent ?? process.env.MUSTER_AGENT ?? "mock",
+        prompt: text,
+        ...settings,
+        ...(argv.length > 0 ? { command: argv } : {}),
+        ...(flags.cwd ? { cwd: flags.cwd } : {}),
+        ...(flags.split ? { placement: "split" as const } : {}),
+      });
+    }
+    for (const w of started.warnings) process.stderr.write(`muster: warning: ${w}\n`);
     if (!flags.wait) {
-      if (flags.json) printJson(spawned);
+      if (flags.json) printJson(started);
       else {
-        process.stdout.write(`${spawned.id}\n`);
+        process.stdout.write(`${started.id}\n`);
         if (process.stderr.isTTY)
           process.stderr.write(
-            `muster: started ${spawned.agent} in pane ${spawned.paneId}; muster wait ${shortId(spawned.id)} · muster attach ${shortId(spawned.id)}\n`,
+            `muster: muster wait ${shortId(started.id)} · muster attach ${shortId(started.id)}\n`,
           );
       }
       return;
     }
     const outcome = await waitWithProgress(
       m,
-      [spawned.id],
+      [started.id],
       { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
       !!flags.json,
     );
-    printResults(outcome, !!flags.json, { spawned });
+    printResults(outcome, !!flags.json, { [flags.resume !== undefined ? "resumed" : "spawned"]: started });
   });
 }

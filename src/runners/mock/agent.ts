@@ -1,10 +1,13 @@
 /**
  * The built-in deterministic mock agent. Speaks muster's JSONL agent protocol on stdout.
- * Usage: node agent.js <prompt-file>. Prompt lines `mock: key=value …` control it (see options.ts).
+ * Usage: node agent.js [--model m] [--reasoning r] [--session id] <prompt-file>.
+ * Prompt lines `mock: key=value …` control it (see options.ts). Like a real agent CLI it keeps its own
+ * sessions (under $MUSTER_ARTIFACT_DIR/runner/), so `--session <id>` continues an earlier conversation.
  */
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync, watch } from "node:fs";
-import { basename, dirname } from "node:path";
+import { createHash, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { parseMockOptions, taskLine } from "./options.js";
 
 // A hung or crashed mock never outlives this, so a broken test cannot leak it forever.
@@ -16,7 +19,39 @@ const emit = (msg: object): void => {
 };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function defaultAnswer(prompt: Buffer, text: string): string {
+interface Args {
+  promptFile: string;
+  model?: string;
+  reasoning?: string;
+  session?: string;
+}
+
+function parseArgs(argv: string[]): Args | undefined {
+  const out: Partial<Args> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--model" || a === "--reasoning" || a === "--session") out[a.slice(2) as "model"] = argv[++i];
+    else out.promptFile = a;
+  }
+  return out.promptFile ? (out as Args) : undefined;
+}
+
+/** The mock's own session store: the prompts of earlier turns, by session id. */
+function sessionFile(id: string): string {
+  const dir = join(process.env.MUSTER_ARTIFACT_DIR ?? tmpdir(), "runner");
+  mkdirSync(dir, { recursive: true });
+  return join(dir, `mock-session-${id.replace(/[^A-Za-z0-9-]/g, "_")}.json`);
+}
+
+function loadHistory(id: string): string[] {
+  try {
+    return JSON.parse(readFileSync(sessionFile(id), "utf8")) as string[];
+  } catch {
+    return [];
+  }
+}
+
+function defaultAnswer(prompt: Buffer, text: string, args: Args, session: string, history: string[]): string {
   const sha = createHash("sha256").update(prompt).digest("hex");
   return [
     "# mock answer",
@@ -24,6 +59,11 @@ function defaultAnswer(prompt: Buffer, text: string): string {
     `Task: ${taskLine(text) || "(empty)"}`,
     `prompt-bytes: ${prompt.length}`,
     `prompt-sha256: ${sha}`,
+    `model: ${args.model ?? "(default)"}`,
+    `reasoning: ${args.reasoning ?? "(default)"}`,
+    `session: ${session}`,
+    `history-turns: ${history.length}`,
+    ...(history.length > 0 ? [`previous-task: ${taskLine(history[history.length - 1]!)}`] : []),
     "",
   ].join("\n");
 }
@@ -52,15 +92,17 @@ function sizedAnswer(n: number): string {
 
 async function main(): Promise<void> {
   setTimeout(() => process.exit(124), SELF_DESTRUCT_MS).unref();
-  const file = process.argv[2];
-  if (!file) {
-    process.stderr.write("usage: agent.js <prompt-file>\n");
+  const args = parseArgs(process.argv.slice(2));
+  if (!args) {
+    process.stderr.write("usage: agent.js [--model m] [--reasoning r] [--session id] <prompt-file>\n");
     process.exit(2);
   }
-  const prompt = readFileSync(file);
+  const prompt = readFileSync(args.promptFile);
   const text = prompt.toString("utf8");
   const opts = parseMockOptions(text);
-  emit({ type: "session", id: `mock-${process.pid}` });
+  const session = args.session ?? randomUUID();
+  const history = loadHistory(session);
+  emit({ type: "session", id: session });
   emit({ type: "text", text: "Looking at the task...\n" });
 
   // Tool activities are spread over the sleep so a watcher sees live progress.
@@ -94,7 +136,10 @@ async function main(): Promise<void> {
     process.exit(opts.exit);
   }
   const answer =
-    opts.bytes !== undefined ? sizedAnswer(opts.bytes) : (opts.reply ?? defaultAnswer(prompt, text));
+    opts.bytes !== undefined
+      ? sizedAnswer(opts.bytes)
+      : (opts.reply ?? defaultAnswer(prompt, text, args, session, history));
+  writeFileSync(sessionFile(session), JSON.stringify([...history, text]));
   emit({ type: "usage", input: Math.ceil(prompt.length / 4), output: Math.ceil(answer.length / 4), cost: 0 });
   emit({ type: "result", status: "completed", text: answer });
 }

@@ -1,0 +1,116 @@
+import * as os from "node:os";
+import * as path from "node:path";
+import type { Command } from "commander";
+import { discoverProfiles } from "../../profiles/discover.js";
+import { loadProfile } from "../../profiles/profile.js";
+import type { ResolvedProfile } from "../../profiles/types.js";
+import { PACKAGE_ROOT } from "../../util/pkg.js";
+import { clip, table } from "../format.js";
+import { printJson } from "../output.js";
+
+/** Each warning as one stderr line (never on stdout, so --json output stays one document). */
+export function printWarnings(warnings: string[]): void {
+  for (const w of warnings) process.stderr.write(`muster: warning: ${w.replace(/\s*\n\s*/g, " ")}\n`);
+}
+
+/** `--no-compat` only when given: otherwise MUSTER_COMPAT_AGENTS and the config decide. */
+export function compatFlag(cmd: Command): { compat?: boolean } {
+  return cmd.getOptionValueSource("compat") === "cli"
+    ? { compat: cmd.getOptionValue("compat") as boolean }
+    : {};
+}
+
+/** A path as a person would type it: relative to here, under ~, or in muster's own package. */
+export function displayPath(file: string, cwd = process.cwd()): string {
+  const home = process.env.HOME || os.homedir();
+  const under = (dir: string) => file === dir || file.startsWith(`${dir}${path.sep}`);
+  if (under(path.join(PACKAGE_ROOT, "agents"))) return `<muster>/${path.relative(PACKAGE_ROOT, file)}`;
+  if (under(cwd)) return `./${path.relative(cwd, file)}`;
+  if (home && under(home)) return `~/${path.relative(home, file)}`;
+  return file;
+}
+
+/** The JSON shape of a profile in `muster agents` (list rows omit the system prompt). */
+function profileJson(p: ResolvedProfile, full: boolean) {
+  const { warnings: _w, systemPrompt, ...rest } = p;
+  return {
+    ...rest,
+    format: p.format ?? "muster",
+    ...(full ? { systemPrompt } : {}),
+  };
+}
+
+function showOne(p: ResolvedProfile): void {
+  const rows: [string, string][] = [
+    ["name", p.name],
+    ["description", p.description || "-"],
+    ["runner", p.runner],
+    ["model", p.model ?? "- (inherits)"],
+    ["reasoning", p.reasoning ?? "- (inherits)"],
+  ];
+  if (p.tools) rows.push(["tools", p.tools.join(", ")]);
+  if (p.disallowedTools) rows.push(["disallowed", p.disallowedTools.join(", ")]);
+  if (p.mode) rows.push(["mode", p.mode]);
+  if (p.cwd) rows.push(["cwd", p.cwd]);
+  if (p.env) rows.push(["env", Object.keys(p.env).join(", ") || "-"]);
+  if (p.maxTurns) rows.push(["maxTurns", String(p.maxTurns)]);
+  if (p.command) rows.push(["command", JSON.stringify(p.command)]);
+  if (p.protocol) rows.push(["protocol", p.protocol]);
+  rows.push(["format", p.format ?? "muster"], ["layer", p.layer], ["source", p.source]);
+  for (const s of p.shadows) rows.push(["shadows", `${s.layer} ${s.source}`]);
+  process.stdout.write(`${table(rows)}\n\n${p.systemPrompt || "(no system prompt)"}\n`);
+}
+
+export function registerAgents(program: Command): void {
+  program
+    .command("agents")
+    .summary("list agent profiles, or show one in full")
+    .description(
+      "List agent profiles with the file and layer each comes from, or show one in full. Layers, highest first: " +
+        "<cwd>/.muster/agents, $XDG_CONFIG_HOME/muster/agents (default ~/.config), other harnesses' folders " +
+        "(.opencode/agents, .pi/agents, .claude/agents under the cwd, then ~/.config/opencode/agents, " +
+        "~/.pi/agent/agents, ~/.claude/agents), then muster's bundled agents/. A higher layer shadows a lower one.",
+    )
+    .argument("[name]", "show this profile in full: every field, its system prompt, what it shadows")
+    .option("--json", "print one JSON document on stdout, nothing else (warnings go in its warnings array)")
+    .option(
+      "--no-compat",
+      "ignore other harnesses' agent folders (also: MUSTER_COMPAT_AGENTS=0 or config compatAgents: false)",
+    )
+    .action((name: string | undefined, flags: { json?: boolean }, cmd: Command) => {
+      const compat = compatFlag(cmd);
+      if (name !== undefined) {
+        const p = loadProfile(name, process.cwd(), process.env, compat);
+        printWarnings(p.warnings);
+        if (flags.json) return printJson({ agent: profileJson(p, true), warnings: p.warnings });
+        return showOne(p);
+      }
+      const found = discoverProfiles({ cwd: process.cwd(), env: process.env, ...compat });
+      printWarnings(found.warnings);
+      if (flags.json) {
+        return printJson({
+          agents: found.profiles.map((p) => profileJson(p, false)),
+          compat: found.compat,
+          searched: found.dirs,
+          warnings: found.warnings,
+        });
+      }
+      if (found.profiles.length === 0) {
+        process.stdout.write("no agent profiles found\n");
+        return;
+      }
+      const rows = [["NAME", "RUNNER", "MODEL", "LAYER", "SHADOWS", "SOURCE", "DESCRIPTION"]];
+      for (const p of found.profiles) {
+        rows.push([
+          p.name,
+          p.runner,
+          p.model ?? "-",
+          p.layer,
+          p.shadows.map((s) => s.layer).join(",") || "-",
+          displayPath(p.source),
+          clip(p.description.replace(/\s+/g, " "), 70),
+        ]);
+      }
+      process.stdout.write(`${table(rows)}\n`);
+    });
+}

@@ -1,0 +1,94 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { writeInboxItem } from "../artifacts/inbox.js";
+import { resolveResumeSettings } from "../profiles/settings.js";
+import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
+import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
+import type { LoadedChild } from "./children.js";
+
+/** Per-turn overrides; an omitted one keeps the child's last value. */
+export interface TurnSettings {
+  model?: string;
+  reasoning?: string;
+}
+
+export interface FollowUp {
+  id: string;
+  turnId: string;
+  /** It waits behind a running turn. */
+  queued: boolean;
+  model?: string;
+  reasoning?: string;
+  warnings: string[];
+  /** Set when a resume had to open a new pane (the old host was gone). */
+  newPane?: string;
+}
+
+/**
+ * Queues a turn in the child's inbox with its settings resolved: explicit overrides are validated and win,
+ * omitted ones keep the last turn's values (from the child's conversation file).
+ */
+export function queueTurn(
+  c: LoadedChild,
+  prompt: string,
+  opts: TurnSettings,
+  env: NodeJS.ProcessEnv,
+): FollowUp {
+  const last = lastSettings(loadSession(sessionFileOf(c.files.dir)));
+  const settings = resolveResumeSettings({
+    runner: c.entry.runner,
+    call: {
+      ...(opts.model ? { model: opts.model } : {}),
+      ...(opts.reasoning ? { reasoning: opts.reasoning } : {}),
+    },
+    last,
+    env,
+  });
+  const turnId = uuidv7();
+  writeInboxItem(c.files.inbox, {
+    v: 1,
+    turnId,
+    prompt,
+    source: "inbox",
+    ...(settings.model ? { model: settings.model } : {}),
+    ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+    createdAt: new Date().toISOString(),
+  });
+  return {
+    id: c.entry.id,
+    turnId,
+    queued: c.status === "running" || c.status === "starting",
+    ...(settings.model ? { model: settings.model } : {}),
+    ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+    warnings: settings.warnings,
+  };
+}
+
+/** Which primary owns a child id (or unique prefix/suffix), by its conversation file; undefined if none does. */
+export function findOwner(root: string, idOrPrefix: string): string | undefined {
+  const want = assertIdOrPrefix(idOrPrefix);
+  const primaries = path.join(root, "primaries");
+  let names: string[];
+  try {
+    names = fs.readdirSync(primaries);
+  } catch {
+    return undefined;
+  }
+  for (const p of names) {
+    let files: string[];
+    try {
+      files = fs.readdirSync(path.join(primaries, p, "subagents"));
+    } catch {
+      continue;
+    }
+    const stem = (f: string) => f.slice(0, -".jsonl".length);
+    if (
+      files.some(
+        (f) =>
+          f.endsWith(".jsonl") && (stem(f) === want || stem(f).startsWith(want) || stem(f).endsWith(want)),
+      )
+    )
+      return p;
+  }
+  return undefined;
+}

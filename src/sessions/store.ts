@@ -1,0 +1,163 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Usage } from "../artifacts/events.js";
+import { readAllRecords } from "../artifacts/reader.js";
+import { FILE_MODE } from "../util/fsx.js";
+
+export const SESSION_VERSION = 1;
+
+/** First line of a child's conversation file. */
+export interface SessionHeader {
+  type: "session";
+  version: number;
+  /** The child id: also the file's stem. */
+  id: string;
+  primary: string;
+  parent: string | null;
+  createdAt: string;
+}
+
+/** The immutable manifest carried as metadata by the profile's system message. */
+export interface SessionManifest {
+  primary: string;
+  parent: string | null;
+  agent: string;
+  runner: string;
+}
+
+export type SessionMessage =
+  | {
+      type: "message";
+      role: "system";
+      kind: "primary-context" | "child-role" | "profile";
+      text: string;
+      ts: string;
+      metadata?: { manifest?: SessionManifest };
+    }
+  | {
+      type: "message";
+      role: "user";
+      text: string;
+      ts: string;
+      metadata: {
+        turnId: string;
+        source: "inbox" | "typed";
+        model?: string;
+        reasoning?: string;
+        runnerSessionId?: string;
+      };
+    }
+  | {
+      type: "message";
+      role: "assistant";
+      text: string;
+      ts: string;
+      metadata: { turnId: string; status: string; usage?: Usage; runnerSessionId?: string; output?: string };
+    };
+
+export type SessionLine = SessionHeader | SessionMessage;
+
+/** `primaries/<primary>/subagents/<child>.jsonl`, from the child's artifact dir (`primaries/<primary>/artifacts/<child>`). */
+export function sessionFileOf(artifactDir: string): string {
+  return path.join(artifactDir, "..", "..", "subagents", `${path.basename(artifactDir)}.jsonl`);
+}
+
+/** Appends lines durably (one write + fsync per call); the file is created 0600 on first use. */
+export function appendSession(file: string, lines: SessionLine[]): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const fd = fs.openSync(
+    file,
+    fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
+    FILE_MODE,
+  );
+  try {
+    const size = fs.fstatSync(fd).size;
+    const torn = size > 0 && !endsWithNewline(file, size);
+    // A writer killed mid-append left a line without LF: end it so ours starts clean (readers skip it).
+    fs.writeSync(fd, `${torn ? "\n" : ""}${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function endsWithNewline(file: string, size: number): boolean {
+  const fd = fs.openSync(file, "r");
+  try {
+    const b = Buffer.alloc(1);
+    fs.readSync(fd, b, 0, 1, size - 1);
+    return b[0] === 0x0a;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A loaded conversation; a torn or malformed line is skipped (and counted), never fatal. */
+export interface LoadedSession {
+  header: SessionHeader | undefined;
+  messages: SessionMessage[];
+  skipped: number;
+}
+
+export function loadSession(file: string): LoadedSession {
+  let skipped = 0;
+  const lines = readAllRecords<SessionLine>(file, () => {
+    skipped += 1;
+  });
+  const header = lines.find((l): l is SessionHeader => l.type === "session");
+  const messages = lines.filter((l): l is SessionMessage => l.type === "message");
+  return { header, messages, skipped };
+}
+
+/** The manifest from the profile system message (identity on resume). */
+export function manifestOf(s: LoadedSession): SessionManifest | undefined {
+  for (const m of s.messages) if (m.role === "system" && m.kind === "profile") return m.metadata?.manifest;
+  return undefined;
+}
+
+/** Defaults for the next turn: the latest user message's model and reasoning. */
+export function lastSettings(s: LoadedSession): { model?: string; reasoning?: string } {
+  for (let i = s.messages.length - 1; i >= 0; i--) {
+    const m = s.messages[i]!;
+    if (m.role === "user")
+      return {
+        ...(m.metadata.model ? { model: m.metadata.model } : {}),
+        ...(m.metadata.reasoning ? { reasoning: m.metadata.reasoning } : {}),
+      };
+  }
+  return {};
+}
+
+/** The runner's own session id from the latest turn that reported one (native resume). */
+export function lastRunnerSession(s: LoadedSession): string | undefined {
+  for (let i = s.messages.length - 1; i >= 0; i--) {
+    const m = s.messages[i]!;
+    if (m.role !== "system" && m.metadata.runnerSessionId) return m.metadata.runnerSessionId;
+  }
+  return undefined;
+}
+
+/** Resumable once a turn has completed with a result; a child whose first turn failed is not. */
+export const isResumable = (s: LoadedSession): boolean =>
+  s.messages.some((m) => m.role === "assistant" && m.metadata.status === "completed");
+
+/** The conversation so far as text, for runners without native resume. */
+export function transcript(s: LoadedSession): string {
+  const turns = s.messages.filter(
+    (m) => m.role === "user" || (m.role === "assistant" && m.metadata.status === "completed"),
+  );
+  return turns.map((m) => `${m.role === "user" ? "User" : "Assistant"}:\n${m.text}`).join("\n\n");
+}
+
+/** Only direct `<id>.jsonl` files: nested folders never show in a primary's own listing. */
+export function listSessions(subagentsDir: string): string[] {
+  try {
+    return fs
+      .readdirSync(subagentsDir, { withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
+      .map((e) => e.name.slice(0, -".jsonl".length))
+      .sort();
+  } catch {
+    return [];
+  }
+}
