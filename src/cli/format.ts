@@ -1,12 +1,12 @@
 import { MusterError } from "../core/errors.js";
 
-/** Parses "30s", "5m", "1h", "250ms" or plain seconds into milliseconds. */
+/** Parses "30s", "5m", "1h", "7d", "250ms" or plain seconds into milliseconds. */
 export function parseDuration(s: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s.trim());
-  if (!m) throw new MusterError("usage", `invalid duration "${s}": use e.g. 30s, 5m, 1h, 250ms`);
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(s.trim());
+  if (!m) throw new MusterError("usage", `invalid duration "${s}": use e.g. 30s, 5m, 1h, 7d, 250ms`);
   const n = Number(m[1]);
   const unit = m[2] ?? "s";
-  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
+  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit]!);
 }
 
 export function parsePositiveInt(s: string, what: string, max: number): number {

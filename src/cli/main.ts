@@ -4,6 +4,7 @@ import { registerAct } from "./commands/act.js";
 import { registerAgents } from "./commands/agents.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
+import { registerGc } from "./commands/gc.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerModels } from "./commands/models.js";
 import { registerPane } from "./commands/pane.js";
@@ -27,6 +28,7 @@ function buildProgram(): Command {
   registerPane(program);
   registerAgents(program);
   registerModels(program);
+  registerGc(program);
   registerDoctor(program);
   registerDemo(program);
   program.commands.forEach((c) => {

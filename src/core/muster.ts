@@ -1,26 +1,21 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
-import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
-import { writeInboxItem } from "../artifacts/inbox.js";
-import { childFiles } from "../artifacts/layout.js";
+import type { MusterEvent } from "../artifacts/events.js";
 import type { Backend, Placement } from "../mux/backend.js";
 import { createTmuxBackend } from "../mux/tmux/backend.js";
-import { loadProfile } from "../profiles/profile.js";
-import { resolveSettings } from "../profiles/settings.js";
-import { getRunner, runnerNames } from "../runners/registry.js";
-import { seedSession } from "../sessions/seed.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
-import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
-import { shortId, uuidv7 } from "../util/ids.js";
-import { PACKAGE_ROOT } from "../util/pkg.js";
+import { ensureDir } from "../util/fsx.js";
+import { shortId } from "../util/ids.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
 import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
+import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
+import { checkPrompt, hostArgv } from "./host-launch.js";
 import { hostAlive, probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
 import { type PrimaryPaths, primaryPaths, stateRoot } from "./paths.js";
 import { resolvePrimary } from "./primary.js";
 import { Registry, type RegistryEntry } from "./registry.js";
 import { type TurnResult, toResult } from "./results.js";
+import { spawnChild } from "./spawn.js";
 import { lastCompletion, openTurn } from "./state.js";
 import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
 import { PrimaryWatcher, type WatchOptions } from "./watcher.js";
@@ -69,12 +64,6 @@ export interface SpawnResult {
   warnings: string[];
 }
 
-// Prompts travel as files (inbox/, prompts/), never through a pane or an event record, so this
-// only bounds memory; a single argv word is capped by the OS at 128 KiB, larger prompts use --file.
-export const MAX_PROMPT_BYTES = 1024 * 1024;
-// The child host as one bundled file (scripts/bundle.mjs): it loads ~30 ms faster than its module graph.
-const HOST_SCRIPT = path.join(PACKAGE_ROOT, "dist", "child", "host.bundle.js");
-
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
 export class Muster {
   readonly root: string;
@@ -82,8 +71,8 @@ export class Muster {
   readonly paths: PrimaryPaths;
   readonly registry: Registry;
   readonly backend: Backend;
-  private readonly env: NodeJS.ProcessEnv;
-  private readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
   private muxVersion: Promise<string> | undefined;
 
   constructor(opts: MusterOptions = {}) {
@@ -98,136 +87,15 @@ export class Muster {
     this.backend = opts.backend ?? createTmuxBackend(this.env);
   }
 
-  /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
-  async spawn(opts: SpawnOptions): Promise<SpawnResult> {
-    checkPrompt(opts.prompt);
-    const profile = loadProfile(opts.agent, this.cwd, this.env);
-    const runner = getRunner(profile.runner);
-    if (!runner) {
-      throw new MusterError(
-        "usage",
-        `agent "${profile.name}" (${profile.source}) uses runner "${profile.runner}", which is not available yet; runners: ${runnerNames().join(", ")}`,
-      );
-    }
-    const settings = resolveSettings({
-      runner: runner.name,
-      call: {
-        ...(opts.model ? { model: opts.model } : {}),
-        ...(opts.reasoning ? { reasoning: opts.reasoning } : {}),
-      },
-      profile,
-      env: this.env,
-    });
-    const command = opts.command && opts.command.length > 0 ? opts.command : profile.command;
-    if (runner.name === "command" && !command) {
-      throw new MusterError(
-        "usage",
-        `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- ./script.sh {prompt}`,
-      );
-    }
-    const cwd = path.resolve(this.cwd, opts.cwd ?? ".");
-    if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
-      throw new MusterError("usage", `working directory ${cwd} does not exist`);
+  /** Checks once per instance that the multiplexer runs (throws mux_unavailable). */
+  async ensureMux(): Promise<void> {
     this.muxVersion ??= this.backend.version();
     await this.muxVersion;
+  }
 
-    const id = uuidv7();
-    const turnId = uuidv7();
-    const dir = this.paths.artifactDir(id);
-    const files = childFiles(dir);
-    const parent = this.env.MUSTER_CHILD_ID ?? null;
-    const depth = Number(this.env.MUSTER_DEPTH ?? "-1") + 1;
-    const childEnv = Object.fromEntries(
-      Object.entries(this.env).filter((e): e is [string, string] => typeof e[1] === "string"),
-    );
-    const meta: ChildMeta = {
-      v: 1,
-      id,
-      primary: this.primary,
-      parent,
-      depth: Number.isFinite(depth) && depth >= 0 ? depth : 0,
-      agent: profile.name,
-      runner: runner.name,
-      cwd,
-      createdAt: new Date().toISOString(),
-      profile: {
-        name: profile.name,
-        source: profile.source,
-        ...(profile.model ? { model: profile.model } : {}),
-        ...(profile.reasoning ? { reasoning: profile.reasoning } : {}),
-        ...(command ? { command } : {}),
-        ...(profile.protocol ? { protocol: profile.protocol } : {}),
-        ...(profile.systemPrompt ? { systemPrompt: profile.systemPrompt } : {}),
-      },
-      envNames: Object.keys(childEnv).sort(),
-    };
-    const entry: RegistryEntry = {
-      id,
-      agent: profile.name,
-      runner: runner.name,
-      parent,
-      createdAt: meta.createdAt,
-      cwd,
-      pane: null,
-    };
-    try {
-      for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control]) ensureDir(d);
-      writeJsonAtomic(files.meta, meta);
-      writeFileAtomic(files.events, "");
-      writeJsonAtomic(files.envFile, { env: childEnv });
-      seedSession(sessionFileOf(dir), {
-        id,
-        primary: this.primary,
-        parent,
-        agent: profile.name,
-        runner: runner.name,
-        cwd,
-        createdAt: meta.createdAt,
-        systemPrompt: profile.systemPrompt,
-      });
-      writeInboxItem(files.inbox, {
-        v: 1,
-        turnId,
-        prompt: opts.prompt,
-        source: "inbox",
-        ...(settings.model ? { model: settings.model } : {}),
-        ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
-        createdAt: meta.createdAt,
-      });
-      await this.registry.update((doc) => {
-        doc.children[id] = entry;
-      });
-      const pane = await this.backend.spawn({
-        argv: hostArgv(dir),
-        start: "immediate",
-        cwd,
-        name: `${profile.name}-${id.slice(-6)}`,
-        ...(opts.placement ? { placement: opts.placement } : {}),
-      });
-      await this.registry.update((doc) => {
-        const e = doc.children[id];
-        if (e) e.pane = pane;
-      });
-      return {
-        id,
-        turnId,
-        agent: profile.name,
-        artifactDir: dir,
-        paneId: pane.paneId,
-        ...(settings.model ? { model: settings.model } : {}),
-        ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
-        warnings: [...profile.warnings, ...settings.warnings],
-      };
-    } catch (e) {
-      await this.registry
-        .update((doc) => {
-          delete doc.children[id];
-        })
-        .catch(() => {});
-      fs.rmSync(dir, { recursive: true, force: true });
-      fs.rmSync(sessionFileOf(dir), { force: true });
-      throw e;
-    }
+  /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
+  spawn(opts: SpawnOptions): Promise<SpawnResult> {
+    return spawnChild(this, opts);
   }
 
   /** Queues the child's next turn (it starts when the current one ends); the child must still be running. */
@@ -381,6 +249,11 @@ export class Muster {
     return out;
   }
 
+  /** Removes settled children past their age (see GcOptions); never touches a running one. */
+  gc(opts: GcOptions): Promise<GcReport> {
+    return collectGarbage(this, opts);
+  }
+
   /** One child, reconciled with liveness. */
   async status(idOrPrefix: string): Promise<LoadedChild> {
     return this.reconcile(this.child(idOrPrefix));
@@ -443,25 +316,6 @@ export class Muster {
   /** Whether a turn is running now (for status displays). */
   static running(c: LoadedChild): boolean {
     return openTurn(c.state) !== undefined;
-  }
-}
-
-/**
- * The pane's command. The host gets its runners' environment from env.json, so its own start can skip
- * what only slows node down (NODE_EXTRA_CA_CERTS: ~50 ms of certificate loading here).
- */
-function hostArgv(dir: string): string[] {
-  return ["env", "-u", "NODE_EXTRA_CA_CERTS", process.execPath, HOST_SCRIPT, dir];
-}
-
-function checkPrompt(prompt: string): void {
-  if (prompt.trim() === "") throw new MusterError("usage", "the prompt is empty");
-  const bytes = Buffer.byteLength(prompt);
-  if (bytes > MAX_PROMPT_BYTES) {
-    throw new MusterError(
-      "usage",
-      `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it in the prompt)`,
-    );
   }
 }
 

@@ -54,3 +54,16 @@ export function workspacePrimary(root: string, cwd: string): string {
     throw e;
   }
 }
+
+/** Every primary that has state under the root, oldest first (ids are UUIDv7). */
+export function listPrimaries(root: string): string[] {
+  try {
+    return fs
+      .readdirSync(path.join(root, "primaries"), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && /^[0-9a-f-]{36}$/.test(e.name))
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}

@@ -26,6 +26,7 @@ export interface BrokenProfile {
   rank: number;
 }
 
+/** What to search: the cwd, the env (HOME, XDG_CONFIG_HOME, MUSTER_COMPAT_AGENTS), compat and config overrides. */
 export interface DiscoverOptions {
   cwd: string;
   env?: NodeJS.ProcessEnv;
@@ -35,6 +36,7 @@ export interface DiscoverOptions {
   config?: MusterConfig;
 }
 
+/** The result of a discovery: winners, every warning, broken files and what was searched. */
 export interface Discovery {
   /** Winners, sorted by name. */
   profiles: ResolvedProfile[];

@@ -14,6 +14,7 @@ export interface ModelQuery {
   agent?: string;
 }
 
+/** Where the question is asked from: the cwd and env decide agent lookups and the primary's defaults. */
 export interface QueryContext {
   cwd: string;
   env?: NodeJS.ProcessEnv;
@@ -31,6 +32,7 @@ export interface ModelRow {
   defaultReasoning: string | null;
 }
 
+/** The answer to one ModelQuery, tagged by `kind`; every variant is bounded in size. */
 export type ModelsAnswer =
   | {
       kind: "defaults";
@@ -69,7 +71,9 @@ export type ModelsAnswer =
       warnings: string[];
     };
 
+/** Search results when no limit is given. */
 export const DEFAULT_LIMIT = 10;
+/** The most matches one search may return. */
 export const MAX_LIMIT = 50;
 
 const providerOf = (id: string, cat: RunnerCatalog): string =>

@@ -18,6 +18,7 @@ export interface ResolvedSettings {
   validReasoning?: string[];
 }
 
+/** A new child's inputs: the runner, the call's overrides, the profile, and the primary's env/config. */
 export interface ResolveInput {
   runner: string;
   call?: { model?: string; reasoning?: string };

@@ -61,6 +61,7 @@ function showOne(p: ResolvedProfile): void {
   process.stdout.write(`${table(rows)}\n\n${p.systemPrompt || "(no system prompt)"}\n`);
 }
 
+/** `muster agents [name]`: the discovered profiles, or one in full. */
 export function registerAgents(program: Command): void {
   program
     .command("agents")

@@ -1,10 +1,22 @@
 import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
+import { createMuster, type Muster } from "../../core/muster.js";
+import { listPrimaries } from "../../core/primary.js";
 import { lastCompletion } from "../../core/state.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
 import { printJson } from "../output.js";
+
+/** Every primary under the state root with its children (ls --all). */
+async function listAllPrimaries(m: Muster): Promise<{ primary: string; children: LoadedChild[] }[]> {
+  const out = [];
+  for (const primary of listPrimaries(m.root)) {
+    const other = primary === m.primary ? m : createMuster({ home: m.root, primary, backend: m.backend });
+    out.push({ primary, children: await other.list() });
+  }
+  return out;
+}
 
 /** The JSON shape of a child in ls/status. */
 export function childSummary(c: LoadedChild) {
@@ -33,28 +45,41 @@ export function registerInspect(program: Command): void {
       .command("ls")
       .alias("list")
       .summary("list this workspace's children")
-      .description("List the children of this primary: status, agent, age and last activity."),
-  ).action(async (flags: CommonOptions) => {
+      .description(
+        "List the children of this primary (or of every primary with --all): status, agent, age and last activity.",
+      )
+      .option("--all", "children of every primary, grouped by primary"),
+  ).action(async (flags: CommonOptions & { all?: boolean }) => {
     const m = muster(flags);
-    const children = await m.list();
-    if (flags.json) return printJson({ primary: m.primary, children: children.map(childSummary) });
-    if (children.length === 0) {
+    const groups = flags.all ? await listAllPrimaries(m) : [{ primary: m.primary, children: await m.list() }];
+    if (flags.json) {
+      const shaped = groups.map((g) => ({ primary: g.primary, children: g.children.map(childSummary) }));
+      return printJson(flags.all ? { primaries: shaped } : shaped[0]);
+    }
+    if (groups.every((g) => g.children.length === 0)) {
       process.stdout.write('no children yet — try: muster spawn --agent mock "hello"\n');
       return;
     }
-    const rows = [["ID", "AGENT", "STATUS", "LAST", "TURNS", "AGE", "ACTIVITY"]];
-    for (const c of children) {
-      const last = lastCompletion(c.state);
-      const act = c.state.lastActivity;
-      rows.push([
-        shortId(c.entry.id),
-        c.entry.agent,
-        c.status,
-        last?.status ?? "-",
-        String(c.state.turns.length),
-        since(c.entry.createdAt),
-        act ? `${since(act.ts)} ago · ${clip(act.text, 60)}` : "-",
-      ]);
+    const rows = [
+      ["ID", "AGENT", "STATUS", "LAST", "TURNS", "AGE", "ACTIVITY", ...(flags.all ? ["PRIMARY"] : [])],
+    ];
+    for (const g of groups) {
+      for (const c of g.children) {
+        const last = lastCompletion(c.state);
+        const act = c.state.lastActivity;
+        rows.push([
+          shortId(c.entry.id),
+          c.entry.agent,
+          c.status,
+          last?.status ?? "-",
+          String(c.state.turns.length),
+          since(c.entry.createdAt),
+          act ? `${since(act.ts)} ago · ${clip(act.text, 60)}` : "-",
+          ...(flags.all
+            ? [g.primary === m.primary ? `${shortId(g.primary)} (this)` : shortId(g.primary)]
+            : []),
+        ]);
+      }
     }
     process.stdout.write(`${table(rows)}\n`);
   });

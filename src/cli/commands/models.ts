@@ -89,6 +89,7 @@ function printHuman(a: ModelsAnswer): void {
   }
 }
 
+/** `muster models`: one bounded catalog question per call. */
 export function registerModels(program: Command): void {
   program
     .command("models")

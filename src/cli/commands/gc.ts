@@ -1,0 +1,33 @@
+import type { Command } from "commander";
+import { shortId } from "../../util/ids.js";
+import { type CommonOptions, common, muster } from "../context.js";
+import { parseDuration, since } from "../format.js";
+import { printJson } from "../output.js";
+
+export function registerGc(program: Command): void {
+  common(
+    program
+      .command("gc")
+      .summary("remove settled children past an age")
+      .description(
+        "Remove closed or lost children whose last activity is older than --older-than: their panes, artifact dirs, conversations and registry entries. Running children are never touched; idle ones only with --idle.",
+      )
+      .option("--older-than <duration>", "age of the last activity (e.g. 7d, 12h, 30m)", "7d")
+      .option("--dry-run", "say what would be removed, remove nothing")
+      .option("--idle", "also close and remove idle children past the age"),
+  ).action(async (flags: CommonOptions & { olderThan: string; dryRun?: boolean; idle?: boolean }) => {
+    const report = await muster(flags).gc({
+      olderThanMs: parseDuration(flags.olderThan),
+      ...(flags.dryRun ? { dryRun: true } : {}),
+      ...(flags.idle ? { idle: true } : {}),
+    });
+    if (flags.json) return printJson(report);
+    const verb = report.dryRun ? "would remove" : "removed";
+    for (const r of report.removed)
+      process.stdout.write(
+        `${verb} ${shortId(r.id)} ${r.agent} (${r.status}, last active ${since(r.lastActivity)} ago)\n`,
+      );
+    for (const s of report.skipped) process.stdout.write(`kept ${shortId(s.id)}: ${s.why}\n`);
+    process.stdout.write(`${report.removed.length} ${verb}, ${report.skipped.length} kept\n`);
+  });
+}

@@ -1,0 +1,48 @@
+import * as fs from "node:fs";
+import { sessionFileOf } from "../sessions/store.js";
+import type { LoadedChild } from "./children.js";
+import type { Muster } from "./muster.js";
+
+export interface GcOptions {
+  /** Only children whose last activity is older than this. */
+  olderThanMs: number;
+  dryRun?: boolean;
+  /** Also close and remove idle children (their hosts are alive, their turns settled). */
+  idle?: boolean;
+}
+
+export interface GcReport {
+  removed: { id: string; agent: string; status: string; lastActivity: string }[];
+  skipped: { id: string; why: string }[];
+  dryRun: boolean;
+}
+
+const lastActive = (c: LoadedChild): string => c.state.lastActivity?.ts ?? c.entry.createdAt;
+
+/** Removes settled children past their age: pane, artifact dir, conversation, registry entry. Never a running one. */
+export async function collectGarbage(m: Muster, opts: GcOptions): Promise<GcReport> {
+  const report: GcReport = { removed: [], skipped: [], dryRun: !!opts.dryRun };
+  const cutoff = Date.now() - opts.olderThanMs;
+  for (const c of await m.list()) {
+    const id = c.entry.id;
+    if (Date.parse(lastActive(c)) > cutoff) continue;
+    if (c.status === "running" || c.status === "starting") {
+      report.skipped.push({ id, why: "a turn is running" });
+      continue;
+    }
+    if (c.status === "idle" && !opts.idle) {
+      report.skipped.push({ id, why: "idle (its host is alive); add --idle to close and remove it" });
+      continue;
+    }
+    report.removed.push({ id, agent: c.entry.agent, status: c.status, lastActivity: lastActive(c) });
+    if (opts.dryRun) continue;
+    if (c.status === "idle") await m.cancel(id);
+    if (c.entry.pane) await m.backend.kill(c.entry.pane).catch(() => {});
+    await m.registry.update((doc) => {
+      delete doc.children[id];
+    });
+    fs.rmSync(c.files.dir, { recursive: true, force: true });
+    fs.rmSync(sessionFileOf(c.files.dir), { force: true });
+  }
+  return report;
+}

@@ -1,0 +1,147 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { ChildMeta } from "../artifacts/events.js";
+import { writeInboxItem } from "../artifacts/inbox.js";
+import { childFiles } from "../artifacts/layout.js";
+import { loadProfile } from "../profiles/profile.js";
+import { resolveSettings } from "../profiles/settings.js";
+import { getRunner, runnerNames } from "../runners/registry.js";
+import { seedSession } from "../sessions/seed.js";
+import { sessionFileOf } from "../sessions/store.js";
+import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
+import { uuidv7 } from "../util/ids.js";
+import { MusterError } from "./errors.js";
+import { checkPrompt, hostArgv } from "./host-launch.js";
+import type { Muster, SpawnOptions, SpawnResult } from "./muster.js";
+import type { RegistryEntry } from "./registry.js";
+
+/** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
+export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnResult> {
+  checkPrompt(opts.prompt);
+  const profile = loadProfile(opts.agent, m.cwd, m.env);
+  const runner = getRunner(profile.runner);
+  if (!runner) {
+    throw new MusterError(
+      "usage",
+      `agent "${profile.name}" (${profile.source}) uses runner "${profile.runner}", which is not available yet; runners: ${runnerNames().join(", ")}`,
+    );
+  }
+  const settings = resolveSettings({
+    runner: runner.name,
+    call: {
+      ...(opts.model ? { model: opts.model } : {}),
+      ...(opts.reasoning ? { reasoning: opts.reasoning } : {}),
+    },
+    profile,
+    env: m.env,
+  });
+  const command = opts.command && opts.command.length > 0 ? opts.command : profile.command;
+  if (runner.name === "command" && !command) {
+    throw new MusterError(
+      "usage",
+      `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- ./script.sh {prompt}`,
+    );
+  }
+  const cwd = path.resolve(m.cwd, opts.cwd ?? ".");
+  if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
+    throw new MusterError("usage", `working directory ${cwd} does not exist`);
+  await m.ensureMux();
+
+  const id = uuidv7();
+  const turnId = uuidv7();
+  const dir = m.paths.artifactDir(id);
+  const files = childFiles(dir);
+  const parent = m.env.MUSTER_CHILD_ID ?? null;
+  const depth = Number(m.env.MUSTER_DEPTH ?? "-1") + 1;
+  const childEnv = Object.fromEntries(
+    Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+  const meta: ChildMeta = {
+    v: 1,
+    id,
+    primary: m.primary,
+    parent,
+    depth: Number.isFinite(depth) && depth >= 0 ? depth : 0,
+    agent: profile.name,
+    runner: runner.name,
+    cwd,
+    createdAt: new Date().toISOString(),
+    profile: {
+      name: profile.name,
+      source: profile.source,
+      ...(profile.model ? { model: profile.model } : {}),
+      ...(profile.reasoning ? { reasoning: profile.reasoning } : {}),
+      ...(command ? { command } : {}),
+      ...(profile.protocol ? { protocol: profile.protocol } : {}),
+      ...(profile.systemPrompt ? { systemPrompt: profile.systemPrompt } : {}),
+    },
+    envNames: Object.keys(childEnv).sort(),
+  };
+  const entry: RegistryEntry = {
+    id,
+    agent: profile.name,
+    runner: runner.name,
+    parent,
+    createdAt: meta.createdAt,
+    cwd,
+    pane: null,
+  };
+  try {
+    for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control]) ensureDir(d);
+    writeJsonAtomic(files.meta, meta);
+    writeFileAtomic(files.events, "");
+    writeJsonAtomic(files.envFile, { env: childEnv });
+    seedSession(sessionFileOf(dir), {
+      id,
+      primary: m.primary,
+      parent,
+      agent: profile.name,
+      runner: runner.name,
+      cwd,
+      createdAt: meta.createdAt,
+      systemPrompt: profile.systemPrompt,
+    });
+    writeInboxItem(files.inbox, {
+      v: 1,
+      turnId,
+      prompt: opts.prompt,
+      source: "inbox",
+      ...(settings.model ? { model: settings.model } : {}),
+      ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+      createdAt: meta.createdAt,
+    });
+    await m.registry.update((doc) => {
+      doc.children[id] = entry;
+    });
+    const pane = await m.backend.spawn({
+      argv: hostArgv(dir),
+      start: "immediate",
+      cwd,
+      name: `${profile.name}-${id.slice(-6)}`,
+      ...(opts.placement ? { placement: opts.placement } : {}),
+    });
+    await m.registry.update((doc) => {
+      const e = doc.children[id];
+      if (e) e.pane = pane;
+    });
+    return {
+      id,
+      turnId,
+      agent: profile.name,
+      artifactDir: dir,
+      paneId: pane.paneId,
+      ...(settings.model ? { model: settings.model } : {}),
+      ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+      warnings: [...profile.warnings, ...settings.warnings],
+    };
+  } catch (e) {
+    await m.registry
+      .update((doc) => {
+        delete doc.children[id];
+      })
+      .catch(() => {});
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(sessionFileOf(dir), { force: true });
+    throw e;
+  }
+}
