@@ -160,6 +160,22 @@ export async function runTurn(
   fs.writeFileSync(files.output, answerBytes, { mode: 0o600 });
   const eventId = uuidv7();
   const snap = snapshotOutput(files.dir, eventId, answerBytes);
+  // The conversation is written before the completion: whoever sees the completion finds the turn recorded.
+  appendSession(conversation.sessionFile, [
+    {
+      type: "message",
+      role: "assistant",
+      text: answer,
+      ts: new Date().toISOString(),
+      metadata: {
+        turnId: item.turnId,
+        status: outcome.status,
+        ...(state.usage ? { usage: state.usage } : {}),
+        ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
+        ...("output" in snap ? { output: snap.output.path } : {}),
+      },
+    },
+  ]);
   const completion = log.append({
     type: "completion",
     eventId,
@@ -174,21 +190,6 @@ export async function runTurn(
     ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
     by: "child",
   }) as CompletionEvent;
-  appendSession(conversation.sessionFile, [
-    {
-      type: "message",
-      role: "assistant",
-      text: answer,
-      ts: completion.ts,
-      metadata: {
-        turnId: item.turnId,
-        status: outcome.status,
-        ...(state.usage ? { usage: state.usage } : {}),
-        ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
-        ...("output" in snap ? { output: snap.output.path } : {}),
-      },
-    },
-  ]);
   // The next turn continues from here: same settings unless it names others, same runner session.
   conversation.model = model;
   conversation.reasoning = reasoning;

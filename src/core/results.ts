@@ -6,6 +6,7 @@ import type {
   Usage,
 } from "../artifacts/events.js";
 import { readSnapshot } from "../artifacts/snapshot.js";
+import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { MusterError } from "./errors.js";
 
@@ -22,6 +23,8 @@ export interface TurnResult {
   output?: OutputRef;
   outputError?: OutputError;
   artifactDir: string;
+  /** Whether the child can be continued (`muster spawn --resume`): some turn of it completed with a result. */
+  resumable: boolean;
   /** The snapshot's text, when asked for and available. */
   text?: string;
 }
@@ -33,6 +36,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     turnId: completion.turnId,
     status: completion.status,
     artifactDir: c.files.dir,
+    resumable: isResumable(loadSession(sessionFileOf(c.files.dir))),
     ...(completion.reason ? { reason: completion.reason } : {}),
     ...(completion.exitCode !== undefined ? { exitCode: completion.exitCode } : {}),
     ...(completion.durationMs !== undefined ? { durationMs: completion.durationMs } : {}),

@@ -1,5 +1,6 @@
 import type { MusterEvent } from "../artifacts/events.js";
 import { EventTail } from "../artifacts/tail.js";
+import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { uuidv7Time } from "../util/ids.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import { probeChild, settleFromParent } from "./liveness.js";
@@ -78,6 +79,7 @@ export function waitForTurns(
           status: c.state.exited.reason === "lost" ? "lost" : "cancelled",
           reason,
           artifactDir: c.files.dir,
+          resumable: isResumable(loadSession(sessionFileOf(c.files.dir))),
         });
       }
     };

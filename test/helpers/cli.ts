@@ -22,7 +22,10 @@ export interface Sandbox {
   ): Promise<{ exitCode: number; stdout: string; stderr: string }>;
   /** Runs the CLI with --json and parses stdout. */
   // biome-ignore lint/suspicious/noExplicitAny: test code reads loosely shaped JSON
-  json<T = any>(args: string[]): Promise<{ exitCode: number; data: T; stderr: string }>;
+  json<T = any>(
+    args: string[],
+    opts?: { env?: NodeJS.ProcessEnv },
+  ): Promise<{ exitCode: number; data: T; stderr: string }>;
   /**
    * Checks every artifact against the protocol, then kills the private tmux server and every process
    * that mentions this sandbox; returns protocol problems and processes that were still alive.
@@ -37,11 +40,16 @@ export function sandbox(prefix = "mt"): Sandbox {
   const cwd = path.join(base, "work");
   fs.mkdirSync(cwd, { recursive: true });
   const socket = privateSocket(prefix);
+  // A private HOME and config dir too: agent folders on this machine (~/.claude/agents, …) must not leak in.
+  const user = path.join(base, "user");
+  fs.mkdirSync(user, { recursive: true });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     MUSTER_HOME: home,
     MUSTER_TMUX_SOCKET: socket,
     NO_COLOR: "1",
+    HOME: user,
+    XDG_CONFIG_HOME: path.join(user, ".config"),
   };
   for (const k of [
     "TMUX",
@@ -51,6 +59,9 @@ export function sandbox(prefix = "mt"): Sandbox {
     "MUSTER_DEPTH",
     "MUSTER_ARTIFACT_DIR",
     "MUSTER_AGENT",
+    "MUSTER_MODEL",
+    "MUSTER_REASONING",
+    "XDG_STATE_HOME",
   ])
     delete env[k];
   const sb: Sandbox = {
@@ -70,8 +81,8 @@ export function sandbox(prefix = "mt"): Sandbox {
       });
       return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
     },
-    async json(args) {
-      const r = await sb.run([...args, "--json"]);
+    async json(args, opts = {}) {
+      const r = await sb.run([...args, "--json"], opts);
       // biome-ignore lint/suspicious/noExplicitAny: parsed CLI output
       let data: any;
       try {

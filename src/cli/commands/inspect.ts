@@ -3,6 +3,7 @@ import type { LoadedChild } from "../../core/children.js";
 import { createMuster, type Muster } from "../../core/muster.js";
 import { listPrimaries } from "../../core/primary.js";
 import { lastCompletion } from "../../core/state.js";
+import { isResumable, loadSession, sessionFileOf } from "../../sessions/store.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
@@ -36,6 +37,7 @@ export function childSummary(c: LoadedChild) {
     usage: c.state.usage ?? null,
     pane: c.entry.pane,
     artifactDir: c.files.dir,
+    resumable: isResumable(loadSession(sessionFileOf(c.files.dir))),
   };
 }
 

@@ -1,0 +1,38 @@
+import * as fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { until, useSandbox } from "../helpers/cli.js";
+
+const sb = useSandbox("mt-gc");
+
+describe("muster gc", () => {
+  it("removes settled children past their age, keeps running ones, and --dry-run removes nothing", async () => {
+    const closed = (await sb.json(["spawn", "--wait", "to be collected"])).data;
+    await sb.run(["cancel", closed.spawned.id]);
+    const idle = (await sb.json(["spawn", "--wait", "idle one"])).data.spawned.id as string;
+    const running = (await sb.json(["spawn", "mock: hang"])).data.id as string;
+    await until(async () => (await sb.json(["status", running])).data.status === "running");
+
+    const dry = await sb.json(["gc", "--older-than", "0s", "--dry-run"]);
+    expect(dry.data.dryRun).toBe(true);
+    expect(dry.data.removed.map((r: { id: string }) => r.id)).toEqual([closed.spawned.id]);
+    expect(fs.existsSync(closed.results[0].artifactDir)).toBe(true);
+
+    const young = await sb.json(["gc", "--older-than", "1h"]);
+    expect(young.data.removed).toEqual([]);
+
+    const real = await sb.json(["gc", "--older-than", "0s"]);
+    expect(real.data.removed.map((r: { id: string }) => r.id)).toEqual([closed.spawned.id]);
+    const why = Object.fromEntries(real.data.skipped.map((s: { id: string; why: string }) => [s.id, s.why]));
+    expect(why[running]).toContain("running");
+    expect(why[idle]).toContain("--idle");
+    expect(fs.existsSync(closed.results[0].artifactDir)).toBe(false);
+    const ids = (await sb.json(["ls"])).data.children.map((c: { id: string }) => c.id);
+    expect(ids).not.toContain(closed.spawned.id);
+    expect(ids).toEqual(expect.arrayContaining([idle, running]));
+
+    const withIdle = await sb.json(["gc", "--older-than", "0s", "--idle"]);
+    expect(withIdle.data.removed.map((r: { id: string }) => r.id)).toEqual([idle]);
+    expect((await sb.json(["status", running])).data.status).toBe("running");
+    await sb.run(["cancel", running]);
+  });
+});
