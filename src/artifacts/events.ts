@@ -160,6 +160,10 @@ export interface ChildMeta {
     command?: string[];
     protocol?: "text" | "muster-jsonl";
     systemPrompt?: string;
+    /** Tool narrowing and turn limit, for runners that support them. */
+    tools?: string[];
+    disallowedTools?: string[];
+    maxTurns?: number;
   };
   /** Names of the environment variables handed to the child (never values). */
   envNames: string[];

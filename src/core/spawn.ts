@@ -42,7 +42,12 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- ./script.sh {prompt}`,
     );
   }
-  const cwd = path.resolve(m.cwd, opts.cwd ?? ".");
+  // The call's cwd wins; a profile's relative cwd is relative to where muster was called.
+  const cwd = path.resolve(m.cwd, opts.cwd ?? profile.cwd ?? ".");
+  const modeWarning =
+    profile.mode === "tui"
+      ? [`agent "${profile.name}" asks for mode tui; only headless runs today, so it runs headless`]
+      : [];
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
     throw new MusterError("usage", `working directory ${cwd} does not exist`);
   await m.ensureMux();
@@ -53,9 +58,12 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   const files = childFiles(dir);
   const parent = m.env.MUSTER_CHILD_ID ?? null;
   const depth = Number(m.env.MUSTER_DEPTH ?? "-1") + 1;
-  const childEnv = Object.fromEntries(
-    Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),
-  );
+  const childEnv = {
+    ...Object.fromEntries(
+      Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),
+    ),
+    ...profile.env,
+  };
   const meta: ChildMeta = {
     v: 1,
     id,
@@ -74,6 +82,9 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       ...(command ? { command } : {}),
       ...(profile.protocol ? { protocol: profile.protocol } : {}),
       ...(profile.systemPrompt ? { systemPrompt: profile.systemPrompt } : {}),
+      ...(profile.tools ? { tools: profile.tools } : {}),
+      ...(profile.disallowedTools ? { disallowedTools: profile.disallowedTools } : {}),
+      ...(profile.maxTurns !== undefined ? { maxTurns: profile.maxTurns } : {}),
     },
     envNames: Object.keys(childEnv).sort(),
   };
@@ -132,7 +143,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       paneId: pane.paneId,
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
-      warnings: [...profile.warnings, ...settings.warnings],
+      warnings: [...profile.warnings, ...settings.warnings, ...modeWarning],
     };
   } catch (e) {
     await m.registry
