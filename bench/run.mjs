@@ -13,7 +13,13 @@ const quick = process.argv.includes("--quick");
 const root = path.resolve(import.meta.dirname, "..");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-"));
 const socket = `mb-${process.pid}`;
-const env = { ...process.env, MUSTER_HOME: path.join(base, "home"), MUSTER_TMUX_SOCKET: socket };
+// The run-slot bound (default 4) is lifted: these measure delivery and idling, not scheduling.
+const env = {
+  ...process.env,
+  MUSTER_HOME: path.join(base, "home"),
+  MUSTER_TMUX_SOCKET: socket,
+  MUSTER_MAX_RUNNING: "100",
+};
 for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
 
 const pct = (xs, p) => {

@@ -61,6 +61,14 @@ export interface TurnStartedEvent extends Base {
   reasoning?: string;
 }
 
+export interface TurnQueuedEvent extends Base {
+  type: "turn_queued";
+  turnId: string;
+  /** Turns running across the primary when this one had to wait, and the limit. */
+  running: number;
+  limit: number;
+}
+
 export interface RunnerStartedEvent extends Base {
   type: "runner_started";
   turnId: string;
@@ -124,6 +132,7 @@ export type MusterEvent =
   | ChildStartedEvent
   | TurnStartedEvent
   | RunnerStartedEvent
+  | TurnQueuedEvent
   | ToolActivityEvent
   | UsageEvent
   | ProgressEvent

@@ -4,17 +4,20 @@
  * records events, and idles between turns until cancelled.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { ChildMeta } from "../artifacts/events.js";
 import { readInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
+import { limitsFrom } from "../config/limits.js";
 import { getRunner } from "../runners/registry.js";
 import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { readJson } from "../util/fsx.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
+import { RunSlots } from "./slots.js";
 import { boundText, type Conversation, runTurn, type StopReason, TurnControl } from "./turn.js";
 
 /** Reads the spawning environment handed over in env.json and deletes the file (it may hold secrets). */
@@ -114,6 +117,9 @@ async function main(): Promise<void> {
     finish("error", `unknown runner "${meta.runner}"`);
     return;
   }
+  // The primary's bound on running turns, shared with every other child host of the primary.
+  const slots = new RunSlots(path.join(dir, "..", "..", "slots"), limitsFrom(env).maxRunning, meta.id, dir);
+  process.on("exit", () => slots.release());
   let n = 0;
   for (;;) {
     const file = await source.next();
@@ -124,11 +130,22 @@ async function main(): Promise<void> {
       render.stderr(`unreadable inbox file ${file} (renamed to .bad)`);
       continue;
     }
+    const granted = await slots.acquire(
+      (running) => {
+        log.append({ type: "turn_queued", turnId: item.turnId, running, limit: slots.max });
+        render.info(
+          `queued: ${running} turns of this primary are running (limit ${slots.max}); waiting for a slot`,
+        );
+      },
+      () => exitReason !== undefined,
+    );
+    if (!granted) finish(exitReason ?? "cancelled", "closed while waiting for a run slot");
     n += 1;
     current = new TurnControl(item.turnId);
     current.beforeDecide = () => controls.drain();
     await runTurn({ files, meta, log, render, runner, env, conversation }, item, file, n, current);
     current = undefined;
+    slots.release();
     if (exitReason)
       finish(exitReason, exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel");
     render.idle(meta.id);

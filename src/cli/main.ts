@@ -6,6 +6,7 @@ import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
 import { registerInspect } from "./commands/inspect.js";
+import { registerMcp } from "./commands/mcp.js";
 import { registerModels } from "./commands/models.js";
 import { registerPane } from "./commands/pane.js";
 import { registerSpawn } from "./commands/spawn.js";
@@ -30,6 +31,7 @@ function buildProgram(): Command {
   registerModels(program);
   registerGc(program);
   registerDoctor(program);
+  registerMcp(program);
   registerDemo(program);
   program.commands.forEach((c) => {
     c.exitOverride();

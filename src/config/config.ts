@@ -12,6 +12,12 @@ export interface MusterConfig {
   compatAgents?: boolean;
   /** Extra catalog entries: models a runner accepts beyond the ones it declares. */
   models?: { runner: string; id: string; reasoning?: string[]; defaultReasoning?: string }[];
+  /** Running turns per primary (default 4); more wait for a slot. */
+  maxRunning?: number;
+  /** Levels of children below the primary (default 8). */
+  maxDepth?: number;
+  /** Live children per primary (default 256). */
+  maxLiveNodes?: number;
 }
 
 export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>

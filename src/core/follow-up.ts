@@ -57,7 +57,7 @@ export function queueTurn(
   return {
     id: c.entry.id,
     turnId,
-    queued: c.status === "running" || c.status === "starting",
+    queued: c.status === "running" || c.status === "starting" || c.status === "queued",
     ...(settings.model ? { model: settings.model } : {}),
     ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
     warnings: settings.warnings,

@@ -26,7 +26,7 @@ export async function collectGarbage(m: Muster, opts: GcOptions): Promise<GcRepo
   for (const c of await m.list()) {
     const id = c.entry.id;
     if (Date.parse(lastActive(c)) > cutoff) continue;
-    if (c.status === "running" || c.status === "starting") {
+    if (c.status === "running" || c.status === "starting" || c.status === "queued") {
       report.skipped.push({ id, why: "a turn is running" });
       continue;
     }

@@ -5,23 +5,12 @@ import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend, PaneRef } from "../mux/backend.js";
+import { hostAlive } from "../util/proc.js";
 import { signalGroup } from "../util/process-group.js";
 import { withFileLock } from "./registry.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
 
-/** Whether the child host of `artifactDir` is still the process `pid` (guards against pid reuse on Linux). */
-export function hostAlive(pid: number, artifactDir: string): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(artifactDir);
-  } catch {
-    return true; // no /proc (macOS): the signal probe is all we have
-  }
-}
+export { hostAlive };
 
 // A pane that never produced child_started gets this long before it counts as lost.
 const START_GRACE_MS = 15_000;

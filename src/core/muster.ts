@@ -10,6 +10,7 @@ import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
+import { type Limits, limitsFrom } from "./limits.js";
 import { hostAlive, probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
 import { type PrimaryPaths, primaryPaths, stateRoot } from "./paths.js";
 import { resolvePrimary } from "./primary.js";
@@ -74,6 +75,8 @@ export class Muster {
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
   private muxVersion: Promise<string> | undefined;
+  /** Tree limits in force for this process (env, then config, then defaults). */
+  readonly limits: Limits;
 
   constructor(opts: MusterOptions = {}) {
     this.env = opts.env ?? process.env;
@@ -85,6 +88,7 @@ export class Muster {
     ensureDir(this.paths.artifacts);
     this.registry = new Registry(this.paths.registry, this.primary);
     this.backend = opts.backend ?? createTmuxBackend(this.env);
+    this.limits = limitsFrom(this.env);
   }
 
   /** Checks once per instance that the multiplexer runs (throws mux_unavailable). */
@@ -122,7 +126,7 @@ export class Muster {
   ): Promise<FollowUp> {
     checkPrompt(prompt);
     const c = this.childForResume(idOrPrefix);
-    if (c.status === "running" || c.status === "starting") {
+    if (c.status === "running" || c.status === "starting" || c.status === "queued") {
       throw new MusterError(
         "not_running",
         `child ${c.entry.id} already has an active turn; wait for it or cancel it first`,
@@ -202,13 +206,42 @@ export class Muster {
     return toResult(c, completion, true);
   }
 
+  /**
+   * Cancels a child and every descendant (or, with no id, every child of the primary), deepest first,
+   * walking the registry's parent links rather than anything displayed; one result per node.
+   */
+  async cancelTree(idOrPrefix?: string): Promise<CancelResult[]> {
+    const doc = this.registry.read();
+    const all = Object.values(doc.children);
+    const root = idOrPrefix === undefined ? undefined : resolveChildId(doc, idOrPrefix).id;
+    const members = new Set<string>(root ? [root] : all.map((e) => e.id));
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const e of all) {
+        if (e.parent && members.has(e.parent) && !members.has(e.id)) {
+          members.add(e.id);
+          grew = true;
+        }
+      }
+    }
+    const depth = (id: string): number => {
+      let d = 0;
+      for (let p = doc.children[id]?.parent; p && d < 64; p = doc.children[p]?.parent) d += 1;
+      return d;
+    };
+    const order = [...members].sort((a, b) => depth(b) - depth(a) || b.localeCompare(a));
+    const out: CancelResult[] = [];
+    for (const id of order) out.push(await this.cancel(id));
+    return out;
+  }
+
   /** Cancels the running turn and closes the child; the pane stays readable. */
   async cancel(idOrPrefix: string, opts: { graceMs?: number } = {}): Promise<CancelResult> {
     const c = this.child(idOrPrefix);
     const id = c.entry.id;
     if (c.status === "closed" || c.status === "lost")
       return { id, status: c.status, by: "none", turnCancelled: false };
-    const turnCancelled = c.status === "running" || c.status === "starting";
+    const turnCancelled = c.status === "running" || c.status === "starting" || c.status === "queued";
     const settledByChild = async (ms: number): Promise<CancelResult | undefined> => {
       const deadline = Date.now() + ms;
       for (;;) {

@@ -12,6 +12,7 @@ import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { MusterError } from "./errors.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
+import { checkLineage } from "./limits.js";
 import type { Muster, SpawnOptions, SpawnResult } from "./muster.js";
 import type { RegistryEntry } from "./registry.js";
 
@@ -50,26 +51,33 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       : [];
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
     throw new MusterError("usage", `working directory ${cwd} does not exist`);
+  const parent = m.env.MUSTER_CHILD_ID ?? null;
+  // MUSTER_DEPTH is the spawning child's own depth (set in its pane); a primary's direct child has depth 0.
+  const parentDepth = Number(m.env.MUSTER_DEPTH ?? "-1");
+  const depth = Number.isInteger(parentDepth) && parentDepth >= -1 ? parentDepth + 1 : 0;
+  checkLineage(m.limits, depth, m.env, () =>
+    Object.values(m.registry.read().children).map((e) => m.reload(e)),
+  );
   await m.ensureMux();
 
   const id = uuidv7();
   const turnId = uuidv7();
   const dir = m.paths.artifactDir(id);
   const files = childFiles(dir);
-  const parent = m.env.MUSTER_CHILD_ID ?? null;
-  const depth = Number(m.env.MUSTER_DEPTH ?? "-1") + 1;
-  const childEnv = {
+  const childEnv: Record<string, string> = {
     ...Object.fromEntries(
       Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),
     ),
     ...profile.env,
   };
+  // A no-spawn agent's children inherit the ban through their environment, like the primary itself.
+  if (profile.spawn === false) childEnv.MUSTER_NO_SPAWN = "1";
   const meta: ChildMeta = {
     v: 1,
     id,
     primary: m.primary,
     parent,
-    depth: Number.isFinite(depth) && depth >= 0 ? depth : 0,
+    depth,
     agent: profile.name,
     runner: runner.name,
     cwd,

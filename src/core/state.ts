@@ -11,7 +11,7 @@ export interface TurnState {
 }
 
 /** Lifecycle of a child as its events tell it. */
-export type ChildStatus = "starting" | "running" | "idle" | "closed" | "lost";
+export type ChildStatus = "starting" | "queued" | "running" | "idle" | "closed" | "lost";
 
 /** A child's state folded from its events (the registry only says where it is). */
 export interface ChildState {
@@ -21,6 +21,8 @@ export interface ChildState {
   /** Completions by turnId, including parent-written ones for turns that never started. */
   completions: Map<string, CompletionEvent>;
   exited?: ChildExitedEvent;
+  /** The turn waiting for a run slot (turn_queued seen, turn_started not yet). */
+  queued?: string;
   lastActivity?: { ts: string; text: string };
   usage?: Usage;
   lastSeq: number;
@@ -32,6 +34,8 @@ const activity = (e: MusterEvent): string | undefined => {
   switch (e.type) {
     case "turn_started":
       return `turn started (${e.promptBytes} bytes)`;
+    case "turn_queued":
+      return `queued: ${e.running} of ${e.limit} run slots busy`;
     case "tool_activity":
       return `${e.phase === "start" ? "⚙" : "✓"} ${e.name} ${e.summary}`.trim();
     case "progress":
@@ -58,7 +62,11 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
         state.startedAt = e.ts;
         state.exited = undefined;
         break;
+      case "turn_queued":
+        state.queued = e.turnId;
+        break;
       case "turn_started":
+        if (state.queued === e.turnId) state.queued = undefined;
         state.turns.push({
           turnId: e.turnId,
           n: state.turns.length + 1,
@@ -101,7 +109,9 @@ export const openTurn = (s: ChildState): TurnState | undefined => s.turns.find((
 export function childStatus(s: ChildState, pendingInbox: number): ChildStatus {
   if (s.exited) return s.exited.reason === "lost" ? "lost" : "closed";
   if (s.hostPid === undefined) return "starting";
-  return openTurn(s) || pendingInbox > 0 ? "running" : "idle";
+  if (openTurn(s)) return "running";
+  if (pendingInbox > 0) return s.queued ? "queued" : "running";
+  return "idle";
 }
 
 /** The last settled turn's completion. */

@@ -126,6 +126,7 @@ export function waitForTurns(
     timers.push(setTimeout(() => void probe(), Math.min(opts.livenessMs ?? 1000, 500)));
     if (opts.timeoutMs !== undefined)
       timers.push(setTimeout(() => finish({ timedOut: true }), opts.timeoutMs));
-    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

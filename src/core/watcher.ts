@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { type FSWatcher, watch } from "chokidar";
+import type { FSWatcher } from "chokidar";
 import type { MusterEvent } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventTail } from "../artifacts/tail.js";
@@ -37,6 +37,8 @@ export class PrimaryWatcher {
   /** Starts watching; resolves once the children that exist now are attached and read. */
   async start(): Promise<void> {
     const root = this.muster.paths.artifacts;
+    // Loaded here, not at the top: every CLI call imports the core, few of them watch.
+    const { watch } = await import("chokidar");
     this.discovery = watch(root, { depth: 0, ignoreInitial: false });
     this.discovery.on("addDir", (dir) => {
       if (path.dirname(dir) === root) this.attach(path.basename(dir));

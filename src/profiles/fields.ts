@@ -98,6 +98,14 @@ export class FieldReader {
     return this.warn(key, "must be a non-empty list of strings");
   }
 
+  /** true or false. */
+  bool(key: string): boolean | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (typeof v === "boolean") return v;
+    return this.warn(key, "must be true or false");
+  }
+
   /** A whole number ≥ 1. */
   positiveInt(key: string): number | undefined {
     if (!this.has(key)) return undefined;

@@ -32,6 +32,8 @@ export interface Profile {
   cwd?: string;
   env?: Record<string, string>;
   maxTurns?: number;
+  /** false: this agent's children may not start children of their own. */
+  spawn?: boolean;
   command?: string[];
   protocol?: StreamProtocol;
   systemPrompt: string;

@@ -37,6 +37,7 @@ const valid = {
     model: "mock-1",
     reasoning: "low",
   }),
+  turn_queued: ev({ type: "turn_queued", turnId: TURN, running: 4, limit: 4 }),
   runner_started: ev({ type: "runner_started", turnId: TURN, pid: 4250, argv0: "node" }),
   tool_activity: ev({
     type: "tool_activity",

@@ -85,13 +85,20 @@ export function registerAct(program: Command): void {
       .command("cancel")
       .summary("cancel a child's turn and close it")
       .description(
-        "Cancel the running turn (its whole process group is stopped, TERM then KILL) and close the child; the pane stays readable.",
+        "Cancel the running turn (its whole process group is stopped, TERM then KILL) and close the child; the pane stays readable. --subtree also cancels every descendant, deepest first; --all cancels every child of the primary.",
       )
-      .argument("<ids...>", "child ids or unique prefixes"),
-  ).action(async (ids: string[], flags: CommonOptions) => {
+      .argument("[ids...]", "child ids or unique prefixes")
+      .option("--subtree", "also cancel each child's descendants, deepest first")
+      .option("--all", "cancel every child of this primary, deepest first"),
+  ).action(async (ids: string[], flags: CommonOptions & { subtree?: boolean; all?: boolean }) => {
     const m = muster(flags);
+    if (flags.all && ids.length > 0)
+      throw new MusterError("usage", "--all cancels every child: give no ids with it");
+    if (!flags.all && ids.length === 0)
+      throw new MusterError("usage", "name the children to cancel, or use --all");
     const out = [];
-    for (const id of ids) out.push(await m.cancel(id));
+    if (flags.all) out.push(...(await m.cancelTree()));
+    else for (const id of ids) out.push(...(flags.subtree ? await m.cancelTree(id) : [await m.cancel(id)]));
     if (flags.json) return printJson({ cancelled: out });
     for (const o of out)
       process.stdout.write(

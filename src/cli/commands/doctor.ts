@@ -1,7 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Command } from "commander";
-import { execa } from "execa";
 import { stateRoot } from "../../core/paths.js";
 import { createTmuxBackend } from "../../mux/tmux/backend.js";
 import { runnerNames } from "../../runners/registry.js";
@@ -24,6 +23,7 @@ function which(bin: string): string | undefined {
 }
 
 async function versionOf(bin: string): Promise<string | undefined> {
+  const { execa } = await import("execa"); // ~150 ms to load: only for doctor
   const r = await execa(bin, ["--version"], { reject: false, timeout: 5000, stdin: "ignore" });
   return r.exitCode === 0 ? String(r.stdout).split("\n")[0]?.trim() : undefined;
 }

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { execa } from "execa";
 import { MusterError } from "../../core/errors.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { shellQuote } from "../format.js";
@@ -25,6 +24,7 @@ async function goToPane(id: string, flags: CommonOptions & { print?: boolean }):
   if (!process.stdin.isTTY)
     throw new MusterError("usage", `attaching needs a terminal; run: ${shellQuote(command)}`);
   const [bin, ...args] = command;
+  const { execa } = await import("execa"); // ~150 ms to load: only when attaching
   const r = await execa(bin!, args, { stdio: "inherit", reject: false });
   if (r.exitCode !== 0) throw new ExitWith(r.exitCode ?? 1);
 }

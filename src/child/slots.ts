@@ -1,0 +1,132 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { hostAlive } from "../util/proc.js";
+
+/** One running turn's claim: `slots/<childId>.json` under the primary. */
+interface Ticket {
+  pid: number;
+  childId: string;
+  artifactDir: string;
+  since: string;
+}
+
+const POLL_MS = 500;
+// The admission check is a few file reads; a lock older than this was left by a crashed host.
+const STALE_LOCK_MS = 5000;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * A tiny mkdir lock (atomic on every filesystem). Not proper-lockfile: it would add ~40 ms to every
+ * child host's start-up, and the critical section here is a millisecond of file reads.
+ */
+async function withAdmissionLock<T>(lockDir: string, fn: () => T): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.mkdirSync(lockDir);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const st = fs.statSync(lockDir, { throwIfNoEntry: false });
+      if (st && Date.now() - st.mtimeMs > STALE_LOCK_MS) fs.rmSync(lockDir, { recursive: true, force: true });
+      if (attempt > 2000) throw new Error(`cannot take the run-slot lock ${lockDir}`);
+      await sleep(2 + Math.random() * 10);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    fs.rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The primary's bound on running turns, shared by every child host of the primary (any parent process):
+ * a turn runs only while its host holds a ticket, admitted under a lock when fewer than `limit` live
+ * tickets exist. A ticket of a dead host does not count, so a crash never leaks a slot.
+ */
+export class RunSlots {
+  private readonly ticket: string;
+
+  constructor(
+    private readonly dir: string,
+    private readonly limit: number,
+    private readonly childId: string,
+    private readonly artifactDir: string,
+  ) {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.ticket = path.join(dir, `${childId}.json`);
+  }
+
+  /** Live tickets other than ours (stale ones are removed as they are found). */
+  private running(): number {
+    let n = 0;
+    for (const name of fs.readdirSync(this.dir)) {
+      if (!name.endsWith(".json") || name === `${this.childId}.json`) continue;
+      const file = path.join(this.dir, name);
+      try {
+        const t = JSON.parse(fs.readFileSync(file, "utf8")) as Ticket;
+        if (hostAlive(t.pid, t.artifactDir)) n += 1;
+        else fs.rmSync(file, { force: true });
+      } catch {
+        // A ticket being written or removed right now: not counted.
+      }
+    }
+    return n;
+  }
+
+  /** Tries once; returns how many run when the slot was refused, or undefined when granted. */
+  async tryAcquire(): Promise<number | undefined> {
+    return withAdmissionLock(path.join(this.dir, "admission.lock"), () => {
+      const n = this.running();
+      if (n >= this.limit) return n;
+      const t: Ticket = {
+        pid: process.pid,
+        childId: this.childId,
+        artifactDir: this.artifactDir,
+        since: new Date().toISOString(),
+      };
+      fs.writeFileSync(this.ticket, JSON.stringify(t), { mode: 0o600 });
+      return undefined;
+    });
+  }
+
+  /** Waits for a slot; `onQueued` is told once when the turn has to wait; false if `stopped()` ended the wait. */
+  async acquire(onQueued: (running: number) => void, stopped: () => boolean): Promise<boolean> {
+    let told = false;
+    for (;;) {
+      if (stopped()) return false;
+      const refused = await this.tryAcquire();
+      if (refused === undefined) return true;
+      if (!told) onQueued(refused);
+      told = true;
+      await this.nextChange();
+    }
+  }
+
+  /** Resolves on a change in the slots folder (a ticket released) or after the poll interval. */
+  private nextChange(): Promise<void> {
+    return new Promise((resolve) => {
+      let w: fs.FSWatcher | undefined;
+      const done = (): void => {
+        clearTimeout(timer);
+        w?.close();
+        resolve();
+      };
+      const timer = setTimeout(done, POLL_MS);
+      try {
+        w = fs.watch(this.dir, done);
+        w.on("error", done);
+      } catch {
+        w = undefined;
+      }
+    });
+  }
+
+  release(): void {
+    fs.rmSync(this.ticket, { force: true });
+  }
+
+  get max(): number {
+    return this.limit;
+  }
+}

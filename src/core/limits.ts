@@ -1,0 +1,33 @@
+export { DEFAULT_LIMITS, type Limits, limitsFrom } from "../config/limits.js";
+
+import type { Limits } from "../config/limits.js";
+import type { LoadedChild } from "./children.js";
+import { MusterError } from "./errors.js";
+
+/** Refuses a spawn that would break the tree's limits, or that a no-spawn ancestor forbids. Never silent. */
+export function checkLineage(
+  limits: Limits,
+  depth: number,
+  env: NodeJS.ProcessEnv,
+  children: () => LoadedChild[],
+): void {
+  if (env.MUSTER_NO_SPAWN === "1") {
+    throw new MusterError(
+      "usage",
+      `this child's agent may not start children (its profile says spawn: false)`,
+    );
+  }
+  if (depth + 1 > limits.maxDepth) {
+    throw new MusterError(
+      "usage",
+      `depth limit reached: a child here would be level ${depth + 1}; the limit is ${limits.maxDepth} (MUSTER_MAX_DEPTH)`,
+    );
+  }
+  const live = children().filter((c) => c.status !== "closed" && c.status !== "lost").length;
+  if (live >= limits.maxLiveNodes) {
+    throw new MusterError(
+      "usage",
+      `live-node limit reached: ${live} children of this primary are alive; the limit is ${limits.maxLiveNodes} (MUSTER_MAX_LIVE); close some with muster cancel or muster gc --idle`,
+    );
+  }
+}

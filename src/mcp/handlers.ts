@@ -1,0 +1,145 @@
+import { MusterError } from "../core/errors.js";
+import type { Muster } from "../core/muster.js";
+import type { WaitOutcome } from "../core/wait.js";
+import { discoverProfiles } from "../profiles/discover.js";
+import { type ModelQuery, queryModels } from "../profiles/query.js";
+import { shortId } from "../util/ids.js";
+import type { CallProgress } from "./progress.js";
+import { childDetail, childRow, type McpResult, oneLine, shapeResult } from "./shape.js";
+
+/** What a handler gets besides its arguments: the core and this call's abort signal and progress. */
+export interface CallContext {
+  m: Muster;
+  /** Aborted when the client cancels this call, or when the connection closes. */
+  signal: AbortSignal;
+  /** After an abort: "cancelled" (the client cancelled this call) or "closed" (the connection went away). */
+  abortReason(): Promise<"cancelled" | "closed">;
+  progress: CallProgress;
+}
+
+/** Arguments of subagents_run (checked against its schema before the handler runs). */
+export interface RunArgs {
+  agent?: string;
+  id?: string;
+  prompt: string;
+  model?: string;
+  reasoning?: string;
+  await?: boolean;
+}
+
+const usage = (message: string): MusterError => new MusterError("usage", message);
+
+/** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */
+async function waitReporting(
+  ctx: CallContext,
+  ids: string[],
+  opts: { mode: "all" | "first"; timeoutMs?: number },
+): Promise<WaitOutcome> {
+  if (ctx.signal.aborted) return { results: [], pending: ids, timedOut: false, interrupted: true };
+  return ctx.m.wait(ids, {
+    ...opts,
+    withText: true,
+    signal: ctx.signal,
+    onEvent: (id, e) => ctx.progress.event(id, e),
+  });
+}
+
+/** subagents_run: a new child (agent) or a resumed one (id); waits for the turn unless `await` is false. */
+export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Record<string, unknown>> {
+  if ((a.agent === undefined) === (a.id === undefined))
+    throw usage("give exactly one of agent (a new child) or id (continue a settled child)");
+  const settings = {
+    ...(a.model !== undefined ? { model: a.model } : {}),
+    ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
+  };
+  const started =
+    a.agent !== undefined
+      ? await ctx.m.spawn({ agent: a.agent, prompt: a.prompt, ...settings })
+      : await ctx.m.resume(a.id!, a.prompt, settings);
+  const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
+  if (a.await === false) return { id: started.id, status: "running", ...warnings };
+  ctx.progress.say(`${shortId(started.id)} started`);
+  const outcome = await waitReporting(ctx, [started.id], { mode: "all" });
+  const settled = outcome.results[0];
+  if (settled) {
+    // A turn sent to the same child by someone else meanwhile is not ours: report our own turn.
+    const mine = settled.turnId === started.turnId ? settled : ctx.m.result(started.id, started.turnId);
+    return { ...shapeResult(mine), ...warnings };
+  }
+  if (!ctx.signal.aborted || (await ctx.abortReason()) === "closed")
+    return { id: started.id, status: "running" };
+  // The client cancelled this call: cancel exactly the child it started.
+  const c = await ctx.m.cancel(started.id);
+  return { id: c.id, status: c.turnCancelled ? "cancelled" : c.status };
+}
+
+/** subagents_await: results for exactly the ids named; `first` also lists the ones still running. */
+export async function awaitChildren(
+  a: { ids: string[]; mode?: "first" | "all"; timeoutMs?: number },
+  ctx: CallContext,
+) {
+  const ids = a.ids.map((i) => ctx.m.child(i).entry.id);
+  ctx.progress.say(`waiting for ${ids.length === 1 ? shortId(ids[0]!) : `${ids.length} children`}`);
+  const outcome = await waitReporting(ctx, ids, {
+    mode: a.mode ?? "all",
+    ...(a.timeoutMs !== undefined ? { timeoutMs: a.timeoutMs } : {}),
+  });
+  return {
+    results: outcome.results.map(shapeResult),
+    pending: outcome.pending,
+    ...(outcome.timedOut ? { timedOut: true } : {}),
+  };
+}
+
+/** Most children the list shows (the newest); the total is always given. */
+export const LIST_MAX = 100;
+
+/** subagents_status: one child in detail, or this primary's children. */
+export async function status(a: { id?: string }, ctx: CallContext) {
+  if (a.id !== undefined) return childDetail(await ctx.m.status(a.id));
+  const all = await ctx.m.list();
+  return { primary: ctx.m.primary, total: all.length, children: all.slice(-LIST_MAX).map(childRow) };
+}
+
+/** subagents_result: a settled turn's output (default the latest). */
+export function result(a: { id: string; turnId?: string }, ctx: CallContext): McpResult {
+  return shapeResult(ctx.m.result(a.id, a.turnId));
+}
+
+/** subagents_send: queues the next turn of a running child. */
+export async function send(a: { id: string; prompt: string }, ctx: CallContext) {
+  const f = await ctx.m.send(a.id, a.prompt);
+  return {
+    id: f.id,
+    turnId: f.turnId,
+    queued: f.queued,
+    ...(f.warnings.length > 0 ? { warnings: f.warnings } : {}),
+  };
+}
+
+/** subagents_cancel: every id is resolved first (an unknown one cancels nothing), then all are cancelled at once. */
+export async function cancel(a: { id?: string; ids?: string[] }, ctx: CallContext) {
+  if ((a.id === undefined) === (a.ids === undefined)) throw usage("give exactly one of id or ids");
+  const ids = (a.ids ?? [a.id!]).map((i) => ctx.m.child(i).entry.id);
+  const out = await Promise.all(ids.map((id) => ctx.m.cancel(id)));
+  return { cancelled: out.map((o) => ({ id: o.id, status: o.status, turnCancelled: o.turnCancelled })) };
+}
+
+/** subagents_models: one bounded catalog question. */
+export function models(a: ModelQuery, ctx: CallContext) {
+  return queryModels(a, { cwd: ctx.m.cwd, env: ctx.m.env });
+}
+
+/** subagents_agents: the profiles found, one line each. */
+export function agents(_a: Record<string, never>, ctx: CallContext) {
+  const found = discoverProfiles({ cwd: ctx.m.cwd, env: ctx.m.env });
+  return {
+    agents: found.profiles.map((p) => ({
+      name: p.name,
+      runner: p.runner,
+      ...(p.model ? { model: p.model } : {}),
+      description: oneLine(p.description, 120),
+    })),
+    ...(found.warnings.length > 0 ? { warnings: found.warnings } : {}),
+  };
+}

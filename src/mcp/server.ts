@@ -1,0 +1,149 @@
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { isMusterError } from "../core/errors.js";
+import { createMuster, type Muster } from "../core/muster.js";
+import { discoverProfiles } from "../profiles/discover.js";
+import { PACKAGE_ROOT } from "../util/pkg.js";
+import type { CallContext } from "./handlers.js";
+import { CallProgress } from "./progress.js";
+import { agentsLine } from "./shape.js";
+import { type Tool, toolTable } from "./tools.js";
+
+/** Writes one line to stderr (stdout is the protocol). */
+export type Log = (line: string) => void;
+
+const stderrLog: Log = (line) => {
+  process.stderr.write(`muster mcp: ${line}\n`);
+};
+
+/** One line for an argument that does not fit the tool's schema. */
+function schemaMessage(tool: string, e: ErrorObject | undefined): string {
+  if (!e) return `${tool}: invalid arguments`;
+  const field = e.instancePath.slice(1).replaceAll("/", ".");
+  const p = e.params as Record<string, unknown>;
+  if (e.keyword === "required") return `${tool}: missing argument "${String(p.missingProperty)}"`;
+  if (e.keyword === "additionalProperties")
+    return `${tool}: unknown argument "${String(p.additionalProperty)}"`;
+  if (e.keyword === "minLength") return `${tool}: ${field} is empty`;
+  if (e.keyword === "enum")
+    return `${tool}: ${field} must be one of ${(p.allowedValues as string[]).join(", ")}`;
+  return `${tool}: ${field || "arguments"} ${e.message ?? "is invalid"}`;
+}
+
+const failure = (message: string): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: message.replace(/\s*\n\s*/g, " ").trim() }],
+});
+
+/** The server's version: muster's package version. */
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string })
+      .version;
+  } catch {
+    return "0.0.0";
+  }
+}
+
+/** An MCP server over one Muster: tools/list and tools/call from the tool table; `idle()` awaits calls in flight. */
+export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Server; idle(): Promise<void> } {
+  const tools = (): Tool[] => toolTable(agentsLine(discoverProfiles({ cwd: m.cwd, env: m.env })));
+  const ajv = new Ajv({ allErrors: false });
+  const validators = new Map<string, ValidateFunction>();
+  const byName = new Map<string, Tool>();
+  for (const t of toolTable("")) {
+    validators.set(t.name, ajv.compile(t.inputSchema));
+    byName.set(t.name, t);
+  }
+  const inFlight = new Set<Promise<unknown>>();
+  let closed = false;
+
+  // The SDK's low-level Server: muster's tool table carries plain JSON Schemas, which McpServer cannot take.
+  const server = new Server({ name: "muster", version: version() }, { capabilities: { tools: {} } });
+  server.onclose = () => {
+    closed = true;
+  };
+  server.onerror = (e) => log(`protocol error: ${e.message}`);
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools().map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+    const { name } = req.params;
+    const tool = byName.get(name);
+    const validate = validators.get(name);
+    if (!tool || !validate) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
+    const args = req.params.arguments ?? {};
+    if (!validate(args)) return failure(schemaMessage(name, validate.errors?.[0]));
+    const signal = extra.signal;
+    const progress = new CallProgress(extra._meta?.progressToken, (params) =>
+      extra.sendNotification({ method: "notifications/progress", params }),
+    );
+    const ctx: CallContext = {
+      m,
+      signal,
+      progress,
+      // The SDK aborts the same signal for a client's cancel and for a closed connection; onclose (which
+      // runs right after the aborts) tells them apart, so decide a microtask later.
+      abortReason: () =>
+        new Promise((resolve) => {
+          const decide = (): void => queueMicrotask(() => resolve(closed ? "closed" : "cancelled"));
+          if (signal.aborted) decide();
+          else signal.addEventListener("abort", decide, { once: true });
+        }),
+    };
+    const call = (async () => tool.handler(args, ctx))();
+    inFlight.add(call);
+    try {
+      const out = await call;
+      return { content: [{ type: "text", text: JSON.stringify(out) }] };
+    } catch (e) {
+      if (!isMusterError(e)) log(`${name} failed: ${(e as Error)?.stack ?? String(e)}`);
+      return failure(`${isMusterError(e) ? e.code : "internal"}: ${(e as Error)?.message ?? String(e)}`);
+    } finally {
+      await progress.stop();
+      inFlight.delete(call);
+    }
+  });
+
+  return {
+    server,
+    async idle() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+/** `muster mcp`: serves the tools on stdin/stdout until stdin ends; logs go to stderr only. */
+export async function serveStdio(opts: { primary?: string } = {}, log: Log = stderrLog): Promise<void> {
+  // Nothing but the protocol may reach stdout.
+  console.log = console.info = console.debug = (...a: unknown[]) => console.error(...a);
+  const m = createMuster(opts.primary ? { primary: opts.primary } : {});
+  const { server, idle } = createMcpServer(m, log);
+  const closed = new Promise<void>((resolve) => {
+    const prev = server.onclose;
+    server.onclose = () => {
+      prev?.();
+      resolve();
+    };
+  });
+  const onRejection = (e: unknown): void => log(`unhandled rejection: ${(e as Error)?.stack ?? String(e)}`);
+  process.on("unhandledRejection", onRejection);
+  await server.connect(new StdioServerTransport());
+  log(`serving primary ${m.primary} for ${m.cwd}`);
+  process.stdin.once("end", () => void server.close());
+  await closed;
+  await idle();
+  process.removeListener("unhandledRejection", onRejection);
+}

@@ -1,0 +1,104 @@
+import type { Usage } from "../artifacts/events.js";
+import type { LoadedChild } from "../core/children.js";
+import type { TurnResult } from "../core/results.js";
+import { lastCompletion } from "../core/state.js";
+import type { Discovery } from "../profiles/discover.js";
+import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
+import { shortId } from "../util/ids.js";
+
+/** A settled turn as the MCP tools return it. */
+export interface McpResult {
+  id: string;
+  agent: string;
+  turnId: string;
+  status: string;
+  output?: string;
+  error?: string;
+  resumable: boolean;
+  usage: Usage | null;
+}
+
+/** A TurnResult in the tools' shape: the snapshot text as `output`, the reason as `error` when not completed. */
+export function shapeResult(r: TurnResult): McpResult {
+  const error =
+    r.status !== "completed"
+      ? (r.reason ?? r.outputError?.message ?? r.status)
+      : r.text === undefined
+        ? r.outputError?.message
+        : undefined;
+  return {
+    id: r.id,
+    agent: r.agent,
+    turnId: r.turnId,
+    status: r.status,
+    ...(r.text !== undefined ? { output: r.text } : {}),
+    ...(error !== undefined ? { error } : {}),
+    resumable: r.resumable,
+    usage: r.usage ?? null,
+  };
+}
+
+/** One row of the children list. */
+export function childRow(c: LoadedChild) {
+  return {
+    id: c.entry.id,
+    agent: c.entry.agent,
+    status: c.status,
+    lastOutcome: lastCompletion(c.state)?.status ?? null,
+    turns: c.state.turns.length,
+    activity: c.state.lastActivity?.text ?? null,
+  };
+}
+
+/** One child in detail: its turns, usage, where to watch it. */
+export function childDetail(c: LoadedChild) {
+  return {
+    ...childRow(c),
+    runner: c.entry.runner,
+    createdAt: c.entry.createdAt,
+    cwd: c.entry.cwd,
+    queuedTurns: c.pending.length,
+    usage: c.state.usage ?? null,
+    resumable: isResumable(loadSession(sessionFileOf(c.files.dir))),
+    attach: c.entry.pane ? `muster attach ${shortId(c.entry.id)}` : null,
+    artifactDir: c.files.dir,
+    turnList: c.state.turns.map((t) => ({
+      turnId: t.turnId,
+      status: t.completion?.status ?? "running",
+      ...(t.completion?.durationMs !== undefined ? { durationMs: t.completion.durationMs } : {}),
+      ...(t.completion?.reason ? { reason: t.completion.reason } : {}),
+    })),
+  };
+}
+
+/** A description cut to one short line: no parentheticals, its first sentence, at most `max` characters. */
+export function oneLine(text: string, max = 60): string {
+  const flat = text
+    .replace(/\s*\([^()]*\)/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+  const sentence = (/^(.+?[.!?])(?:\s|$)/.exec(flat)?.[1] ?? flat).replace(/\.$/, "");
+  return sentence.length <= max ? sentence : `${sentence.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** Longest the agent list inside the `agent` parameter's description may grow (the rest is counted). */
+export const AGENT_LIST_BUDGET = 1400;
+
+const more = (n: number): string => `+${n} more (subagents_agents lists all)`;
+
+/** The `agent` parameter's description: one `name: one line` per profile, bounded; the overflow is counted. */
+export function agentsLine(found: Discovery): string {
+  const lines = ["Profile for a new child:"];
+  let used = lines[0]!.length;
+  for (const [i, p] of found.profiles.entries()) {
+    const line = p.description ? `${p.name}: ${oneLine(p.description)}` : p.name;
+    const left = found.profiles.length - i - 1;
+    if (used + line.length + 1 + (left > 0 ? more(left).length + 1 : 0) > AGENT_LIST_BUDGET) {
+      lines.push(more(left + 1));
+      break;
+    }
+    lines.push(line);
+    used += line.length + 1;
+  }
+  return lines.length > 1 ? lines.join("\n") : "Profile for a new child (none found).";
+}

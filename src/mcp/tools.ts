@@ -1,0 +1,103 @@
+import { MAX_LIMIT, type ModelQuery } from "../profiles/query.js";
+import * as h from "./handlers.js";
+
+/** A JSON Schema object (the subset the tool inputs use). */
+export type JsonSchema = Record<string, unknown>;
+
+/** One MCP tool: its name, one-line description, input schema, and the handler that calls the core. */
+export interface Tool {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  handler: (args: Record<string, unknown>, ctx: h.CallContext) => unknown;
+}
+
+const str = (description: string, minLength = 1): JsonSchema => ({ type: "string", minLength, description });
+const ID = str("Child id (full, or its last 8 hex digits).");
+const object = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
+  type: "object",
+  properties,
+  ...(required.length > 0 ? { required } : {}),
+  additionalProperties: false,
+});
+
+/** The tool table; `agentsDescription` lists the profiles (it changes as profiles do). */
+export function toolTable(agentsDescription: string): Tool[] {
+  return [
+    {
+      name: "subagents_run",
+      description:
+        "Start a subagent (agent) or continue a settled one (id) with a prompt; returns its result (or, with await false, its id at once).",
+      inputSchema: object(
+        {
+          agent: str(agentsDescription),
+          id: str("Continue this settled child instead (resume)."),
+          prompt: str("The task."),
+          model: str("Model (subagents_models lists them); default: profile's, or the last turn's."),
+          reasoning: str("Reasoning level for the model."),
+          await: { type: "boolean", description: "Wait for the result (default true)." },
+        },
+        ["prompt"],
+      ),
+      handler: (a, c) => h.run(a as unknown as h.RunArgs, c),
+    },
+    {
+      name: "subagents_await",
+      description:
+        "Wait for children's current turns: all, or the first to settle (the rest listed as pending).",
+      inputSchema: object(
+        {
+          ids: { type: "array", items: ID, minItems: 1 },
+          mode: { type: "string", enum: ["first", "all"] },
+          timeoutMs: { type: "integer", minimum: 0, description: "Give up after this long." },
+        },
+        ["ids", "mode"],
+      ),
+      handler: (a, c) => h.awaitChildren(a as unknown as Parameters<typeof h.awaitChildren>[0], c),
+    },
+    {
+      name: "subagents_status",
+      description:
+        "One child in detail (turns, usage, attach command), or without id this workspace's children.",
+      inputSchema: object({ id: ID }),
+      handler: (a, c) => h.status(a, c),
+    },
+    {
+      name: "subagents_result",
+      description: "A settled turn's output (default: the latest turn).",
+      inputSchema: object({ id: ID, turnId: str("A specific turn.") }, ["id"]),
+      handler: (a, c) => h.result(a as { id: string }, c),
+    },
+    {
+      name: "subagents_send",
+      description: "Queue the next turn of a running child (it starts when the current one ends).",
+      inputSchema: object({ id: ID, prompt: str("The follow-up.") }, ["id", "prompt"]),
+      handler: (a, c) => h.send(a as { id: string; prompt: string }, c),
+    },
+    {
+      name: "subagents_cancel",
+      description: "Cancel children's running turns and close them (id or ids).",
+      inputSchema: object({ id: ID, ids: { type: "array", items: ID, minItems: 1 } }),
+      handler: (a, c) => h.cancel(a, c),
+    },
+    {
+      name: "subagents_models",
+      description:
+        "Ask the model catalog one bounded question; no arguments: the defaults and counts per runner.",
+      inputSchema: object({
+        provider: str("Search only this provider."),
+        query: str("Search model ids containing this text."),
+        limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT },
+        model: str("One model: its runner and reasoning levels."),
+        agent: str("One profile: its effective model and reasoning."),
+      }),
+      handler: (a, c) => h.models(a as ModelQuery, c),
+    },
+    {
+      name: "subagents_agents",
+      description: "List the agent profiles: name, runner, one-line description.",
+      inputSchema: object({}),
+      handler: (a, c) => h.agents(a as Record<string, never>, c),
+    },
+  ];
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import { BIN, readEvents, until, useSandbox } from "../helpers/cli.js";
+
+const sb = useSandbox("mt-limit");
+
+/** Largest number of turns whose [turn_started, completion] intervals overlap (by event timestamps). */
+function maxOverlap(dirs: string[]): number {
+  const marks: [number, number][] = [];
+  for (const d of dirs) {
+    for (const e of readEvents(d)) {
+      if (e.type === "turn_started") marks.push([Date.parse(e.ts), 1]);
+      if (e.type === "completion") marks.push([Date.parse(e.ts), -1]);
+    }
+  }
+  marks.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let max = 0;
+  for (const [, d] of marks) {
+    now += d;
+    max = Math.max(max, now);
+  }
+  return max;
+}
+
+describe("limits of a primary's tree", () => {
+  it("the run-slot bound: 6 children with a limit of 2 never run more than 2 turns at once, and all settle", async () => {
+    const env = { MUSTER_MAX_RUNNING: "2" };
+    const spawned = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) => sb.json(["spawn", `bounded ${i}\nmock: sleep=2`], { env })),
+    );
+    const ids = spawned.map((r) => r.data.id as string);
+    const w = await sb.json(["wait", ...ids, "--timeout", "60s"]);
+    expect(w.exitCode).toBe(0);
+    expect(w.data.results).toHaveLength(6);
+    const dirs = w.data.results.map((r: { artifactDir: string }) => r.artifactDir);
+    expect(maxOverlap(dirs)).toBeLessThanOrEqual(2);
+    const queued = dirs.filter((d: string) => readEvents(d).some((e) => e.type === "turn_queued"));
+    expect(queued.length).toBeGreaterThanOrEqual(3);
+    for (const d of queued)
+      expect(readEvents(d).find((e) => e.type === "turn_queued")).toMatchObject({ limit: 2 });
+  });
+
+  it("a queued child can be cancelled: it settles cancelled without ever starting", async () => {
+    const env = { MUSTER_MAX_RUNNING: "1" };
+    const hog = (await sb.json(["spawn", "mock: hang"], { env })).data.id as string;
+    await until(async () => (await sb.json(["status", hog])).data.status === "running");
+    const waiting = (await sb.json(["spawn", "behind the hog"], { env })).data.id as string;
+    await until(async () => (await sb.json(["status", waiting])).data.status === "queued");
+    await sb.run(["cancel", waiting]);
+    const w = await sb.json(["wait", waiting]);
+    expect(w.data.results[0]).toMatchObject({
+      status: "cancelled",
+      reason: expect.stringContaining("never started"),
+    });
+    await sb.run(["cancel", hog]);
+  });
+
+  it("depth and live-node limits fail the spawn with a clear error; a profile can forbid spawning", async () => {
+    const deep = await sb.run(
+      [
+        "spawn",
+        "--agent",
+        "command",
+        "--json",
+        "--wait",
+        "delegate",
+        "--",
+        process.execPath,
+        BIN,
+        "spawn",
+        "--wait",
+        "grandchild",
+      ],
+      { env: { MUSTER_MAX_DEPTH: "1" } },
+    );
+    expect(deep.exitCode).toBe(1);
+    expect(JSON.parse(deep.stdout).results[0].reason).toContain("depth limit reached");
+
+    const live = (await sb.json(["ls"])).data.children.filter(
+      (c: { status: string }) => c.status !== "closed" && c.status !== "lost",
+    ).length;
+    const r = await sb.run(["spawn", "one too many"], { env: { MUSTER_MAX_LIVE: String(live) } });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("live-node limit reached");
+
+    const fs = await import("node:fs");
+    const path = await import("node:path");
+    fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+    fs.writeFileSync(
+      path.join(sb.cwd, ".muster", "agents", "leaf.md"),
+      `---\ndescription: may not delegate\nrunner: command\nspawn: false\ncommand: ${JSON.stringify([process.execPath, BIN, "spawn", "--wait", "grandchild"])}\n---\n`,
+    );
+    const leaf = await sb.json(["spawn", "--agent", "leaf", "--wait", "try to delegate"]);
+    expect(leaf.exitCode).toBe(1);
+    expect(leaf.data.results[0].reason).toContain("may not start children");
+  });
+
+  it("cancel --subtree cancels descendants deepest first and reports each; --all closes the rest", async () => {
+    const r = await sb.run([
+      "spawn",
+      "--agent",
+      "command",
+      "--json",
+      "delegate",
+      "--",
+      process.execPath,
+      BIN,
+      "spawn",
+      "--wait",
+      "mock: hang",
+    ]);
+    const parent = JSON.parse(r.stdout).id as string;
+    const grand = await until(
+      async () =>
+        (await sb.json(["ls"])).data.children.find(
+          (c: { parent: string; status: string }) => c.parent === parent && c.status === "running",
+        ),
+      15_000,
+      100,
+    );
+    const c = await sb.json(["cancel", "--subtree", parent]);
+    expect(c.exitCode).toBe(0);
+    expect(c.data.cancelled.map((x: { id: string }) => x.id)).toEqual([grand.id, parent]);
+    const all = await sb.json(["cancel", "--all"]);
+    expect(all.exitCode).toBe(0);
+    const ls = (await sb.json(["ls"])).data.children as { status: string }[];
+    expect(ls.every((x) => x.status === "closed" || x.status === "lost")).toBe(true);
+  });
+});

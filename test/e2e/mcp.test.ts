@@ -1,0 +1,300 @@
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Progress } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, readEvents, sleep, until, useSandbox } from "../helpers/cli.js";
+
+const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex");
+const shaIn = (text: string | undefined) => /prompt-sha256: ([0-9a-f]{64})/.exec(text ?? "")?.[1];
+
+const sb = useSandbox("mt-mcp");
+// A project profile: the tool list must name it too.
+fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+fs.writeFileSync(
+  path.join(sb.cwd, ".muster", "agents", "scout.md"),
+  "---\ndescription: Project scout for the MCP test. A second sentence that is left out.\nrunner: mock\n---\nScout.\n",
+);
+
+/** A client on a real `muster mcp` process; its stderr is kept for failure messages. */
+async function connect(): Promise<{ client: Client; stderr: () => string; pid: number }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, "mcp"],
+    env: sb.env as Record<string, string>,
+    cwd: sb.cwd,
+    stderr: "pipe",
+  });
+  let err = "";
+  transport.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const client = new Client({ name: "muster-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, stderr: () => err, pid: transport.pid! };
+}
+
+let client: Client;
+let serverStderr: () => string;
+
+// biome-ignore lint/suspicious/noExplicitAny: tool results are read loosely
+type Data = any;
+interface Called {
+  isError: boolean;
+  text: string;
+  data: Data;
+}
+
+/** Calls a tool; `data` is the parsed JSON answer (undefined for an error). */
+async function call(
+  name: string,
+  args: Record<string, unknown>,
+  opts: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {},
+): Promise<Called> {
+  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 50_000, ...opts });
+  const text = (r.content as { type: string; text: string }[])[0]?.text ?? "";
+  return { isError: !!r.isError, text, data: r.isError ? undefined : JSON.parse(text) };
+}
+
+const ok = async (name: string, args: Record<string, unknown>): Promise<Data> => {
+  const r = await call(name, args);
+  if (r.isError) throw new Error(`${name} failed: ${r.text}\n${serverStderr()}`);
+  return r.data;
+};
+
+const fails = async (name: string, args: Record<string, unknown>, pattern: RegExp): Promise<void> => {
+  const r = await call(name, args);
+  expect(r.isError, `${name} ${JSON.stringify(args)} → ${r.text}`).toBe(true);
+  expect(r.text).toMatch(pattern);
+  expect(r.text).not.toContain("\n");
+};
+
+describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
+  beforeAll(async () => {
+    ({ client, stderr: serverStderr } = await connect());
+  });
+  afterAll(async () => {
+    await client?.close(); // the server exits when its stdin closes
+  });
+
+  it("lists the tools compactly, with the profiles in the agent parameter", async () => {
+    const list = await client.listTools();
+    expect(list.tools.map((t) => t.name)).toEqual([
+      "subagents_run",
+      "subagents_await",
+      "subagents_status",
+      "subagents_result",
+      "subagents_send",
+      "subagents_cancel",
+      "subagents_models",
+      "subagents_agents",
+    ]);
+    const size = JSON.stringify(list).length;
+    console.log(`tools/list answer: ${size} characters`);
+    expect(size).toBeLessThan(6000);
+    const agent = (list.tools[0]!.inputSchema.properties as Record<string, { description: string }>).agent!;
+    for (const name of ["mock", "explorer", "reviewer", "worker", "scout"])
+      expect(agent.description).toContain(`${name}:`);
+    expect(agent.description).toContain("scout: Project scout for the MCP test\n");
+  });
+
+  it("subagents_run waits for the settled turn and returns its output", async () => {
+    const prompt = "Summarise the repo\nmock: tools=1";
+    const r = await ok("subagents_run", { agent: "mock", prompt });
+    expect(r).toMatchObject({ agent: "mock", status: "completed", resumable: true });
+    expect(r.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(shaIn(r.output)).toBe(sha(prompt));
+    expect(r.usage.output).toBeGreaterThan(0);
+    expect(r.error).toBeUndefined();
+
+    // Resume the same child through subagents_run {id}: its conversation continues.
+    const next = "And now the tests";
+    const again = await ok("subagents_run", { id: r.id.slice(-8), prompt: next });
+    expect(again).toMatchObject({ id: r.id, status: "completed" });
+    expect(shaIn(again.output)).toBe(sha(next));
+    expect(again.output).toContain("history-turns: 1");
+
+    // result: the latest turn, or a named one; status: the child in detail.
+    expect((await ok("subagents_result", { id: r.id })).output).toBe(again.output);
+    expect((await ok("subagents_result", { id: r.id, turnId: r.turnId })).output).toBe(r.output);
+    const detail = await ok("subagents_status", { id: r.id });
+    expect(detail).toMatchObject({ id: r.id, status: "idle", lastOutcome: "completed", resumable: true });
+    expect(detail.turnList.map((t: { status: string }) => t.status)).toEqual(["completed", "completed"]);
+    const list = await ok("subagents_status", {});
+    expect(list.children.map((c: { id: string }) => c.id)).toContain(r.id);
+    expect(list.total).toBe(list.children.length);
+  });
+
+  it("await false returns at once; subagents_await first lists the pending ids, all waits for both", async () => {
+    const fast = await ok("subagents_run", { agent: "mock", prompt: "fast", await: false });
+    const slow = await ok("subagents_run", { agent: "mock", prompt: "slow\nmock: sleep=3", await: false });
+    expect(fast).toEqual({ id: expect.any(String), status: "running" });
+    const first = await ok("subagents_await", { ids: [slow.id, fast.id], mode: "first" });
+    expect(first.results.map((r: { id: string }) => r.id)).toEqual([fast.id]);
+    expect(first.results[0].status).toBe("completed");
+    expect(first.pending).toEqual([slow.id]);
+    const all = await ok("subagents_await", { ids: [fast.id, slow.id], mode: "all", timeoutMs: 30_000 });
+    expect(all.results.map((r: { status: string }) => r.status)).toEqual(["completed", "completed"]);
+    expect(all.pending).toEqual([]);
+    expect(shaIn(all.results.find((r: { id: string }) => r.id === slow.id).output)).toBe(
+      sha("slow\nmock: sleep=3"),
+    );
+  });
+
+  it("a batch of 6 concurrent runs: the unknown agent fails alone, the other 5 complete, overlapping", async () => {
+    const prompts = [1, 2, 3, 4, 5].map((i) => `batch ${i}\nmock: sleep=1`);
+    const calls = [
+      ...prompts.map((prompt) => call("subagents_run", { agent: "mock", prompt })),
+      call("subagents_run", { agent: "no-such-agent", prompt: "x" }),
+    ];
+    const out = await Promise.all(calls);
+    const bad = out[5]!;
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toMatch(/unknown agent "no-such-agent"/);
+    const good = out.slice(0, 5);
+    for (const [i, r] of good.entries()) {
+      expect(r.isError, r.text).toBe(false);
+      expect(r.data.status).toBe("completed");
+      expect(shaIn(r.data.output)).toBe(sha(prompts[i]!));
+    }
+    // Nothing in the MCP layer serialises them: their turns ran at the same time.
+    const spans = [];
+    for (const r of good) {
+      const dir = (await ok("subagents_status", { id: r.data.id })).artifactDir as string;
+      const ev = readEvents(dir);
+      const start = Date.parse(ev.find((e) => e.type === "turn_started")!.ts);
+      const end = Date.parse(ev.find((e) => e.type === "completion")!.ts);
+      spans.push([start, end] as const);
+    }
+    const overlapping = Math.max(...spans.map(([s]) => spans.filter(([a, b]) => a <= s && s < b).length));
+    expect(overlapping).toBeGreaterThanOrEqual(2);
+  });
+
+  it("sends progress notifications while a run waits, when the client gives a progress token", async () => {
+    const seen: Progress[] = [];
+    const r = await call(
+      "subagents_run",
+      { agent: "mock", prompt: "with progress\nmock: sleep=2 tools=3" },
+      { onprogress: (p) => seen.push(p) },
+    );
+    expect(r.data.status).toBe("completed");
+    const short = (r.data.id as string).slice(-8);
+    expect(seen.length).toBeGreaterThanOrEqual(4);
+    expect(seen.map((p) => p.progress)).toEqual(seen.map((_, i) => i + 1));
+    for (const p of seen) expect(p.message).toContain(short);
+    expect(seen.some((p) => /running · ⚙ /.test(p.message ?? ""))).toBe(true);
+    // (The closing "completed" notification may be dropped by the client: the SDK forgets a request's progress
+    // handler on its answer, before it dispatches a notification that arrived in the same read.)
+  });
+
+  it("cancelling one run request cancels exactly its child; a sibling run completes", async () => {
+    const controller = new AbortController();
+    const seen: Progress[] = [];
+    const doomed = call(
+      "subagents_run",
+      { agent: "mock", prompt: "doomed\nmock: sleep=30" },
+      {
+        signal: controller.signal,
+        onprogress: (p) => {
+          seen.push(p);
+          if (/running/.test(p.message ?? "")) controller.abort();
+        },
+      },
+    );
+    const sibling = call("subagents_run", { agent: "mock", prompt: "sibling\nmock: sleep=2" });
+    await expect(doomed).rejects.toThrow();
+    const short = /^([0-9a-f]{8}) /.exec(seen[0]!.message!)![1]!;
+    const settled = await until(async () => {
+      const d = await ok("subagents_status", { id: short });
+      return d.lastOutcome ? d : undefined;
+    }, 15_000);
+    expect(settled).toMatchObject({ status: "closed", lastOutcome: "cancelled" });
+    const s = await sibling;
+    expect(s.isError, s.text).toBe(false);
+    expect(s.data.status).toBe("completed");
+    expect((await ok("subagents_status", { id: s.data.id })).status).toBe("idle");
+  });
+
+  it("cancelling a subagents_await request ends the wait only; the child keeps running", async () => {
+    const child = await ok("subagents_run", {
+      agent: "mock",
+      prompt: "waited on\nmock: sleep=2",
+      await: false,
+    });
+    const controller = new AbortController();
+    const waiting = call("subagents_await", { ids: [child.id], mode: "all" }, { signal: controller.signal });
+    await sleep(300);
+    controller.abort();
+    await expect(waiting).rejects.toThrow();
+    expect((await ok("subagents_status", { id: child.id })).status).toBe("running");
+    const done = await ok("subagents_await", { ids: [child.id], mode: "all" });
+    expect(done.results[0].status).toBe("completed");
+  });
+
+  it("send, cancel, models and agents work; each reports a bad call as a one-line error", async () => {
+    const child = await ok("subagents_run", { agent: "mock", prompt: "first\nmock: sleep=1", await: false });
+    const sent = await ok("subagents_send", { id: child.id, prompt: "follow-up" });
+    expect(sent).toMatchObject({ id: child.id, queued: true });
+    const done = await ok("subagents_await", { ids: [child.id], mode: "all" });
+    expect(done.results[0].turnId).toBe(sent.turnId);
+    expect(shaIn(done.results[0].output)).toBe(sha("follow-up"));
+
+    const cancelled = await ok("subagents_cancel", { id: child.id });
+    expect(cancelled.cancelled).toEqual([{ id: child.id, status: "closed", turnCancelled: false }]);
+    await fails("subagents_send", { id: child.id, prompt: "too late" }, /^not_running: .*exited/);
+    // A closed child that completed a turn resumes in a new pane.
+    const resumed = await ok("subagents_run", { id: child.id, prompt: "back again" });
+    expect(resumed).toMatchObject({ id: child.id, status: "completed" });
+    expect((await ok("subagents_cancel", { ids: [child.id] })).cancelled[0].status).toBe("closed");
+
+    expect((await ok("subagents_models", {})).kind).toBe("defaults");
+    const search = await ok("subagents_models", { query: "mock", limit: 2 });
+    expect(search).toMatchObject({ kind: "search", total: 3 });
+    expect(search.matches).toHaveLength(2);
+    expect((await ok("subagents_models", { model: "mock:deep" })).kind).toBe("model");
+    const agents = await ok("subagents_agents", {});
+    expect(agents.agents.map((a: { name: string }) => a.name)).toEqual(
+      expect.arrayContaining(["mock", "scout", "worker"]),
+    );
+
+    await fails("subagents_run", { prompt: "neither" }, /exactly one of agent .* or id/);
+    await fails("subagents_run", { agent: "mock", id: child.id, prompt: "both" }, /exactly one of/);
+    await fails("subagents_run", { agent: "mock", prompt: "" }, /prompt is empty/);
+    await fails("subagents_run", { agent: "mock", prompt: "  \n " }, /^usage: the prompt is empty/);
+    await fails("subagents_run", { agent: "mock" }, /missing argument "prompt"/);
+    await fails("subagents_run", { id: "ffffffff", prompt: "who?" }, /^not_found: unknown child id/);
+    await fails("subagents_await", { ids: ["ffffffff"], mode: "all" }, /^not_found/);
+    await fails("subagents_await", { ids: [child.id], mode: "some" }, /mode must be one of first, all/);
+    await fails("subagents_status", { id: "ffffffff" }, /^not_found/);
+    await fails("subagents_result", { id: child.id, turnId: "nope" }, /^not_found: .*no settled turn nope/);
+    await fails("subagents_send", { id: "ffffffff", prompt: "x" }, /^not_found/);
+    await fails("subagents_cancel", { id: child.id, ids: [child.id] }, /exactly one of id or ids/);
+    await fails("subagents_cancel", { ids: [child.id, "ffffffff"] }, /^not_found/);
+    await fails("subagents_models", { limit: 0 }, /limit must be >= 1/);
+    await fails("subagents_agents", { verbose: true }, /unknown argument "verbose"/);
+    await expect(client.callTool({ name: "subagents_nope", arguments: {} })).rejects.toThrow(/unknown tool/);
+    // The server is still serving after all of that.
+    expect((await client.listTools()).tools).toHaveLength(8);
+  });
+
+  it("closing the connection ends the server; children it was waiting for keep running", async () => {
+    const other = await connect();
+    const pending = other.client
+      .callTool({ name: "subagents_run", arguments: { agent: "mock", prompt: "outlive\nmock: sleep=3" } })
+      .catch(() => undefined);
+    const child = await until(async () => {
+      const list = await ok("subagents_status", {});
+      return list.children.find((c: { status: string; activity: string | null }) => c.status === "running");
+    });
+    const t0 = Date.now();
+    await other.client.close();
+    await pending;
+    expect(Date.now() - t0).toBeLessThan(2000); // exited on stdin EOF, not by the client's SIGTERM
+    await sleep(100);
+    expect(fs.existsSync(`/proc/${other.pid}`)).toBe(false);
+    const d = await ok("subagents_await", { ids: [child.id], mode: "all", timeoutMs: 20_000 });
+    expect(d.results[0].status).toBe("completed");
+  });
+});
