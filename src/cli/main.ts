@@ -5,6 +5,7 @@ import { registerAgents } from "./commands/agents.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
+import { registerInbox } from "./commands/inbox.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMcp } from "./commands/mcp.js";
 import { registerModels } from "./commands/models.js";
@@ -29,6 +30,7 @@ function buildProgram(): Command {
   registerPane(program);
   registerAgents(program);
   registerModels(program);
+  registerInbox(program);
   registerGc(program);
   registerDoctor(program);
   registerMcp(program);

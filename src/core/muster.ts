@@ -1,5 +1,13 @@
 import * as path from "node:path";
 import type { MusterEvent } from "../artifacts/events.js";
+import { appendReceipts, readReceipts } from "../delivery/receipts.js";
+import {
+  buildManifest,
+  type DeliveryRecord,
+  type Manifest,
+  recordIdOf,
+  toRecord,
+} from "../delivery/records.js";
 import type { Backend, Placement } from "../mux/backend.js";
 import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
@@ -189,7 +197,44 @@ export class Muster {
   /** Waits for the named children's current turns; see waitForTurns. */
   async wait(idsOrPrefixes: string[], opts: WaitOptions = {}): Promise<WaitOutcome> {
     const children = idsOrPrefixes.map((i) => this.child(i));
-    return waitForTurns(this, children, opts);
+    const outcome = await waitForTurns(this, children, opts);
+    // Results handed back consume their delivery records: they will not show in the inbox again.
+    this.consume(
+      outcome.results.map((r) => recordIdOf(r.id, r.turnId)),
+      "wait",
+    );
+    return outcome;
+  }
+
+  /**
+   * The ready delivery manifest: completions not yet consumed (by a result, a wait or an earlier inbox
+   * read), oldest first, bounded. `consume()` records receipts; call it after the manifest was handed on,
+   * so a crash in between can only repeat a manifest, never lose one.
+   */
+  inbox(): { manifest: Manifest; consume: () => void } {
+    const receipts = readReceipts(this.paths.receipts);
+    const pending: DeliveryRecord[] = [];
+    for (const entry of Object.values(this.registry.read().children)) {
+      const c = this.reload(entry);
+      for (const completion of c.state.completions.values()) {
+        const record = toRecord(c.entry.id, c.entry.agent, c.files.dir, completion);
+        if (!receipts.has(record.recordId)) pending.push(record);
+      }
+    }
+    const manifest = buildManifest(pending);
+    return {
+      manifest,
+      consume: () =>
+        this.consume(
+          manifest.records.map((r) => r.recordId),
+          "inbox",
+        ),
+    };
+  }
+
+  /** Marks delivery records consumed (receipts are appended with fsync). */
+  consume(recordIds: string[], by: string): void {
+    appendReceipts(this.paths.receipts, recordIds, by);
   }
 
   /** The result of a settled turn (default: the latest), with the snapshot text verified against its sha256. */
@@ -203,7 +248,9 @@ export class Muster {
         `child ${c.entry.id} has no settled turn yet (status ${c.status}); muster wait ${shortId(c.entry.id)}`,
       );
     }
-    return toResult(c, completion, true);
+    const result = toResult(c, completion, true);
+    this.consume([recordIdOf(c.entry.id, completion.turnId)], "result");
+    return result;
   }
 
   /**

@@ -14,6 +14,8 @@ export function primaryPaths(root: string, primary: string) {
   return {
     dir,
     registry: path.join(dir, "registry.json"),
+    /** Consumed delivery records (append + fsync). */
+    receipts: path.join(dir, "receipts.ndjson"),
     artifacts: path.join(dir, "artifacts"),
     artifactDir: (child: string) => path.join(dir, "artifacts", child),
   };

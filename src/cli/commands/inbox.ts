@@ -1,0 +1,32 @@
+import type { Command } from "commander";
+import { shortId } from "../../util/ids.js";
+import { type CommonOptions, common, muster } from "../context.js";
+import { printJson } from "../output.js";
+
+export function registerInbox(program: Command): void {
+  common(
+    program
+      .command("inbox")
+      .summary("completions not yet delivered, then mark them delivered")
+      .description(
+        "Show the ready delivery manifest — every completion of this primary's children not yet read by result, wait or an earlier inbox — and mark it delivered (--peek leaves it). At most 128 records / 32 KiB at a time; the rest come next time.",
+      )
+      .option("--peek", "show without marking anything delivered"),
+  ).action(async (flags: CommonOptions & { peek?: boolean }) => {
+    const { manifest, consume } = muster(flags).inbox();
+    if (flags.json) printJson(manifest);
+    else if (manifest.records.length === 0) process.stdout.write("nothing new\n");
+    else {
+      for (const r of manifest.records) {
+        const out = r.output
+          ? `${r.output.bytes} bytes: ${r.output.file}`
+          : (r.outputError?.message ?? r.reason ?? "");
+        process.stdout.write(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
+      }
+      if (manifest.more > 0) process.stdout.write(`…and ${manifest.more} more: run muster inbox again\n`);
+    }
+    // Fault injection for the delivery tests: die after handing the manifest on, before the receipts.
+    if (process.env.MUSTER_FAULT === "inbox-before-receipt") process.kill(process.pid, "SIGKILL");
+    if (!flags.peek) consume();
+  });
+}
