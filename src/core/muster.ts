@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import type { MusterEvent } from "../artifacts/events.js";
+import { type Group, listGroups, sealGroup } from "../delivery/groups.js";
 import { appendReceipts, readReceipts } from "../delivery/receipts.js";
 import {
   buildManifest,
@@ -48,6 +49,18 @@ export interface SpawnOptions {
   model?: string;
   reasoning?: string;
   placement?: Placement;
+  /** Deliver this child's first result together with the rest of this explicit group. */
+  group?: string;
+  /** Seal the group once this child has joined it. */
+  seal?: boolean;
+}
+
+/** A group whose members are held back from the inbox: not sealed yet, or not every member settled. */
+export interface WaitingGroup {
+  groupId: string;
+  sealed: boolean;
+  members: number;
+  settled: number;
 }
 
 export interface CancelResult {
@@ -71,6 +84,7 @@ export interface SpawnResult {
   reasoning?: string;
   /** Profile and settings warnings (a bad field, a model spelling passed over). */
   warnings: string[];
+  group?: string;
 }
 
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
@@ -211,17 +225,31 @@ export class Muster {
    * read), oldest first, bounded. `consume()` records receipts; call it after the manifest was handed on,
    * so a crash in between can only repeat a manifest, never lose one.
    */
-  inbox(): { manifest: Manifest; consume: () => void } {
+  inbox(): { manifest: Manifest & { waitingGroups: WaitingGroup[] }; consume: () => void } {
     const receipts = readReceipts(this.paths.receipts);
+    const settled = new Set<string>();
     const pending: DeliveryRecord[] = [];
     for (const entry of Object.values(this.registry.read().children)) {
       const c = this.reload(entry);
       for (const completion of c.state.completions.values()) {
         const record = toRecord(c.entry.id, c.entry.agent, c.files.dir, completion);
+        settled.add(record.recordId);
         if (!receipts.has(record.recordId)) pending.push(record);
       }
     }
-    const manifest = buildManifest(pending);
+    // A group's members are withheld until it is sealed and every member has settled; then they go together.
+    const withheld = new Set<string>();
+    const waitingGroups: WaitingGroup[] = [];
+    for (const g of listGroups(this.paths.groups)) {
+      const ids = g.members.map((mb) => recordIdOf(mb.id, mb.turnId));
+      const done = ids.filter((r) => settled.has(r)).length;
+      if (g.sealed && done === ids.length) continue;
+      for (const r of ids) withheld.add(r);
+      if (ids.some((r) => !receipts.has(r))) {
+        waitingGroups.push({ groupId: g.groupId, sealed: g.sealed, members: ids.length, settled: done });
+      }
+    }
+    const manifest = { ...buildManifest(pending.filter((r) => !withheld.has(r.recordId))), waitingGroups };
     return {
       manifest,
       consume: () =>
@@ -230,6 +258,11 @@ export class Muster {
           "inbox",
         ),
     };
+  }
+
+  /** Seals an explicit group: it takes no more members and is delivered once every member has settled. */
+  sealGroup(groupId: string): Promise<Group> {
+    return sealGroup(this.paths.groups, groupId);
   }
 
   /** Marks delivery records consumed (receipts are appended with fsync). */

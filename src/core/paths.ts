@@ -16,6 +16,7 @@ export function primaryPaths(root: string, primary: string) {
     registry: path.join(dir, "registry.json"),
     /** Consumed delivery records (append + fsync). */
     receipts: path.join(dir, "receipts.ndjson"),
+    groups: path.join(dir, "groups"),
     artifacts: path.join(dir, "artifacts"),
     artifactDir: (child: string) => path.join(dir, "artifacts", child),
   };

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import type { ChildMeta } from "../artifacts/events.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
+import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
@@ -19,6 +20,7 @@ import type { RegistryEntry } from "./registry.js";
 /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
 export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnResult> {
   checkPrompt(opts.prompt);
+  if (opts.group !== undefined) assertGroupId(opts.group);
   const profile = loadProfile(opts.agent, m.cwd, m.env);
   const runner = getRunner(profile.runner);
   if (!runner) {
@@ -105,6 +107,8 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
     cwd,
     pane: null,
   };
+  // Joining the group is the last check that can refuse: a sealed or full group creates nothing.
+  if (opts.group) await addGroupMember(m.paths.groups, opts.group, { id, turnId });
   try {
     for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control]) ensureDir(d);
     writeJsonAtomic(files.meta, meta);
@@ -143,9 +147,11 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       const e = doc.children[id];
       if (e) e.pane = pane;
     });
+    if (opts.group && opts.seal) await sealGroup(m.paths.groups, opts.group);
     return {
       id,
       turnId,
+      ...(opts.group ? { group: opts.group } : {}),
       agent: profile.name,
       artifactDir: dir,
       paneId: pane.paneId,
@@ -161,6 +167,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       .catch(() => {});
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(dir), { force: true });
+    if (opts.group) await removeGroupMember(m.paths.groups, opts.group, id).catch(() => {});
     throw e;
   }
 }

@@ -15,7 +15,8 @@ export function registerInbox(program: Command): void {
   ).action(async (flags: CommonOptions & { peek?: boolean }) => {
     const { manifest, consume } = muster(flags).inbox();
     if (flags.json) printJson(manifest);
-    else if (manifest.records.length === 0) process.stdout.write("nothing new\n");
+    else if (manifest.records.length === 0 && manifest.waitingGroups.length === 0)
+      process.stdout.write("nothing new\n");
     else {
       for (const r of manifest.records) {
         const out = r.output
@@ -24,6 +25,13 @@ export function registerInbox(program: Command): void {
         process.stdout.write(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
       }
       if (manifest.more > 0) process.stdout.write(`…and ${manifest.more} more: run muster inbox again\n`);
+    }
+    if (!flags.json) {
+      for (const g of manifest.waitingGroups) {
+        process.stdout.write(
+          `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : ", not sealed yet (muster wait --group seals it)"}\n`,
+        );
+      }
     }
     // Fault injection for the delivery tests: die after handing the manifest on, before the receipts.
     if (process.env.MUSTER_FAULT === "inbox-before-receipt") process.kill(process.pid, "SIGKILL");

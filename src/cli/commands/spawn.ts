@@ -10,6 +10,8 @@ interface SpawnFlags extends CommonOptions {
   agent?: string;
   resume?: string;
   reasoning?: string;
+  group?: string;
+  seal?: boolean;
   wait?: boolean;
   timeout?: string;
   cwd?: string;
@@ -45,9 +47,15 @@ export function registerSpawn(program: Command): void {
       .option("--cwd <dir>", "working directory of the child (default: here)")
       .option("--model <model>", "model (provider:model or the runner's spelling; muster models lists them)")
       .option("--reasoning <level>", "reasoning level for the model (muster models --model <m> lists them)")
-      .option("--split", "inside tmux: open as a visible split instead of a background window"),
+      .option("--split", "inside tmux: open as a visible split instead of a background window")
+      .option(
+        "--group <id>",
+        "deliver the first result together with the rest of this group (muster wait --group)",
+      )
+      .option("--seal", "with --group: seal the group after this child joins (no more members)"),
   ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
     const m = muster(flags);
+    if (flags.seal && flags.group === undefined) throw new MusterError("usage", "--seal goes with --group");
     const text = readPrompt(prompt, flags.file);
     const settings = {
       ...(flags.model ? { model: flags.model } : {}),
@@ -60,6 +68,8 @@ export function registerSpawn(program: Command): void {
           "usage",
           "give either --agent (a new child) or --resume <id> (an existing one), not both",
         );
+      if (flags.group !== undefined)
+        throw new MusterError("usage", "--group takes new children: use it with --agent, not --resume");
       if (argv.length > 0 || flags.cwd)
         throw new MusterError("usage", "--resume continues a child as it was: no argv after -- and no --cwd");
       started = await m.resume(flags.resume, text, {
@@ -74,6 +84,8 @@ export function registerSpawn(program: Command): void {
         ...(argv.length > 0 ? { command: argv } : {}),
         ...(flags.cwd ? { cwd: flags.cwd } : {}),
         ...(flags.split ? { placement: "split" as const } : {}),
+        ...(flags.group !== undefined ? { group: flags.group } : {}),
+        ...(flags.seal ? { seal: true } : {}),
       });
     }
     for (const w of started.warnings) process.stderr.write(`muster: warning: ${w}\n`);

@@ -101,6 +101,7 @@ interface WaitFlags extends CommonOptions {
   first?: boolean;
   all?: boolean;
   timeout?: string;
+  group?: string;
 }
 
 export function registerWait(program: Command): void {
@@ -108,23 +109,33 @@ export function registerWait(program: Command): void {
     program
       .command("wait")
       .summary("wait for children's current turns to settle")
-      .description("Wait for the current turn of each child (the newest one sent) and print the results.")
-      .argument("<ids...>", "child ids or unique prefixes")
+      .description(
+        "Wait for the current turn of each child (the newest one sent) and print the results; --group seals that group and waits for all its members.",
+      )
+      .argument("[ids...]", "child ids or unique prefixes")
       .option("--first", "return when the first one settles (the rest are reported as pending)")
       .option("--all", "return when all have settled (default)")
+      .option("--group <id>", "seal this group and wait for every member")
       .option("--timeout <duration>", "give up after this long, exit 124 (the children keep running)"),
   ).action(async (ids: string[], flags: WaitFlags) => {
     if (flags.first && flags.all) throw new MusterError("usage", "choose --first or --all, not both");
+    if ((flags.group === undefined) === (ids.length === 0)) {
+      throw new MusterError("usage", "name the children to wait for, or --group <id> (not both)");
+    }
     const m = muster(flags);
+    const timeout = flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {};
+    let targets = ids;
+    if (flags.group !== undefined) {
+      if (flags.first)
+        throw new MusterError("usage", "a group is delivered whole: --first does not go with --group");
+      targets = (await m.sealGroup(flags.group)).members.map((mb) => mb.id);
+    }
     const outcome = await waitWithProgress(
       m,
-      ids,
-      {
-        mode: flags.first ? "first" : "all",
-        ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}),
-      },
+      targets,
+      { mode: flags.first ? "first" : "all", ...timeout },
       !!flags.json,
     );
-    printResults(outcome, !!flags.json);
+    printResults(outcome, !!flags.json, flags.group !== undefined ? { group: flags.group } : {});
   });
 }
