@@ -5,6 +5,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { budgetExhausted, readBudget, treeUsage } from "../artifacts/budget.js";
 import type { ChildMeta } from "../artifacts/events.js";
 import { readInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
@@ -143,7 +144,13 @@ async function main(): Promise<void> {
     n += 1;
     current = new TurnControl(item.turnId);
     current.beforeDecide = () => controls.drain();
-    await runTurn({ files, meta, log, render, runner, env, conversation }, item, file, n, current);
+    const primaryDir = path.join(dir, "..", "..");
+    const refuse = () => {
+      // This turn's own turn_started is already counted: the budget is about the turns before it.
+      const used = treeUsage(primaryDir);
+      return budgetExhausted(readBudget(primaryDir), { ...used, turns: used.turns - 1 });
+    };
+    await runTurn({ files, meta, log, render, runner, env, conversation, refuse }, item, file, n, current);
     current = undefined;
     slots.release();
     if (exitReason)

@@ -67,6 +67,8 @@ export interface TurnDeps {
   runner: Runner;
   env: Record<string, string>;
   conversation: Conversation;
+  /** Why this turn may not run at all (e.g. the tree's budget is spent), checked as it starts. */
+  refuse?: () => string | undefined;
 }
 
 const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
@@ -135,24 +137,30 @@ export async function runTurn(
     runnerSessionId: undefined as string | undefined,
   };
   let outcome: Outcome;
-  try {
-    const forRunner = runnerPrompt(deps, item, pFile, history);
-    const plan = deps.runner.plan({
-      turnId: item.turnId,
-      prompt: forRunner.prompt,
-      promptFile: forRunner.file,
-      cwd: meta.cwd,
-      env: deps.env,
-      ...(model ? { model } : {}),
-      ...(reasoning ? { reasoning } : {}),
-      ...(conversation.runnerSessionId ? { runnerSessionId: conversation.runnerSessionId } : {}),
-      ...(meta.profile.systemPrompt ? { systemPrompt: meta.profile.systemPrompt } : {}),
-      ...(meta.profile.command ? { command: meta.profile.command } : {}),
-      ...(meta.profile.protocol ? { protocol: meta.profile.protocol } : {}),
-    });
-    outcome = await runPlan(deps, item.turnId, plan, control, state);
-  } catch (e) {
-    outcome = { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
+  // The shared budget is checked as the turn starts: a turn already running always finishes.
+  const refusal = deps.refuse?.();
+  if (refusal) {
+    outcome = { status: "exhausted", reason: refusal, exitCode: null, signal: null };
+  } else {
+    try {
+      const forRunner = runnerPrompt(deps, item, pFile, history);
+      const plan = deps.runner.plan({
+        turnId: item.turnId,
+        prompt: forRunner.prompt,
+        promptFile: forRunner.file,
+        cwd: meta.cwd,
+        env: deps.env,
+        ...(model ? { model } : {}),
+        ...(reasoning ? { reasoning } : {}),
+        ...(conversation.runnerSessionId ? { runnerSessionId: conversation.runnerSessionId } : {}),
+        ...(meta.profile.systemPrompt ? { systemPrompt: meta.profile.systemPrompt } : {}),
+        ...(meta.profile.command ? { command: meta.profile.command } : {}),
+        ...(meta.profile.protocol ? { protocol: meta.profile.protocol } : {}),
+      });
+      outcome = await runPlan(deps, item.turnId, plan, control, state);
+    } catch (e) {
+      outcome = { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
+    }
   }
 
   const answer = control.explicit?.text || (state.result?.text ?? state.answer);

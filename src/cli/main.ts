@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { CHILD_HELP } from "./child-commands.js";
 import { registerAct } from "./commands/act.js";
 import { registerAgents } from "./commands/agents.js";
+import { registerBudget } from "./commands/budget.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
@@ -31,6 +32,7 @@ function buildProgram(): Command {
   registerAgents(program);
   registerModels(program);
   registerInbox(program);
+  registerBudget(program);
   registerGc(program);
   registerDoctor(program);
   registerMcp(program);

@@ -1,4 +1,13 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
+import {
+  type Budget,
+  budgetExhausted,
+  budgetFile,
+  readBudget,
+  type TreeUsage,
+  treeUsage,
+} from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
 import { type Group, listGroups, sealGroup } from "../delivery/groups.js";
 import { appendReceipts, readReceipts } from "../delivery/receipts.js";
@@ -12,7 +21,7 @@ import {
 import type { Backend, Placement } from "../mux/backend.js";
 import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
-import { ensureDir } from "../util/fsx.js";
+import { ensureDir, writeJsonAtomic } from "../util/fsx.js";
 import { shortId } from "../util/ids.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
 import { isMusterError, MusterError } from "./errors.js";
@@ -263,6 +272,19 @@ export class Muster {
   /** Seals an explicit group: it takes no more members and is delivered once every member has settled. */
   sealGroup(groupId: string): Promise<Group> {
     return sealGroup(this.paths.groups, groupId);
+  }
+
+  /** The tree's shared budget and what the tree has used so far. */
+  budget(): { budget: Budget | null; used: TreeUsage; exhausted: string | null } {
+    const budget = readBudget(this.paths.dir) ?? null;
+    const used = treeUsage(this.paths.dir);
+    return { budget, used, exhausted: budgetExhausted(budget ?? undefined, used) ?? null };
+  }
+
+  /** Sets (or with null clears) the shared budget; it applies to every turn that starts from now on. */
+  setBudget(b: Omit<Budget, "v"> | null): void {
+    if (b === null) fs.rmSync(budgetFile(this.paths.dir), { force: true });
+    else writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b });
   }
 
   /** Marks delivery records consumed (receipts are appended with fsync). */

@@ -127,3 +127,29 @@ describe("limits of a primary's tree", () => {
     expect(ls.every((x) => x.status === "closed" || x.status === "lost")).toBe(true);
   });
 });
+
+describe("a shared budget for the tree", () => {
+  it("when spent, running turns finish, new turns settle exhausted without running, and results say so", async () => {
+    await sb.run(["budget", "--clear"]);
+    const start = (await sb.json(["budget"])).data.used.turns as number;
+    const set = await sb.json(["budget", "--turns", String(start + 2)]);
+    expect(set.data.budget).toMatchObject({ turns: start + 2 });
+    const long = (await sb.json(["spawn", "long turn\nmock: sleep=2"])).data.id as string;
+    const second = await sb.json(["spawn", "--wait", "second"]);
+    expect(second.data.results[0].status).toBe("completed");
+    // The budget is spent now; the long turn still finishes.
+    const third = await sb.json(["spawn", "--wait", "third"]);
+    expect(third.exitCode).toBe(4);
+    expect(third.data.results[0]).toMatchObject({
+      status: "exhausted",
+      reason: expect.stringContaining("budget exhausted"),
+    });
+    const sent = await sb.json(["send", second.data.spawned.id, "--wait", "a follow-up"]);
+    expect(sent.data.results[0].status).toBe("exhausted");
+    expect((await sb.json(["wait", long])).data.results[0].status).toBe("completed");
+    const b = await sb.json(["budget"]);
+    expect(b.data.exhausted).toContain("turns used");
+    await sb.run(["budget", "--clear"]);
+    expect((await sb.json(["spawn", "--wait", "after clearing"])).data.results[0].status).toBe("completed");
+  });
+});

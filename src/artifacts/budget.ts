@@ -1,0 +1,60 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { readJsonIfExists } from "../util/fsx.js";
+import type { MusterEvent } from "./events.js";
+import { readAllRecords } from "./reader.js";
+
+/** A shared budget for a primary's whole tree; any field may be absent (unbounded). */
+export interface Budget {
+  v: 1;
+  turns?: number;
+  tokens?: number;
+  /** US dollars, where runners report cost. */
+  cost?: number;
+}
+
+export interface TreeUsage {
+  turns: number;
+  tokens: number;
+  cost: number;
+}
+
+/** `primaries/<primary>/budget.json`, from the primary's dir. */
+export const budgetFile = (primaryDir: string): string => path.join(primaryDir, "budget.json");
+
+export const readBudget = (primaryDir: string): Budget | undefined =>
+  readJsonIfExists<Budget>(budgetFile(primaryDir));
+
+/** What the whole tree has used: turns started and the usage every child reported. */
+export function treeUsage(primaryDir: string): TreeUsage {
+  const usage: TreeUsage = { turns: 0, tokens: 0, cost: 0 };
+  const artifacts = path.join(primaryDir, "artifacts");
+  let children: string[];
+  try {
+    children = fs.readdirSync(artifacts);
+  } catch {
+    return usage;
+  }
+  for (const child of children) {
+    for (const e of readAllRecords<MusterEvent>(path.join(artifacts, child, "events.ndjson"))) {
+      if (e.type === "turn_started") usage.turns += 1;
+      else if (e.type === "usage") {
+        usage.tokens += e.usage.input + e.usage.output;
+        usage.cost += e.usage.cost ?? 0;
+      }
+    }
+  }
+  return usage;
+}
+
+/** Why a new turn may not start (a one-line reason), or undefined while the budget lasts. */
+export function budgetExhausted(budget: Budget | undefined, used: TreeUsage): string | undefined {
+  if (!budget) return undefined;
+  if (budget.turns !== undefined && used.turns >= budget.turns)
+    return `budget exhausted: ${used.turns} of ${budget.turns} turns used`;
+  if (budget.tokens !== undefined && used.tokens >= budget.tokens)
+    return `budget exhausted: ${used.tokens} of ${budget.tokens} tokens used`;
+  if (budget.cost !== undefined && used.cost >= budget.cost)
+    return `budget exhausted: $${used.cost.toFixed(4)} of $${budget.cost} used`;
+  return undefined;
+}

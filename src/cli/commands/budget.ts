@@ -1,0 +1,48 @@
+import type { Command } from "commander";
+import { MusterError } from "../../core/errors.js";
+import { type CommonOptions, common, muster } from "../context.js";
+import { printJson } from "../output.js";
+
+const positive = (s: string, what: string): number => {
+  const n = Number(s);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new MusterError("usage", `${what} must be a positive number, not "${s}"`);
+  return n;
+};
+
+export function registerBudget(program: Command): void {
+  common(
+    program
+      .command("budget")
+      .summary("the tree's shared budget: show it, set it, clear it")
+      .description(
+        "A budget shared by every child of this primary (turns, tokens, cost where runners report them). When it is spent, running turns finish, new turns settle as exhausted (exit 4) without running.",
+      )
+      .option("--turns <n>", "turns the whole tree may start")
+      .option("--tokens <n>", "input + output tokens the whole tree may use")
+      .option("--cost <usd>", "US dollars the whole tree may spend")
+      .option("--clear", "remove the budget"),
+  ).action(
+    async (flags: CommonOptions & { turns?: string; tokens?: string; cost?: string; clear?: boolean }) => {
+      const m = muster(flags);
+      const setting = flags.turns !== undefined || flags.tokens !== undefined || flags.cost !== undefined;
+      if (flags.clear && setting)
+        throw new MusterError("usage", "--clear removes the budget: give no limits with it");
+      if (flags.clear) m.setBudget(null);
+      else if (setting) {
+        m.setBudget({
+          ...(flags.turns !== undefined ? { turns: Math.floor(positive(flags.turns, "--turns")) } : {}),
+          ...(flags.tokens !== undefined ? { tokens: Math.floor(positive(flags.tokens, "--tokens")) } : {}),
+          ...(flags.cost !== undefined ? { cost: positive(flags.cost, "--cost") } : {}),
+        });
+      }
+      const b = m.budget();
+      if (flags.json) return printJson(b);
+      const lim = (used: number, max: number | undefined, unit = "") =>
+        `${unit}${used}${max !== undefined ? ` of ${unit}${max}` : " (no limit)"}`;
+      process.stdout.write(
+        `turns   ${lim(b.used.turns, b.budget?.turns)}\ntokens  ${lim(b.used.tokens, b.budget?.tokens)}\ncost    ${lim(Math.round(b.used.cost * 10000) / 10000, b.budget?.cost, "$")}\n${b.exhausted ? `${b.exhausted}: new turns settle as exhausted\n` : ""}`,
+      );
+    },
+  );
+}
