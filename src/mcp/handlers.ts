@@ -25,6 +25,7 @@ export interface RunArgs {
   model?: string;
   reasoning?: string;
   await?: boolean;
+  groupId?: string;
 }
 
 const usage = (message: string): MusterError => new MusterError("usage", message);
@@ -48,13 +49,20 @@ async function waitReporting(
 export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Record<string, unknown>> {
   if ((a.agent === undefined) === (a.id === undefined))
     throw usage("give exactly one of agent (a new child) or id (continue a settled child)");
+  if (a.id !== undefined && a.groupId !== undefined)
+    throw usage("subagents_run: groupId is for new children (agent), not resume (id)");
   const settings = {
     ...(a.model !== undefined ? { model: a.model } : {}),
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
   };
   const started =
     a.agent !== undefined
-      ? await ctx.m.spawn({ agent: a.agent, prompt: a.prompt, ...settings })
+      ? await ctx.m.spawn({
+          agent: a.agent,
+          prompt: a.prompt,
+          ...settings,
+          ...(a.groupId ? { group: a.groupId } : {}),
+        })
       : await ctx.m.resume(a.id!, a.prompt, settings);
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   if (a.await === false) return { id: started.id, status: "running", ...warnings };
@@ -75,10 +83,17 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
 
 /** subagents_await: results for exactly the ids named; `first` also lists the ones still running. */
 export async function awaitChildren(
-  a: { ids: string[]; mode?: "first" | "all"; timeoutMs?: number },
+  a: { ids?: string[]; groupId?: string; mode?: "first" | "all"; timeoutMs?: number },
   ctx: CallContext,
 ) {
-  const ids = a.ids.map((i) => ctx.m.child(i).entry.id);
+  if ((a.groupId === undefined) === (a.ids === undefined))
+    throw usage("subagents_await: give ids or groupId");
+  // Awaiting a group seals it: its members are all there is, and it is delivered whole.
+  const named =
+    a.groupId !== undefined ? (await ctx.m.sealGroup(a.groupId)).members.map((mb) => mb.id) : a.ids!;
+  if (a.groupId !== undefined && a.mode === "first")
+    throw usage("subagents_await: a group is awaited whole (mode all)");
+  const ids = named.map((i) => ctx.m.child(i).entry.id);
   ctx.progress.say(`waiting for ${ids.length === 1 ? shortId(ids[0]!) : `${ids.length} children`}`);
   const outcome = await waitReporting(ctx, ids, {
     mode: a.mode ?? "all",

@@ -36,6 +36,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           model: str("Model (subagents_models lists them); default: profile's, or the last turn's."),
           reasoning: str("Reasoning level for the model."),
           await: { type: "boolean", description: "Wait for the result (default true)." },
+          groupId: str("New children only: deliver with this group (subagents_await {groupId} seals it)."),
         },
         ["prompt"],
       ),
@@ -48,10 +49,11 @@ export function toolTable(agentsDescription: string): Tool[] {
       inputSchema: object(
         {
           ids: { type: "array", items: ID, minItems: 1 },
+          groupId: str("Or: seal this group and await all of it."),
           mode: { type: "string", enum: ["first", "all"] },
           timeoutMs: { type: "integer", minimum: 0, description: "Give up after this long." },
         },
-        ["ids", "mode"],
+        ["mode"],
       ),
       handler: (a, c) => h.awaitChildren(a as unknown as Parameters<typeof h.awaitChildren>[0], c),
     },

@@ -143,23 +143,23 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     );
   });
 
-  it("a batch of 6 concurrent runs: the unknown agent fails alone, the other 5 complete, overlapping", async () => {
-    const prompts = [1, 2, 3, 4, 5].map((i) => `batch ${i}\nmock: sleep=1`);
+  it("a batch of 6 concurrent runs under the bound of 4, plus an unknown agent that fails alone", async () => {
+    const prompts = [1, 2, 3, 4, 5, 6].map((i) => `batch ${i}\nmock: sleep=1`);
     const calls = [
       ...prompts.map((prompt) => call("subagents_run", { agent: "mock", prompt })),
       call("subagents_run", { agent: "no-such-agent", prompt: "x" }),
     ];
     const out = await Promise.all(calls);
-    const bad = out[5]!;
+    const bad = out[6]!;
     expect(bad.isError).toBe(true);
     expect(bad.text).toMatch(/unknown agent "no-such-agent"/);
-    const good = out.slice(0, 5);
+    const good = out.slice(0, 6);
     for (const [i, r] of good.entries()) {
       expect(r.isError, r.text).toBe(false);
       expect(r.data.status).toBe("completed");
       expect(shaIn(r.data.output)).toBe(sha(prompts[i]!));
     }
-    // Nothing in the MCP layer serialises them: their turns ran at the same time.
+    // Nothing in the MCP layer serialises them (they overlap), and the primary's bound holds (≤ 4 at once).
     const spans = [];
     for (const r of good) {
       const dir = (await ok("subagents_status", { id: r.data.id })).artifactDir as string;
@@ -170,6 +170,26 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     }
     const overlapping = Math.max(...spans.map(([s]) => spans.filter(([a, b]) => a <= s && s < b).length));
     expect(overlapping).toBeGreaterThanOrEqual(2);
+    expect(overlapping).toBeLessThanOrEqual(4);
+  });
+
+  it("a group: members join with groupId, subagents_await {groupId} seals it and returns every member", async () => {
+    const a = await ok("subagents_run", {
+      agent: "mock",
+      prompt: "member a",
+      await: false,
+      groupId: "mcp-g",
+    });
+    const b = await ok("subagents_run", {
+      agent: "mock",
+      prompt: "member b\nmock: sleep=1",
+      await: false,
+      groupId: "mcp-g",
+    });
+    const all = await ok("subagents_await", { groupId: "mcp-g", mode: "all" });
+    expect(all.results.map((r: { id: string }) => r.id).sort()).toEqual([a.id, b.id].sort());
+    await fails("subagents_run", { agent: "mock", prompt: "late", groupId: "mcp-g" }, /sealed/);
+    await fails("subagents_run", { id: a.id, prompt: "x", groupId: "mcp-g" }, /groupId is for new children/);
   });
 
   it("sends progress notifications while a run waits, when the client gives a progress token", async () => {
