@@ -1,4 +1,3 @@
-import * as fs from "node:fs";
 import type { CompletionStatus } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../artifacts/events.js";
 import { readAllRecords } from "../artifacts/reader.js";
-import { FILE_MODE } from "../util/fsx.js";
+import { appendJsonLines } from "../util/fsx.js";
 
 export const SESSION_VERSION = 1;
 
@@ -62,34 +62,10 @@ export function sessionFileOf(artifactDir: string): string {
   return path.join(artifactDir, "..", "..", "subagents", `${path.basename(artifactDir)}.jsonl`);
 }
 
-/** Appends lines durably (one write + fsync per call); the file is created 0600 on first use. */
+/** Appends conversation lines durably (one write + fsync per call); the file is created 0600 on first use. */
 export function appendSession(file: string, lines: SessionLine[]): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const fd = fs.openSync(
-    file,
-    fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
-    FILE_MODE,
-  );
-  try {
-    const size = fs.fstatSync(fd).size;
-    const torn = size > 0 && !endsWithNewline(file, size);
-    // A writer killed mid-append left a line without LF: end it so ours starts clean (readers skip it).
-    fs.writeSync(fd, `${torn ? "\n" : ""}${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-function endsWithNewline(file: string, size: number): boolean {
-  const fd = fs.openSync(file, "r");
-  try {
-    const b = Buffer.alloc(1);
-    fs.readSync(fd, b, 0, 1, size - 1);
-    return b[0] === 0x0a;
-  } finally {
-    fs.closeSync(fd);
-  }
+  appendJsonLines(file, lines);
 }
 
 /** A loaded conversation; a torn or malformed line is skipped (and counted), never fatal. */

@@ -67,3 +67,25 @@ export function exists(p: string): boolean {
     return false;
   }
 }
+
+/**
+ * Appends JSON lines durably: one write, then fsync; the file is created 0600. A writer killed mid-append
+ * leaves a line without LF: it is ended first, so the new lines start clean (readers skip the torn one).
+ */
+export function appendJsonLines(file: string, values: unknown[]): void {
+  if (values.length === 0) return;
+  const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT, FILE_MODE);
+  try {
+    const size = fs.fstatSync(fd).size;
+    let torn = false;
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      fs.readSync(fd, last, 0, 1, size - 1);
+      torn = last[0] !== 0x0a;
+    }
+    fs.writeSync(fd, `${torn ? "\n" : ""}${values.map((v) => JSON.stringify(v)).join("\n")}\n`);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

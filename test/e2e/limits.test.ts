@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BIN, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { BIN, delegating, readEvents, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-limit");
 
@@ -56,23 +56,9 @@ describe("limits of a primary's tree", () => {
   });
 
   it("depth and live-node limits fail the spawn with a clear error; a profile can forbid spawning", async () => {
-    const deep = await sb.run(
-      [
-        "spawn",
-        "--agent",
-        "command",
-        "--json",
-        "--wait",
-        "delegate",
-        "--",
-        process.execPath,
-        BIN,
-        "spawn",
-        "--wait",
-        "grandchild",
-      ],
-      { env: { MUSTER_MAX_DEPTH: "1" } },
-    );
+    const deep = await sb.run(delegating(["spawn", "--wait", "grandchild"]), {
+      env: { MUSTER_MAX_DEPTH: "1" },
+    });
     expect(deep.exitCode).toBe(1);
     expect(JSON.parse(deep.stdout).results[0].reason).toContain("depth limit reached");
 
@@ -96,19 +82,7 @@ describe("limits of a primary's tree", () => {
   });
 
   it("cancel --subtree cancels descendants deepest first and reports each; --all closes the rest", async () => {
-    const r = await sb.run([
-      "spawn",
-      "--agent",
-      "command",
-      "--json",
-      "delegate",
-      "--",
-      process.execPath,
-      BIN,
-      "spawn",
-      "--wait",
-      "mock: hang",
-    ]);
+    const r = await sb.run(delegating(["spawn", "--wait", "mock: hang"], { wait: false }));
     const parent = JSON.parse(r.stdout).id as string;
     const grand = await until(
       async () =>

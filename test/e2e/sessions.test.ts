@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { listSessions, loadSession, manifestOf } from "../../src/sessions/store.js";
-import { BIN, pidAlive, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { delegating, pidAlive, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 
 const sb = useSandbox("mt-sess");
@@ -165,20 +165,7 @@ describe("every child is a resumable JSONL conversation owned by one primary", (
   });
 
   it("a child can start a grandchild: same primary, parent and depth recorded", async () => {
-    const r = await sb.run([
-      "spawn",
-      "--agent",
-      "command",
-      "--json",
-      "--wait",
-      "delegate",
-      "--",
-      process.execPath,
-      BIN,
-      "spawn",
-      "--wait",
-      "grandchild work",
-    ]);
+    const r = await sb.run(delegating(["spawn", "--wait", "grandchild work"]));
     expect(r.exitCode, r.stderr).toBe(0);
     const child = JSON.parse(r.stdout).spawned.id as string;
     const ls = (await sb.json(["ls"])).data.children as { id: string; parent: string | null }[];

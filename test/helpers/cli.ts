@@ -132,6 +132,22 @@ export function useSandbox(prefix: string): Sandbox {
   return sb;
 }
 
+/** argv of a spawn whose child (a command-runner agent) runs `muster <inner…>` in its pane: a delegating agent. */
+export function delegating(inner: string[], opts: { wait?: boolean } = { wait: true }): string[] {
+  return [
+    "spawn",
+    "--agent",
+    "command",
+    "--json",
+    ...(opts.wait ? ["--wait"] : []),
+    "delegate",
+    "--",
+    process.execPath,
+    BIN,
+    ...inner,
+  ];
+}
+
 /** The parsed records of a child's events.ndjson. */
 // biome-ignore lint/suspicious/noExplicitAny: test code reads records loosely
 export function readEvents(artifactDir: string): Record<string, any>[] {
