@@ -1,8 +1,11 @@
 /** Library entry: the same core the CLI uses. */
 
+export type { Budget, TreeUsage } from "./artifacts/budget.js";
 export type { ChildMeta, CompletionStatus, MusterEvent } from "./artifacts/events.js";
 export type { LoadedChild } from "./core/children.js";
 export { MusterError, type MusterErrorCode } from "./core/errors.js";
+export type { FollowUp, TurnSettings } from "./core/follow-up.js";
+export type { WaitingGroup } from "./core/inbox.js";
 export {
   type CancelResult,
   createMuster,
@@ -14,3 +17,4 @@ export {
 export type { TurnResult } from "./core/results.js";
 export type { ChildStatus } from "./core/state.js";
 export type { WaitOptions, WaitOutcome } from "./core/wait.js";
+export type { DeliveryRecord, Manifest } from "./delivery/records.js";

@@ -9,15 +9,9 @@ import {
   treeUsage,
 } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
-import { type Group, listGroups, sealGroup } from "../delivery/groups.js";
-import { appendReceipts, readReceipts } from "../delivery/receipts.js";
-import {
-  buildManifest,
-  type DeliveryRecord,
-  type Manifest,
-  recordIdOf,
-  toRecord,
-} from "../delivery/records.js";
+import { type Group, sealGroup } from "../delivery/groups.js";
+import { appendReceipts } from "../delivery/receipts.js";
+import { type Manifest, recordIdOf } from "../delivery/records.js";
 import type { Backend, Placement } from "../mux/backend.js";
 import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
@@ -28,6 +22,7 @@ import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
+import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
 import { hostAlive, probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
 import { type PrimaryPaths, primaryPaths, stateRoot } from "./paths.js";
@@ -62,14 +57,6 @@ export interface SpawnOptions {
   group?: string;
   /** Seal the group once this child has joined it. */
   seal?: boolean;
-}
-
-/** A group whose members are held back from the inbox: not sealed yet, or not every member settled. */
-export interface WaitingGroup {
-  groupId: string;
-  sealed: boolean;
-  members: number;
-  settled: number;
 }
 
 export interface CancelResult {
@@ -235,38 +222,7 @@ export class Muster {
    * so a crash in between can only repeat a manifest, never lose one.
    */
   inbox(): { manifest: Manifest & { waitingGroups: WaitingGroup[] }; consume: () => void } {
-    const receipts = readReceipts(this.paths.receipts);
-    const settled = new Set<string>();
-    const pending: DeliveryRecord[] = [];
-    for (const entry of Object.values(this.registry.read().children)) {
-      const c = this.reload(entry);
-      for (const completion of c.state.completions.values()) {
-        const record = toRecord(c.entry.id, c.entry.agent, c.files.dir, completion);
-        settled.add(record.recordId);
-        if (!receipts.has(record.recordId)) pending.push(record);
-      }
-    }
-    // A group's members are withheld until it is sealed and every member has settled; then they go together.
-    const withheld = new Set<string>();
-    const waitingGroups: WaitingGroup[] = [];
-    for (const g of listGroups(this.paths.groups)) {
-      const ids = g.members.map((mb) => recordIdOf(mb.id, mb.turnId));
-      const done = ids.filter((r) => settled.has(r)).length;
-      if (g.sealed && done === ids.length) continue;
-      for (const r of ids) withheld.add(r);
-      if (ids.some((r) => !receipts.has(r))) {
-        waitingGroups.push({ groupId: g.groupId, sealed: g.sealed, members: ids.length, settled: done });
-      }
-    }
-    const manifest = { ...buildManifest(pending.filter((r) => !withheld.has(r.recordId))), waitingGroups };
-    return {
-      manifest,
-      consume: () =>
-        this.consume(
-          manifest.records.map((r) => r.recordId),
-          "inbox",
-        ),
-    };
+    return buildInbox(this);
   }
 
   /** Seals an explicit group: it takes no more members and is delivered once every member has settled. */

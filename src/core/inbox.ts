@@ -1,0 +1,57 @@
+import { listGroups } from "../delivery/groups.js";
+import { readReceipts } from "../delivery/receipts.js";
+import {
+  buildManifest,
+  type DeliveryRecord,
+  type Manifest,
+  recordIdOf,
+  toRecord,
+} from "../delivery/records.js";
+import type { Muster } from "./muster.js";
+
+/** A group whose members are held back from the inbox: not sealed yet, or not every member settled. */
+export interface WaitingGroup {
+  groupId: string;
+  sealed: boolean;
+  members: number;
+  settled: number;
+}
+
+/** See Muster.inbox: pending records (completions without receipts), groups held back until ready. */
+export function buildInbox(m: Muster): {
+  manifest: Manifest & { waitingGroups: WaitingGroup[] };
+  consume: () => void;
+} {
+  const receipts = readReceipts(m.paths.receipts);
+  const settled = new Set<string>();
+  const pending: DeliveryRecord[] = [];
+  for (const entry of Object.values(m.registry.read().children)) {
+    const c = m.reload(entry);
+    for (const completion of c.state.completions.values()) {
+      const record = toRecord(c.entry.id, c.entry.agent, c.files.dir, completion);
+      settled.add(record.recordId);
+      if (!receipts.has(record.recordId)) pending.push(record);
+    }
+  }
+  // A group's members are withheld until it is sealed and every member has settled; then they go together.
+  const withheld = new Set<string>();
+  const waitingGroups: WaitingGroup[] = [];
+  for (const g of listGroups(m.paths.groups)) {
+    const ids = g.members.map((mb) => recordIdOf(mb.id, mb.turnId));
+    const done = ids.filter((r) => settled.has(r)).length;
+    if (g.sealed && done === ids.length) continue;
+    for (const r of ids) withheld.add(r);
+    if (ids.some((r) => !receipts.has(r))) {
+      waitingGroups.push({ groupId: g.groupId, sealed: g.sealed, members: ids.length, settled: done });
+    }
+  }
+  const manifest = { ...buildManifest(pending.filter((r) => !withheld.has(r.recordId))), waitingGroups };
+  return {
+    manifest,
+    consume: () =>
+      m.consume(
+        manifest.records.map((r) => r.recordId),
+        "inbox",
+      ),
+  };
+}
