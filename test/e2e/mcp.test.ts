@@ -228,7 +228,8 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     const short = /^([0-9a-f]{8}) /.exec(seen[0]!.message!)![1]!;
     const settled = await until(async () => {
       const d = await ok("subagents_status", { id: short });
-      return d.lastOutcome ? d : undefined;
+      // The host records the cancelled completion, then closes (child_exited): wait for both.
+      return d.status === "closed" ? d : undefined;
     }, 15_000);
     expect(settled).toMatchObject({ status: "closed", lastOutcome: "cancelled" });
     const s = await sibling;
