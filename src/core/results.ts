@@ -6,9 +6,9 @@ import type {
   Usage,
 } from "../artifacts/events.js";
 import { readSnapshot } from "../artifacts/snapshot.js";
-import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { MusterError } from "./errors.js";
+import { resumable } from "./state.js";
 
 /** One settled turn as front ends report it. */
 export interface TurnResult {
@@ -36,7 +36,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     turnId: completion.turnId,
     status: completion.status,
     artifactDir: c.files.dir,
-    resumable: isResumable(loadSession(sessionFileOf(c.files.dir))),
+    resumable: resumable(c.state),
     ...(completion.reason ? { reason: completion.reason } : {}),
     ...(completion.exitCode !== undefined ? { exitCode: completion.exitCode } : {}),
     ...(completion.durationMs !== undefined ? { durationMs: completion.durationMs } : {}),

@@ -120,3 +120,12 @@ export function lastCompletion(s: ChildState): CompletionEvent | undefined {
   for (const c of s.completions.values()) if (!last || c.seq > last.seq) last = c;
   return last;
 }
+
+/**
+ * Resumable once some turn completed with a result. The conversation's assistant message is written
+ * before its completion event, so the events answer this without reading the conversation file.
+ */
+export function resumable(s: ChildState): boolean {
+  for (const c of s.completions.values()) if (c.status === "completed" && c.by === "child") return true;
+  return false;
+}

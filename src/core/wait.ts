@@ -1,12 +1,11 @@
 import type { MusterEvent } from "../artifacts/events.js";
 import { EventTail } from "../artifacts/tail.js";
-import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { uuidv7Time } from "../util/ids.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import { probeChild, settleFromParent } from "./liveness.js";
 import type { Muster } from "./muster.js";
 import { type TurnResult, toResult } from "./results.js";
-import { applyEvents, emptyState } from "./state.js";
+import { applyEvents, emptyState, resumable } from "./state.js";
 
 export interface WaitOptions {
   mode?: "all" | "first";
@@ -79,7 +78,7 @@ export function waitForTurns(
           status: c.state.exited.reason === "lost" ? "lost" : "cancelled",
           reason,
           artifactDir: c.files.dir,
-          resumable: isResumable(loadSession(sessionFileOf(c.files.dir))),
+          resumable: resumable(c.state),
         });
       }
     };

@@ -1,9 +1,8 @@
 import type { Usage } from "../artifacts/events.js";
 import type { LoadedChild } from "../core/children.js";
 import type { TurnResult } from "../core/results.js";
-import { lastCompletion } from "../core/state.js";
+import { lastCompletion, resumable } from "../core/state.js";
 import type { Discovery } from "../profiles/discover.js";
-import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { shortId } from "../util/ids.js";
 
 /** A settled turn as the MCP tools return it. */
@@ -59,7 +58,7 @@ export function childDetail(c: LoadedChild) {
     cwd: c.entry.cwd,
     queuedTurns: c.pending.length,
     usage: c.state.usage ?? null,
-    resumable: isResumable(loadSession(sessionFileOf(c.files.dir))),
+    resumable: resumable(c.state),
     attach: c.entry.pane ? `muster attach ${shortId(c.entry.id)}` : null,
     artifactDir: c.files.dir,
     turnList: c.state.turns.map((t) => ({

@@ -2,8 +2,7 @@ import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
 import { createMuster, type Muster } from "../../core/muster.js";
 import { listPrimaries } from "../../core/primary.js";
-import { lastCompletion } from "../../core/state.js";
-import { isResumable, loadSession, sessionFileOf } from "../../sessions/store.js";
+import { lastCompletion, resumable } from "../../core/state.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
@@ -37,7 +36,7 @@ export function childSummary(c: LoadedChild) {
     usage: c.state.usage ?? null,
     pane: c.entry.pane,
     artifactDir: c.files.dir,
-    resumable: isResumable(loadSession(sessionFileOf(c.files.dir))),
+    resumable: resumable(c.state),
   };
 }
 
