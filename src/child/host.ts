@@ -146,9 +146,12 @@ async function main(): Promise<void> {
     current.beforeDecide = () => controls.drain();
     const primaryDir = path.join(dir, "..", "..");
     const refuse = () => {
+      // Without a budget there is nothing to add up: the tree's events are read only when one is set.
+      const budget = readBudget(primaryDir);
+      if (!budget) return undefined;
       // This turn's own turn_started is already counted: the budget is about the turns before it.
       const used = treeUsage(primaryDir);
-      return budgetExhausted(readBudget(primaryDir), { ...used, turns: used.turns - 1 });
+      return budgetExhausted(budget, { ...used, turns: used.turns - 1 });
     };
     await runTurn({ files, meta, log, render, runner, env, conversation, refuse }, item, file, n, current);
     current = undefined;

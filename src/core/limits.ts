@@ -9,6 +9,7 @@ export function checkLineage(
   limits: Limits,
   depth: number,
   env: NodeJS.ProcessEnv,
+  total: number,
   children: () => LoadedChild[],
 ): void {
   if (env.MUSTER_NO_SPAWN === "1") {
@@ -23,6 +24,8 @@ export function checkLineage(
       `depth limit reached: a child here would be level ${depth + 1}; the limit is ${limits.maxDepth} (MUSTER_MAX_DEPTH)`,
     );
   }
+  // Fewer children than the limit in all: no need to read every child's events to count the live ones.
+  if (total < limits.maxLiveNodes) return;
   const live = children().filter((c) => c.status !== "closed" && c.status !== "lost").length;
   if (live >= limits.maxLiveNodes) {
     throw new MusterError(

@@ -9,8 +9,6 @@ import { signalGroup } from "../util/process-group.js";
 import { withFileLock } from "./registry.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
 
-export { hostAlive };
-
 // A pane that never produced child_started gets this long before it counts as lost.
 const START_GRACE_MS = 15_000;
 

@@ -17,6 +17,7 @@ import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeJsonAtomic } from "../util/fsx.js";
 import { shortId } from "../util/ids.js";
+import { hostAlive } from "../util/proc.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
 import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
@@ -24,13 +25,13 @@ import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
-import { hostAlive, probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
+import { probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
 import { type PrimaryPaths, primaryPaths, stateRoot } from "./paths.js";
 import { resolvePrimary } from "./primary.js";
 import { Registry, type RegistryEntry } from "./registry.js";
 import { type TurnResult, toResult } from "./results.js";
 import { spawnChild } from "./spawn.js";
-import { lastCompletion, openTurn } from "./state.js";
+import { lastCompletion } from "./state.js";
 import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
 import { PrimaryWatcher, type WatchOptions } from "./watcher.js";
 
@@ -402,11 +403,6 @@ export class Muster {
 
   reload(entry: RegistryEntry): LoadedChild {
     return loadChild(this.paths, entry);
-  }
-
-  /** Whether a turn is running now (for status displays). */
-  static running(c: LoadedChild): boolean {
-    return openTurn(c.state) !== undefined;
   }
 }
 

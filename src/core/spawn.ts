@@ -57,7 +57,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   // MUSTER_DEPTH is the spawning child's own depth (set in its pane); a primary's direct child has depth 0.
   const parentDepth = Number(m.env.MUSTER_DEPTH ?? "-1");
   const depth = Number.isInteger(parentDepth) && parentDepth >= -1 ? parentDepth + 1 : 0;
-  checkLineage(m.limits, depth, m.env, () =>
+  checkLineage(m.limits, depth, m.env, Object.keys(m.registry.read().children).length, () =>
     Object.values(m.registry.read().children).map((e) => m.reload(e)),
   );
   await m.ensureMux();

@@ -4,7 +4,8 @@ import type { MusterEvent } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventTail } from "../artifacts/tail.js";
 import { isFullId } from "../util/ids.js";
-import { hostAlive, probeChild, settleFromParent } from "./liveness.js";
+import { hostAlive } from "../util/proc.js";
+import { probeChild, settleFromParent } from "./liveness.js";
 import type { Muster } from "./muster.js";
 import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
 
