@@ -149,6 +149,7 @@ export async function runTurn(
         prompt: forRunner.prompt,
         promptFile: forRunner.file,
         cwd: meta.cwd,
+        runnerDir: files.runner,
         env: deps.env,
         ...(model ? { model } : {}),
         ...(reasoning ? { reasoning } : {}),
@@ -156,6 +157,9 @@ export async function runTurn(
         ...(meta.profile.systemPrompt ? { systemPrompt: meta.profile.systemPrompt } : {}),
         ...(meta.profile.command ? { command: meta.profile.command } : {}),
         ...(meta.profile.protocol ? { protocol: meta.profile.protocol } : {}),
+        ...(meta.profile.tools ? { tools: meta.profile.tools } : {}),
+        ...(meta.profile.disallowedTools ? { disallowedTools: meta.profile.disallowedTools } : {}),
+        ...(meta.profile.maxTurns !== undefined ? { maxTurns: meta.profile.maxTurns } : {}),
       });
       outcome = await runPlan(deps, item.turnId, plan, control, state);
     } catch (e) {
@@ -243,7 +247,8 @@ function runPlan(
     // detached: the runner leads its own process group, so cancel reaches everything it started.
     const child = spawn(cmd!, args, {
       cwd: plan.cwd,
-      env: plan.env,
+      // PWD follows cwd: some CLIs (opencode) take their project directory from it, not from getcwd().
+      env: { ...plan.env, PWD: plan.cwd },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -278,7 +283,8 @@ function runPlan(
           break;
         case "result":
           state.result = m;
-          if (m.text) render.text(m.text.endsWith("\n") ? m.text : `${m.text}\n`);
+          // The answer was usually streamed already; show it only when the agent said it only here.
+          if (m.text && state.answer === "") render.text(m.text.endsWith("\n") ? m.text : `${m.text}\n`);
           break;
         case "session":
           state.runnerSessionId = m.id;
@@ -291,8 +297,10 @@ function runPlan(
     const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) =>
       render.info(`(dropped a ${bytes}-byte output line)`),
     );
+    const read = (line: string): AgentMessage[] =>
+      plan.parser ? plan.parser.line(line) : [parseStdoutLine(plan.protocol, line)];
     child.stdout.on("data", (chunk: Buffer) => {
-      for (const line of out.push(chunk)) onMessage(parseStdoutLine(plan.protocol, line.toString("utf8")));
+      for (const line of out.push(chunk)) for (const m of read(line.toString("utf8"))) onMessage(m);
     });
     child.stderr.on("data", (chunk: Buffer) => {
       const s = chunk.toString("utf8");
@@ -307,12 +315,14 @@ function runPlan(
     });
     child.on("close", (code, signal) => {
       const rest = out.flush();
-      if (rest) {
+      if (rest && plan.parser) for (const m of plan.parser.line(rest.toString("utf8"))) onMessage(m);
+      else if (rest) {
         const m = parseStdoutLine(plan.protocol, rest.toString("utf8"));
         onMessage(
           m.type === "text" && plan.protocol === "text" ? { type: "text", text: m.text.slice(0, -1) } : m,
         );
       }
+      for (const m of plan.parser?.end?.({ code, signal }) ?? []) onMessage(m);
       // The turn is over: nothing it started may outlive it.
       if (pid !== undefined) signalGroup(pid, "SIGKILL");
       control.beforeDecide?.();
@@ -344,10 +354,11 @@ function decide(
     };
   }
   if (result) {
-    const firstLine = result.text?.split("\n").find((l) => l.trim()) ?? "agent reported an error";
-    return result.status === "completed"
-      ? { ...base, status: "completed" }
-      : { ...base, status: "errored", reason: firstLine };
+    const firstLine =
+      result.reason ?? result.text?.split("\n").find((l) => l.trim()) ?? "agent reported an error";
+    if (result.status === "completed") return { ...base, status: "completed" };
+    if (result.status === "exhausted") return { ...base, status: "exhausted", reason: firstLine };
+    return { ...base, status: "errored", reason: firstLine };
   }
   if (code === 0) return { ...base, status: "completed" };
   const lastErr = stderrTail

@@ -6,7 +6,9 @@ import { childFiles } from "../artifacts/layout.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
+import { binaryOf, findOnPath } from "../runners/clis/shared.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
+import type { Runner } from "../runners/types.js";
 import { seedSession } from "../sessions/seed.js";
 import { sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
@@ -72,6 +74,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
     ),
     ...profile.env,
   };
+  assertInstalled(runner, profile.name, childEnv);
   // A no-spawn agent's children inherit the ban through their environment, like the primary itself.
   if (profile.spawn === false) childEnv.MUSTER_NO_SPAWN = "1";
   const meta: ChildMeta = {
@@ -110,7 +113,8 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   // Joining the group is the last check that can refuse: a sealed or full group creates nothing.
   if (opts.group) await addGroupMember(m.paths.groups, opts.group, { id, turnId });
   try {
-    for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control]) ensureDir(d);
+    for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control, files.runner])
+      ensureDir(d);
     writeJsonAtomic(files.meta, meta);
     writeFileAtomic(files.events, "");
     writeJsonAtomic(files.envFile, { env: childEnv });
@@ -170,4 +174,18 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
     if (opts.group) await removeGroupMember(m.paths.groups, opts.group, id).catch(() => {});
     throw e;
   }
+}
+
+/** A runner that drives an agent CLI needs that CLI where the child will look for it: say so before anything starts. */
+export function assertInstalled(runner: Runner, agent: string, env: Record<string, string>): void {
+  if (!runner.binary) return;
+  const bin = binaryOf(runner.binary, env);
+  if (findOnPath(bin, env.PATH)) return;
+  const where = env[runner.binary.envVar]
+    ? `${runner.binary.envVar}=${bin} is not an executable file`
+    : `${bin} is not on PATH`;
+  throw new MusterError(
+    "usage",
+    `agent "${agent}" runs ${runner.name}, which is not installed here (${where}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
+  );
 }

@@ -7,7 +7,8 @@ export type AgentMessage =
   | { type: "usage"; usage: Usage }
   | { type: "session"; id: string }
   | { type: "progress"; text: string }
-  | { type: "result"; status: "completed" | "errored"; text?: string }
+  /** The end of the turn as the agent reports it; `text` is the answer (the last reply, not the whole stream). */
+  | { type: "result"; status: "completed" | "errored" | "exhausted"; text?: string; reason?: string }
   /** A line that is not protocol: shown in the pane, otherwise ignored. */
   | { type: "raw"; text: string };
 
@@ -29,10 +30,23 @@ export interface TurnInput {
   protocol?: StreamProtocol;
   /** The runner's own session id from the child's previous turn (native resume). */
   runnerSessionId?: string;
+  /** A private folder of this child (artifacts/<child>/runner/) for files the CLI needs; never the user's config. */
+  runnerDir: string;
+  /** The profile's tool narrowing, in the CLI's own tool names. */
+  tools?: string[];
+  disallowedTools?: string[];
+  maxTurns?: number;
 }
 
 /** How a runner continues a conversation: its own session id, a transcript in the prompt, or not at all. */
 export type ResumeMode = "native" | "transcript" | "none";
+
+/** Reads one turn's stdout of an agent CLI, line by line, into muster messages (stateful, one per turn). */
+export interface StreamParser {
+  line(line: string): AgentMessage[];
+  /** After the process exited: what the stream implied but never said (e.g. the final answer). */
+  end?(exit: { code: number | null; signal: string | null }): AgentMessage[];
+}
 
 /** How to run one headless turn: an argv (never a shell string) and how to read its stdout. */
 export interface TurnPlan {
@@ -40,6 +54,17 @@ export interface TurnPlan {
   cwd: string;
   env: Record<string, string>;
   protocol: StreamProtocol;
+  /** The CLI's own stream format; when present it reads stdout instead of `protocol`. */
+  parser?: StreamParser;
+}
+
+/** The program a runner drives: found on PATH, or at the path in `envVar`. */
+export interface RunnerBinary {
+  command: string;
+  /** e.g. MUSTER_CLAUDE_BIN: an explicit path wins over PATH. */
+  envVar: string;
+  /** How to get it, for the error when it is missing. */
+  install: string;
 }
 
 /** One model a runner knows, with the reasoning levels known to be valid for it. */
@@ -66,5 +91,9 @@ export interface Runner {
   readonly catalog?: ModelCatalog;
   /** How later turns continue the conversation (default "none"); may depend on the profile's protocol. */
   resumeMode?(protocol: StreamProtocol | undefined): ResumeMode;
+  /** The agent CLI this runner drives (absent for runners that bring their own program). */
+  readonly binary?: RunnerBinary;
+  /** The exact argv shape of one turn, for docs and `muster agents` (placeholders in angle brackets). */
+  readonly usage?: string;
   plan(input: TurnInput): TurnPlan;
 }

@@ -1,0 +1,135 @@
+import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import { arr, binaryOf, jsonlParser, num, obj, splitModel, str, toolSummary } from "./shared.js";
+
+const EFFORT = ["low", "medium", "high", "xhigh", "max"];
+
+/** Claude Code's `--output-format stream-json --verbose` records → muster messages. */
+export function claudeParser() {
+  const toolNames = new Map<string, string>();
+  return jsonlParser((o): AgentMessage[] => {
+    const out: AgentMessage[] = [];
+    const sid = str(o.session_id);
+    switch (o.type) {
+      case "system":
+        if (o.subtype === "init" && sid) out.push({ type: "session", id: sid });
+        if (o.subtype === "api_retry") {
+          const status = num(o.error_status) ?? str(o.error) ?? "error";
+          const wait = ((num(o.retry_delay_ms) ?? 0) / 1000).toFixed(1);
+          out.push({
+            type: "progress",
+            text: `API ${status}: retry ${num(o.attempt) ?? "?"}/${num(o.max_retries) ?? "?"} in ${wait} s`,
+          });
+        }
+        break;
+      case "assistant":
+        // Sub-agent (Task) chatter carries a parent tool id: the pane shows its tools, not its text.
+        for (const c of arr(obj(o.message).content).map(obj)) {
+          if (c.type === "text" && str(c.text) && !o.parent_tool_use_id)
+            out.push({ type: "text", text: `${c.text}\n` });
+          if (c.type === "tool_use") {
+            const name = str(c.name) ?? "tool";
+            if (str(c.id)) toolNames.set(c.id as string, name);
+            out.push({ type: "tool", phase: "start", name, summary: toolSummary(c.input) });
+          }
+        }
+        break;
+      case "user":
+        for (const c of arr(obj(o.message).content).map(obj)) {
+          if (c.type !== "tool_result") continue;
+          const name = toolNames.get(str(c.tool_use_id) ?? "") ?? "tool";
+          const text = typeof c.content === "string" ? c.content : "";
+          out.push({
+            type: "tool",
+            phase: "end",
+            name,
+            summary: c.is_error ? `error: ${toolSummary(text)}` : "",
+          });
+        }
+        break;
+      case "result": {
+        if (sid) out.push({ type: "session", id: sid });
+        const u = obj(o.usage);
+        // total_cost_usd is the session's running total; the per-result figure is this turn's.
+        const perTurn = Object.values(obj(o.model_usage_since_last_result)).map(
+          (m) => num(obj(m).costUSD) ?? 0,
+        );
+        const cost = perTurn.length > 0 ? perTurn.reduce((a, b) => a + b, 0) : num(o.total_cost_usd);
+        const input =
+          (num(u.input_tokens) ?? 0) +
+          (num(u.cache_read_input_tokens) ?? 0) +
+          (num(u.cache_creation_input_tokens) ?? 0);
+        out.push({
+          type: "usage",
+          usage: { input, output: num(u.output_tokens) ?? 0, ...(cost !== undefined ? { cost } : {}) },
+        });
+        const errors = arr(o.errors).filter((e): e is string => typeof e === "string");
+        const text = str(o.result);
+        if (o.subtype === "error_max_turns") {
+          out.push({
+            type: "result",
+            status: "exhausted",
+            reason: errors[0] ?? "reached the maximum number of turns",
+          });
+        } else if (o.is_error || o.subtype !== "success") {
+          out.push({ type: "result", status: "errored", reason: text ?? errors[0] ?? String(o.subtype) });
+        } else out.push({ type: "result", status: "completed", text: text ?? "" });
+        break;
+      }
+    }
+    return out;
+  });
+}
+
+/** Claude Code, headless: `claude -p --output-format stream-json --verbose`. */
+export const claudeRunner: Runner = {
+  name: "claude",
+  description: "Claude Code (`claude -p`, stream-json); resumes with --resume <session>",
+  binary: {
+    command: "claude",
+    envVar: "MUSTER_CLAUDE_BIN",
+    install: "npm install -g @anthropic-ai/claude-code",
+  },
+  usage:
+    "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools <tools|Bash> [--model <m>] [--effort <r>] [--append-system-prompt <body>] [--resume <session>] -- <prompt>",
+  catalog: {
+    provider: "anthropic",
+    open: true,
+    models: ["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5", "opus", "sonnet", "haiku"].map(
+      (m) => ({
+        id: `anthropic:${m}`,
+        reasoning: EFFORT,
+      }),
+    ),
+  },
+  resumeMode: () => "native",
+  plan(input: TurnInput): TurnPlan {
+    const { id } = splitModel(input.model);
+    const allowed = input.tools && input.tools.length > 0 ? input.tools : ["Bash"];
+    // Headless children cannot answer a permission prompt: edits are accepted and the listed tools pre-approved
+    // (bypassPermissions is refused when running as root, which CI and containers often are).
+    const argv = [
+      binaryOf(this.binary!, input.env),
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--permission-mode",
+      "acceptEdits",
+      "--allowedTools",
+      allowed.join(","),
+      // --tools takes bare tool names; permission rules such as Bash(git:*) only go to --allowedTools.
+      ...(input.tools && input.tools.length > 0
+        ? ["--tools", [...new Set(input.tools.map((t) => t.replace(/\(.*$/, "").trim()))].join(",")]
+        : []),
+      ...(input.disallowedTools?.length ? ["--disallowedTools", input.disallowedTools.join(",")] : []),
+      ...(input.maxTurns !== undefined ? ["--max-turns", String(input.maxTurns)] : []),
+      ...(id ? ["--model", id] : []),
+      ...(input.reasoning ? ["--effort", input.reasoning] : []),
+      ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
+      ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
+      "--",
+      input.prompt,
+    ];
+    return { argv, cwd: input.cwd, env: input.env, protocol: "muster-jsonl", parser: claudeParser() };
+  },
+};

@@ -1,0 +1,118 @@
+import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import { binaryOf, jsonlParser, num, obj, splitModel, str, toolSummary } from "./shared.js";
+
+const EFFORT = ["minimal", "low", "medium", "high", "xhigh"];
+
+// Item types that are tool activity, with the name muster shows for them.
+const TOOL_ITEMS: Record<string, string> = {
+  command_execution: "shell",
+  file_change: "edit",
+  mcp_tool_call: "mcp",
+  web_search: "web_search",
+};
+
+function itemSummary(item: Record<string, unknown>): string {
+  if (item.type === "file_change") {
+    const changes = Array.isArray(item.changes) ? item.changes.map(obj) : [];
+    return changes.map((c) => `${str(c.kind) ?? "edit"} ${str(c.path) ?? ""}`.trim()).join(", ");
+  }
+  if (item.type === "mcp_tool_call") return `${str(item.server) ?? ""}.${str(item.tool) ?? ""}`;
+  return toolSummary(item.command ?? item.query ?? item);
+}
+
+/** `codex exec --json` events → muster messages. */
+export function codexParser() {
+  let lastMessage = "";
+  let failed: string | undefined;
+  return jsonlParser((o): AgentMessage[] => {
+    const item = obj(o.item);
+    switch (o.type) {
+      case "thread.started":
+        return str(o.thread_id) ? [{ type: "session", id: o.thread_id as string }] : [];
+      case "item.started": {
+        const name = TOOL_ITEMS[str(item.type) ?? ""];
+        return name ? [{ type: "tool", phase: "start", name, summary: itemSummary(item) }] : [];
+      }
+      case "item.completed": {
+        if (item.type === "agent_message" && str(item.text)) {
+          lastMessage = item.text as string;
+          return [{ type: "text", text: `${lastMessage}\n` }];
+        }
+        if (item.type === "reasoning" && str(item.text))
+          return [{ type: "progress", text: toolSummary(item.text) }];
+        const name = TOOL_ITEMS[str(item.type) ?? ""];
+        if (!name) return [];
+        const code = num(item.exit_code);
+        const bad = item.status === "failed" || (code !== undefined && code !== 0);
+        return [
+          {
+            type: "tool",
+            phase: "end",
+            name,
+            summary: bad ? `failed${code !== undefined ? ` (exit ${code})` : ""}` : "",
+          },
+        ];
+      }
+      case "turn.completed": {
+        const u = obj(o.usage);
+        return [
+          { type: "usage", usage: { input: num(u.input_tokens) ?? 0, output: num(u.output_tokens) ?? 0 } },
+          { type: "result", status: "completed", text: lastMessage },
+        ];
+      }
+      case "turn.failed":
+        failed = str(obj(o.error).message) ?? "the turn failed";
+        return [{ type: "result", status: "errored", reason: failed }];
+      case "error":
+        // Reconnect notices arrive as errors before the final one: progress, not the outcome.
+        return str(o.message) ? [{ type: "progress", text: o.message as string }] : [];
+    }
+    return [];
+  });
+}
+
+const tomlString = (s: string): string => JSON.stringify(s);
+
+/** OpenAI Codex CLI, headless: `codex exec --json`. */
+export const codexRunner: Runner = {
+  name: "codex",
+  description: "OpenAI Codex CLI (`codex exec --json`); resumes with `codex exec resume <thread>`",
+  binary: { command: "codex", envVar: "MUSTER_CODEX_BIN", install: "npm install -g @openai/codex" },
+  usage:
+    "codex exec --json --skip-git-repo-check --sandbox workspace-write [-m <m>] [-c model_reasoning_effort=<r>] [-c developer_instructions=<body>] [resume <thread>] -- <prompt>",
+  catalog: {
+    provider: "openai",
+    open: true,
+    models: ["gpt-5.5", "gpt-5.1-codex", "gpt-5-codex", "gpt-5"].map((m) => ({
+      id: `openai:${m}`,
+      reasoning: EFFORT,
+    })),
+  },
+  resumeMode: () => "native",
+  plan(input: TurnInput): TurnPlan {
+    const { provider, id } = splitModel(input.model);
+    // The provider is only named when it is not OpenAI's own: otherwise the user's config.toml decides it.
+    const settings = [
+      ...(id ? ["-m", id] : []),
+      ...(provider && provider !== "openai" ? ["-c", `model_provider=${tomlString(provider)}`] : []),
+      ...(input.reasoning ? ["-c", `model_reasoning_effort=${tomlString(input.reasoning)}`] : []),
+      ...(input.systemPrompt?.trim() && !input.runnerSessionId
+        ? ["-c", `developer_instructions=${tomlString(input.systemPrompt.trim())}`]
+        : []),
+    ];
+    const argv = [
+      binaryOf(this.binary!, input.env),
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      // Headless: no approvals can be answered, so commands run inside codex's workspace-write sandbox.
+      "--sandbox",
+      "workspace-write",
+      ...settings,
+      ...(input.runnerSessionId ? ["resume", input.runnerSessionId] : []),
+      "--",
+      input.prompt,
+    ];
+    return { argv, cwd: input.cwd, env: input.env, protocol: "muster-jsonl", parser: codexParser() };
+  },
+};

@@ -1,0 +1,117 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import {
+  binaryOf,
+  jsonlParser,
+  num,
+  obj,
+  runnerDir,
+  splitModel,
+  str,
+  toolSummary,
+  withInstructions,
+} from "./shared.js";
+
+/** `gemini --output-format stream-json` events → muster messages. */
+export function geminiParser() {
+  const toolNames = new Map<string, string>();
+  // The answer is what the model said after its last tool call.
+  let segment = "";
+  return jsonlParser((o): AgentMessage[] => {
+    switch (o.type) {
+      case "init":
+        return str(o.session_id) ? [{ type: "session", id: o.session_id as string }] : [];
+      case "message":
+        if (o.role !== "assistant" || !str(o.content)) return [];
+        segment = o.delta ? segment + (o.content as string) : (o.content as string);
+        return [{ type: "text", text: o.content as string }];
+      case "tool_use": {
+        const name = str(o.tool_name) ?? "tool";
+        if (str(o.tool_id)) toolNames.set(o.tool_id as string, name);
+        const newline: AgentMessage[] = segment ? [{ type: "text", text: "\n" }] : [];
+        segment = "";
+        return [...newline, { type: "tool", phase: "start", name, summary: toolSummary(o.parameters) }];
+      }
+      case "tool_result": {
+        const name = toolNames.get(str(o.tool_id) ?? "") ?? "tool";
+        const failed = o.status !== "success";
+        const why = str(obj(o.error).message) ?? str(o.output) ?? "";
+        return [{ type: "tool", phase: "end", name, summary: failed ? `error: ${toolSummary(why)}` : "" }];
+      }
+      case "error":
+        return [{ type: "progress", text: str(o.message) ?? "error" }];
+      case "result": {
+        const stats = obj(o.stats);
+        const out: AgentMessage[] = segment ? [{ type: "text", text: "\n" }] : [];
+        if (num(stats.input_tokens) !== undefined || num(stats.output_tokens) !== undefined) {
+          out.push({
+            type: "usage",
+            usage: { input: num(stats.input_tokens) ?? 0, output: num(stats.output_tokens) ?? 0 },
+          });
+        }
+        if (o.status === "success") out.push({ type: "result", status: "completed", text: segment });
+        else {
+          const e = obj(o.error);
+          out.push({
+            type: "result",
+            status: "errored",
+            reason: str(e.message) ?? `gemini: ${str(o.status) ?? "error"}`,
+          });
+        }
+        return out;
+      }
+    }
+    return [];
+  });
+}
+
+/** Tool narrowing for gemini lives in settings: a per-child system settings file (the user's files stay as they are). */
+function toolSettings(input: TurnInput): Record<string, string> {
+  if (!input.tools?.length && !input.disallowedTools?.length) return {};
+  const file = path.join(runnerDir(input), "gemini-settings.json");
+  const tools = {
+    ...(input.tools?.length ? { core: input.tools } : {}),
+    ...(input.disallowedTools?.length ? { exclude: input.disallowedTools } : {}),
+  };
+  fs.writeFileSync(file, `${JSON.stringify({ tools }, null, 2)}\n`, { mode: 0o600 });
+  return { GEMINI_CLI_SYSTEM_SETTINGS_PATH: file };
+}
+
+/** Gemini CLI, headless: `gemini --output-format stream-json --prompt=<prompt>`. */
+export const geminiRunner: Runner = {
+  name: "gemini",
+  description: "Gemini CLI (`gemini -p`, stream-json); resumes with --resume <session>",
+  binary: { command: "gemini", envVar: "MUSTER_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },
+  usage:
+    "gemini --output-format stream-json --approval-mode yolo [-m <m>] [--resume <session>] --prompt=<prompt>",
+  catalog: {
+    provider: "google",
+    open: true,
+    // The CLI has no reasoning flag: levels are not offered.
+    models: ["gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-3-pro-preview"].map(
+      (m) => ({
+        id: `google:${m}`,
+        reasoning: [],
+      }),
+    ),
+  },
+  resumeMode: () => "native",
+  plan(input: TurnInput): TurnPlan {
+    const { id } = splitModel(input.model);
+    const argv = [
+      binaryOf(this.binary!, input.env),
+      "--output-format",
+      "stream-json",
+      // Headless: nothing can answer a confirmation, so tools run without one (narrow them with the profile's tools).
+      "--approval-mode",
+      "yolo",
+      ...(id ? ["-m", id] : []),
+      ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
+      // One word with `=`: a prompt starting with "-" is never read as an option.
+      `--prompt=${withInstructions(input)}`,
+    ];
+    const env = { ...input.env, ...toolSettings(input) };
+    return { argv, cwd: input.cwd, env, protocol: "muster-jsonl", parser: geminiParser() };
+  },
+};

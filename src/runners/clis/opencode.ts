@@ -1,0 +1,108 @@
+import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import {
+  binaryOf,
+  jsonlParser,
+  jsonObject,
+  num,
+  obj,
+  splitModel,
+  str,
+  toolSummary,
+  withInstructions,
+} from "./shared.js";
+
+/** `opencode run --format json` events → muster messages. */
+export function opencodeParser() {
+  let stepText = "";
+  let answer = "";
+  let error: string | undefined;
+  let finished = false;
+  return jsonlParser(
+    (o): AgentMessage[] => {
+      const part = obj(o.part);
+      const out: AgentMessage[] = [];
+      if (o.type === "step_start") {
+        stepText = "";
+        if (str(o.sessionID)) out.push({ type: "session", id: o.sessionID as string });
+      } else if (o.type === "text" && str(part.text)) {
+        stepText += part.text as string;
+        out.push({ type: "text", text: `${part.text as string}\n` });
+      } else if (o.type === "tool_use") {
+        // opencode reports a tool once, when it is over: start and end arrive together.
+        const state = obj(part.state);
+        const name = str(part.tool) ?? "tool";
+        out.push({ type: "tool", phase: "start", name, summary: toolSummary(state.input ?? state.title) });
+        const failed = state.status === "error";
+        out.push({
+          type: "tool",
+          phase: "end",
+          name,
+          summary: failed ? `error: ${toolSummary(state.error)}` : "",
+        });
+      } else if (o.type === "step_finish") {
+        const t = obj(part.tokens);
+        const cache = obj(t.cache);
+        const input = (num(t.input) ?? 0) + (num(cache.read) ?? 0) + (num(cache.write) ?? 0);
+        const cost = num(part.cost);
+        out.push({ type: "usage", usage: { input, output: num(t.output) ?? 0, ...(cost ? { cost } : {}) } });
+        if (stepText) answer = stepText;
+        if (part.reason !== "tool-calls") finished = true;
+      } else if (o.type === "error") {
+        const e = obj(o.error);
+        error = str(obj(e.data).message) ?? str(e.message) ?? str(e.name) ?? "opencode reported an error";
+        out.push({ type: "result", status: "errored", reason: error });
+      }
+      return out;
+    },
+    ({ code }) => {
+      if (error) return [];
+      // opencode has no closing record: a clean exit after a finished step is the answer.
+      if (code === 0 && finished) return [{ type: "result", status: "completed", text: answer }];
+      return [];
+    },
+  );
+}
+
+// opencode run cannot answer a permission prompt: the child's own config allows what the profile allows.
+function childConfig(input: TurnInput): string {
+  const base = jsonObject(input.env.OPENCODE_CONFIG_CONTENT ?? "") ?? {};
+  const tools: Record<string, boolean> = {};
+  if (input.tools?.length) {
+    tools["*"] = false;
+    for (const t of input.tools) tools[t.toLowerCase()] = true;
+  }
+  for (const t of input.disallowedTools ?? []) tools[t.toLowerCase()] = false;
+  return JSON.stringify({
+    ...base,
+    permission: { bash: "allow", edit: "allow", webfetch: "allow", ...obj(base.permission) },
+    ...(Object.keys(tools).length > 0 ? { tools: { ...obj(base.tools), ...tools } } : {}),
+  });
+}
+
+/** OpenCode, headless: `opencode run --format json`. */
+export const opencodeRunner: Runner = {
+  name: "opencode",
+  description: "OpenCode (`opencode run --format json`); resumes with --session <id>",
+  binary: { command: "opencode", envVar: "MUSTER_OPENCODE_BIN", install: "npm install -g opencode-ai" },
+  usage:
+    "opencode run --format json [-m <provider/model>] [--variant <r>] [--session <id>] -- <prompt>   (env OPENCODE_CONFIG_CONTENT: permissions, tools)",
+  catalog: { provider: "opencode", open: true, models: [] },
+  resumeMode: () => "native",
+  plan(input: TurnInput): TurnPlan {
+    const { provider, id } = splitModel(input.model);
+    const model = id ? (provider && provider !== "opencode" ? `${provider}/${id}` : id) : undefined;
+    const argv = [
+      binaryOf(this.binary!, input.env),
+      "run",
+      "--format",
+      "json",
+      ...(model ? ["-m", model] : []),
+      ...(input.reasoning ? ["--variant", input.reasoning] : []),
+      ...(input.runnerSessionId ? ["--session", input.runnerSessionId] : []),
+      "--",
+      withInstructions(input),
+    ];
+    const env = { ...input.env, OPENCODE_CONFIG_CONTENT: childConfig(input) };
+    return { argv, cwd: input.cwd, env, protocol: "muster-jsonl", parser: opencodeParser() };
+  },
+};

@@ -1,0 +1,102 @@
+import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import { arr, binaryOf, jsonlParser, num, obj, splitModel, str, toolSummary } from "./shared.js";
+
+const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+const textOf = (message: Record<string, unknown>): string =>
+  arr(message.content)
+    .map(obj)
+    .filter((c) => c.type === "text")
+    .map((c) => str(c.text) ?? "")
+    .join("");
+
+/** `pi --mode json` events → muster messages. */
+export function piParser() {
+  let last: Record<string, unknown> | undefined;
+  let streamed = false;
+  return jsonlParser((o): AgentMessage[] => {
+    switch (o.type) {
+      case "session":
+        return str(o.id) ? [{ type: "session", id: o.id as string }] : [];
+      case "message_update": {
+        const e = obj(o.assistantMessageEvent);
+        if (e.type !== "text_delta" || !str(e.delta)) return [];
+        streamed = true;
+        return [{ type: "text", text: e.delta as string }];
+      }
+      case "message_end": {
+        const m = obj(o.message);
+        if (m.role !== "assistant") return [];
+        last = m;
+        const u = obj(m.usage);
+        const out: AgentMessage[] = [];
+        if (streamed) out.push({ type: "text", text: "\n" });
+        streamed = false;
+        const cost = num(obj(u.cost).total);
+        if (num(u.input) !== undefined || num(u.output) !== undefined) {
+          const input = (num(u.input) ?? 0) + (num(u.cacheRead) ?? 0) + (num(u.cacheWrite) ?? 0);
+          out.push({
+            type: "usage",
+            usage: { input, output: num(u.output) ?? 0, ...(cost ? { cost } : {}) },
+          });
+        }
+        return out;
+      }
+      case "tool_execution_start":
+        return [
+          { type: "tool", phase: "start", name: str(o.toolName) ?? "tool", summary: toolSummary(o.args) },
+        ];
+      case "tool_execution_end": {
+        const result = textOf(obj(o.result));
+        const summary = o.isError ? `error: ${toolSummary(result)}` : "";
+        return [{ type: "tool", phase: "end", name: str(o.toolName) ?? "tool", summary }];
+      }
+      case "auto_retry_start":
+        return [
+          {
+            type: "progress",
+            text: `${str(o.errorMessage) ?? "error"}: retry ${num(o.attempt) ?? "?"}/${num(o.maxAttempts) ?? "?"}`,
+          },
+        ];
+      case "agent_end": {
+        const m = last ?? {};
+        const stop = str(m.stopReason);
+        if (stop === "error" || stop === "aborted") {
+          return [
+            { type: "result", status: "errored", reason: str(m.errorMessage) ?? `pi stopped: ${stop}` },
+          ];
+        }
+        return [{ type: "result", status: "completed", text: textOf(m) }];
+      }
+    }
+    return [];
+  });
+}
+
+/** Pi coding agent, headless: `pi --mode json`. */
+export const piRunner: Runner = {
+  name: "pi",
+  description: "Pi coding agent (`pi --mode json`); resumes with --session <id>",
+  binary: { command: "pi", envVar: "MUSTER_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
+  usage:
+    "pi --mode json [--provider <p> --model <m>] [--thinking <r>] [--append-system-prompt <body>] [--tools <t,…>] [--session <id>] <prompt>",
+  catalog: { provider: "pi", open: true, models: [] },
+  resumeMode: () => "native",
+  plan(input: TurnInput): TurnPlan {
+    const { provider, id } = splitModel(input.model);
+    const argv = [
+      binaryOf(this.binary!, input.env),
+      "--mode",
+      "json",
+      ...(provider && provider !== "pi" ? ["--provider", provider] : []),
+      ...(id ? ["--model", id] : []),
+      ...(input.reasoning ? ["--thinking", input.reasoning] : []),
+      ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
+      ...(input.tools?.length ? ["--tools", input.tools.map((t) => t.toLowerCase()).join(",")] : []),
+      ...(input.runnerSessionId ? ["--session", input.runnerSessionId] : []),
+      // pi has no `--` and would read a prompt starting with "-" as an option: a leading space keeps it a message.
+      input.prompt.startsWith("-") ? ` ${input.prompt}` : input.prompt,
+    ];
+    return { argv, cwd: input.cwd, env: input.env, protocol: "muster-jsonl", parser: piParser() };
+  },
+};

@@ -1,0 +1,105 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { AgentMessage, RunnerBinary, StreamParser, TurnInput } from "../types.js";
+
+/** One JSON object per line, or undefined for anything else (banners, warnings). */
+export function jsonObject(line: string): Record<string, unknown> | undefined {
+  const t = line.trim();
+  if (!t.startsWith("{")) return undefined;
+  try {
+    const o = JSON.parse(t) as unknown;
+    return o !== null && typeof o === "object" && !Array.isArray(o)
+      ? (o as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+export const num = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isFinite(v) ? v : undefined;
+export const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** A JSONL stream: each object goes to `read`; a line that is not JSON is shown in the pane as is. */
+export function jsonlParser(
+  read: (o: Record<string, unknown>) => AgentMessage[],
+  end?: StreamParser["end"],
+): StreamParser {
+  return {
+    line(line) {
+      const o = jsonObject(line);
+      if (!o) return line.trim() ? [{ type: "raw", text: line }] : [];
+      return read(o);
+    },
+    ...(end ? { end } : {}),
+  };
+}
+
+const oneLine = (s: string, max = 160): string => {
+  const flat = s.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+// The argument that says most about a tool call, in the spellings the CLIs use.
+const SALIENT = ["command", "cmd", "file_path", "filePath", "path", "pattern", "query", "url", "description"];
+
+/** A one-line summary of a tool call's input: its command, path or query, else compact JSON. */
+export function toolSummary(input: unknown): string {
+  if (typeof input === "string") return oneLine(input);
+  const o = obj(input);
+  for (const k of SALIENT) {
+    const v = o[k];
+    if (typeof v === "string" && v.trim()) return oneLine(v);
+    if (Array.isArray(v) && v.every((w) => typeof w === "string")) return oneLine(v.join(" "));
+  }
+  const json = JSON.stringify(input ?? {});
+  return oneLine(json === "{}" ? "" : json);
+}
+
+/** `provider:model` → its parts; a bare id has no provider. */
+export function splitModel(model: string | undefined): { provider?: string; id?: string } {
+  if (!model) return {};
+  const at = model.indexOf(":");
+  return at > 0 ? { provider: model.slice(0, at), id: model.slice(at + 1) } : { id: model };
+}
+
+/** The program to run: the path in the runner's env var, else its name (found through the child's PATH). */
+export function binaryOf(bin: RunnerBinary, env: Record<string, string | undefined>): string {
+  const explicit = env[bin.envVar];
+  return explicit?.trim() ? explicit.trim() : bin.command;
+}
+
+/** Where `command` would be found on `PATH` (or itself, when it is a path that exists). */
+export function findOnPath(command: string, pathVar: string | undefined): string | undefined {
+  const executable = (p: string): boolean => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes("/")) return executable(command) ? path.resolve(command) : undefined;
+  for (const dir of (pathVar ?? "").split(path.delimiter)) {
+    if (dir && executable(path.join(dir, command))) return path.join(dir, command);
+  }
+  return undefined;
+}
+
+/**
+ * The prompt for CLIs with no flag for extra system instructions: the profile's body goes ahead of the
+ * first turn's prompt only (later turns resume a conversation that already holds it).
+ */
+export function withInstructions(input: TurnInput): string {
+  if (!input.systemPrompt?.trim() || input.runnerSessionId) return input.prompt;
+  return `${input.systemPrompt.trim()}\n\n---\n\n${input.prompt}`;
+}
+
+/** Makes sure the child's private runner folder exists (children made before it existed lack it). */
+export function runnerDir(input: TurnInput): string {
+  fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });
+  return input.runnerDir;
+}

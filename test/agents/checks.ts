@@ -1,0 +1,205 @@
+// The five checks every real agent CLI must pass as a muster child (issue 4), against the scripted
+// endpoint, in real tmux. Each CLI has its own test file so two CLIs run at once.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error plain JS fixture
+import { cliBinDir, cliCache } from "../../scripts/pinned-clis.mjs";
+import { groupAlive } from "../../src/util/process-group.js";
+// @ts-expect-error plain JS fixture
+import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
+// @ts-expect-error plain JS fixture
+import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
+import { readEvents, type Sandbox, until, useSandbox } from "../helpers/cli.js";
+
+interface Endpoint {
+  url: string;
+  requests: { path: string; api: string | null; body: unknown; scenario: string }[];
+  setScenario(s: string): void;
+  close(): Promise<void>;
+}
+
+export interface CliCase {
+  name: "claude" | "codex" | "pi" | "opencode" | "gemini";
+  /** What the CLI's own message for an upstream 500 looks like. */
+  errorMessage: RegExp;
+  /** Extra env for this CLI in the tests (e.g. fewer retries against the scripted 500). */
+  env?: Record<string, string>;
+}
+
+/** One child's settled turn, read back through the CLI (`--json`). */
+async function spawnAndWait(sb: Sandbox, env: NodeJS.ProcessEnv, args: string[]) {
+  const r = await sb.json(["spawn", "--wait", "--timeout", "120", ...args], { env, timeout: 150_000 });
+  const result = r.data.results?.[0];
+  if (!result) throw new Error(`no result (exit ${r.exitCode}): ${JSON.stringify(r.data)} ${r.stderr}`);
+  return { id: r.data.spawned.id as string, result, exitCode: r.exitCode, stderr: r.stderr };
+}
+
+/** Processes started for one child: the child id is in their environment (daemons that left the group too). */
+function processesOfChild(id: string, hostPid: number): string[] {
+  const out: string[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === hostPid) continue;
+    try {
+      const environ = fs.readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
+      if (!environ.includes(`MUSTER_CHILD_ID=${id}`)) continue;
+      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ");
+      out.push(`${name} ${cmdline.trim()}`);
+    } catch {}
+  }
+  return out;
+}
+
+const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
+
+export function defineCliChecks(c: CliCase): void {
+  describe(`${c.name} as a muster child (real CLI, scripted endpoint)`, () => {
+    const sb = useSandbox(`mt-${c.name}`);
+    const binDir = cliBinDir(c.name) as string;
+    const model = TEST_MODELS[c.name] as string;
+    let ep: Endpoint;
+    let env: NodeJS.ProcessEnv;
+    const workDir = (tag: string) => {
+      const d = path.join(sb.cwd, tag);
+      fs.mkdirSync(d, { recursive: true });
+      return d;
+    };
+
+    beforeAll(async () => {
+      if (!fs.existsSync(path.join(binDir, c.name))) {
+        throw new Error(
+          `${c.name} is not installed in ${cliCache()}: run node scripts/install-clis.mjs (npm test does this)`,
+        );
+      }
+      ep = (await startEndpoint()) as Endpoint;
+      env = {
+        ...prepareCli(c.name, ep.url, sb.env.HOME as string),
+        ...c.env,
+        PATH: `${binDir}${path.delimiter}${sb.env.PATH}`,
+      };
+    });
+    afterAll(async () => {
+      await ep?.close();
+    });
+
+    it("1. completes a turn: the result is the scripted answer and usage is recorded", async () => {
+      ep.setScenario("text");
+      const r = await spawnAndWait(sb, env, [
+        "--agent",
+        c.name,
+        "--model",
+        model,
+        "--cwd",
+        workDir("one"),
+        "say hi",
+      ]);
+      expect(r.result.status, `${r.result.reason} ${r.stderr}`).toBe("completed");
+      expect(r.result.text.trim()).toMatch(/^scripted answer \d+$/);
+      const done = completions(r.result.artifactDir).at(-1)!;
+      expect(done.usage.input).toBeGreaterThan(0);
+      expect(done.usage.output).toBeGreaterThan(0);
+      expect(typeof done.runnerSessionId).toBe("string");
+      expect(readEvents(r.result.artifactDir).some((e) => e.type === "runner_started")).toBe(true);
+    });
+
+    it("2. runs the scripted shell tool in the child's cwd, and the pane shows the tool", async () => {
+      ep.setScenario("tool");
+      const cwd = workDir("tool");
+      const r = await spawnAndWait(sb, env, [
+        "--agent",
+        c.name,
+        "--model",
+        model,
+        "--cwd",
+        cwd,
+        "make the file",
+      ]);
+      expect(r.result.status, `${r.result.reason} ${r.stderr}`).toBe("completed");
+      const events = () => JSON.stringify(readEvents(r.result.artifactDir)).slice(0, 4000);
+      expect(fs.existsSync(path.join(cwd, "out.txt")), events()).toBe(true);
+      expect(fs.readFileSync(path.join(cwd, "out.txt"), "utf8").trim()).toBe("hello");
+      expect(r.result.text.trim()).toBe("The file out.txt now says hello.");
+      const tools = readEvents(r.result.artifactDir).filter((e) => e.type === "tool_activity");
+      expect(tools.map((t) => t.phase)).toEqual(["start", "end"]);
+      expect(tools[0].summary).toContain(TOOL_COMMAND);
+      const pane = await sb.run(["capture", r.id, "--lines", "200"], { env });
+      expect(pane.stdout).toContain(TOOL_COMMAND);
+    });
+
+    it("3. muster send runs turn 2 through the CLI's own resume: the endpoint saw turn 1", async () => {
+      ep.setScenario("text");
+      const first = await spawnAndWait(sb, env, [
+        "--agent",
+        c.name,
+        "--model",
+        model,
+        "--cwd",
+        workDir("resume"),
+        "remember the word tangerine",
+      ]);
+      expect(first.result.status).toBe("completed");
+      const answer1 = first.result.text.trim();
+      const before = ep.requests.length;
+      const second = await sb.json(["send", first.id, "--wait", "--timeout", "120", "what was the word?"], {
+        env,
+        timeout: 150_000,
+      });
+      expect(second.data.results?.[0]?.status, JSON.stringify(second.data)).toBe("completed");
+      const turn2 = ep.requests.slice(before).filter((q) => q.api !== null);
+      const sent = JSON.stringify(turn2.at(-1)?.body ?? {});
+      expect(sent).toContain("what was the word?");
+      expect(sent).toContain("remember the word tangerine");
+      expect(sent).toContain(answer1);
+      const [c1, c2] = completions(first.result.artifactDir);
+      expect(c2.runnerSessionId).toBe(c1.runnerSessionId);
+    });
+
+    it("4. muster cancel during a slow stream settles cancelled and leaves no process of the CLI", async () => {
+      ep.setScenario("slow");
+      const before = ep.requests.length;
+      const s = await sb.json(
+        ["spawn", "--agent", c.name, "--model", model, "--cwd", workDir("cancel"), "write a long story"],
+        { env },
+      );
+      expect(s.exitCode, s.stderr).toBe(0);
+      const id = s.data.id as string;
+      await until(
+        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
+        60_000,
+      );
+      // The CLI leads its own process group (pid = pgid); pi renames its process, so the group is the handle.
+      const pgid = readEvents(s.data.artifactDir).find((e) => e.type === "runner_started")?.pid as number;
+      expect(groupAlive(pgid)).toBe(true);
+      const hostPid = readEvents(s.data.artifactDir).find((e) => e.type === "child_started")?.pid as number;
+      expect(processesOfChild(id, hostPid).length).toBeGreaterThan(0);
+      const r = await sb.json(["cancel", id], { env, timeout: 60_000 });
+      expect(r.exitCode, r.stderr).toBe(0);
+      let last: unknown;
+      const st = await until(async () => {
+        const x = await sb.json(["status", id], { env });
+        last = x.data;
+        return x.data.turnList?.[0]?.status === "cancelled" ? x.data : undefined;
+      }, 30_000).catch((e) => {
+        throw new Error(`${(e as Error).message}; last status ${JSON.stringify(last)}`);
+      });
+      expect(st.lastOutcome).toBe("cancelled");
+      await until(() => !groupAlive(pgid), 5_000);
+      expect(processesOfChild(id, hostPid)).toEqual([]);
+    });
+
+    it("5. an upstream 500 settles errored with the CLI's own message, not a hang", async () => {
+      ep.setScenario("error500");
+      const r = await spawnAndWait(sb, env, [
+        "--agent",
+        c.name,
+        "--model",
+        model,
+        "--cwd",
+        workDir("err"),
+        "fail",
+      ]);
+      expect(r.result.status).toBe("errored");
+      expect(r.result.reason).toMatch(c.errorMessage);
+    });
+  });
+}

@@ -1,0 +1,3 @@
+import { defineCliChecks } from "./checks.js";
+
+defineCliChecks({ name: "gemini", errorMessage: /500|scripted upstream failure/ });

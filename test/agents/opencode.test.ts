@@ -1,0 +1,3 @@
+import { defineCliChecks } from "./checks.js";
+
+defineCliChecks({ name: "opencode", errorMessage: /500|scripted upstream failure/ });
