@@ -6,22 +6,41 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
-const npx = (args) => spawnSync("npx", args, { cwd: root, stdio: "inherit" });
 
 const build = spawnSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
 if (build.status !== 0) {
   console.log("0 passed, 1 failed");
   process.exit(build.status ?? 1);
 }
+// The real agent CLIs the e2e tests drive (test/agents) live in a cache outside the repo; installed once.
+const install = spawnSync(process.execPath, [path.join(root, "scripts", "install-clis.mjs")], {
+  cwd: root,
+  stdio: "inherit",
+});
+if (install.status !== 0)
+  console.error("some agent CLIs could not be installed: their tests will fail and say so");
+
 const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "muster-test-")), "report.json");
-const run = npx([
-  "vitest",
+const vitest = [
+  process.execPath,
+  path.join(root, "node_modules", "vitest", "vitest.mjs"),
   "run",
   "--reporter=default",
   "--reporter=json",
   `--outputFile.json=${report}`,
   ...process.argv.slice(2),
-]);
+];
+// Inside a private network namespace (loopback only) nothing a test starts can reach the network; where
+// unshare is not allowed (not root), the tests still only talk to 127.0.0.1.
+const isolated = spawnSync("unshare", ["-n", "true"], { stdio: "ignore" }).status === 0;
+if (!isolated)
+  console.error("note: unshare -n is not allowed here; the tests run on the host network (loopback only)");
+const run = isolated
+  ? spawnSync("unshare", ["-n", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", ...vitest], {
+      cwd: root,
+      stdio: "inherit",
+    })
+  : spawnSync(vitest[0], vitest.slice(1), { cwd: root, stdio: "inherit" });
 
 let passed = 0;
 let failed = 0;

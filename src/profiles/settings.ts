@@ -88,8 +88,10 @@ function pickReasoning(
   info: ModelInfo | undefined,
   candidates: Candidate[],
   warnings: string[],
+  /** The levels the CLI takes for models its catalog does not list. */
+  anyModel?: string[],
 ): { reasoning?: string; source: SettingSource | null } {
-  const levels = info?.reasoning;
+  const levels = info?.reasoning ?? anyModel;
   for (const c of candidates) {
     if (c.value === undefined || c.value === null || c.value === "") continue;
     const v = typeof c.value === "string" ? c.value.trim().toLowerCase() : "";
@@ -141,7 +143,13 @@ export function resolveSettings(input: ResolveInput): ResolvedSettings {
     { value: config[key], source: "config", label: `config ${configFile}` },
   ];
   const picked = pickModel(cat, cands("model", "MUSTER_MODEL"), warnings);
-  const r = pickReasoning(picked.model, picked.info, cands("reasoning", "MUSTER_REASONING"), warnings);
+  const r = pickReasoning(
+    picked.model,
+    picked.info,
+    cands("reasoning", "MUSTER_REASONING"),
+    warnings,
+    cat.reasoning,
+  );
   return settings(picked, r, warnings);
 }
 
@@ -174,6 +182,7 @@ export function resolveResumeSettings(input: {
       { value: input.last.reasoning, source: "last", label: "the last turn" },
     ],
     warnings,
+    cat.reasoning,
   );
   return settings(picked, r, warnings);
 }

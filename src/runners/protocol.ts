@@ -37,8 +37,13 @@ export function parseAgentLine(line: string): AgentMessage {
       if (isStr(o.text)) return { type: "progress", text: o.text };
       break;
     case "result":
-      if (o.status === "completed" || o.status === "errored") {
-        return { type: "result", status: o.status, ...(isStr(o.text) ? { text: o.text } : {}) };
+      if (o.status === "completed" || o.status === "errored" || o.status === "exhausted") {
+        return {
+          type: "result",
+          status: o.status,
+          ...(isStr(o.text) ? { text: o.text } : {}),
+          ...(isStr(o.reason) ? { reason: o.reason } : {}),
+        };
       }
       break;
   }

@@ -1,3 +1,4 @@
+import { aiderRunner } from "./clis/aider.js";
 import { claudeRunner } from "./clis/claude.js";
 import { codexRunner } from "./clis/codex.js";
 import { geminiRunner } from "./clis/gemini.js";
@@ -8,10 +9,16 @@ import { mockRunner } from "./mock.js";
 import type { Runner } from "./types.js";
 
 const RUNNERS: ReadonlyMap<string, Runner> = new Map(
-  [mockRunner, commandRunner, claudeRunner, codexRunner, piRunner, opencodeRunner, geminiRunner].map((r) => [
-    r.name,
-    r,
-  ]),
+  [
+    mockRunner,
+    commandRunner,
+    claudeRunner,
+    codexRunner,
+    piRunner,
+    opencodeRunner,
+    geminiRunner,
+    aiderRunner,
+  ].map((r) => [r.name, r]),
 );
 
 export const runnerNames = (): string[] => [...RUNNERS.keys()];

@@ -82,6 +82,8 @@ export interface ModelCatalog {
   open: boolean;
   defaultModel?: string;
   models: ModelInfo[];
+  /** Reasoning levels the CLI accepts for a model it does not list (open catalogs); absent: not checked. */
+  reasoning?: string[];
 }
 
 export interface Runner {

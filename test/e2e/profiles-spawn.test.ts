@@ -38,7 +38,7 @@ describe("profiles drive spawns", () => {
     expect(r.data.results[0].text).toContain("model: mock:fast");
   });
 
-  it("a compat profile whose runner is not built yet fails before anything starts", async () => {
+  it("a compat profile whose CLI is not installed, or a runner muster lacks, fails before anything starts", async () => {
     write(
       ".claude/agents/claude-reviewer.md",
       "---\nname: claude-reviewer\ndescription: reviews with Claude\nmodel: sonnet\ntools: Read, Grep\n---\nReview.\n",
@@ -46,7 +46,11 @@ describe("profiles drive spawns", () => {
     const before = (await sb.json(["ls"])).data.children.length;
     const r = await sb.run(["spawn", "--agent", "claude-reviewer", "x"]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/runner "claude", which is not available yet/);
+    expect(r.stderr).toMatch(/agent "claude-reviewer" runs claude, which is not installed here/);
+    write(".muster/agents/odd.md", "---\ndescription: odd\nrunner: nosuch\n---\nHi.\n");
+    const odd = await sb.run(["spawn", "--agent", "odd", "x"]);
+    expect(odd.exitCode).toBe(2);
+    expect(odd.stderr).toMatch(/runner "nosuch", which is not available yet/);
     expect((await sb.json(["ls"])).data.children.length).toBe(before);
   });
 

@@ -340,6 +340,7 @@ describe("agent-message.schema.json", () => {
     { type: "progress", text: "halfway" },
     { type: "result", status: "completed", text: "All done." },
     { type: "result", status: "errored" },
+    { type: "result", status: "exhausted", reason: "Reached maximum number of turns (3)" },
     { type: "text", text: "hi", extra: true },
   ];
 
@@ -361,6 +362,7 @@ describe("agent-message.schema.json", () => {
     { type: "session", id: "" },
     { type: "progress", text: "" },
     { type: "result", status: "cancelled" },
+    { type: "result", status: "errored", reason: 7 },
     { type: "result" },
     "plain text line",
     null,

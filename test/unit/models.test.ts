@@ -139,7 +139,7 @@ describe("new child: model and reasoning resolve independently (call ?? profile 
     });
     expect(resolve({ runner: "command" })).toMatchObject({ sources: { model: null, reasoning: null } });
     expect(resolve({ runner: "command" }).model).toBeUndefined();
-    expect(runnerCatalog("claude", {})).toMatchObject({ open: true, available: false, models: [] });
+    expect(runnerCatalog("nosuch", {})).toMatchObject({ open: true, available: false, models: [] });
   });
 
   it("config `models` entries add to a runner's catalog; bad entries warn", () => {

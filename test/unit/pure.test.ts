@@ -68,6 +68,11 @@ describe("runner protocol", () => {
       status: "errored",
       text: "no",
     });
+    expect(parseAgentLine('{"type":"result","status":"exhausted","reason":"max turns"}')).toEqual({
+      type: "result",
+      status: "exhausted",
+      reason: "max turns",
+    });
     expect(parseAgentLine('{"type":"session","id":"s1"}')).toEqual({ type: "session", id: "s1" });
     for (const raw of [
       "plain text",

@@ -1,31 +1,17 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import type { Command } from "commander";
 import { stateRoot } from "../../core/paths.js";
 import { createTmuxBackend } from "../../mux/tmux/backend.js";
-import { runnerNames } from "../../runners/registry.js";
+import { binaryOf, findOnPath } from "../../runners/clis/shared.js";
+import { getRunner, runnerNames } from "../../runners/registry.js";
 import { table } from "../format.js";
 import { ExitWith, printJson } from "../output.js";
-
-// Agent CLIs muster knows; adapters for them arrive with their runners.
-const AGENT_CLIS = ["claude", "codex", "pi", "opencode", "gemini", "aider"];
-
-function which(bin: string): string | undefined {
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const p = path.join(dir, bin);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {}
-  }
-  return undefined;
-}
 
 async function versionOf(bin: string): Promise<string | undefined> {
   const { execa } = await import("execa"); // ~150 ms to load: only for doctor
   const r = await execa(bin, ["--version"], { reject: false, timeout: 5000, stdin: "ignore" });
-  return r.exitCode === 0 ? String(r.stdout).split("\n")[0]?.trim() : undefined;
+  // Some CLIs (pi) print their version on stderr.
+  const text = String(r.stdout).trim() || String(r.stderr).trim();
+  return r.exitCode === 0 ? text.split("\n")[0]?.trim() || undefined : undefined;
 }
 
 export function registerDoctor(program: Command): void {
@@ -41,10 +27,21 @@ export function registerDoctor(program: Command): void {
         tmux = { ok: false, error: (e as Error).message };
       }
       const clis = await Promise.all(
-        AGENT_CLIS.map(async (name) => {
-          const p = which(name);
-          return { name, found: !!p, path: p ?? null, version: p ? ((await versionOf(p)) ?? null) : null };
-        }),
+        runnerNames()
+          .map((name) => getRunner(name)!)
+          .filter((r) => r.binary)
+          .map(async (r) => {
+            const bin = r.binary!;
+            const p = findOnPath(binaryOf(bin, process.env), process.env.PATH);
+            return {
+              name: r.name,
+              found: !!p,
+              path: p ?? null,
+              version: p ? ((await versionOf(p)) ?? null) : null,
+              envVar: bin.envVar,
+              install: bin.install,
+            };
+          }),
       );
       const report = {
         ok: tmux.ok,
@@ -72,7 +69,7 @@ export function registerDoctor(program: Command): void {
           ...clis.map((c) => [
             `cli ${c.name}`,
             c.found ? "found" : "-",
-            c.found ? `${c.version ?? "?"} (${c.path})` : "not on PATH",
+            c.found ? `${c.version ?? "?"} (${c.path})` : `not on PATH: ${c.install} (or set ${c.envVar})`,
           ]),
         ];
         process.stdout.write(`${table(rows)}\n`);

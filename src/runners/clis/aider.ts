@@ -193,7 +193,7 @@ export const aiderRunner: Runner = {
     install: "python -m pip install aider-install && aider-install",
   },
   usage:
-    "aider --yes-always --no-auto-commits --no-pretty --no-fancy-input --no-check-update --no-show-release-notes --no-analytics --chat-history-file <runnerDir>/aider.chat.history.md --input-history-file <runnerDir>/aider.input.history [--restore-chat-history] [--read <runnerDir>/instructions.md] [--model <provider>/<model>] [--reasoning-effort <r>] --message-file <prompt-file>",
+    "aider --yes-always --no-auto-commits --no-pretty --no-fancy-input --no-check-update --no-show-release-notes --no-analytics --no-gitignore --no-show-model-warnings --chat-history-file <runnerDir>/aider.chat.history.md --input-history-file <runnerDir>/aider.input.history [--restore-chat-history] [--read <runnerDir>/instructions.md] [--model <provider>/<model>] [--reasoning-effort <r>] --message-file <prompt-file>",
   catalog: { provider: "aider", open: true, models: [] },
   resumeMode: () => "native",
   plan(input: TurnInput): TurnPlan {
@@ -213,6 +213,9 @@ export const aiderRunner: Runner = {
       "--no-check-update",
       "--no-show-release-notes",
       "--no-analytics",
+      // Not the user's project files or browser: no .gitignore edits, no "open the docs?" answered yes.
+      "--no-gitignore",
+      "--no-show-model-warnings",
       "--chat-history-file",
       history,
       "--input-history-file",

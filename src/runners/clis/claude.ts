@@ -94,6 +94,7 @@ export const claudeRunner: Runner = {
   catalog: {
     provider: "anthropic",
     open: true,
+    reasoning: EFFORT,
     models: ["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5", "opus", "sonnet", "haiku"].map(
       (m) => ({
         id: `anthropic:${m}`,

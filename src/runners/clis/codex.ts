@@ -83,6 +83,7 @@ export const codexRunner: Runner = {
   catalog: {
     provider: "openai",
     open: true,
+    reasoning: EFFORT,
     models: ["gpt-5.5", "gpt-5.1-codex", "gpt-5-codex", "gpt-5"].map((m) => ({
       id: `openai:${m}`,
       reasoning: EFFORT,

@@ -88,6 +88,7 @@ export const geminiRunner: Runner = {
   catalog: {
     provider: "google",
     open: true,
+    reasoning: [],
     // The CLI has no reasoning flag: levels are not offered.
     models: ["gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-3-pro-preview"].map(
       (m) => ({

@@ -80,7 +80,7 @@ export const piRunner: Runner = {
   binary: { command: "pi", envVar: "MUSTER_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
   usage:
     "pi --mode json [--provider <p> --model <m>] [--thinking <r>] [--append-system-prompt <body>] [--tools <t,…>] [--session <id>] <prompt>",
-  catalog: { provider: "pi", open: true, models: [] },
+  catalog: { provider: "pi", open: true, models: [], reasoning: THINKING },
   resumeMode: () => "native",
   plan(input: TurnInput): TurnPlan {
     const { provider, id } = splitModel(input.model);

@@ -1,0 +1,133 @@
+// The argv each CLI runner builds: the CLI's own spelling of model, reasoning, instructions, tools and resume,
+// and a prompt that starts with "-" is never read as an option.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { getRunner } from "../../src/runners/registry.js";
+import type { TurnInput } from "../../src/runners/types.js";
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-runners-"));
+const base = (over: Partial<TurnInput> = {}): TurnInput => ({
+  turnId: "t1",
+  prompt: "-rm everything? no: just say hi",
+  promptFile: path.join(dir, "prompt.txt"),
+  cwd: dir,
+  env: { PATH: "/usr/bin" },
+  runnerDir: path.join(dir, "runner"),
+  ...over,
+});
+const plan = (name: string, over: Partial<TurnInput> = {}) => getRunner(name)!.plan(base(over));
+const flagValue = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];
+
+describe("agent CLI runners build argv arrays in each CLI's own spelling", () => {
+  it("claude: stream-json, model, effort, appended instructions, tools, resume, prompt after --", () => {
+    const { argv, parser } = plan("claude", {
+      model: "anthropic:claude-sonnet-4-5",
+      reasoning: "high",
+      systemPrompt: "Be brief.",
+      tools: ["Read", "Bash(git:*)"],
+      maxTurns: 3,
+      runnerSessionId: "sid-1",
+    });
+    expect(argv.slice(0, 5)).toEqual(["claude", "-p", "--output-format", "stream-json", "--verbose"]);
+    expect(flagValue(argv, "--model")).toBe("claude-sonnet-4-5");
+    expect(flagValue(argv, "--effort")).toBe("high");
+    expect(flagValue(argv, "--append-system-prompt")).toBe("Be brief.");
+    expect(flagValue(argv, "--allowedTools")).toBe("Read,Bash(git:*)");
+    expect(flagValue(argv, "--tools")).toBe("Read,Bash");
+    expect(flagValue(argv, "--max-turns")).toBe("3");
+    expect(flagValue(argv, "--resume")).toBe("sid-1");
+    expect(argv.slice(-2)).toEqual(["--", "-rm everything? no: just say hi"]);
+    expect(parser).toBeDefined();
+  });
+
+  it("codex: exec --json in the workspace sandbox; resume is a subcommand; config overrides as TOML strings", () => {
+    const first = plan("codex", {
+      model: "openai:gpt-5.5",
+      reasoning: "low",
+      systemPrompt: 'Say "hi".',
+    }).argv;
+    expect(first.slice(0, 6)).toEqual([
+      "codex",
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--sandbox",
+      "workspace-write",
+    ]);
+    expect(flagValue(first, "-m")).toBe("gpt-5.5");
+    expect(first).toContain('model_reasoning_effort="low"');
+    expect(first).toContain('developer_instructions="Say \\"hi\\"."');
+    expect(first.join(" ")).not.toContain("model_provider");
+    const later = plan("codex", { model: "local:qwen", runnerSessionId: "th-1", systemPrompt: "x" }).argv;
+    expect(later).toContain('model_provider="local"');
+    expect(later.slice(-4)).toEqual(["resume", "th-1", "--", "-rm everything? no: just say hi"]);
+    expect(later.join(" ")).not.toContain("developer_instructions");
+  });
+
+  it("pi: provider and model apart, thinking, tools, session; a leading space keeps a '-' prompt a message", () => {
+    const { argv } = plan("pi", {
+      model: "local:scripted",
+      reasoning: "medium",
+      systemPrompt: "Be brief.",
+      tools: ["Read", "Bash"],
+      runnerSessionId: "s-1",
+    });
+    expect(argv.slice(0, 3)).toEqual(["pi", "--mode", "json"]);
+    expect(flagValue(argv, "--provider")).toBe("local");
+    expect(flagValue(argv, "--model")).toBe("scripted");
+    expect(flagValue(argv, "--thinking")).toBe("medium");
+    expect(flagValue(argv, "--append-system-prompt")).toBe("Be brief.");
+    expect(flagValue(argv, "--tools")).toBe("read,bash");
+    expect(flagValue(argv, "--session")).toBe("s-1");
+    expect(argv.at(-1)).toBe(" -rm everything? no: just say hi");
+  });
+
+  it("opencode: provider/model, variant, session; permissions and tools go in the child's own config", () => {
+    const { argv, env } = plan("opencode", {
+      model: "local:scripted",
+      reasoning: "high",
+      tools: ["bash"],
+      disallowedTools: ["webfetch"],
+      runnerSessionId: "ses_1",
+      env: { PATH: "/usr/bin", OPENCODE_CONFIG_CONTENT: '{"share":"disabled"}' },
+    });
+    expect(argv.slice(0, 4)).toEqual(["opencode", "run", "--format", "json"]);
+    expect(flagValue(argv, "-m")).toBe("local/scripted");
+    expect(flagValue(argv, "--variant")).toBe("high");
+    expect(flagValue(argv, "--session")).toBe("ses_1");
+    expect(argv.at(-2)).toBe("--");
+    expect(JSON.parse(env.OPENCODE_CONFIG_CONTENT!)).toEqual({
+      share: "disabled",
+      permission: { bash: "allow", edit: "allow", webfetch: "allow" },
+      tools: { "*": false, bash: true, webfetch: false },
+    });
+  });
+
+  it("gemini: the prompt is one --prompt= word (with the profile body on the first turn only)", () => {
+    const first = plan("gemini", { model: "google:gemini-2.5-flash", systemPrompt: "Be brief." });
+    expect(first.argv.slice(0, 5)).toEqual([
+      "gemini",
+      "--output-format",
+      "stream-json",
+      "--approval-mode",
+      "yolo",
+    ]);
+    expect(flagValue(first.argv, "-m")).toBe("gemini-2.5-flash");
+    expect(first.argv.at(-1)).toBe("--prompt=Be brief.\n\n---\n\n-rm everything? no: just say hi");
+    const later = plan("gemini", { systemPrompt: "Be brief.", runnerSessionId: "g-1", tools: ["read_file"] });
+    expect(flagValue(later.argv, "--resume")).toBe("g-1");
+    expect(later.argv.at(-1)).toBe("--prompt=-rm everything? no: just say hi");
+    const settings = JSON.parse(fs.readFileSync(later.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH!, "utf8"));
+    expect(settings).toEqual({ tools: { core: ["read_file"] } });
+  });
+
+  it("an explicit binary path in MUSTER_<CLI>_BIN wins over PATH", () => {
+    for (const name of ["claude", "codex", "pi", "opencode", "gemini", "aider"]) {
+      const r = getRunner(name)!;
+      const { argv } = r.plan(base({ env: { PATH: "/usr/bin", [r.binary!.envVar]: `/opt/${name}` } }));
+      expect(argv[0]).toBe(`/opt/${name}`);
+    }
+  });
+});
