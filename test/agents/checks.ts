@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error plain JS fixture
-import { cliBinDir, cliCache } from "../../scripts/pinned-clis.mjs";
+import { cliBinDir, cliCache, PINNED_CLIS } from "../../scripts/pinned-clis.mjs";
 import { groupAlive } from "../../src/util/process-group.js";
 // @ts-expect-error plain JS fixture
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
@@ -59,6 +59,15 @@ export function defineCliChecks(c: CliCase): void {
     const model = TEST_MODELS[c.name] as string;
     let ep: Endpoint;
     let env: NodeJS.ProcessEnv;
+    const childArgs = (cwd: string, prompt: string) => [
+      "--agent",
+      c.name,
+      "--model",
+      model,
+      "--cwd",
+      cwd,
+      prompt,
+    ];
     const workDir = (tag: string) => {
       const d = path.join(sb.cwd, tag);
       fs.mkdirSync(d, { recursive: true });
@@ -76,23 +85,24 @@ export function defineCliChecks(c: CliCase): void {
         ...prepareCli(c.name, ep.url, sb.env.HOME as string),
         ...c.env,
         PATH: `${binDir}${path.delimiter}${sb.env.PATH}`,
+        // Some CLIs drop files in the temp dir (gemini: an error report per failure): keep them in the sandbox.
+        TMPDIR: workDir(".tmp"),
       };
     });
     afterAll(async () => {
       await ep?.close();
     });
 
+    it("muster doctor finds the CLI and reports its version", async () => {
+      const d = await sb.json(["doctor"], { env });
+      const cli = d.data.agentClis.find((x: { name: string }) => x.name === c.name);
+      expect(cli).toMatchObject({ found: true, path: path.join(binDir, c.name) });
+      expect(cli.version).toContain(PINNED_CLIS.find((p: { name: string }) => p.name === c.name).version);
+    });
+
     it("1. completes a turn: the result is the scripted answer and usage is recorded", async () => {
       ep.setScenario("text");
-      const r = await spawnAndWait(sb, env, [
-        "--agent",
-        c.name,
-        "--model",
-        model,
-        "--cwd",
-        workDir("one"),
-        "say hi",
-      ]);
+      const r = await spawnAndWait(sb, env, childArgs(workDir("one"), "say hi"));
       expect(r.result.status, `${r.result.reason} ${r.stderr}`).toBe("completed");
       expect(r.result.text.trim()).toMatch(/^scripted answer \d+$/);
       const done = completions(r.result.artifactDir).at(-1)!;
@@ -105,15 +115,7 @@ export function defineCliChecks(c: CliCase): void {
     it("2. runs the scripted shell tool in the child's cwd, and the pane shows the tool", async () => {
       ep.setScenario("tool");
       const cwd = workDir("tool");
-      const r = await spawnAndWait(sb, env, [
-        "--agent",
-        c.name,
-        "--model",
-        model,
-        "--cwd",
-        cwd,
-        "make the file",
-      ]);
+      const r = await spawnAndWait(sb, env, childArgs(cwd, "make the file"));
       expect(r.result.status, `${r.result.reason} ${r.stderr}`).toBe("completed");
       const events = () => JSON.stringify(readEvents(r.result.artifactDir)).slice(0, 4000);
       expect(fs.existsSync(path.join(cwd, "out.txt")), events()).toBe(true);
@@ -128,15 +130,7 @@ export function defineCliChecks(c: CliCase): void {
 
     it("3. muster send runs turn 2 through the CLI's own resume: the endpoint saw turn 1", async () => {
       ep.setScenario("text");
-      const first = await spawnAndWait(sb, env, [
-        "--agent",
-        c.name,
-        "--model",
-        model,
-        "--cwd",
-        workDir("resume"),
-        "remember the word tangerine",
-      ]);
+      const first = await spawnAndWait(sb, env, childArgs(workDir("resume"), "remember the word tangerine"));
       expect(first.result.status).toBe("completed");
       const answer1 = first.result.text.trim();
       const before = ep.requests.length;
@@ -157,10 +151,7 @@ export function defineCliChecks(c: CliCase): void {
     it("4. muster cancel during a slow stream settles cancelled and leaves no process of the CLI", async () => {
       ep.setScenario("slow");
       const before = ep.requests.length;
-      const s = await sb.json(
-        ["spawn", "--agent", c.name, "--model", model, "--cwd", workDir("cancel"), "write a long story"],
-        { env },
-      );
+      const s = await sb.json(["spawn", ...childArgs(workDir("cancel"), "write a long story")], { env });
       expect(s.exitCode, s.stderr).toBe(0);
       const id = s.data.id as string;
       await until(
@@ -189,15 +180,7 @@ export function defineCliChecks(c: CliCase): void {
 
     it("5. an upstream 500 settles errored with the CLI's own message, not a hang", async () => {
       ep.setScenario("error500");
-      const r = await spawnAndWait(sb, env, [
-        "--agent",
-        c.name,
-        "--model",
-        model,
-        "--cwd",
-        workDir("err"),
-        "fail",
-      ]);
+      const r = await spawnAndWait(sb, env, childArgs(workDir("err"), "fail"));
       expect(r.result.status).toBe("errored");
       expect(r.result.reason).toMatch(c.errorMessage);
     });

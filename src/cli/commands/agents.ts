@@ -1,6 +1,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Command } from "commander";
+import { getRunner } from "../../runners/registry.js";
 import { discoverProfiles } from "../../profiles/discover.js";
 import { loadProfile } from "../../profiles/profile.js";
 import type { ResolvedProfile } from "../../profiles/types.js";
@@ -45,6 +46,7 @@ function showOne(p: ResolvedProfile): void {
     ["name", p.name],
     ["description", p.description || "-"],
     ["runner", p.runner],
+    ...(getRunner(p.runner)?.usage ? ([["runs", getRunner(p.runner)!.usage!]] as [string, string][]) : []),
     ["model", p.model ?? "- (inherits)"],
     ["reasoning", p.reasoning ?? "- (inherits)"],
   ];

@@ -90,7 +90,7 @@ export const claudeRunner: Runner = {
     install: "npm install -g @anthropic-ai/claude-code",
   },
   usage:
-    "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools <tools|Bash> [--model <m>] [--effort <r>] [--append-system-prompt <body>] [--resume <session>] -- <prompt>",
+    "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools <tools|Bash> [--tools <tools>] [--disallowedTools <tools>] [--max-turns <n>] [--model <m>] [--effort <r>] [--append-system-prompt <body>] [--resume <session>] -- <prompt>",
   catalog: {
     provider: "anthropic",
     open: true,
