@@ -1,10 +1,10 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Command } from "commander";
-import { getRunner } from "../../runners/registry.js";
 import { discoverProfiles } from "../../profiles/discover.js";
 import { loadProfile } from "../../profiles/profile.js";
 import type { ResolvedProfile } from "../../profiles/types.js";
+import { getRunner } from "../../runners/registry.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { clip, table } from "../format.js";
 import { printJson } from "../output.js";
