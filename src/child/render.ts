@@ -1,4 +1,5 @@
 import type { CompletionEvent, Usage } from "../artifacts/events.js";
+import { formatUsd } from "../util/cost.js";
 import { shortId } from "../util/ids.js";
 
 // Agent text may carry escape sequences (a prompt with \e[2J must not wipe the pane): strip them.
@@ -98,7 +99,8 @@ export class PaneRenderer {
   completion(c: CompletionEvent, usage: Usage | undefined): void {
     const color = STATUS_COLOR[c.status] ?? C.yellow;
     const secs = c.durationMs !== undefined ? ` in ${(c.durationMs / 1000).toFixed(1)}s` : "";
-    const tokens = usage ? ` · tokens ${usage.input} in / ${usage.output} out` : "";
+    const cost = usage?.cost !== undefined ? ` · ${formatUsd(usage.cost)}` : "";
+    const tokens = usage ? ` · tokens ${usage.input} in / ${usage.output} out${cost}` : "";
     const why = c.reason ? ` — ${oneLine(c.reason, 200)}` : "";
     const out = c.output
       ? ` · ${c.output.bytes} bytes → ${c.output.path}`

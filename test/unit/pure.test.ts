@@ -169,3 +169,13 @@ describe("profiles", () => {
     ]);
   });
 });
+
+describe("formatUsd", () => {
+  it("shows three significant digits below a dollar, cents above, and no float noise", async () => {
+    const { formatUsd } = await import("../../src/util/cost.js");
+    expect(formatUsd(0.00042300000000000004)).toBe("$0.000423");
+    expect(formatUsd(0)).toBe("$0");
+    expect(formatUsd(12.345)).toBe("$12.35");
+    expect(formatUsd(0.5)).toBe("$0.5");
+  });
+});

@@ -3,6 +3,7 @@ import type { LoadedChild } from "../../core/children.js";
 import { createMuster, type Muster } from "../../core/muster.js";
 import { listPrimaries } from "../../core/primary.js";
 import { lastCompletion, resumable } from "../../core/state.js";
+import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
@@ -112,7 +113,7 @@ export function registerInspect(program: Command): void {
       `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)`,
       `pane       ${c.entry.pane ? `${c.entry.pane.paneId} in session ${c.entry.pane.session}` : "-"}`,
       `artifacts  ${c.files.dir}`,
-      `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · $${c.state.usage.cost}` : ""}` : "-"}`,
+      `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${c.state.lastActivity.text}` : "-"}`,
       `attach     ${attach ? shellQuote(attach) : "-"}`,
       "turns",
