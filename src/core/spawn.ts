@@ -8,6 +8,7 @@ import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
 import { binaryOf, findOnPath } from "../runners/clis/shared.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
+import type { Profile } from "../profiles/types.js";
 import type { Runner } from "../runners/types.js";
 import { seedSession } from "../sessions/seed.js";
 import { sessionFileOf } from "../sessions/store.js";
@@ -161,7 +162,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       paneId: pane.paneId,
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
-      warnings: [...profile.warnings, ...settings.warnings, ...modeWarning],
+      warnings: [...profile.warnings, ...settings.warnings, ...modeWarning, ...ignoredFields(runner, profile)],
     };
   } catch (e) {
     await m.registry
@@ -188,4 +189,10 @@ export function assertInstalled(runner: Runner, agent: string, env: Record<strin
     "usage",
     `agent "${agent}" runs ${runner.name}, which is not installed here (${where}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
   );
+}
+
+function ignoredFields(runner: Runner, profile: Profile): string[] {
+  return (runner.ignores ?? [])
+    .filter((f) => profile[f] !== undefined)
+    .map((f) => `agent "${profile.name}": ${runner.name} has no way to apply ${f}; it is ignored`);
 }

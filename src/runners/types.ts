@@ -95,6 +95,8 @@ export interface Runner {
   resumeMode?(protocol: StreamProtocol | undefined): ResumeMode;
   /** The agent CLI this runner drives (absent for runners that bring their own program). */
   readonly binary?: RunnerBinary;
+  /** Profile fields the CLI has no way to honour: a spawn that sets one gets a warning, not a silent no-op. */
+  readonly ignores?: readonly ("tools" | "disallowedTools" | "maxTurns")[];
   /** The exact argv shape of one turn, for docs and `muster agents` (placeholders in angle brackets). */
   readonly usage?: string;
   plan(input: TurnInput): TurnPlan;

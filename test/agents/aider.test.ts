@@ -62,6 +62,23 @@ describe("aider as a muster child (stand-in for the real CLI)", () => {
     expect((await sb.json(["ls"])).data.children.length).toBe(before);
   });
 
+  it("profile fields aider cannot apply are warned about at spawn, not dropped silently", async () => {
+    fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+    fs.writeFileSync(
+      path.join(sb.cwd, ".muster", "agents", "narrow-aider.md"),
+      "---\ndescription: narrow\nrunner: aider\ntools: Read\nmaxTurns: 3\n---\nBe brief.\n",
+    );
+    const r = await sb.json(
+      ["spawn", "--wait", "--agent", "narrow-aider", "--cwd", workDir("narrow"), "hi"],
+      { env },
+    );
+    expect(r.data.spawned.warnings).toEqual([
+      'agent "narrow-aider": aider has no way to apply tools; it is ignored',
+      'agent "narrow-aider": aider has no way to apply maxTurns; it is ignored',
+    ]);
+    expect(r.data.results[0].status).toBe("completed");
+  });
+
   it("muster cancel stops a running aider and its process group", async () => {
     const s = await sb.json(["spawn", "--agent", "aider", "--cwd", workDir("cancel"), "slow"], {
       env: { ...env, AIDER_STANDIN_SLOW: "1" },

@@ -196,6 +196,7 @@ export const aiderRunner: Runner = {
     "aider --yes-always --no-auto-commits --no-pretty --no-fancy-input --no-check-update --no-show-release-notes --no-analytics --no-gitignore --no-show-model-warnings --chat-history-file <runnerDir>/aider.chat.history.md --input-history-file <runnerDir>/aider.input.history [--restore-chat-history] [--read <runnerDir>/instructions.md] [--model <provider>/<model>] [--reasoning-effort <r>] --message-file <prompt-file>",
   catalog: { provider: "aider", open: true, models: [] },
   resumeMode: () => "native",
+  ignores: ["tools", "disallowedTools", "maxTurns"],
   plan(input: TurnInput): TurnPlan {
     const dir = path.resolve(runnerDir(input));
     const history = path.join(dir, AIDER_HISTORY);

@@ -90,6 +90,7 @@ export const codexRunner: Runner = {
     })),
   },
   resumeMode: () => "native",
+  ignores: ["tools", "disallowedTools", "maxTurns"],
   plan(input: TurnInput): TurnPlan {
     const { provider, id } = splitModel(input.model);
     // The provider is only named when it is not OpenAI's own: otherwise the user's config.toml decides it.

@@ -98,6 +98,7 @@ export const geminiRunner: Runner = {
     ),
   },
   resumeMode: () => "native",
+  ignores: ["maxTurns"],
   plan(input: TurnInput): TurnPlan {
     const { id } = splitModel(input.model);
     const argv = [

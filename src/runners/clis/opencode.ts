@@ -88,6 +88,7 @@ export const opencodeRunner: Runner = {
     "opencode run --format json [-m <provider/model>] [--variant <r>] [--session <id>] -- <prompt>   (env OPENCODE_CONFIG_CONTENT: permissions, tools)",
   catalog: { provider: "opencode", open: true, models: [] },
   resumeMode: () => "native",
+  ignores: ["maxTurns"],
   plan(input: TurnInput): TurnPlan {
     const { provider, id } = splitModel(input.model);
     const model = id ? (provider && provider !== "opencode" ? `${provider}/${id}` : id) : undefined;

@@ -82,6 +82,7 @@ export const piRunner: Runner = {
     "pi --mode json [--provider <p> --model <m>] [--thinking <r>] [--append-system-prompt <body>] [--tools <t,…>] [--session <id>] <prompt>",
   catalog: { provider: "pi", open: true, models: [], reasoning: THINKING },
   resumeMode: () => "native",
+  ignores: ["disallowedTools", "maxTurns"],
   plan(input: TurnInput): TurnPlan {
     const { provider, id } = splitModel(input.model);
     const argv = [
