@@ -6,9 +6,9 @@ import { childFiles } from "../artifacts/layout.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
+import type { Profile } from "../profiles/types.js";
 import { binaryOf, findOnPath } from "../runners/clis/shared.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
-import type { Profile } from "../profiles/types.js";
 import type { Runner } from "../runners/types.js";
 import { seedSession } from "../sessions/seed.js";
 import { sessionFileOf } from "../sessions/store.js";
@@ -162,7 +162,12 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       paneId: pane.paneId,
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
-      warnings: [...profile.warnings, ...settings.warnings, ...modeWarning, ...ignoredFields(runner, profile)],
+      warnings: [
+        ...profile.warnings,
+        ...settings.warnings,
+        ...modeWarning,
+        ...ignoredFields(runner, profile),
+      ],
     };
   } catch (e) {
     await m.registry
