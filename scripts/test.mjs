@@ -32,13 +32,17 @@ const vitest = [
 ];
 // Inside a private network namespace (loopback only) nothing a test starts can reach the network; where
 // unshare is not allowed (not root), the tests still only talk to 127.0.0.1.
-const isolated = spawnSync("unshare", ["-n", "true"], { stdio: "ignore" }).status === 0;
+const UP = ["-n", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"];
+const isolated = spawnSync("unshare", [...UP, "true"], { stdio: "ignore" }).status === 0;
 if (!isolated)
-  console.error("note: unshare -n is not allowed here; the tests run on the host network (loopback only)");
+  console.error(
+    "note: unshare -n (with ip for loopback) is not available here; the tests run on the host network (loopback only)",
+  );
 const run = isolated
-  ? spawnSync("unshare", ["-n", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", ...vitest], {
+  ? spawnSync("unshare", [...UP, ...vitest], {
       cwd: root,
       stdio: "inherit",
+      env: { ...process.env, MUSTER_TEST_NETNS: "1" },
     })
   : spawnSync(vitest[0], vitest.slice(1), { cwd: root, stdio: "inherit" });
 
