@@ -11,6 +11,7 @@ import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
 import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
 import { readEvents, type Sandbox, until, useSandbox } from "../helpers/cli.js";
+import { killServerAndWait } from "../helpers/tmux.js";
 
 interface Endpoint {
   url: string;
@@ -59,6 +60,7 @@ export function defineCliChecks(c: CliCase): void {
     const model = TEST_MODELS[c.name] as string;
     let ep: Endpoint;
     let env: NodeJS.ProcessEnv;
+    let resumed: { id: string; artifactDir: string } | undefined;
     const childArgs = (cwd: string, prompt: string) => [
       "--agent",
       c.name,
@@ -146,6 +148,34 @@ export function defineCliChecks(c: CliCase): void {
       expect(sent).toContain(answer1);
       const [c1, c2] = completions(first.result.artifactDir);
       expect(c2.runnerSessionId).toBe(c1.runnerSessionId);
+      resumed = { id: first.id, artifactDir: first.result.artifactDir };
+    });
+
+    it("3b. after the tmux server is gone, spawn --resume continues the CLI's session in a new pane", async () => {
+      expect(resumed, "needs check 3's child").toBeDefined();
+      const { id, artifactDir } = resumed!;
+      await killServerAndWait(sb.socket);
+      ep.setScenario("text");
+      const before = ep.requests.length;
+      const r = await sb.json(
+        ["spawn", "--resume", id, "--wait", "--timeout", "120", "and the first thing I said?"],
+        {
+          env,
+          timeout: 150_000,
+        },
+      );
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      expect(r.data.resumed.newPane).toMatch(/^%\d+$/);
+      const sent = JSON.stringify(
+        ep.requests
+          .slice(before)
+          .filter((q) => q.api !== null)
+          .at(-1)?.body ?? {},
+      );
+      expect(sent).toContain("remember the word tangerine");
+      expect(sent).toContain("what was the word?");
+      const all = completions(artifactDir);
+      expect(new Set(all.map((e) => e.runnerSessionId)).size).toBe(1);
     });
 
     it("4. muster cancel during a slow stream settles cancelled and leaves no process of the CLI", async () => {
