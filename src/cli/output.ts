@@ -42,7 +42,7 @@ export function printJson(value: unknown): void {
 /** One line on stderr (and one JSON document on stdout with --json); returns the exit code. */
 export function reportError(e: unknown, json: boolean): number {
   const code = isMusterError(e) ? e.code : "internal";
-  const message = (e as Error)?.message ?? String(e);
+  const message = isMusterError(e) ? e.forSurface("cli") : ((e as Error)?.message ?? String(e));
   const exit = isMusterError(e) ? ERROR_EXIT[e.code] : EXIT.errored;
   if (json) printJson({ error: { code, message } });
   process.stderr.write(`muster: ${message.split("\n")[0]}\n`);

@@ -55,10 +55,12 @@ export function resolveChildId(doc: RegistryDoc, idOrPrefix: string): RegistryEn
   if (matches.length > 1) {
     throw new MusterError("usage", `child id "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`);
   }
-  throw new MusterError(
-    "not_found",
-    `unknown child id "${idOrPrefix}" (muster ls lists this workspace's children)`,
-  );
+  throw new MusterError("not_found", `unknown child id "${idOrPrefix}"`, {
+    next: {
+      cli: "muster ls lists this workspace's children",
+      mcp: "subagents_status lists this workspace's children",
+    },
+  });
 }
 
 /**

@@ -30,7 +30,13 @@ export function checkLineage(
   if (live >= limits.maxLiveNodes) {
     throw new MusterError(
       "usage",
-      `live-node limit reached: ${live} children of this primary are alive; the limit is ${limits.maxLiveNodes} (MUSTER_MAX_LIVE); close some with muster cancel or muster gc --idle`,
+      `live-node limit reached: ${live} children of this primary are alive; the limit is ${limits.maxLiveNodes} (MUSTER_MAX_LIVE)`,
+      {
+        next: {
+          cli: "close some with muster cancel or muster gc --idle",
+          mcp: "close some with subagents_cancel",
+        },
+      },
     );
   }
 }

@@ -128,7 +128,13 @@ export class Muster {
     if (c.status === "closed" || c.status === "lost") {
       throw new MusterError(
         "not_running",
-        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}; continue it with: muster spawn --resume ${shortId(c.entry.id)} "…"`,
+        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}`,
+        {
+          next: {
+            cli: `continue it with: muster spawn --resume ${shortId(c.entry.id)} "…"`,
+            mcp: `continue it with subagents_run {"id": "${c.entry.id}", "prompt": "…"}`,
+          },
+        },
       );
     }
     return queueTurn(c, prompt, opts, this.env);
@@ -257,7 +263,13 @@ export class Muster {
       if (turnId) throw new MusterError("not_found", `child ${c.entry.id} has no settled turn ${turnId}`);
       throw new MusterError(
         "not_running",
-        `child ${c.entry.id} has no settled turn yet (status ${c.status}); muster wait ${shortId(c.entry.id)}`,
+        `child ${c.entry.id} has no settled turn yet (status ${c.status})`,
+        {
+          next: {
+            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
+            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"]}`,
+          },
+        },
       );
     }
     const result = toResult(c, completion, true);

@@ -57,10 +57,9 @@ export async function addGroupMember(
   await withFileLock(file, () => {
     const g = readJsonIfExists<Group>(file);
     if (!g && listGroups(dir).length >= MAX_GROUPS) {
-      throw new MusterError(
-        "usage",
-        `this primary already has ${MAX_GROUPS} groups; reuse one or remove old children with muster gc`,
-      );
+      throw new MusterError("usage", `this primary already has ${MAX_GROUPS} groups`, {
+        next: { cli: "reuse one or remove old children with muster gc", mcp: "reuse a groupId" },
+      });
     }
     if (g?.sealed) throw new MusterError("usage", `group "${groupId}" is sealed: it takes no new members`);
     if (g && g.members.length >= MAX_GROUP_MEMBERS) {

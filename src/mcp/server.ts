@@ -110,7 +110,8 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
       return { content: [{ type: "text", text: JSON.stringify(out) }] };
     } catch (e) {
       if (!isMusterError(e)) log(`${name} failed: ${(e as Error)?.stack ?? String(e)}`);
-      return failure(`${isMusterError(e) ? e.code : "internal"}: ${(e as Error)?.message ?? String(e)}`);
+      const message = isMusterError(e) ? e.forSurface("mcp") : ((e as Error)?.message ?? String(e));
+      return failure(`${isMusterError(e) ? e.code : "internal"}: ${message}`);
     } finally {
       await progress.stop();
       inFlight.delete(call);

@@ -54,7 +54,8 @@ export function loadProfile(
   if (winner) return winner;
   throw new MusterError(
     "not_found",
-    `unknown agent "${name}"; available: ${listNames(found.profiles.map((p) => p.name))} (muster agents lists them)`,
+    `unknown agent "${name}"; available: ${listNames(found.profiles.map((p) => p.name))}`,
+    { next: { cli: "muster agents lists them", mcp: "subagents_agents lists them" } },
   );
 }
 

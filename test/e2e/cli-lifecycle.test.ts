@@ -125,6 +125,10 @@ describe("a child's life through the real CLI and tmux", () => {
     expect(cancelled.exitCode).toBe(0);
     const after = await sb.run(["wait", slow]);
     expect(after.exitCode).toBe(3);
+    // A closed child takes no follow-up; the error says how to continue it, as a command.
+    const send = await sb.run(["send", slow, "more"]);
+    expect(send.exitCode).not.toBe(0);
+    expect(send.stderr).toMatch(/has exited; continue it with: muster spawn --resume \w{8} "…"/);
   });
 
   it("the command runner runs any argv; stdout is the answer", async () => {

@@ -69,6 +69,9 @@ const fails = async (name: string, args: Record<string, unknown>, pattern: RegEx
   expect(r.isError, `${name} ${JSON.stringify(args)} → ${r.text}`).toBe(true);
   expect(r.text).toMatch(pattern);
   expect(r.text).not.toContain("\n");
+  expect(r.text, "an MCP error names tool calls, not CLI commands").not.toMatch(
+    /\bmuster (spawn|send|wait|ls|agents|gc|cancel)\b/,
+  );
 };
 
 describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
@@ -285,7 +288,22 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     await fails("subagents_run", { agent: "mock", prompt: "" }, /prompt is empty/);
     await fails("subagents_run", { agent: "mock", prompt: "  \n " }, /^usage: the prompt is empty/);
     await fails("subagents_run", { agent: "mock" }, /missing argument "prompt"/);
-    await fails("subagents_run", { id: "ffffffff", prompt: "who?" }, /^not_found: unknown child id/);
+    // Next steps are spelled as tool calls here, never as CLI commands.
+    await fails(
+      "subagents_run",
+      { id: "ffffffff", prompt: "who?" },
+      /^not_found: unknown child id .*subagents_status/,
+    );
+    await fails(
+      "subagents_send",
+      { id: child.id, prompt: "closed" },
+      /has exited; continue it with subagents_run \{"id"/,
+    );
+    await fails(
+      "subagents_run",
+      { agent: "nosuch", prompt: "x" },
+      /unknown agent "nosuch".*subagents_agents lists them$/,
+    );
     await fails("subagents_await", { ids: ["ffffffff"], mode: "all" }, /^not_found/);
     await fails("subagents_await", { ids: [child.id], mode: "some" }, /mode must be one of first, all/);
     await fails("subagents_status", { id: "ffffffff" }, /^not_found/);
