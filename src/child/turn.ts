@@ -245,13 +245,16 @@ function runPlan(
   return new Promise<Outcome>((resolve) => {
     const [cmd, ...args] = plan.argv;
     // detached: the runner leads its own process group, so cancel reaches everything it started.
+    // stdin is /dev/null (several CLIs wait for an open pipe's end forever), or a file the runner names.
+    const stdin: number | "ignore" = plan.stdinFile ? fs.openSync(plan.stdinFile, "r") : "ignore";
     const child = spawn(cmd!, args, {
       cwd: plan.cwd,
       // PWD follows cwd: some CLIs (opencode) take their project directory from it, not from getcwd().
       env: { ...plan.env, PWD: plan.cwd },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [stdin, "pipe", "pipe"],
       detached: true,
     });
+    if (typeof stdin === "number") fs.closeSync(stdin);
     let spawnError: Error | undefined;
     let stderrTail = "";
     const pid = child.pid;
@@ -299,10 +302,10 @@ function runPlan(
     );
     const read = (line: string): AgentMessage[] =>
       plan.parser ? plan.parser.line(line) : [parseStdoutLine(plan.protocol, line)];
-    child.stdout.on("data", (chunk: Buffer) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
       for (const line of out.push(chunk)) for (const m of read(line.toString("utf8"))) onMessage(m);
     });
-    child.stderr.on("data", (chunk: Buffer) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
       const s = chunk.toString("utf8");
       stderrTail = (stderrTail + s).slice(-STDERR_KEEP);
       for (const l of s.split("\n")) if (l.trim()) render.stderr(l);

@@ -56,6 +56,8 @@ export interface TurnPlan {
   protocol: StreamProtocol;
   /** The CLI's own stream format; when present it reads stdout instead of `protocol`. */
   parser?: StreamParser;
+  /** A file to give the CLI as stdin (a prompt too large for argv); default /dev/null. */
+  stdinFile?: string;
 }
 
 /** The program a runner drives: found on PATH, or at the path in `envVar`. */

@@ -178,6 +178,40 @@ export function defineCliChecks(c: CliCase): void {
       expect(new Set(all.map((e) => e.runnerSessionId)).size).toBe(1);
     });
 
+    it("a prompt too large for one argv word (200 KiB) reaches the model whole, through stdin", async () => {
+      ep.setScenario("text");
+      const cwd = workDir("big");
+      const file = path.join(cwd, "..", "big-prompt.txt");
+      fs.writeFileSync(file, `BIG-START ${"lorem ipsum ".repeat(17_000)} BIG-END`);
+      const before = ep.requests.length;
+      const r = await sb.json(
+        [
+          "spawn",
+          "--wait",
+          "--timeout",
+          "120",
+          "--agent",
+          c.name,
+          "--model",
+          model,
+          "--cwd",
+          cwd,
+          "--file",
+          file,
+        ],
+        { env, timeout: 150_000 },
+      );
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data).slice(0, 2000)).toBe("completed");
+      const sent = JSON.stringify(
+        ep.requests
+          .slice(before)
+          .filter((q) => q.api !== null)
+          .at(-1)?.body ?? {},
+      );
+      expect(sent).toContain("BIG-START");
+      expect(sent).toContain("BIG-END");
+    });
+
     it("4. muster cancel during a slow stream settles cancelled and leaves no process of the CLI", async () => {
       ep.setScenario("slow");
       const before = ep.requests.length;

@@ -123,6 +123,25 @@ describe("agent CLI runners build argv arrays in each CLI's own spelling", () =>
     expect(settings).toEqual({ tools: { core: ["read_file"] } });
   });
 
+  it("a prompt too large for one argv word goes by stdin, exactly as given", () => {
+    const big = `-${"y".repeat(200 * 1024)}`;
+    fs.writeFileSync(path.join(dir, "big.txt"), big);
+    for (const name of ["claude", "codex", "pi", "opencode", "gemini"]) {
+      const p = plan(name, { prompt: big, promptFile: path.join(dir, "big.txt") });
+      expect(
+        p.argv.every((w) => w.length < 1024),
+        name,
+      ).toBe(true);
+      expect(fs.readFileSync(p.stdinFile!, "utf8"), name).toBe(big);
+    }
+    expect(plan("codex", { prompt: big }).argv.slice(-2)).toEqual(["--", "-"]);
+    expect(plan("gemini", { prompt: big }).argv.at(-1)).toBe("--prompt=");
+    // With the profile body ahead of the prompt, the runner writes its own file.
+    const withBody = plan("opencode", { prompt: big, systemPrompt: "Be brief." });
+    expect(fs.readFileSync(withBody.stdinFile!, "utf8")).toBe(`Be brief.\n\n---\n\n${big}`);
+    expect(plan("claude").stdinFile).toBeUndefined();
+  });
+
   it("an explicit binary path in MUSTER_<CLI>_BIN wins over PATH", () => {
     for (const name of ["claude", "codex", "pi", "opencode", "gemini", "aider"]) {
       const r = getRunner(name)!;

@@ -1,5 +1,5 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
-import { arr, binaryOf, jsonlParser, num, obj, splitModel, str, toolSummary } from "./shared.js";
+import { arr, binaryOf, jsonlParser, num, obj, passPrompt, splitModel, str, toolSummary } from "./shared.js";
 
 const EFFORT = ["low", "medium", "high", "xhigh", "max"];
 
@@ -108,6 +108,7 @@ export const claudeRunner: Runner = {
     const allowed = input.tools && input.tools.length > 0 ? input.tools : ["Bash"];
     // Headless children cannot answer a permission prompt: edits are accepted and the listed tools pre-approved
     // (bypassPermissions is refused when running as root, which CI and containers often are).
+    const prompt = passPrompt(input, input.prompt, (p) => ["--", p]);
     const argv = [
       binaryOf(this.binary!, input.env),
       "-p",
@@ -128,9 +129,15 @@ export const claudeRunner: Runner = {
       ...(input.reasoning ? ["--effort", input.reasoning] : []),
       ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
       ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
-      "--",
-      input.prompt,
+      ...prompt.args,
     ];
-    return { argv, cwd: input.cwd, env: input.env, protocol: "muster-jsonl", parser: claudeParser() };
+    return {
+      argv,
+      cwd: input.cwd,
+      env: input.env,
+      protocol: "muster-jsonl",
+      parser: claudeParser(),
+      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
+    };
   },
 };

@@ -1,5 +1,5 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
-import { binaryOf, jsonlParser, num, obj, splitModel, str, toolSummary } from "./shared.js";
+import { binaryOf, jsonlParser, num, obj, passPrompt, splitModel, str, toolSummary } from "./shared.js";
 
 const EFFORT = ["minimal", "low", "medium", "high", "xhigh"];
 
@@ -102,6 +102,8 @@ export const codexRunner: Runner = {
         ? ["-c", `developer_instructions=${tomlString(input.systemPrompt.trim())}`]
         : []),
     ];
+    // "-" makes codex read the prompt from stdin.
+    const prompt = passPrompt(input, input.prompt, (p) => ["--", p], ["--", "-"]);
     const argv = [
       binaryOf(this.binary!, input.env),
       "exec",
@@ -112,9 +114,15 @@ export const codexRunner: Runner = {
       "workspace-write",
       ...settings,
       ...(input.runnerSessionId ? ["resume", input.runnerSessionId] : []),
-      "--",
-      input.prompt,
+      ...prompt.args,
     ];
-    return { argv, cwd: input.cwd, env: input.env, protocol: "muster-jsonl", parser: codexParser() };
+    return {
+      argv,
+      cwd: input.cwd,
+      env: input.env,
+      protocol: "muster-jsonl",
+      parser: codexParser(),
+      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
+    };
   },
 };

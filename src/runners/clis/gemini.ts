@@ -6,6 +6,7 @@ import {
   jsonlParser,
   num,
   obj,
+  passPrompt,
   runnerDir,
   splitModel,
   str,
@@ -101,6 +102,9 @@ export const geminiRunner: Runner = {
   ignores: ["maxTurns"],
   plan(input: TurnInput): TurnPlan {
     const { id } = splitModel(input.model);
+    // One word with `=`: a prompt starting with "-" is never read as an option. A large one goes by stdin,
+    // which gemini puts ahead of an (empty) --prompt.
+    const prompt = passPrompt(input, withInstructions(input), (p) => [`--prompt=${p}`], ["--prompt="]);
     const argv = [
       binaryOf(this.binary!, input.env),
       "--output-format",
@@ -110,10 +114,16 @@ export const geminiRunner: Runner = {
       "yolo",
       ...(id ? ["-m", id] : []),
       ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
-      // One word with `=`: a prompt starting with "-" is never read as an option.
-      `--prompt=${withInstructions(input)}`,
+      ...prompt.args,
     ];
     const env = { ...input.env, ...toolSettings(input) };
-    return { argv, cwd: input.cwd, env, protocol: "muster-jsonl", parser: geminiParser() };
+    return {
+      argv,
+      cwd: input.cwd,
+      env,
+      protocol: "muster-jsonl",
+      parser: geminiParser(),
+      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
+    };
   },
 };

@@ -5,6 +5,7 @@ import {
   jsonObject,
   num,
   obj,
+  passPrompt,
   splitModel,
   str,
   toolSummary,
@@ -92,6 +93,7 @@ export const opencodeRunner: Runner = {
   plan(input: TurnInput): TurnPlan {
     const { provider, id } = splitModel(input.model);
     const model = id ? (provider && provider !== "opencode" ? `${provider}/${id}` : id) : undefined;
+    const prompt = passPrompt(input, withInstructions(input), (p) => ["--", p]);
     const argv = [
       binaryOf(this.binary!, input.env),
       "run",
@@ -100,10 +102,16 @@ export const opencodeRunner: Runner = {
       ...(model ? ["-m", model] : []),
       ...(input.reasoning ? ["--variant", input.reasoning] : []),
       ...(input.runnerSessionId ? ["--session", input.runnerSessionId] : []),
-      "--",
-      withInstructions(input),
+      ...prompt.args,
     ];
     const env = { ...input.env, OPENCODE_CONFIG_CONTENT: childConfig(input) };
-    return { argv, cwd: input.cwd, env, protocol: "muster-jsonl", parser: opencodeParser() };
+    return {
+      argv,
+      cwd: input.cwd,
+      env,
+      protocol: "muster-jsonl",
+      parser: opencodeParser(),
+      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
+    };
   },
 };

@@ -1,5 +1,5 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
-import { arr, binaryOf, jsonlParser, num, obj, splitModel, str, toolSummary } from "./shared.js";
+import { arr, binaryOf, jsonlParser, num, obj, passPrompt, splitModel, str, toolSummary } from "./shared.js";
 
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -85,6 +85,8 @@ export const piRunner: Runner = {
   ignores: ["disallowedTools", "maxTurns"],
   plan(input: TurnInput): TurnPlan {
     const { provider, id } = splitModel(input.model);
+    // pi has no `--` and would read a prompt starting with "-" as an option: a leading space keeps it a message.
+    const prompt = passPrompt(input, input.prompt, (p) => [p.startsWith("-") ? ` ${p}` : p]);
     const argv = [
       binaryOf(this.binary!, input.env),
       "--mode",
@@ -95,9 +97,15 @@ export const piRunner: Runner = {
       ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
       ...(input.tools?.length ? ["--tools", input.tools.map((t) => t.toLowerCase()).join(",")] : []),
       ...(input.runnerSessionId ? ["--session", input.runnerSessionId] : []),
-      // pi has no `--` and would read a prompt starting with "-" as an option: a leading space keeps it a message.
-      input.prompt.startsWith("-") ? ` ${input.prompt}` : input.prompt,
+      ...prompt.args,
     ];
-    return { argv, cwd: input.cwd, env: input.env, protocol: "muster-jsonl", parser: piParser() };
+    return {
+      argv,
+      cwd: input.cwd,
+      env: input.env,
+      protocol: "muster-jsonl",
+      parser: piParser(),
+      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
+    };
   },
 };

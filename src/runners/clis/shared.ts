@@ -98,6 +98,34 @@ export function withInstructions(input: TurnInput): string {
   return `${input.systemPrompt.trim()}\n\n---\n\n${input.prompt}`;
 }
 
+// One argv word may hold 128 KiB on Linux (MAX_ARG_STRLEN); prompts above this go by stdin or file.
+export const ARGV_PROMPT_MAX = 96 * 1024;
+
+/** True when the prompt is too large to travel as one argv word. */
+export const promptTooLongForArgv = (prompt: string): boolean => Buffer.byteLength(prompt) > ARGV_PROMPT_MAX;
+
+/** The prompt as a file of its own (for stdin), when it differs from the prompt file the host wrote. */
+export function promptAsFile(input: TurnInput, prompt: string): string {
+  if (prompt === input.prompt) return input.promptFile;
+  const file = path.join(runnerDir(input), `prompt-${input.turnId}.txt`);
+  fs.writeFileSync(file, prompt, { mode: 0o600 });
+  return file;
+}
+
+/**
+ * How the prompt reaches the CLI: as argv words, or — too large for one argv word — as its stdin (every
+ * supported CLI reads a prompt from a non-terminal stdin), with `onStdin` in argv instead.
+ */
+export function passPrompt(
+  input: TurnInput,
+  prompt: string,
+  inArgv: (p: string) => string[],
+  onStdin: string[] = [],
+): { args: string[]; stdinFile?: string } {
+  if (!promptTooLongForArgv(prompt)) return { args: inArgv(prompt) };
+  return { args: onStdin, stdinFile: promptAsFile(input, prompt) };
+}
+
 /** Makes sure the child's private runner folder exists (children made before it existed lack it). */
 export function runnerDir(input: TurnInput): string {
   fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });
