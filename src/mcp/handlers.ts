@@ -140,6 +140,16 @@ export async function cancel(a: { id?: string; ids?: string[] }, ctx: CallContex
   return { cancelled: out.map((o) => ({ id: o.id, status: o.status, turnCancelled: o.turnCancelled })) };
 }
 
+/**
+ * subagents_inbox: completions not yet delivered (by a result, an await or an earlier inbox), then marked
+ * delivered unless `peek`; bounded like `muster inbox` (the rest come next time, `more` says how many).
+ */
+export function inbox(a: { peek?: boolean }, ctx: CallContext) {
+  const { manifest, consume } = ctx.m.inbox();
+  if (!a.peek) consume();
+  return manifest;
+}
+
 /** subagents_models: one bounded catalog question. */
 export function models(a: ModelQuery, ctx: CallContext) {
   return queryModels(a, { cwd: ctx.m.cwd, env: ctx.m.env });

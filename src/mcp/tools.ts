@@ -83,6 +83,13 @@ export function toolTable(agentsDescription: string): Tool[] {
       handler: (a, c) => h.cancel(a, c),
     },
     {
+      name: "subagents_inbox",
+      description:
+        "Completions not yet delivered to you (by result, await or an earlier inbox); marks them delivered unless peek.",
+      inputSchema: object({ peek: { type: "boolean", description: "Show without marking delivered." } }),
+      handler: (a, c) => h.inbox(a as { peek?: boolean }, c),
+    },
+    {
       name: "subagents_models",
       description:
         "Ask the model catalog one bounded question; no arguments: the defaults and counts per runner.",

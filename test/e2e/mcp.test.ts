@@ -91,6 +91,7 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
       "subagents_result",
       "subagents_send",
       "subagents_cancel",
+      "subagents_inbox",
       "subagents_models",
       "subagents_agents",
     ]);
@@ -144,6 +145,19 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     expect(shaIn(all.results.find((r: { id: string }) => r.id === slow.id).output)).toBe(
       sha("slow\nmock: sleep=3"),
     );
+  });
+
+  it("subagents_inbox hands each undelivered completion over once; peek leaves it", async () => {
+    await ok("subagents_inbox", {}); // whatever earlier tests left undelivered
+    const child = await ok("subagents_run", { agent: "mock", prompt: "inbox me", await: false });
+    await until(async () => (await ok("subagents_inbox", { peek: true })).records.length > 0, 20_000);
+    const peeked = await ok("subagents_inbox", { peek: true });
+    expect(peeked.records.map((r: { id: string }) => r.id)).toEqual([child.id]);
+    expect(peeked.records[0]).toMatchObject({ status: "completed", agent: "mock" });
+    const taken = await ok("subagents_inbox", {});
+    expect(taken.records.map((r: { id: string }) => r.id)).toEqual([child.id]);
+    expect((await ok("subagents_inbox", {})).records).toEqual([]);
+    await fails("subagents_inbox", { peek: "yes" }, /peek/);
   });
 
   it("a batch of 6 concurrent runs under the bound of 4, plus an unknown agent that fails alone", async () => {
@@ -315,7 +329,7 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     await fails("subagents_agents", { verbose: true }, /unknown argument "verbose"/);
     await expect(client.callTool({ name: "subagents_nope", arguments: {} })).rejects.toThrow(/unknown tool/);
     // The server is still serving after all of that.
-    expect((await client.listTools()).tools).toHaveLength(8);
+    expect((await client.listTools()).tools).toHaveLength(9);
   });
 
   it("closing the connection ends the server; children it was waiting for keep running", async () => {
