@@ -111,3 +111,16 @@ describe("errors and limits map to outcomes", () => {
     }
   });
 });
+
+describe("claude tool results", () => {
+  it("a failed tool's result, as a string or as content blocks, is summarised on the end record", () => {
+    const p = claudeParser();
+    p.line(
+      '{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"false"}}]}}',
+    );
+    const blocks = p.line(
+      '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":[{"type":"text","text":"Exit code 1"}]}]}}',
+    );
+    expect(blocks).toEqual([{ type: "tool", phase: "end", name: "Bash", summary: "error: Exit code 1" }]);
+  });
+});

@@ -37,7 +37,13 @@ export function claudeParser() {
         for (const c of arr(obj(o.message).content).map(obj)) {
           if (c.type !== "tool_result") continue;
           const name = toolNames.get(str(c.tool_use_id) ?? "") ?? "tool";
-          const text = typeof c.content === "string" ? c.content : "";
+          // A tool result is a string or a list of content blocks.
+          const text =
+            typeof c.content === "string"
+              ? c.content
+              : arr(c.content)
+                  .map((b) => str(obj(b).text) ?? "")
+                  .join(" ");
           out.push({
             type: "tool",
             phase: "end",
