@@ -1,4 +1,4 @@
-// The agent CLI versions the e2e tests are proven against (see ../shared notes in docs/agents.md).
+// The agent CLI versions the e2e tests (test/agents) are proven against; README "Real agent CLIs" lists them.
 import * as os from "node:os";
 import * as path from "node:path";
 
