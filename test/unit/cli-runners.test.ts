@@ -107,12 +107,13 @@ describe("agent CLI runners build argv arrays in each CLI's own spelling", () =>
 
   it("gemini: the prompt is one --prompt= word (with the profile body on the first turn only)", () => {
     const first = plan("gemini", { model: "google:gemini-2.5-flash", systemPrompt: "Be brief." });
-    expect(first.argv.slice(0, 5)).toEqual([
+    expect(first.argv.slice(0, 6)).toEqual([
       "gemini",
       "--output-format",
       "stream-json",
       "--approval-mode",
       "yolo",
+      "--skip-trust",
     ]);
     expect(flagValue(first.argv, "-m")).toBe("gemini-2.5-flash");
     expect(first.argv.at(-1)).toBe("--prompt=Be brief.\n\n---\n\n-rm everything? no: just say hi");

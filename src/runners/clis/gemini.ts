@@ -85,7 +85,7 @@ export const geminiRunner: Runner = {
   description: "Gemini CLI (`gemini -p`, stream-json); resumes with --resume <session>",
   binary: { command: "gemini", envVar: "MUSTER_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },
   usage:
-    "gemini --output-format stream-json --approval-mode yolo [-m <m>] [--resume <session>] --prompt=<prompt>",
+    "gemini --output-format stream-json --approval-mode yolo --skip-trust [-m <m>] [--resume <session>] --prompt=<prompt>",
   catalog: {
     provider: "google",
     open: true,
@@ -112,6 +112,8 @@ export const geminiRunner: Runner = {
       // Headless: nothing can answer a confirmation, so tools run without one (narrow them with the profile's tools).
       "--approval-mode",
       "yolo",
+      // The parent chose this cwd for the child; without it, folder trust refuses a headless run (exit 55).
+      "--skip-trust",
       ...(id ? ["-m", id] : []),
       ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
       ...prompt.args,
