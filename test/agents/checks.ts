@@ -61,6 +61,14 @@ export function defineCliChecks(c: CliCase): void {
     let ep: Endpoint;
     let env: NodeJS.ProcessEnv;
     let resumed: { id: string; artifactDir: string } | undefined;
+    /** What the CLI sent in its last model request since `before` (other paths are not the model's). */
+    const lastModelBody = (before: number) =>
+      JSON.stringify(
+        ep.requests
+          .slice(before)
+          .filter((q) => q.api !== null)
+          .at(-1)?.body ?? {},
+      );
     const childArgs = (cwd: string, prompt: string) => [
       "--agent",
       c.name,
@@ -141,8 +149,7 @@ export function defineCliChecks(c: CliCase): void {
         timeout: 150_000,
       });
       expect(second.data.results?.[0]?.status, JSON.stringify(second.data)).toBe("completed");
-      const turn2 = ep.requests.slice(before).filter((q) => q.api !== null);
-      const sent = JSON.stringify(turn2.at(-1)?.body ?? {});
+      const sent = lastModelBody(before);
       expect(sent).toContain("what was the word?");
       expect(sent).toContain("remember the word tangerine");
       expect(sent).toContain(answer1);
@@ -166,12 +173,7 @@ export function defineCliChecks(c: CliCase): void {
       );
       expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
       expect(r.data.resumed.newPane).toMatch(/^%\d+$/);
-      const sent = JSON.stringify(
-        ep.requests
-          .slice(before)
-          .filter((q) => q.api !== null)
-          .at(-1)?.body ?? {},
-      );
+      const sent = lastModelBody(before);
       expect(sent).toContain("remember the word tangerine");
       expect(sent).toContain("what was the word?");
       const all = completions(artifactDir);
@@ -202,12 +204,7 @@ export function defineCliChecks(c: CliCase): void {
         { env, timeout: 150_000 },
       );
       expect(r.data.results?.[0]?.status, JSON.stringify(r.data).slice(0, 2000)).toBe("completed");
-      const sent = JSON.stringify(
-        ep.requests
-          .slice(before)
-          .filter((q) => q.api !== null)
-          .at(-1)?.body ?? {},
-      );
+      const sent = lastModelBody(before);
       expect(sent).toContain("BIG-START");
       expect(sent).toContain("BIG-END");
     });

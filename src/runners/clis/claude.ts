@@ -1,5 +1,16 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
-import { arr, binaryOf, jsonlParser, num, obj, passPrompt, splitModel, str, toolSummary } from "./shared.js";
+import {
+  arr,
+  binaryOf,
+  cliPlan,
+  jsonlParser,
+  num,
+  obj,
+  passPrompt,
+  splitModel,
+  str,
+  toolSummary,
+} from "./shared.js";
 
 const EFFORT = ["low", "medium", "high", "xhigh", "max"];
 
@@ -137,13 +148,6 @@ export const claudeRunner: Runner = {
       ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
       ...prompt.args,
     ];
-    return {
-      argv,
-      cwd: input.cwd,
-      env: input.env,
-      protocol: "muster-jsonl",
-      parser: claudeParser(),
-      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
-    };
+    return cliPlan(input, argv, claudeParser(), prompt);
   },
 };

@@ -1,5 +1,15 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
-import { binaryOf, jsonlParser, num, obj, passPrompt, splitModel, str, toolSummary } from "./shared.js";
+import {
+  binaryOf,
+  cliPlan,
+  jsonlParser,
+  num,
+  obj,
+  passPrompt,
+  splitModel,
+  str,
+  toolSummary,
+} from "./shared.js";
 
 const EFFORT = ["minimal", "low", "medium", "high", "xhigh"];
 
@@ -116,13 +126,6 @@ export const codexRunner: Runner = {
       ...(input.runnerSessionId ? ["resume", input.runnerSessionId] : []),
       ...prompt.args,
     ];
-    return {
-      argv,
-      cwd: input.cwd,
-      env: input.env,
-      protocol: "muster-jsonl",
-      parser: codexParser(),
-      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
-    };
+    return cliPlan(input, argv, codexParser(), prompt);
   },
 };

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
 import {
   binaryOf,
+  cliPlan,
   jsonlParser,
   num,
   obj,
@@ -119,13 +120,6 @@ export const geminiRunner: Runner = {
       ...prompt.args,
     ];
     const env = { ...input.env, ...toolSettings(input) };
-    return {
-      argv,
-      cwd: input.cwd,
-      env,
-      protocol: "muster-jsonl",
-      parser: geminiParser(),
-      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
-    };
+    return cliPlan(input, argv, geminiParser(), prompt, env);
   },
 };

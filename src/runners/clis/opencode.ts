@@ -1,6 +1,7 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
 import {
   binaryOf,
+  cliPlan,
   jsonlParser,
   jsonObject,
   num,
@@ -105,13 +106,6 @@ export const opencodeRunner: Runner = {
       ...prompt.args,
     ];
     const env = { ...input.env, OPENCODE_CONFIG_CONTENT: childConfig(input) };
-    return {
-      argv,
-      cwd: input.cwd,
-      env,
-      protocol: "muster-jsonl",
-      parser: opencodeParser(),
-      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
-    };
+    return cliPlan(input, argv, opencodeParser(), prompt, env);
   },
 };

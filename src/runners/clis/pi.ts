@@ -1,5 +1,16 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
-import { arr, binaryOf, jsonlParser, num, obj, passPrompt, splitModel, str, toolSummary } from "./shared.js";
+import {
+  arr,
+  binaryOf,
+  cliPlan,
+  jsonlParser,
+  num,
+  obj,
+  passPrompt,
+  splitModel,
+  str,
+  toolSummary,
+} from "./shared.js";
 
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -99,13 +110,6 @@ export const piRunner: Runner = {
       ...(input.runnerSessionId ? ["--session", input.runnerSessionId] : []),
       ...prompt.args,
     ];
-    return {
-      argv,
-      cwd: input.cwd,
-      env: input.env,
-      protocol: "muster-jsonl",
-      parser: piParser(),
-      ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
-    };
+    return cliPlan(input, argv, piParser(), prompt);
   },
 };

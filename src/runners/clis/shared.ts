@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { AgentMessage, RunnerBinary, StreamParser, TurnInput } from "../types.js";
+import type { AgentMessage, RunnerBinary, StreamParser, TurnInput, TurnPlan } from "../types.js";
 
 /** One JSON object per line, or undefined for anything else (banners, warnings). */
 export function jsonObject(line: string): Record<string, unknown> | undefined {
@@ -124,6 +124,24 @@ export function passPrompt(
 ): { args: string[]; stdinFile?: string } {
   if (!promptTooLongForArgv(prompt)) return { args: inArgv(prompt) };
   return { args: onStdin, stdinFile: promptAsFile(input, prompt) };
+}
+
+/** A turn of an agent CLI: its argv, its stream parser, and the prompt's stdin file when it has one. */
+export function cliPlan(
+  input: TurnInput,
+  argv: string[],
+  parser: StreamParser,
+  prompt: { stdinFile?: string },
+  env: Record<string, string> = input.env,
+): TurnPlan {
+  return {
+    argv,
+    cwd: input.cwd,
+    env,
+    protocol: "muster-jsonl",
+    parser,
+    ...(prompt.stdinFile ? { stdinFile: prompt.stdinFile } : {}),
+  };
 }
 
 /** Makes sure the child's private runner folder exists (children made before it existed lack it). */
