@@ -24,6 +24,8 @@ export interface CliCase {
   name: "claude" | "codex" | "pi" | "opencode" | "gemini";
   /** What the CLI's own message for an upstream 500 looks like. */
   errorMessage: RegExp;
+  /** The CLI streams text as it is generated (not only whole messages): the pane must show it mid-turn. */
+  streamsText?: boolean;
   /** Extra env for this CLI in the tests (e.g. fewer retries against the scripted 500). */
   env?: Record<string, string>;
 }
@@ -219,6 +221,13 @@ export function defineCliChecks(c: CliCase): void {
         () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
         60_000,
       );
+      if (c.streamsText) {
+        // Watchable: the answer shows in the pane while it is being written, long before the turn ends.
+        await until(
+          async () => (await sb.run(["capture", id], { env })).stdout.includes("slow chunk 2"),
+          20_000,
+        );
+      }
       // The CLI leads its own process group (pid = pgid); pi renames its process, so the group is the handle.
       const pgid = readEvents(s.data.artifactDir).find((e) => e.type === "runner_started")?.pid as number;
       expect(groupAlive(pgid)).toBe(true);

@@ -1,3 +1,3 @@
 import { defineCliChecks } from "./checks.js";
 
-defineCliChecks({ name: "gemini", errorMessage: /500|scripted upstream failure/ });
+defineCliChecks({ name: "gemini", streamsText: true, errorMessage: /500|scripted upstream failure/ });

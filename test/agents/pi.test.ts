@@ -1,3 +1,3 @@
 import { defineCliChecks } from "./checks.js";
 
-defineCliChecks({ name: "pi", errorMessage: /500 scripted upstream failure/ });
+defineCliChecks({ name: "pi", streamsText: true, errorMessage: /500 scripted upstream failure/ });

@@ -124,3 +124,12 @@ describe("claude tool results", () => {
     expect(blocks).toEqual([{ type: "tool", phase: "end", name: "Bash", summary: "error: Exit code 1" }]);
   });
 });
+
+describe("claude with --include-partial-messages (recorded)", () => {
+  it("text arrives as deltas and is not repeated by the full message; tools and the answer are unchanged", () => {
+    const r = parse("claude", "partial-tool");
+    expect(r.text.match(/The file out.txt now says hello\./g)).toHaveLength(1);
+    expect(r.tools.map((t) => t[0])).toEqual(["start", "end"]);
+    expect(r.results.at(-1)).toMatchObject({ status: "completed", text: "The file out.txt now says hello." });
+  });
+});

@@ -17,6 +17,8 @@ const EFFORT = ["low", "medium", "high", "xhigh", "max"];
 /** Claude Code's `--output-format stream-json --verbose` records → muster messages. */
 export function claudeParser() {
   const toolNames = new Map<string, string>();
+  // Messages whose text already arrived as deltas (--include-partial-messages): their full record adds no text.
+  const streamed = new Set<string>();
   return jsonlParser((o): AgentMessage[] => {
     const out: AgentMessage[] = [];
     const sid = str(o.session_id);
@@ -32,11 +34,22 @@ export function claudeParser() {
           });
         }
         break;
-      case "assistant":
+      case "stream_event": {
+        const e = obj(o.event);
+        const delta = obj(e.delta);
+        if (e.type !== "content_block_delta" || delta.type !== "text_delta" || o.parent_tool_use_id) break;
+        if (!str(delta.text)) break;
+        if (str(o.api_message_id)) streamed.add(o.api_message_id as string);
+        out.push({ type: "text", text: delta.text as string });
+        break;
+      }
+      case "assistant": {
         // Sub-agent (Task) chatter carries a parent tool id: the pane shows its tools, not its text.
-        for (const c of arr(obj(o.message).content).map(obj)) {
+        const message = obj(o.message);
+        const live = streamed.has(str(message.id) ?? "");
+        for (const c of arr(message.content).map(obj)) {
           if (c.type === "text" && str(c.text) && !o.parent_tool_use_id)
-            out.push({ type: "text", text: `${c.text}\n` });
+            out.push({ type: "text", text: live ? "\n" : `${c.text}\n` });
           if (c.type === "tool_use") {
             const name = str(c.name) ?? "tool";
             if (str(c.id)) toolNames.set(c.id as string, name);
@@ -44,6 +57,7 @@ export function claudeParser() {
           }
         }
         break;
+      }
       case "user":
         for (const c of arr(obj(o.message).content).map(obj)) {
           if (c.type !== "tool_result") continue;
@@ -107,7 +121,7 @@ export const claudeRunner: Runner = {
     install: "npm install -g @anthropic-ai/claude-code",
   },
   usage:
-    "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools <tools|Bash> [--tools <tools>] [--disallowedTools <tools>] [--max-turns <n>] [--model <m>] [--effort <r>] [--append-system-prompt <body>] [--resume <session>] -- <prompt>",
+    "claude -p --output-format stream-json --verbose --include-partial-messages --permission-mode acceptEdits --allowedTools <tools|Bash> [--tools <tools>] [--disallowedTools <tools>] [--max-turns <n>] [--model <m>] [--effort <r>] [--append-system-prompt <body>] [--resume <session>] -- <prompt>",
   catalog: {
     provider: "anthropic",
     open: true,
@@ -132,6 +146,8 @@ export const claudeRunner: Runner = {
       "--output-format",
       "stream-json",
       "--verbose",
+      // Text as it is generated, so the pane shows the answer being written.
+      "--include-partial-messages",
       "--permission-mode",
       "acceptEdits",
       "--allowedTools",
