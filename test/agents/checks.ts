@@ -56,7 +56,8 @@ function processesOfChild(id: string, hostPid: number): string[] {
 const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
 
 export function defineCliChecks(c: CliCase): void {
-  describe(`${c.name} as a muster child (real CLI, scripted endpoint)`, () => {
+  // Real CLIs start slowly under load (opencode: 5-15 s a turn on 2 busy cores): generous per-test time.
+  describe(`${c.name} as a muster child (real CLI, scripted endpoint)`, { timeout: 180_000 }, () => {
     const sb = useSandbox(`mt-${c.name}`);
     const binDir = cliBinDir(c.name) as string;
     const model = TEST_MODELS[c.name] as string;
