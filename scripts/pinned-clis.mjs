@@ -1,14 +1,25 @@
-// The agent CLI versions the e2e tests (test/agents) are proven against; README "Real agent CLIs" lists them.
+// The agent CLI versions the e2e tests (test/agents) run against: each runner's `binary.tested`
+// (src/runners/clis/*.ts), read from the build (npm test builds first; so does npm install).
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-export const PINNED_CLIS = [
-  { name: "claude", pkg: "@anthropic-ai/claude-code", version: "2.1.332", bin: "claude" },
-  { name: "codex", pkg: "@openai/codex", version: "0.171.0", bin: "codex" },
-  { name: "pi", pkg: "@mariozechner/pi-coding-agent", version: "0.73.1", bin: "pi" },
-  { name: "opencode", pkg: "opencode-ai", version: "1.18.33", bin: "opencode" },
-  { name: "gemini", pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
-];
+const registry = path.join(import.meta.dirname, "..", "dist", "runners", "registry.js");
+if (!fs.existsSync(registry)) {
+  console.error("muster is not built yet: run npm run build first");
+  process.exit(2);
+}
+const { getRunner, runnerNames } = await import(registry);
+
+export const PINNED_CLIS = runnerNames()
+  .map((name) => getRunner(name))
+  .filter((r) => r.binary?.tested)
+  .map((r) => ({
+    name: r.name,
+    pkg: r.binary.tested.pkg,
+    version: r.binary.tested.version,
+    bin: r.binary.command,
+  }));
 
 /** Where the pinned CLIs are installed: $MUSTER_CLI_CACHE, else ~/.cache/muster/clis (outside the repo: 1.4 GB). */
 export function cliCache(env = process.env) {

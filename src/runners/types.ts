@@ -67,6 +67,8 @@ export interface RunnerBinary {
   envVar: string;
   /** How to get it, for the error when it is missing. */
   install: string;
+  /** The npm package and the version muster's e2e tests run against (scripts/install-clis.mjs installs it). */
+  tested?: { pkg: string; version: string };
 }
 
 /** One model a runner knows, with the reasoning levels known to be valid for it. */

@@ -40,6 +40,7 @@ export function registerDoctor(program: Command): void {
               version: p ? ((await versionOf(p)) ?? null) : null,
               envVar: bin.envVar,
               install: bin.install,
+              tested: bin.tested?.version ?? null,
             };
           }),
       );
@@ -69,7 +70,9 @@ export function registerDoctor(program: Command): void {
           ...clis.map((c) => [
             `cli ${c.name}`,
             c.found ? "found" : "-",
-            c.found ? `${c.version ?? "?"} (${c.path})` : `not on PATH: ${c.install} (or set ${c.envVar})`,
+            c.found
+              ? `${c.version ?? "?"} (${c.path})${c.tested ? ` · tested with ${c.tested}` : ""}`
+              : `not on PATH: ${c.install} (or set ${c.envVar})`,
           ]),
         ];
         process.stdout.write(`${table(rows)}\n`);

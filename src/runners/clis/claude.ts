@@ -119,6 +119,7 @@ export const claudeRunner: Runner = {
     command: "claude",
     envVar: "MUSTER_CLAUDE_BIN",
     install: "npm install -g @anthropic-ai/claude-code",
+    tested: { pkg: "@anthropic-ai/claude-code", version: "2.1.332" },
   },
   usage:
     "claude -p --output-format stream-json --verbose --include-partial-messages --permission-mode acceptEdits --allowedTools <tools|Bash> [--tools <tools>] [--disallowedTools <tools>] [--max-turns <n>] [--model <m>] [--effort <r>] [--append-system-prompt <body>] [--resume <session>] -- <prompt>",

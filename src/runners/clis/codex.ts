@@ -87,7 +87,12 @@ const tomlString = (s: string): string => JSON.stringify(s);
 export const codexRunner: Runner = {
   name: "codex",
   description: "OpenAI Codex CLI (`codex exec --json`); resumes with `codex exec resume <thread>`",
-  binary: { command: "codex", envVar: "MUSTER_CODEX_BIN", install: "npm install -g @openai/codex" },
+  binary: {
+    command: "codex",
+    envVar: "MUSTER_CODEX_BIN",
+    install: "npm install -g @openai/codex",
+    tested: { pkg: "@openai/codex", version: "0.171.0" },
+  },
   usage:
     "codex exec --json --skip-git-repo-check --sandbox workspace-write [-m <m>] [-c model_reasoning_effort=<r>] [-c developer_instructions=<body>] [resume <thread>] -- <prompt>",
   catalog: {

@@ -84,7 +84,12 @@ function toolSettings(input: TurnInput): Record<string, string> {
 export const geminiRunner: Runner = {
   name: "gemini",
   description: "Gemini CLI (`gemini -p`, stream-json); resumes with --resume <session>",
-  binary: { command: "gemini", envVar: "MUSTER_GEMINI_BIN", install: "npm install -g @google/gemini-cli" },
+  binary: {
+    command: "gemini",
+    envVar: "MUSTER_GEMINI_BIN",
+    install: "npm install -g @google/gemini-cli",
+    tested: { pkg: "@google/gemini-cli", version: "0.61.0" },
+  },
   usage:
     "gemini --output-format stream-json --approval-mode yolo --skip-trust [-m <m>] [--resume <session>] --prompt=<prompt>",
   catalog: {

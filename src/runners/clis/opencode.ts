@@ -85,7 +85,12 @@ function childConfig(input: TurnInput): string {
 export const opencodeRunner: Runner = {
   name: "opencode",
   description: "OpenCode (`opencode run --format json`); resumes with --session <id>",
-  binary: { command: "opencode", envVar: "MUSTER_OPENCODE_BIN", install: "npm install -g opencode-ai" },
+  binary: {
+    command: "opencode",
+    envVar: "MUSTER_OPENCODE_BIN",
+    install: "npm install -g opencode-ai",
+    tested: { pkg: "opencode-ai", version: "1.18.33" },
+  },
   usage:
     "opencode run --format json [-m <provider/model>] [--variant <r>] [--session <id>] -- <prompt>   (env OPENCODE_CONFIG_CONTENT: permissions, tools)",
   catalog: { provider: "opencode", open: true, models: [] },

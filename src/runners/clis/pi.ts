@@ -88,7 +88,12 @@ export function piParser() {
 export const piRunner: Runner = {
   name: "pi",
   description: "Pi coding agent (`pi --mode json`); resumes with --session <id>",
-  binary: { command: "pi", envVar: "MUSTER_PI_BIN", install: "npm install -g @mariozechner/pi-coding-agent" },
+  binary: {
+    command: "pi",
+    envVar: "MUSTER_PI_BIN",
+    install: "npm install -g @mariozechner/pi-coding-agent",
+    tested: { pkg: "@mariozechner/pi-coding-agent", version: "0.73.1" },
+  },
   usage:
     "pi --mode json [--provider <p> --model <m>] [--thinking <r>] [--append-system-prompt <body>] [--tools <t,…>] [--session <id>] <prompt>",
   catalog: { provider: "pi", open: true, models: [], reasoning: THINKING },
