@@ -267,7 +267,7 @@ export class Muster {
         {
           next: {
             cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"]}`,
+            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"], "mode": "all"}`,
           },
         },
       );
