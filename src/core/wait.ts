@@ -14,6 +14,8 @@ export interface WaitOptions {
   withText?: boolean;
   /** Called with every event of a waited child as it arrives (progress displays). */
   onEvent?: (id: string, event: MusterEvent) => void;
+  /** A specific turn to wait for, per child id (default: each child's newest requested turn). */
+  turns?: ReadonlyMap<string, string>;
   /** How often dead hosts are looked for; bounds `lost` detection. */
   livenessMs?: number;
   signal?: AbortSignal;
@@ -29,7 +31,7 @@ export interface WaitOutcome {
 }
 
 /**
- * Waits for each child's current turn (the newest requested one). Events arrive by fs.watch hint +
+ * Waits for each child's current turn (the newest requested one, unless `turns` names another). Events arrive by fs.watch hint +
  * read-to-EOF (a safety poll covers lost notifications); a liveness probe turns a dead host into `lost`.
  */
 export function waitForTurns(
@@ -40,7 +42,10 @@ export function waitForTurns(
   const mode = opts.mode ?? "all";
   const results: TurnResult[] = [];
   const open = new Map<string, { c: LoadedChild; turnId: string | undefined; tail?: EventTail }>();
-  for (const c of children) if (!open.has(c.entry.id)) open.set(c.entry.id, { c, turnId: targetTurn(c) });
+  for (const c of children) {
+    if (!open.has(c.entry.id))
+      open.set(c.entry.id, { c, turnId: opts.turns?.get(c.entry.id) ?? targetTurn(c) });
+  }
 
   return new Promise<WaitOutcome>((resolve) => {
     let done = false;

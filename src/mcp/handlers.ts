@@ -34,7 +34,7 @@ const usage = (message: string): MusterError => new MusterError("usage", message
 async function waitReporting(
   ctx: CallContext,
   ids: string[],
-  opts: { mode: "all" | "first"; timeoutMs?: number },
+  opts: { mode: "all" | "first"; timeoutMs?: number; turns?: ReadonlyMap<string, string> },
 ): Promise<WaitOutcome> {
   if (ctx.signal.aborted) return { results: [], pending: ids, timedOut: false, interrupted: true };
   return ctx.m.wait(ids, {
@@ -67,13 +67,13 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   if (a.await === false) return { id: started.id, status: "running", ...warnings };
   ctx.progress.say(`${shortId(started.id)} started`);
-  const outcome = await waitReporting(ctx, [started.id], { mode: "all" });
+  // Our own turn: one sent to the same child by someone else meanwhile is not this call's answer.
+  const outcome = await waitReporting(ctx, [started.id], {
+    mode: "all",
+    turns: new Map([[started.id, started.turnId]]),
+  });
   const settled = outcome.results[0];
-  if (settled) {
-    // A turn sent to the same child by someone else meanwhile is not ours: report our own turn.
-    const mine = settled.turnId === started.turnId ? settled : ctx.m.result(started.id, started.turnId);
-    return { ...shapeResult(mine), ...warnings };
-  }
+  if (settled) return { ...shapeResult(settled), ...warnings };
   if (!ctx.signal.aborted || (await ctx.abortReason()) === "closed")
     return { id: started.id, status: "running" };
   // The client cancelled this call: cancel exactly the child it started.

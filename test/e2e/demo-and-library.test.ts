@@ -60,4 +60,17 @@ describe("library API (createMuster)", () => {
     expect(seen.some((x) => x.id === a.id && x.event.type === "completion")).toBe(true);
     expect((await m.status(b.id)).status).toBe("lost");
   });
+
+  it("wait can target a given turn: it settles with that turn, not a newer one queued behind it", async () => {
+    const m = createMuster({ env: sb.env, cwd: sb.cwd });
+    const a = await m.spawn({ agent: "mock", prompt: "first\nmock: sleep=1" });
+    const next = await m.send(a.id, "second\nmock: sleep=3");
+    expect(next.turnId).not.toBe(a.turnId);
+    const first = await m.wait([a.id], { turns: new Map([[a.id, a.turnId]]), timeoutMs: 20_000 });
+    expect(first.results[0]).toMatchObject({ id: a.id, turnId: a.turnId, status: "completed" });
+    // It did not sit out the second turn: that one is still unsettled when the wait returns.
+    expect((await m.status(a.id)).state.completions.has(next.turnId)).toBe(false);
+    const newest = await m.wait([a.id], { timeoutMs: 20_000 });
+    expect(newest.results[0]).toMatchObject({ turnId: next.turnId, status: "completed" });
+  });
 });
