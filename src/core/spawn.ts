@@ -7,7 +7,7 @@ import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
-import { binaryOf, findOnPath } from "../runners/clis/shared.js";
+import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
 import type { Runner } from "../runners/types.js";
 import { seedSession } from "../sessions/seed.js";
@@ -184,15 +184,11 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
 
 /** A runner that drives an agent CLI needs that CLI where the child will look for it: say so before anything starts. */
 export function assertInstalled(runner: Runner, agent: string, env: Record<string, string>): void {
-  if (!runner.binary) return;
-  const bin = binaryOf(runner.binary, env);
-  if (findOnPath(bin, env.PATH)) return;
-  const where = env[runner.binary.envVar]
-    ? `${runner.binary.envVar}=${bin} is not an executable file`
-    : `${bin} is not on PATH`;
+  const r = runnerReadiness(runner.name, env);
+  if (r.ready || !runner.binary) return;
   throw new MusterError(
     "usage",
-    `agent "${agent}" runs ${runner.name}, which is not installed here (${where}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
+    `agent "${agent}" runs ${runner.name}, which is not installed here (${r.why}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
   );
 }
 

@@ -3,6 +3,7 @@ import type { Muster } from "../core/muster.js";
 import type { WaitOutcome } from "../core/wait.js";
 import { discoverProfiles } from "../profiles/discover.js";
 import { type ModelQuery, queryModels } from "../profiles/query.js";
+import { runnerReadiness } from "../runners/availability.js";
 import { shortId } from "../util/ids.js";
 import type { CallProgress } from "./progress.js";
 import { childDetail, childRow, type McpResult, oneLine, shapeResult } from "./shape.js";
@@ -159,12 +160,17 @@ export function models(a: ModelQuery, ctx: CallContext) {
 export function agents(_a: Record<string, never>, ctx: CallContext) {
   const found = discoverProfiles({ cwd: ctx.m.cwd, env: ctx.m.env });
   return {
-    agents: found.profiles.map((p) => ({
-      name: p.name,
-      runner: p.runner,
-      ...(p.model ? { model: p.model } : {}),
-      description: oneLine(p.description, 120),
-    })),
+    agents: found.profiles.map((p) => {
+      const r = runnerReadiness(p.runner, ctx.m.env);
+      return {
+        name: p.name,
+        runner: p.runner,
+        ...(p.model ? { model: p.model } : {}),
+        description: oneLine(p.description, 120),
+        // Only the exception is spelled out: an agent whose CLI is missing here cannot start.
+        ...(r.ready ? {} : { ready: false, notReady: r.why }),
+      };
+    }),
     ...(found.warnings.length > 0 ? { warnings: found.warnings } : {}),
   };
 }

@@ -53,6 +53,20 @@ describe("aider as a muster child (stand-in for the real CLI)", () => {
     expect(r.result.reason).toMatch(/told to fail/);
   });
 
+  it("muster agents says whether each agent's CLI is here", async () => {
+    const ready = (await sb.json(["agents"], { env })).data.agents.find(
+      (a: { name: string }) => a.name === "aider",
+    );
+    expect(ready).toMatchObject({ ready: true });
+    const missing = (await sb.json(["agents"], { env: { MUSTER_AIDER_BIN: "/nonexistent/aider" } })).data
+      .agents;
+    expect(missing.find((a: { name: string }) => a.name === "aider")).toMatchObject({
+      ready: false,
+      notReady: "MUSTER_AIDER_BIN=/nonexistent/aider is not an executable file",
+    });
+    expect((await sb.run(["agents"], { env })).stdout).toMatch(/^aider\s+aider\s+yes\s/m);
+  });
+
   it("a CLI that is not installed is refused before anything starts, naming how to get it", async () => {
     const before = (await sb.json(["ls"])).data.children.length;
     const r = await sb.run(["spawn", "--agent", "aider", "hello"], { env: { MUSTER_AIDER_BIN: "" } });

@@ -114,9 +114,11 @@ describe("muster agents", () => {
     expect(text.stdout).toMatch(/^shadows +user /m);
     expect(text.stdout.trim().endsWith("Review hard.")).toBe(true);
     const table = await cli(["agents"]);
-    expect(table.stdout.split("\n")[0]).toMatch(/^NAME +RUNNER +MODEL +LAYER +SHADOWS +SOURCE +DESCRIPTION$/);
+    expect(table.stdout.split("\n")[0]).toMatch(
+      /^NAME +RUNNER +READY +MODEL +LAYER +SHADOWS +SOURCE +DESCRIPTION$/,
+    );
     expect(table.stdout).toMatch(
-      /^reviewer +mock +deep +project +user,bundled +\.\/\.muster\/agents\/reviewer\.md/m,
+      /^reviewer +mock +yes +deep +project +user,bundled +\.\/\.muster\/agents\/reviewer\.md/m,
     );
   });
 

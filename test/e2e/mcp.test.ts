@@ -296,6 +296,10 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     expect(agents.agents.map((a: { name: string }) => a.name)).toEqual(
       expect.arrayContaining(["mock", "scout", "worker"]),
     );
+    // A parent learns which agents cannot start here (their CLI is missing) before it tries.
+    const byName = (n: string) => agents.agents.find((a: { name: string }) => a.name === n);
+    expect(byName("claude")).toMatchObject({ ready: false, notReady: "claude is not on PATH" });
+    expect(byName("mock").ready).toBeUndefined();
 
     await fails("subagents_run", { prompt: "neither" }, /exactly one of agent .* or id/);
     await fails("subagents_run", { agent: "mock", id: child.id, prompt: "both" }, /exactly one of/);

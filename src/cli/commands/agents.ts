@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { discoverProfiles } from "../../profiles/discover.js";
 import { loadProfile } from "../../profiles/profile.js";
 import type { ResolvedProfile } from "../../profiles/types.js";
+import { runnerReadiness } from "../../runners/availability.js";
 import { getRunner } from "../../runners/registry.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { clip, table } from "../format.js";
@@ -39,6 +40,11 @@ function profileJson(p: ResolvedProfile, full: boolean) {
     format: p.format ?? "muster",
     ...(full ? { systemPrompt } : {}),
   };
+}
+
+function readinessJson(runner: string): { ready: boolean; notReady?: string } {
+  const r = runnerReadiness(runner, process.env);
+  return r.ready ? { ready: true } : { ready: false, notReady: r.why };
 }
 
 function showOne(p: ResolvedProfile): void {
@@ -92,7 +98,7 @@ export function registerAgents(program: Command): void {
       printWarnings(found.warnings);
       if (flags.json) {
         return printJson({
-          agents: found.profiles.map((p) => profileJson(p, false)),
+          agents: found.profiles.map((p) => ({ ...profileJson(p, false), ...readinessJson(p.runner) })),
           compat: found.compat,
           searched: found.dirs,
           warnings: found.warnings,
@@ -102,11 +108,13 @@ export function registerAgents(program: Command): void {
         process.stdout.write("no agent profiles found\n");
         return;
       }
-      const rows = [["NAME", "RUNNER", "MODEL", "LAYER", "SHADOWS", "SOURCE", "DESCRIPTION"]];
+      const rows = [["NAME", "RUNNER", "READY", "MODEL", "LAYER", "SHADOWS", "SOURCE", "DESCRIPTION"]];
       for (const p of found.profiles) {
+        const r = runnerReadiness(p.runner, process.env);
         rows.push([
           p.name,
           p.runner,
+          r.ready ? "yes" : clip(`no: ${r.why}`, 28),
           p.model ?? "-",
           p.layer,
           p.shadows.map((s) => s.layer).join(",") || "-",
