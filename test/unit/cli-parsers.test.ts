@@ -133,3 +133,26 @@ describe("claude with --include-partial-messages (recorded)", () => {
     expect(r.results.at(-1)).toMatchObject({ status: "completed", text: "The file out.txt now says hello." });
   });
 });
+
+describe("claude permission denials", () => {
+  it("a tool refused for lack of permission becomes one progress note naming it", () => {
+    const msgs = claudeParser().line(
+      JSON.stringify({
+        type: "result",
+        subtype: "success",
+        is_error: false,
+        result: "I could not fetch it.",
+        session_id: "s1",
+        usage: { input_tokens: 3, output_tokens: 4 },
+        permission_denials: [
+          { tool_name: "WebFetch", tool_use_id: "t1", tool_input: {} },
+          { tool_name: "WebFetch", tool_use_id: "t2", tool_input: {} },
+        ],
+      }),
+    );
+    expect(msgs.filter((m) => m.type === "progress")).toEqual([
+      { type: "progress", text: "permission denied for WebFetch (allow it in the profile's tools)" },
+    ]);
+    expect(msgs.at(-1)).toMatchObject({ type: "result", status: "completed" });
+  });
+});

@@ -93,6 +93,14 @@ export function claudeParser() {
           type: "usage",
           usage: { input, output: num(u.output_tokens) ?? 0, ...(cost !== undefined ? { cost } : {}) },
         });
+        // A tool the profile did not allow was refused without a prompt: say which, so the profile can be fixed.
+        const denied = [...new Set(arr(o.permission_denials).map((d) => str(obj(d).tool_name) ?? "tool"))];
+        if (denied.length > 0) {
+          out.push({
+            type: "progress",
+            text: `permission denied for ${denied.join(", ")} (allow it in the profile's tools)`,
+          });
+        }
         const errors = arr(o.errors).filter((e): e is string => typeof e === "string");
         const text = str(o.result);
         if (o.subtype === "error_max_turns") {
