@@ -5,10 +5,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 const registry = path.join(import.meta.dirname, "..", "dist", "runners", "registry.js");
-if (!fs.existsSync(registry)) {
-  console.error("muster is not built yet: run npm run build first");
-  process.exit(2);
-}
+// Thrown, not exited: this module is also imported inside test workers.
+if (!fs.existsSync(registry)) throw new Error("muster is not built yet: run npm run build first");
 const { getRunner, runnerNames } = await import(registry);
 
 export const PINNED_CLIS = runnerNames()
