@@ -1,6 +1,7 @@
 import type { CompletionEvent, Usage } from "../artifacts/events.js";
 import { formatUsd } from "../util/cost.js";
 import { shortId } from "../util/ids.js";
+import { oneLine as flatten } from "../util/text.js";
 
 // Agent text may carry escape sequences (a prompt with \e[2J must not wipe the pane): strip them.
 const ESCAPES = /\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])/g;
@@ -10,10 +11,7 @@ const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 export const sanitize = (s: string): string =>
   s.replace(ESCAPES, "").replace(/\r\n?/g, "\n").replace(CONTROLS, "");
 
-const oneLine = (s: string, max = 160): string => {
-  const flat = sanitize(s).replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-};
+const oneLine = (s: string, max = 160): string => flatten(sanitize(s), max);
 
 const C = {
   dim: "\x1b[2m",

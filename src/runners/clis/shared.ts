@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { oneLine } from "../../util/text.js";
 import type { AgentMessage, RunnerBinary, StreamParser, TurnInput, TurnPlan } from "../types.js";
 
 /** One JSON object per line, or undefined for anything else (banners, warnings). */
@@ -37,11 +38,6 @@ export function jsonlParser(
     ...(end ? { end } : {}),
   };
 }
-
-const oneLine = (s: string, max = 160): string => {
-  const flat = s.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-};
 
 // The argument that says most about a tool call, in the spellings the CLIs use.
 const SALIENT = ["command", "cmd", "file_path", "filePath", "path", "pattern", "query", "url", "description"];
@@ -99,13 +95,13 @@ export function withInstructions(input: TurnInput): string {
 }
 
 // One argv word may hold 128 KiB on Linux (MAX_ARG_STRLEN); prompts above this go by stdin or file.
-export const ARGV_PROMPT_MAX = 96 * 1024;
+const ARGV_PROMPT_MAX = 96 * 1024;
 
 /** True when the prompt is too large to travel as one argv word. */
-export const promptTooLongForArgv = (prompt: string): boolean => Buffer.byteLength(prompt) > ARGV_PROMPT_MAX;
+const promptTooLongForArgv = (prompt: string): boolean => Buffer.byteLength(prompt) > ARGV_PROMPT_MAX;
 
 /** The prompt as a file of its own (for stdin), when it differs from the prompt file the host wrote. */
-export function promptAsFile(input: TurnInput, prompt: string): string {
+function promptAsFile(input: TurnInput, prompt: string): string {
   if (prompt === input.prompt) return input.promptFile;
   const file = path.join(runnerDir(input), `prompt-${input.turnId}.txt`);
   fs.writeFileSync(file, prompt, { mode: 0o600 });

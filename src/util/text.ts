@@ -1,0 +1,5 @@
+/** Text flattened to one line (whitespace runs → one space), cut to `max` characters with an ellipsis. */
+export function oneLine(s: string, max = 160): string {
+  const flat = s.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
