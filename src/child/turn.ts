@@ -318,12 +318,10 @@ function runPlan(
     });
     child.on("close", (code, signal) => {
       const rest = out.flush();
-      if (rest && plan.parser) for (const m of plan.parser.line(rest.toString("utf8"))) onMessage(m);
-      else if (rest) {
-        const m = parseStdoutLine(plan.protocol, rest.toString("utf8"));
-        onMessage(
-          m.type === "text" && plan.protocol === "text" ? { type: "text", text: m.text.slice(0, -1) } : m,
-        );
+      // A last line without LF: plain text gets no newline it never had.
+      const unended = !plan.parser && plan.protocol === "text";
+      for (const m of rest ? read(rest.toString("utf8")) : []) {
+        onMessage(unended && m.type === "text" ? { type: "text", text: m.text.slice(0, -1) } : m);
       }
       for (const m of plan.parser?.end?.({ code, signal }) ?? []) onMessage(m);
       // The turn is over: nothing it started may outlive it.
