@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { stateRoot } from "../../core/paths.js";
 import { createTmuxBackend } from "../../mux/tmux/backend.js";
-import { binaryOf, findOnPath } from "../../runners/clis/shared.js";
+import { runnerReadiness } from "../../runners/availability.js";
 import { getRunner, runnerNames } from "../../runners/registry.js";
 import { table } from "../format.js";
 import { ExitWith, printJson } from "../output.js";
@@ -32,7 +32,8 @@ export function registerDoctor(program: Command): void {
           .filter((r) => r.binary)
           .map(async (r) => {
             const bin = r.binary!;
-            const p = findOnPath(binaryOf(bin, process.env), process.env.PATH);
+            const ready = runnerReadiness(r.name, process.env);
+            const p = ready.ready ? ready.path : undefined;
             return {
               name: r.name,
               found: !!p,
