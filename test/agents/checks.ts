@@ -10,7 +10,7 @@ import { groupAlive } from "../../src/util/process-group.js";
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
 import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
-import { readEvents, type Sandbox, until, useSandbox } from "../helpers/cli.js";
+import { processesWithEnv, readEvents, type Sandbox, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 
 interface Endpoint {
@@ -38,20 +38,11 @@ async function spawnAndWait(sb: Sandbox, env: NodeJS.ProcessEnv, args: string[])
   return { id: r.data.spawned.id as string, result, exitCode: r.exitCode, stderr: r.stderr };
 }
 
-/** Processes started for one child: the child id is in their environment (daemons that left the group too). */
-function processesOfChild(id: string, hostPid: number): string[] {
-  const out: string[] = [];
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name) || Number(name) === hostPid) continue;
-    try {
-      const environ = fs.readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
-      if (!environ.includes(`MUSTER_CHILD_ID=${id}`)) continue;
-      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ");
-      out.push(`${name} ${cmdline.trim()}`);
-    } catch {}
-  }
-  return out;
-}
+/** Processes started for one child other than its host: the child id is in their environment (daemons too). */
+const processesOfChild = (id: string, hostPid: number): string[] =>
+  processesWithEnv(`MUSTER_CHILD_ID=${id}`)
+    .filter((p) => p.pid !== hostPid)
+    .map((p) => `${p.pid} ${p.cmdline}`);
 
 const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
 

@@ -110,17 +110,27 @@ export function sandbox(prefix = "mt"): Sandbox {
   return sb;
 }
 
-/** Processes whose command line mentions `needle` (Linux /proc). */
-export function processesMentioning(needle: string): { pid: number; cmdline: string }[] {
+/** Every other process (Linux /proc) for which `keep` holds, with its command line. */
+function listProcesses(keep: (pid: number, cmdline: string) => boolean): { pid: number; cmdline: string }[] {
   const out: { pid: number; cmdline: string }[] = [];
   for (const name of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     try {
       const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ").trim();
-      if (cmdline.includes(needle)) out.push({ pid: Number(name), cmdline });
+      if (keep(Number(name), cmdline)) out.push({ pid: Number(name), cmdline });
     } catch {}
   }
   return out;
+}
+
+/** Processes whose command line mentions `needle`. */
+export function processesMentioning(needle: string): { pid: number; cmdline: string }[] {
+  return listProcesses((_pid, cmdline) => cmdline.includes(needle));
+}
+
+/** Processes whose environment holds `entry` (NAME=value): they keep it when they rename themselves. */
+export function processesWithEnv(entry: string): { pid: number; cmdline: string }[] {
+  return listProcesses((pid) => fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry));
 }
 
 /** A sandbox for one test file; after its tests it is checked (artifact protocol, nothing left running) and removed. */
