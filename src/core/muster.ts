@@ -431,7 +431,11 @@ export class Muster {
   }
 
   child(idOrPrefix: string): LoadedChild {
-    return this.reload(resolveChildId(this.registry.read(), idOrPrefix));
+    const elsewhere = (want: string) => {
+      const owner = findOwner(this.root, want);
+      return owner !== this.primary ? owner : undefined;
+    };
+    return this.reload(resolveChildId(this.registry.read(), idOrPrefix, elsewhere));
   }
 
   reload(entry: RegistryEntry): LoadedChild {
