@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO, useSandbox } from "../helpers/cli.js";
+import { killServerAndWait, privateSocket } from "../helpers/tmux.js";
 
 const sb = useSandbox("mt-prim");
 const base = path.dirname(sb.home);
@@ -210,18 +211,23 @@ describe("a parent whose working directory was deleted", () => {
     const st = await runInDeletedDir(["status", id, "--json"], { MUSTER_PRIMARY: primary });
     expect(st.exitCode, st.stderr).toBe(0);
     expect(json(st).id).toBe(id);
-    const sp = await runInDeletedDir([
-      "spawn",
-      "--agent",
-      "mock",
-      "--primary",
-      short(primary),
-      "--cwd",
-      sb.cwd,
-      "--wait",
-      "--json",
-      "started from a deleted directory",
-    ]);
+    // On a tmux server of its own, so the server too is started from the deleted directory.
+    const socket = privateSocket("mt-gone");
+    const sp = await runInDeletedDir(
+      [
+        "spawn",
+        "--agent",
+        "mock",
+        "--primary",
+        short(primary),
+        "--cwd",
+        sb.cwd,
+        "--wait",
+        "--json",
+        "started from a deleted directory",
+      ],
+      { MUSTER_TMUX_SOCKET: socket },
+    ).finally(() => killServerAndWait(socket));
     expect(sp.exitCode, sp.stderr).toBe(0);
     expect(json(sp).results[0].status).toBe("completed");
     const after = json(await runIn(sb.cwd, ["ls", "--json"]));
