@@ -45,3 +45,9 @@ export function workingDir(env: NodeJS.ProcessEnv = process.env): string {
   // No name left: a path that cannot exist, so every use says the directory is gone.
   return path.join(os.tmpdir(), ".muster-deleted-working-directory");
 }
+
+/** A working directory for a helper process that does not care where it runs: here, or / if here is gone. */
+export function helperCwd(): string {
+  const dir = workingDir();
+  return fs.existsSync(dir) ? dir : path.parse(dir).root;
+}

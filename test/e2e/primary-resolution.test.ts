@@ -242,4 +242,13 @@ describe("a parent whose working directory was deleted", () => {
     expect(agents.exitCode, agents.stderr).toBe(0);
     expect(agents.stderr).not.toContain("uv_cwd");
   });
+
+  it("doctor still asks each agent CLI for its version", async () => {
+    const fake = path.join(base, "fake-codex");
+    fs.writeFileSync(fake, "#!/bin/sh\necho 'codex-cli 9.9.9'\n", { mode: 0o755 });
+    const r = await runInDeletedDir(["doctor", "--json"], { MUSTER_CODEX_BIN: fake });
+    expect(r.stderr).not.toContain("does not exist");
+    const codex = json(r).agentClis.find((c: { name: string }) => c.name === "codex");
+    expect(codex).toMatchObject({ found: true, version: "codex-cli 9.9.9" });
+  });
 });
