@@ -9,7 +9,7 @@ export interface CommonOptions {
   primary?: string;
 }
 
-/** The core for this invocation (the primary comes from --primary, MUSTER_PRIMARY or the workspace). */
+/** The core for this invocation (the primary comes from --primary, MUSTER_PRIMARY or the workspace); it writes nothing until a command does. */
 export function muster(opts: CommonOptions): Muster {
   return createMuster(opts.primary ? { primary: opts.primary } : {});
 }
@@ -18,7 +18,10 @@ export function muster(opts: CommonOptions): Muster {
 export function common(cmd: Command): Command {
   return cmd
     .option("--json", "print one JSON document on stdout, nothing else")
-    .option("--primary <id>", "act for this primary (default: MUSTER_PRIMARY, else this directory's)");
+    .option(
+      "--primary <id>",
+      "act for this primary: its id, the short id ls --all shows, or a unique prefix (default: MUSTER_PRIMARY, else this repository's or directory's)",
+    );
 }
 
 /** The prompt from the argument, --file <path>, or --file - (stdin), exactly as given. */

@@ -3,7 +3,7 @@ import { listInbox } from "../artifacts/inbox.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import { readJsonIfExists } from "../util/fsx.js";
-import { assertIdOrPrefix } from "../util/ids.js";
+import { assertIdOrPrefix, shortId } from "../util/ids.js";
 import { MusterError } from "./errors.js";
 import type { PrimaryPaths } from "./paths.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
@@ -45,8 +45,15 @@ export function loadChild(
   };
 }
 
-/** Resolves a full id, or a unique prefix or suffix (the short id), among the primary's children. */
-export function resolveChildId(doc: RegistryDoc, idOrPrefix: string): RegistryEntry {
+/**
+ * Resolves a full id, or a unique prefix or suffix (the short id), among the primary's children.
+ * `ownerElsewhere` names another primary that has the child, so "unknown" can say how to reach it.
+ */
+export function resolveChildId(
+  doc: RegistryDoc,
+  idOrPrefix: string,
+  ownerElsewhere?: (want: string) => string | undefined,
+): RegistryEntry {
   const want = assertIdOrPrefix(idOrPrefix);
   const exact = doc.children[want];
   if (exact) return exact;
@@ -54,6 +61,20 @@ export function resolveChildId(doc: RegistryDoc, idOrPrefix: string): RegistryEn
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) {
     throw new MusterError("usage", `child id "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`);
+  }
+  const owner = ownerElsewhere?.(want);
+  if (owner) {
+    const short = shortId(owner);
+    throw new MusterError(
+      "not_found",
+      `child "${idOrPrefix}" belongs to another primary (${short}), not this one (${shortId(doc.primary)})`,
+      {
+        next: {
+          cli: `reach it with --primary ${short}, e.g. muster status ${idOrPrefix} --primary ${short}`,
+          mcp: `it is reachable from an MCP server started with muster mcp --primary ${owner}`,
+        },
+      },
+    );
   }
   throw new MusterError("not_found", `unknown child id "${idOrPrefix}"`, {
     next: {

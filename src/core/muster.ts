@@ -15,7 +15,7 @@ import { type Manifest, recordIdOf } from "../delivery/records.js";
 import type { Backend, Placement } from "../mux/backend.js";
 import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
-import { ensureDir, writeJsonAtomic } from "../util/fsx.js";
+import { writeJsonAtomic } from "../util/fsx.js";
 import { shortId } from "../util/ids.js";
 import { hostAlive } from "../util/proc.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
@@ -26,9 +26,9 @@ import { checkPrompt, hostArgv } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
 import { probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
-import { type PrimaryPaths, primaryPaths, stateRoot } from "./paths.js";
-import { resolvePrimary } from "./primary.js";
-import { Registry, type RegistryEntry } from "./registry.js";
+import { type PrimaryPaths, stateRoot, workingDir } from "./paths.js";
+import { OwnPrimary, resolvePrimary } from "./primary.js";
+import type { Registry, RegistryEntry } from "./registry.js";
 import { type TurnResult, toResult } from "./results.js";
 import { spawnChild } from "./spawn.js";
 import { lastCompletion } from "./state.js";
@@ -87,9 +87,6 @@ export interface SpawnResult {
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
 export class Muster {
   readonly root: string;
-  readonly primary: string;
-  readonly paths: PrimaryPaths;
-  readonly registry: Registry;
   readonly backend: Backend;
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
@@ -97,17 +94,36 @@ export class Muster {
   /** Tree limits in force for this process (env, then config, then defaults). */
   readonly limits: Limits;
 
+  /** This process's primary: resolved without writing, recorded by the first write (see claimPrimary). */
+  private readonly own: OwnPrimary;
+
+  /** Builds the core without writing anything: state is created by the first write (see claimPrimary). */
   constructor(opts: MusterOptions = {}) {
     this.env = opts.env ?? process.env;
-    this.cwd = path.resolve(opts.cwd ?? process.cwd());
-    this.root = opts.home ? path.resolve(opts.home) : stateRoot(this.env);
-    ensureDir(this.root);
-    this.primary = resolvePrimary(this.root, this.cwd, opts.primary, this.env).id;
-    this.paths = primaryPaths(this.root, this.primary);
-    ensureDir(this.paths.artifacts);
-    this.registry = new Registry(this.paths.registry, this.primary);
+    // workingDir, not process.cwd(): a deleted working directory must not stop a command that does not need it.
+    this.cwd = path.resolve(workingDir(this.env), opts.cwd ?? ".");
+    this.root = opts.home ? path.resolve(workingDir(this.env), opts.home) : stateRoot(this.env);
+    this.own = new OwnPrimary(this.root, resolvePrimary(this.root, this.cwd, opts.primary, this.env));
     this.backend = opts.backend ?? createTmuxBackend(this.env);
     this.limits = limitsFrom(this.env);
+  }
+
+  /** This primary's id (tentative while a new workspace's primary is not recorded yet). */
+  get primary(): string {
+    return this.own.id;
+  }
+
+  get paths(): PrimaryPaths {
+    return this.own.paths;
+  }
+
+  get registry(): Registry {
+    return this.own.registry;
+  }
+
+  /** Creates this primary's state before its first write; reads and refused commands never call it. */
+  claimPrimary(): void {
+    this.own.claim();
   }
 
   /** Checks once per instance that the multiplexer runs (throws mux_unavailable). */
@@ -247,7 +263,10 @@ export class Muster {
   /** Sets (or with null clears) the shared budget; it applies to every turn that starts from now on. */
   setBudget(b: Omit<Budget, "v"> | null): void {
     if (b === null) fs.rmSync(budgetFile(this.paths.dir), { force: true });
-    else writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b });
+    else {
+      this.claimPrimary();
+      writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b });
+    }
   }
 
   /** Marks delivery records consumed (receipts are appended with fsync). */
@@ -380,6 +399,8 @@ export class Muster {
 
   /** Starts the long-lived watcher of this primary (events of every child, lost detection). */
   async watch(opts: WatchOptions): Promise<PrimaryWatcher> {
+    // The watcher follows this primary's artifacts directory, so the primary must exist (and keep its id).
+    this.claimPrimary();
     const w = new PrimaryWatcher(this, opts);
     await w.start();
     return w;
@@ -410,7 +431,11 @@ export class Muster {
   }
 
   child(idOrPrefix: string): LoadedChild {
-    return this.reload(resolveChildId(this.registry.read(), idOrPrefix));
+    const elsewhere = (want: string) => {
+      const owner = findOwner(this.root, want);
+      return owner !== this.primary ? owner : undefined;
+    };
+    return this.reload(resolveChildId(this.registry.read(), idOrPrefix, elsewhere));
   }
 
   reload(entry: RegistryEntry): LoadedChild {

@@ -1,16 +1,27 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
-import { ensureDir, FILE_MODE, fsyncDir, readJsonIfExists } from "../util/fsx.js";
-import { assertFullId, uuidv7 } from "../util/ids.js";
+import { ensureDir, fsyncDir, readJson, readJsonIfExists, writeFileAtomic } from "../util/fsx.js";
+import { assertFullId, assertIdOrPrefix, isFullId, shortId, uuidv7 } from "../util/ids.js";
+import { MusterError } from "./errors.js";
+import { type PrimaryPaths, primaryPaths } from "./paths.js";
+import { Registry } from "./registry.js";
 
 export interface PrimarySource {
   id: string;
-  /** How it was chosen: explicit flag/env, or this directory's default (created on first use). */
+  /** How it was chosen: explicit flag/env, or the workspace default of the working directory. */
   from: "explicit" | "workspace";
+  /** For a workspace primary: the directory it belongs to (git work tree root, or a directory that has one). */
+  workspace?: string;
+  /** False while a workspace primary is not recorded yet: `id` is tentative until claimWorkspacePrimary. */
+  recorded: boolean;
 }
 
-/** Resolves the primary: --primary / MUSTER_PRIMARY (set inside every child pane) → the workspace default for cwd. */
+/**
+ * Resolves the primary without writing anything: --primary / MUSTER_PRIMARY (set inside every child pane;
+ * a full id, or the short id / a unique prefix of an existing primary) → the workspace default for cwd.
+ */
 export function resolvePrimary(
   root: string,
   cwd: string,
@@ -18,40 +29,112 @@ export function resolvePrimary(
   env: NodeJS.ProcessEnv = process.env,
 ): PrimarySource {
   const given = explicit ?? env.MUSTER_PRIMARY;
-  if (given) return { id: assertFullId(given, "primary id"), from: "explicit" };
-  return { id: workspacePrimary(root, cwd), from: "workspace" };
+  if (given) return { id: explicitPrimary(root, given), from: "explicit", recorded: true };
+  if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new MusterError(
+      "usage",
+      `the current directory (${cwd}) no longer exists; pass --primary <id> (see muster ls --all)`,
+    );
+  }
+  const real = fs.realpathSync(cwd);
+  const workspace = workspaceDir(root, real, env);
+  const id = recordedPrimary(root, workspace);
+  // Nothing is written for a read: a primary that does not exist yet simply has no children.
+  return id
+    ? { id, from: "workspace", workspace, recorded: true }
+    : { id: uuidv7(), from: "workspace", workspace, recorded: false };
 }
 
-/** The stable default primary of a directory, created on first use (race-safe: first writer wins). */
-export function workspacePrimary(root: string, cwd: string): string {
-  let real = cwd;
-  try {
-    real = fs.realpathSync(cwd);
-  } catch {
-    // A vanished cwd still gets a stable key from its path.
+/** A full primary id as given, or the one existing primary whose id starts or ends with the given digits. */
+export function explicitPrimary(root: string, given: string): string {
+  const want = assertIdOrPrefix(given, "primary id");
+  if (isFullId(want)) return want;
+  const matches = listPrimaries(root).filter((p) => p.startsWith(want) || p.endsWith(want));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) {
+    throw new MusterError(
+      "usage",
+      `primary id "${given}" is ambiguous: ${matches.map(shortId).join(", ")}; give more of its digits`,
+    );
   }
-  const dir = path.join(root, "workspaces");
-  ensureDir(dir);
-  const file = path.join(dir, `${createHash("sha256").update(real).digest("hex").slice(0, 32)}.json`);
-  const existing = readJsonIfExists<{ primary: string }>(file);
-  if (existing) return assertFullId(existing.primary, "workspace primary id");
-  const doc = { primary: uuidv7(), cwd: real, createdAt: new Date().toISOString() };
+  throw new MusterError("not_found", `unknown primary "${given}"; muster ls --all lists every primary`);
+}
+
+/**
+ * The directory whose primary a working directory uses: the enclosing git work tree (one repository = one
+ * primary), else the nearest ancestor that already has a primary (not ~, / or the temp dir), else itself.
+ */
+export function workspaceDir(root: string, realCwd: string, env: NodeJS.ProcessEnv = process.env): string {
+  const ancestors: string[] = [];
+  for (let d = realCwd; ; d = path.dirname(d)) {
+    ancestors.push(d);
+    if (path.dirname(d) === d) break;
+  }
+  // A primary once made in ~, / or the temp dir must not swallow every directory below it.
+  const shared = new Set([
+    path.parse(realCwd).root,
+    realOrSelf(env.HOME || os.homedir()),
+    realOrSelf(os.tmpdir()),
+  ]);
+  return (
+    ancestors.find(isGitWorkTree) ??
+    ancestors.find((d) => (d === realCwd || !shared.has(d)) && fs.existsSync(workspaceFile(root, d))) ??
+    realCwd
+  );
+}
+
+function realOrSelf(p: string): string {
   try {
-    // wx: exactly one process creates it; the rest read the winner's id.
-    const fd = fs.openSync(file, "wx", FILE_MODE);
-    fs.writeFileSync(fd, `${JSON.stringify(doc, null, 2)}\n`);
-    fs.fsyncSync(fd);
-    fs.closeSync(fd);
-    fsyncDir(dir);
-    return doc.primary;
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** A `.git` directory, or a `.git` file pointing at one (a linked worktree or a submodule). */
+function isGitWorkTree(dir: string): boolean {
+  const dotGit = path.join(dir, ".git");
+  const st = fs.statSync(dotGit, { throwIfNoEntry: false });
+  if (st?.isDirectory()) return true;
+  if (!st?.isFile() || st.size > 4096) return false;
+  try {
+    return fs.readFileSync(dotGit, "utf8").startsWith("gitdir:");
+  } catch {
+    return false;
+  }
+}
+
+function workspaceFile(root: string, dir: string): string {
+  return path.join(root, "workspaces", `${createHash("sha256").update(dir).digest("hex").slice(0, 32)}.json`);
+}
+
+/** The primary recorded for a workspace directory, if any. */
+function recordedPrimary(root: string, dir: string): string | undefined {
+  const existing = readJsonIfExists<{ primary: string }>(workspaceFile(root, dir));
+  return existing ? assertFullId(existing.primary, "workspace primary id") : undefined;
+}
+
+/**
+ * Records `id` as the workspace's primary unless another process got there first (race-safe: the first
+ * writer wins); returns the primary that holds.
+ */
+export function claimWorkspacePrimary(root: string, dir: string, id: string): string {
+  const file = workspaceFile(root, dir);
+  ensureDir(path.dirname(file));
+  const doc = { primary: id, cwd: dir, createdAt: new Date().toISOString() };
+  // Written whole to a temp file, then linked into place: link() fails if the name exists, so exactly one
+  // process records the primary, and no reader ever sees a half-written record.
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    writeFileAtomic(tmp, `${JSON.stringify(doc, null, 2)}\n`);
+    fs.linkSync(tmp, file);
+    fsyncDir(path.dirname(file));
+    return id;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    for (let i = 0; i < 50; i++) {
-      const won = readJsonIfExists<{ primary?: string }>(file);
-      if (won?.primary) return assertFullId(won.primary, "workspace primary id");
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
-    }
-    throw e;
+    return assertFullId(readJson<{ primary: string }>(file).primary, "workspace primary id");
+  } finally {
+    fs.rmSync(tmp, { force: true });
   }
 }
 
@@ -65,5 +148,50 @@ export function listPrimaries(root: string): string[] {
       .sort();
   } catch {
     return [];
+  }
+}
+
+/** A process's primary: its id, paths and registry; state is created on first write, never by a read. */
+export class OwnPrimary {
+  private source: PrimarySource;
+  private current: { paths: PrimaryPaths; registry: Registry };
+  private claimed = false;
+
+  constructor(
+    private readonly root: string,
+    source: PrimarySource,
+  ) {
+    this.source = source;
+    this.current = this.at(source.id);
+  }
+
+  get id(): string {
+    return this.source.id;
+  }
+  get paths(): PrimaryPaths {
+    return this.current.paths;
+  }
+  get registry(): Registry {
+    return this.current.registry;
+  }
+
+  /**
+   * Records a new workspace primary and creates its directories; when another process recorded the
+   * workspace's primary first, this one adopts it (nothing was written under the tentative id).
+   */
+  claim(): void {
+    if (this.claimed) return;
+    if (!this.source.recorded && this.source.workspace) {
+      const id = claimWorkspacePrimary(this.root, this.source.workspace, this.source.id);
+      this.source = { ...this.source, id, recorded: true };
+      this.current = this.at(id);
+    }
+    ensureDir(this.current.paths.artifacts);
+    this.claimed = true;
+  }
+
+  private at(id: string) {
+    const paths = primaryPaths(this.root, id);
+    return { paths, registry: new Registry(paths.registry, id) };
   }
 }

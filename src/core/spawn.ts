@@ -67,8 +67,6 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
 
   const id = uuidv7();
   const turnId = uuidv7();
-  const dir = m.paths.artifactDir(id);
-  const files = childFiles(dir);
   const childEnv: Record<string, string> = {
     ...Object.fromEntries(
       Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),
@@ -76,6 +74,10 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
     ...profile.env,
   };
   assertInstalled(runner, profile.name, childEnv);
+  // Every check has passed: from here on this spawn writes, so the primary's state may be created.
+  m.claimPrimary();
+  const dir = m.paths.artifactDir(id);
+  const files = childFiles(dir);
   // A no-spawn agent's children inherit the ban through their environment, like the primary itself.
   if (profile.spawn === false) childEnv.MUSTER_NO_SPAWN = "1";
   const meta: ChildMeta = {

@@ -77,7 +77,8 @@ describe("every child is a resumable JSONL conversation owned by one primary", (
     const other = { MUSTER_PRIMARY: "01a22900-0000-7000-8000-00000000beef" };
     const st = await sb.run(["status", id], { env: other });
     expect(st.exitCode).toBe(2);
-    expect(st.stderr).toContain("unknown child id");
+    expect(st.stderr).toContain(`belongs to another primary`);
+    expect(st.stderr).toMatch(/reach it with --primary [0-9a-f]{8}/);
     const rs = await sb.run(["spawn", "--resume", id, "hijack"], { env: other });
     expect(rs.exitCode).toBe(2);
     expect(rs.stderr).toContain("belongs to another primary");

@@ -1,6 +1,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Command } from "commander";
+import { workingDir } from "../../core/paths.js";
 import { discoverProfiles } from "../../profiles/discover.js";
 import { loadProfile } from "../../profiles/profile.js";
 import type { ResolvedProfile } from "../../profiles/types.js";
@@ -23,7 +24,7 @@ export function compatFlag(cmd: Command): { compat?: boolean } {
 }
 
 /** A path as a person would type it: relative to here, under ~, or in muster's own package. */
-export function displayPath(file: string, cwd = process.cwd()): string {
+export function displayPath(file: string, cwd = workingDir()): string {
   const home = process.env.HOME || os.homedir();
   const under = (dir: string) => file === dir || file.startsWith(`${dir}${path.sep}`);
   if (under(path.join(PACKAGE_ROOT, "agents"))) return `<muster>/${path.relative(PACKAGE_ROOT, file)}`;
@@ -89,12 +90,12 @@ export function registerAgents(program: Command): void {
     .action((name: string | undefined, flags: { json?: boolean }, cmd: Command) => {
       const compat = compatFlag(cmd);
       if (name !== undefined) {
-        const p = loadProfile(name, process.cwd(), process.env, compat);
+        const p = loadProfile(name, workingDir(), process.env, compat);
         printWarnings(p.warnings);
         if (flags.json) return printJson({ agent: profileJson(p, true), warnings: p.warnings });
         return showOne(p);
       }
-      const found = discoverProfiles({ cwd: process.cwd(), env: process.env, ...compat });
+      const found = discoverProfiles({ cwd: workingDir(), env: process.env, ...compat });
       printWarnings(found.warnings);
       if (flags.json) {
         return printJson({

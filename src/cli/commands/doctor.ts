@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { stateRoot } from "../../core/paths.js";
+import { helperCwd, stateRoot } from "../../core/paths.js";
 import { createTmuxBackend } from "../../mux/tmux/backend.js";
 import { runnerReadiness } from "../../runners/availability.js";
 import { getRunner, runnerNames } from "../../runners/registry.js";
@@ -8,7 +8,13 @@ import { ExitWith, printJson } from "../output.js";
 
 async function versionOf(bin: string): Promise<string | undefined> {
   const { execa } = await import("execa"); // ~150 ms to load: only for doctor
-  const r = await execa(bin, ["--version"], { reject: false, timeout: 5000, stdin: "ignore" });
+  // execa needs a cwd that exists: a deleted one must not break doctor.
+  const r = await execa(bin, ["--version"], {
+    cwd: helperCwd(),
+    reject: false,
+    timeout: 5000,
+    stdin: "ignore",
+  });
   // Some CLIs (pi) print their version on stderr.
   const text = String(r.stdout).trim() || String(r.stderr).trim();
   return r.exitCode === 0 ? text.split("\n")[0]?.trim() || undefined : undefined;

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { workingDir } from "../../core/paths.js";
 import { MAX_LIMIT, type ModelQuery, type ModelsAnswer, queryModels } from "../../profiles/query.js";
 import type { SettingSource } from "../../profiles/settings.js";
 import { parsePositiveInt, table } from "../format.js";
@@ -119,7 +120,7 @@ export function registerModels(program: Command): void {
         ...(flags.model !== undefined ? { model: flags.model } : {}),
         ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
       };
-      const answer = queryModels(q, { cwd: process.cwd(), env: process.env, ...compatFlag(cmd) });
+      const answer = queryModels(q, { cwd: workingDir(), env: process.env, ...compatFlag(cmd) });
       printWarnings(answer.warnings);
       if (flags.json) return printJson(answer);
       printHuman(answer);

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../core/errors.js";
+import { helperCwd } from "../../core/paths.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { shellQuote } from "../format.js";
 import { ExitWith, printJson } from "../output.js";
@@ -25,7 +26,7 @@ async function goToPane(id: string, flags: CommonOptions & { print?: boolean }):
     throw new MusterError("usage", `attaching needs a terminal; run: ${shellQuote(command)}`);
   const [bin, ...args] = command;
   const { execa } = await import("execa"); // ~150 ms to load: only when attaching
-  const r = await execa(bin!, args, { stdio: "inherit", reject: false });
+  const r = await execa(bin!, args, { cwd: helperCwd(), stdio: "inherit", reject: false });
   if (r.exitCode !== 0) throw new ExitWith(r.exitCode ?? 1);
 }
 
