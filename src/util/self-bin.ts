@@ -51,12 +51,21 @@ function runsThisInstall(file: string): boolean {
 }
 
 /**
- * How a user can run this install from a shell: `muster` when the first `muster` on PATH is this one, else
- * `npx muster` (a fresh clone after `npm install`: npx finds the project's own bin). Every printed hint uses it.
+ * How a user can run this install from a shell: `muster` when the first `muster` on their PATH is this one,
+ * else `npx muster` (a fresh clone after `npm install`: npx finds the project's own bin). Run through npx,
+ * npm puts its own folders first on PATH (`…/_npx/…/.bin`, `node_modules/.bin`): those are not the user's
+ * shell, so they are skipped, and a run started by npx answers `npx muster`. Inside a child's pane (our shim
+ * first on PATH) the PATH is the agent's own.
  */
-export function selfCommand(pathVar: string | undefined = process.env.PATH): string {
-  for (const dir of (pathVar ?? "").split(path.delimiter)) {
-    if (!dir) continue;
+export function selfCommand(env: NodeJS.ProcessEnv = process.env): string {
+  const inChild = !!env.MUSTER_CHILD_ID;
+  if (!inChild && (env.npm_lifecycle_event === "npx" || env.npm_command === "exec")) return "npx muster";
+  const npmAdded = (dir: string): boolean =>
+    !inChild &&
+    !!env.npm_lifecycle_event &&
+    (dir.includes(`${path.sep}_npx${path.sep}`) || dir.endsWith(path.join("node_modules", ".bin")));
+  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
+    if (!dir || npmAdded(dir)) continue;
     const file = path.join(dir, "muster");
     try {
       fs.accessSync(file, fs.constants.X_OK);

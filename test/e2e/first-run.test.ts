@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { BIN, REPO, readEvents, useSandbox } from "../helpers/cli.js";
+import { BIN, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-first");
 
@@ -12,7 +12,10 @@ const pathWithoutMuster = (p: string | undefined): string =>
     .split(path.delimiter)
     .filter((d) => d && !fs.existsSync(path.join(d, "muster")))
     .join(path.delimiter);
-const bare = { ...sb.env, PATH: pathWithoutMuster(sb.env.PATH) };
+// A user's terminal: no npm_* variables (these tests may themselves run under npx or npm test).
+const bare: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries({ ...sb.env, PATH: pathWithoutMuster(sb.env.PATH) }).filter(([k]) => !k.startsWith("npm_")),
+);
 
 /** PATH with `muster` linked to this checkout first (what `npm link` gives). */
 function linkedEnv(): NodeJS.ProcessEnv {
@@ -138,5 +141,21 @@ describe("first run: the demo cleans up, and its next steps work as printed", ()
     const unknown = await muster(["status", "deadbeef"], bare, REPO);
     expect(unknown.exitCode).toBe(2);
     expect(unknown.stderr).toContain("; npx muster ls lists");
+  });
+
+  it("Ctrl-C during the demo ends it (exit 130) and still removes its children", async () => {
+    const before = stateFiles();
+    const demo = execa(process.execPath, [BIN, "demo"], {
+      cwd: sb.cwd,
+      env: bare,
+      extendEnv: false,
+      reject: false,
+    });
+    await until(async () => (await windowNames()).filter((n) => n.startsWith("demo-")).length === 3, 30_000);
+    demo.kill("SIGINT");
+    const r = await demo;
+    expect(r.exitCode, String(r.stderr)).toBe(130);
+    expect((await windowNames()).filter((n) => n.startsWith("demo-"))).toEqual([]);
+    expect(stateFiles()).toEqual(before);
   });
 });
