@@ -118,30 +118,34 @@ describe("first run: the demo cleans up, and its next steps work as printed", ()
     expect(after.filter((c: { agent: string }) => c.agent.startsWith("demo-"))).toEqual([]);
   });
 
-  it("demo without --keep leaves no pane or child; from a fresh clone its hints say npx muster and work there", async () => {
-    // A fresh clone after `npm install`: muster is not on PATH, the user is in the clone.
-    const before = stateFiles();
-    const d = await muster(["demo"], bare, REPO);
-    expect(d.exitCode, d.stderr).toBe(0);
-    expect(d.stdout.match(/prompt-sha256: [0-9a-f]{64}/g)).toHaveLength(3);
-    expect(await windowNames()).not.toEqual(expect.arrayContaining([expect.stringMatching(/^demo-/)]));
-    const ls = await muster(["ls", "--json"], bare, REPO);
-    expect(JSON.parse(ls.stdout).children).toEqual([]);
-    // No artifact dir or conversation file of the demo's children is left.
-    expect(stateFiles()).toEqual(before);
-    const steps = nextSteps(d.stdout);
-    expect(steps).toEqual(['npx muster spawn --agent mock --wait "Summarise the repo"', "npx muster ls"]);
-    const spawn = await asTyped(steps[0]!, bare, REPO);
-    expect(spawn.exitCode, spawn.stderr).toBe(0);
-    expect(spawn.stdout).toContain("Task: Summarise the repo");
-    const again = await asTyped(steps[1]!, bare, REPO);
-    expect(again.exitCode, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/mock\s+idle/);
-    // Error hints too name the command as this user can run it.
-    const unknown = await muster(["status", "deadbeef"], bare, REPO);
-    expect(unknown.exitCode).toBe(2);
-    expect(unknown.stderr).toContain("; npx muster ls lists");
-  });
+  it(
+    "demo without --keep leaves no pane or child; from a fresh clone its hints say npx muster and work there",
+    { timeout: 240_000 },
+    async () => {
+      // A fresh clone after `npm install`: muster is not on PATH, the user is in the clone.
+      const before = stateFiles();
+      const d = await muster(["demo"], bare, REPO);
+      expect(d.exitCode, d.stderr).toBe(0);
+      expect(d.stdout.match(/prompt-sha256: [0-9a-f]{64}/g)).toHaveLength(3);
+      expect(await windowNames()).not.toEqual(expect.arrayContaining([expect.stringMatching(/^demo-/)]));
+      const ls = await muster(["ls", "--json"], bare, REPO);
+      expect(JSON.parse(ls.stdout).children).toEqual([]);
+      // No artifact dir or conversation file of the demo's children is left.
+      expect(stateFiles()).toEqual(before);
+      const steps = nextSteps(d.stdout);
+      expect(steps).toEqual(['npx muster spawn --agent mock --wait "Summarise the repo"', "npx muster ls"]);
+      const spawn = await asTyped(steps[0]!, bare, REPO);
+      expect(spawn.exitCode, spawn.stderr).toBe(0);
+      expect(spawn.stdout).toContain("Task: Summarise the repo");
+      const again = await asTyped(steps[1]!, bare, REPO);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/mock\s+idle/);
+      // Error hints too name the command as this user can run it.
+      const unknown = await muster(["status", "deadbeef"], bare, REPO);
+      expect(unknown.exitCode).toBe(2);
+      expect(unknown.stderr).toContain("; npx muster ls lists");
+    },
+  );
 
   it("Ctrl-C during the demo ends it (exit 130) and still removes its children", async () => {
     const before = stateFiles();
