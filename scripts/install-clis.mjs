@@ -2,9 +2,12 @@
 // Installs the pinned agent CLIs the e2e tests drive into a cache folder (never dependencies of the package).
 // Usage: node scripts/install-clis.mjs [name …] [--json]   Cache: $MUSTER_CLI_CACHE or ~/.cache/muster/clis.
 // Each CLI lands in <cache>/<name>-<version>/ via a temp folder + rename, so a broken install is never reused.
-import { spawnSync } from "node:child_process";
+// All five install at once (npm's cache first: --prefer-offline), with a progress line every few seconds
+// (MB fetched so far, from the temp folders' size), a timeout per install ($MUSTER_CLI_INSTALL_TIMEOUT
+// seconds, default 600) and one retry; a failed, timed-out or interrupted install leaves no temp folder.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { elapsed, installCli, progressLine } from "./install-lib.mjs";
 import { cliCache, PINNED_CLIS } from "./pinned-clis.mjs";
 
 const args = process.argv.slice(2);
@@ -15,41 +18,104 @@ if (unknown.length > 0) {
   console.error(`unknown CLI ${unknown.join(", ")}; known: ${PINNED_CLIS.map((c) => c.name).join(", ")}`);
   process.exit(2);
 }
+const seconds = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) {
+    console.error(`${name} must be a number of seconds > 0, got ${JSON.stringify(raw)}`);
+    process.exit(2);
+  }
+  return n;
+};
+const timeoutMs = seconds("MUSTER_CLI_INSTALL_TIMEOUT", 600) * 1000;
+const progressMs = seconds("MUSTER_CLI_PROGRESS_INTERVAL", 5) * 1000;
+
 const cache = cliCache();
 fs.mkdirSync(cache, { recursive: true });
-const results = [];
-let failed = 0;
-for (const cli of PINNED_CLIS.filter((c) => wanted.length === 0 || wanted.includes(c.name))) {
+const clis = PINNED_CLIS.filter((c) => wanted.length === 0 || wanted.includes(c.name));
+const say = (s) => {
+  if (!json) process.stderr.write(`${s}\n`);
+};
+
+const states = clis.map((cli) => {
   const dir = path.join(cache, `${cli.name}-${cli.version}`);
   const bin = path.join(dir, "node_modules", ".bin", cli.bin);
-  if (fs.existsSync(path.join(dir, ".complete")) && fs.existsSync(bin)) {
-    results.push({ name: cli.name, version: cli.version, bin, installed: "cached" });
-    continue;
-  }
-  const started = Date.now();
-  if (!json) process.stderr.write(`installing ${cli.pkg}@${cli.version} into ${dir} … `);
-  const tmp = fs.mkdtempSync(path.join(cache, `.${cli.name}-`));
-  fs.writeFileSync(path.join(tmp, "package.json"), '{"private":true}\n');
-  const r = spawnSync(
-    "npm",
-    ["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", `${cli.pkg}@${cli.version}`],
-    { cwd: tmp, encoding: "utf8", env: { ...process.env, npm_config_update_notifier: "false" } },
-  );
-  if (r.status !== 0 || !fs.existsSync(path.join(tmp, "node_modules", ".bin", cli.bin))) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n").pop();
-    if (!json) process.stderr.write(`failed: ${why}\n`);
-    results.push({ name: cli.name, version: cli.version, error: why });
-    failed += 1;
-    continue;
-  }
-  fs.writeFileSync(path.join(tmp, ".complete"), `${new Date().toISOString()}\n`);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.renameSync(tmp, dir);
-  const secs = ((Date.now() - started) / 1000).toFixed(1);
-  if (!json) process.stderr.write(`done in ${secs} s\n`);
-  results.push({ name: cli.name, version: cli.version, bin, installed: `${secs} s` });
+  const cached = fs.existsSync(path.join(dir, ".complete")) && fs.existsSync(bin);
+  return {
+    cli,
+    dir,
+    bin,
+    name: cli.name,
+    version: cli.version,
+    state: cached ? "cached" : "pending",
+    bytes: 0,
+    attempt: 0,
+  };
+});
+const todo = states.filter((s) => s.state !== "cached");
+const started = Date.now();
+
+// Ctrl-C or a kill: every install stops its npm (the whole process group) and removes its partial folder.
+const controller = new AbortController();
+let stoppedBy;
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.once(sig, () => {
+    stoppedBy = sig;
+    const running = todo.filter((s) => s.state === "installing" || s.state === "retrying").length;
+    say(`\n${sig}: stopping ${running} install(s) and removing their partial folders…`);
+    controller.abort();
+  });
 }
+
+if (todo.length > 0) {
+  say(
+    `installing ${todo.length} of ${states.length} pinned agent CLIs into ${cache} (~1.4 GB the first time; ` +
+      `timeout ${elapsed(timeoutMs)} each, one retry): ${todo.map((s) => `${s.name}@${s.version}`).join(", ")}`,
+  );
+}
+const ticker =
+  todo.length > 0 ? setInterval(() => say(progressLine(states, started)), progressMs) : undefined;
+await Promise.all(
+  todo.map(async (s) => {
+    const r = await installCli(s.cli, {
+      cache,
+      dir: s.dir,
+      timeoutMs,
+      signal: controller.signal,
+      onUpdate: (u) => {
+        if (u.state) s.state = u.state;
+        if (u.attempt) s.attempt = u.attempt;
+        if (u.bytes !== undefined) s.bytes = u.bytes;
+        if (u.error) say(`${s.name}: ${u.error}${s.attempt < 2 ? " — retrying once" : ""}`);
+      },
+    });
+    if (r.aborted) return;
+    s.state = r.ok ? "done" : "failed";
+    if (r.ok) s.bytes = r.bytes;
+    else s.error = r.error;
+    s.secs = ((Date.now() - started) / 1000).toFixed(1);
+    say(
+      `${s.name}@${s.version}: ${r.ok ? `installed in ${s.secs} s (${(r.bytes / 1048576).toFixed(1)} MB)` : `FAILED: ${r.error}`}`,
+    );
+  }),
+);
+if (ticker) clearInterval(ticker);
+if (stoppedBy) {
+  say(`stopped by ${stoppedBy}: no partial install is left in ${cache}`);
+  process.exit(stoppedBy === "SIGINT" ? 130 : 143);
+}
+
+const results = states.map((s) =>
+  s.state === "failed"
+    ? { name: s.name, version: s.version, error: s.error }
+    : {
+        name: s.name,
+        version: s.version,
+        bin: s.bin,
+        installed: s.state === "cached" ? "cached" : `${s.secs} s`,
+      },
+);
 if (json) console.log(JSON.stringify(results, null, 2));
 else for (const r of results) if (!r.error) console.error(`${r.name} ${r.version}: ${r.bin}`);
-process.exit(failed > 0 ? 1 : 0);
+process.exit(results.some((r) => r.error) ? 1 : 0);

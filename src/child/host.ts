@@ -15,6 +15,7 @@ import { limitsFrom } from "../config/limits.js";
 import { getRunner } from "../runners/registry.js";
 import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { readJson } from "../util/fsx.js";
+import { ensureSelfBinDir } from "../util/self-bin.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
@@ -55,6 +56,14 @@ async function main(): Promise<void> {
     const v = process.env[k];
     if (v) env[k] = v;
     else delete env[k];
+  }
+  // Agents call `muster progress|done|error`: this install's muster goes first on their PATH (state root =
+  // <root>/primaries/<p>/artifacts/<id>), whether or not the user has muster on theirs.
+  try {
+    const selfBin = ensureSelfBinDir(path.resolve(dir, "..", "..", "..", ".."));
+    env.PATH = `${selfBin}${path.delimiter}${env.PATH ?? "/usr/local/bin:/usr/bin:/bin"}`;
+  } catch (e) {
+    render.info(`muster is not on this child's PATH: ${(e as Error).message}`);
   }
 
   render.banner(meta.id, meta.agent, meta.runner, dir);

@@ -11,11 +11,13 @@ import { registerInspect } from "./commands/inspect.js";
 import { registerMcp } from "./commands/mcp.js";
 import { registerModels } from "./commands/models.js";
 import { registerPane } from "./commands/pane.js";
+import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerWait } from "./commands/wait.js";
 import { EXIT, EXIT_TABLE, ExitWith, reportError } from "./output.js";
 
-function buildProgram(): Command {
+/** The whole commander program; nothing runs until it is parsed (test/unit/readme-samples.test.ts reads it). */
+export function buildProgram(): Command {
   const program = new Command("muster")
     .description("Run coding-agent subagents as real processes in tmux panes, with durable artifacts.")
     .version("0.1.0")
@@ -33,6 +35,7 @@ function buildProgram(): Command {
   registerModels(program);
   registerInbox(program);
   registerBudget(program);
+  registerRm(program);
   registerGc(program);
   registerDoctor(program);
   registerMcp(program);

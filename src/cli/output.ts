@@ -1,4 +1,5 @@
 import { isMusterError, type MusterErrorCode } from "../core/errors.js";
+import { selfCommand } from "../util/self-bin.js";
 
 /** CLI exit codes (README "Exit codes" and `muster --help`). */
 export const EXIT = {
@@ -42,10 +43,17 @@ export function printJson(value: unknown): void {
 /** One line on stderr (and one JSON document on stdout with --json); returns the exit code. */
 export function reportError(e: unknown, json: boolean): number {
   const code = isMusterError(e) ? e.code : "internal";
-  const message = isMusterError(e) ? e.forSurface("cli") : ((e as Error)?.message ?? String(e));
+  const message = isMusterError(e) ? withSelf(e.forSurface("cli")) : ((e as Error)?.message ?? String(e));
   const exit = isMusterError(e) ? ERROR_EXIT[e.code] : EXIT.errored;
   if (json) printJson({ error: { code, message } });
   process.stderr.write(`muster: ${message.split("\n")[0]}\n`);
   if (!isMusterError(e) && process.env.MUSTER_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
   return exit;
+}
+
+/** A hint's `muster …` commands as this user can run them: `npx muster …` when `muster` on PATH is not this install. */
+export function withSelf(text: string): string {
+  if (!/\bmuster [a-z]/.test(text)) return text;
+  const me = selfCommand();
+  return me === "muster" ? text : text.replace(/(?<![\w/.-])muster (?=[a-z])/g, `${me} `);
 }

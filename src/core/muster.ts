@@ -29,6 +29,7 @@ import { probeChild, settleFromParent, settleQueuedFromParent } from "./liveness
 import { type PrimaryPaths, stateRoot, workingDir } from "./paths.js";
 import { OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
+import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
 import { type TurnResult, toResult } from "./results.js";
 import { spawnChild } from "./spawn.js";
 import { lastCompletion } from "./state.js";
@@ -375,6 +376,11 @@ export class Muster {
   /** Removes settled children past their age (see GcOptions); never touches a running one. */
   gc(opts: GcOptions): Promise<GcReport> {
     return collectGarbage(this, opts);
+  }
+
+  /** Removes children in one step (pane, artifacts, conversation, registry entry); see RemoveOptions. */
+  remove(idsOrPrefixes: string[], opts: RemoveOptions = {}): Promise<RemovedChild[]> {
+    return removeChildren(this, idsOrPrefixes, opts);
   }
 
   /** One child, reconciled with liveness. */

@@ -128,7 +128,7 @@ describe("a child's life through the real CLI and tmux", () => {
     // A closed child takes no follow-up; the error says how to continue it, as a command.
     const send = await sb.run(["send", slow, "more"]);
     expect(send.exitCode).not.toBe(0);
-    expect(send.stderr).toMatch(/has exited; continue it with: muster spawn --resume \w{8} "…"/);
+    expect(send.stderr).toMatch(/has exited; continue it with: (npx )?muster spawn --resume \w{8} "…"/);
   });
 
   it("the command runner runs any argv; stdout is the answer", async () => {

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { MusterError } from "../../core/errors.js";
 import { createMuster } from "../../core/muster.js";
 import { shortId } from "../../util/ids.js";
+import { selfCommand } from "../../util/self-bin.js";
 import { clip, humanDuration, parseDuration, shellQuote } from "../format.js";
 import { ExitWith, printJson } from "../output.js";
 import { exitCodeOf } from "./wait.js";
@@ -30,7 +31,8 @@ export function registerDemo(program: Command): void {
     .summary("a live demo: three mock children in tmux panes (no API keys)")
     .option("--json", "print one JSON document on stdout at the end, nothing else")
     .option("--timeout <duration>", "give up after this long", "60s")
-    .action(async (flags: { json?: boolean; timeout: string }) => {
+    .option("--keep", "keep the three children (panes, artifacts) to attach to and send follow-ups")
+    .action(async (flags: { json?: boolean; timeout: string; keep?: boolean }) => {
       const m = createMuster();
       try {
         await m.backend.version();
@@ -40,43 +42,53 @@ export function registerDemo(program: Command): void {
           `muster demo needs tmux: install it (Debian/Ubuntu: sudo apt-get install -y tmux; macOS: brew install tmux) — ${(e as Error).message}`,
         );
       }
+      const me = selfCommand();
       const say = (s: string): void => {
         if (!flags.json) process.stdout.write(s);
       };
       say("muster demo: starting three mock children, each in its own tmux pane…\n\n");
       const rows: Row[] = [];
-      for (const t of TASKS) {
-        const s = await m.spawn({ agent: t.agent, prompt: t.prompt });
-        rows.push({
-          id: s.id,
-          agent: t.agent,
-          status: "starting",
-          activity: "pane opened",
-          started: Date.now(),
-        });
-      }
       const tty = !flags.json && process.stdout.isTTY;
-      let drawn = false;
-      const draw = (): void => {
-        if (flags.json) return;
-        if (tty && drawn) process.stdout.write(`\x1b[${rows.length}A`);
-        for (const r of rows) {
-          const el = humanDuration((r.ended ?? Date.now()) - r.started);
-          process.stdout.write(
-            `${tty ? "\x1b[2K" : ""}  ${shortId(r.id)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(r.activity, 60)}\n`,
-          );
+      let ticker: NodeJS.Timeout | undefined;
+      // Ctrl-C ends the demo like its end does: the children are removed unless --keep.
+      const controller = new AbortController();
+      const onSigint = (): void => controller.abort();
+      process.once("SIGINT", onSigint);
+      let outcome: Awaited<ReturnType<typeof m.wait>>;
+      let panes: { id: string; agent: string; attach: string[] | null }[];
+      let removed: string[] = [];
+      try {
+        for (const t of TASKS) {
+          const s = await m.spawn({ agent: t.agent, prompt: t.prompt });
+          rows.push({
+            id: s.id,
+            agent: t.agent,
+            status: "starting",
+            activity: "pane opened",
+            started: Date.now(),
+          });
         }
-        drawn = true;
-      };
-      draw();
-      const ticker = tty ? setInterval(draw, 500) : undefined;
-      const outcome = await m
-        .wait(
+        let drawn = false;
+        const draw = (): void => {
+          if (flags.json) return;
+          if (tty && drawn) process.stdout.write(`\x1b[${rows.length}A`);
+          for (const r of rows) {
+            const el = humanDuration((r.ended ?? Date.now()) - r.started);
+            process.stdout.write(
+              `${tty ? "\x1b[2K" : ""}  ${shortId(r.id)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(r.activity, 60)}\n`,
+            );
+          }
+          drawn = true;
+        };
+        draw();
+        if (tty) ticker = setInterval(draw, 500);
+        outcome = await m.wait(
           rows.map((r) => r.id),
           {
             mode: "all",
             withText: true,
             timeoutMs: parseDuration(flags.timeout),
+            signal: controller.signal,
             onEvent: (id, e) => {
               const r = rows.find((x) => x.id === id);
               if (!r) return;
@@ -92,34 +104,59 @@ export function registerDemo(program: Command): void {
               if (!tty && (e.type === "turn_started" || e.type === "completion")) draw();
             },
           },
-        )
-        .finally(() => {
-          if (ticker) clearInterval(ticker);
+        );
+        if (ticker) clearInterval(ticker);
+        if (tty) draw();
+        panes = rows.map((r) => {
+          const c = m.child(r.id);
+          return {
+            id: r.id,
+            agent: r.agent,
+            attach: c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null,
+          };
         });
-      if (tty) draw();
-      const panes = rows.map((r) => {
-        const c = m.child(r.id);
-        return {
-          id: r.id,
-          agent: r.agent,
-          attach: c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null,
-        };
-      });
+      } finally {
+        if (ticker) clearInterval(ticker);
+        process.removeListener("SIGINT", onSigint);
+        // The demo's children are its own: close and remove them (pane, artifacts, conversation) unless --keep.
+        if (!flags.keep && rows.length > 0)
+          removed = (
+            await m.remove(
+              rows.map((r) => r.id),
+              { force: true },
+            )
+          ).map((r) => r.id);
+      }
+      const ids = rows.map((r) => shortId(r.id));
       if (flags.json)
-        printJson({ primary: m.primary, results: outcome.results, pending: outcome.pending, panes });
+        printJson({
+          primary: m.primary,
+          results: outcome.results,
+          pending: outcome.pending,
+          kept: !!flags.keep,
+          removed,
+          panes: flags.keep ? panes : [],
+        });
       else {
         for (const r of outcome.results) {
           process.stdout.write(`\n── ${r.agent} (${shortId(r.id)}) ${r.status}\n${r.text ?? r.reason ?? ""}`);
         }
-        process.stdout.write("\nThe panes stay open for inspection:\n");
-        for (const p of panes) {
+        if (flags.keep) {
+          process.stdout.write("\nThe children stay, idle, for inspection:\n");
+          for (const p of panes) {
+            process.stdout.write(
+              `  ${p.agent.padEnd(13)} ${me} attach ${shortId(p.id)}   (or: ${p.attach ? shellQuote(p.attach) : "-"})\n`,
+            );
+          }
           process.stdout.write(
-            `  ${p.agent.padEnd(13)} muster attach ${shortId(p.id)}   (or: ${p.attach ? shellQuote(p.attach) : "-"})\n`,
+            `\nNext: ${me} ls · ${me} send ${ids[0]} "a follow-up" --wait · ${me} rm ${ids.join(" ")}\n`,
           );
+        } else {
+          process.stdout.write(
+            `\nThe three children were closed and removed (panes, artifacts, conversations); ${me} demo --keep keeps them.\n`,
+          );
+          process.stdout.write(`\nNext: ${me} spawn --agent mock --wait "Summarise the repo" · ${me} ls\n`);
         }
-        process.stdout.write(
-          `\nNext: muster ls · muster send ${shortId(rows[0]!.id)} "a follow-up" · muster cancel <id>\n`,
-        );
       }
       const code = exitCodeOf(outcome);
       if (code !== 0) throw new ExitWith(code);

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
-import { printJson } from "../output.js";
+import { printJson, withSelf } from "../output.js";
 
 export function registerInbox(program: Command): void {
   common(
@@ -24,12 +24,15 @@ export function registerInbox(program: Command): void {
           : (r.outputError?.message ?? r.reason ?? "");
         process.stdout.write(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
       }
-      if (manifest.more > 0) process.stdout.write(`…and ${manifest.more} more: run muster inbox again\n`);
+      if (manifest.more > 0)
+        process.stdout.write(withSelf(`…and ${manifest.more} more: run muster inbox again\n`));
     }
     if (!flags.json) {
       for (const g of manifest.waitingGroups) {
         process.stdout.write(
-          `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : ", not sealed yet (muster wait --group seals it)"}\n`,
+          withSelf(
+            `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : ", not sealed yet (muster wait --group seals it)"}\n`,
+          ),
         );
       }
     }

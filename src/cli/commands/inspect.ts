@@ -7,7 +7,7 @@ import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
-import { printJson } from "../output.js";
+import { printJson, withSelf } from "../output.js";
 
 /** Every primary under the state root with its children (ls --all). */
 async function listAllPrimaries(m: Muster): Promise<{ primary: string; children: LoadedChild[] }[]> {
@@ -59,7 +59,7 @@ export function registerInspect(program: Command): void {
       return printJson(flags.all ? { primaries: shaped } : shaped[0]);
     }
     if (groups.every((g) => g.children.length === 0)) {
-      process.stdout.write('no children yet — try: muster spawn --agent mock "hello"\n');
+      process.stdout.write(withSelf('no children yet — try: muster spawn --agent mock "hello"\n'));
       return;
     }
     const rows = [

@@ -3,7 +3,7 @@ import { MusterError } from "../../core/errors.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
-import { printJson } from "../output.js";
+import { printJson, withSelf } from "../output.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
 interface SpawnFlags extends CommonOptions {
@@ -95,7 +95,7 @@ export function registerSpawn(program: Command): void {
         process.stdout.write(`${started.id}\n`);
         if (process.stderr.isTTY)
           process.stderr.write(
-            `muster: muster wait ${shortId(started.id)} · muster attach ${shortId(started.id)}\n`,
+            withSelf(`muster: muster wait ${shortId(started.id)} · muster attach ${shortId(started.id)}\n`),
           );
       }
       return;

@@ -1,0 +1,68 @@
+import * as fs from "node:fs";
+import { sessionFileOf } from "../sessions/store.js";
+import type { LoadedChild } from "./children.js";
+import { resolveChildId } from "./children.js";
+import { MusterError } from "./errors.js";
+import type { Muster } from "./muster.js";
+
+export interface RemoveOptions {
+  /** Cancel a running (or queued) turn first instead of refusing. */
+  force?: boolean;
+}
+
+export interface RemovedChild {
+  id: string;
+  agent: string;
+  /** The status it had before removal (an idle or running child is closed first). */
+  status: string;
+  /** Whether a running turn was cancelled to remove it (only with force). */
+  cancelledTurn: boolean;
+}
+
+const busy = (c: LoadedChild): boolean =>
+  c.status === "running" || c.status === "starting" || c.status === "queued";
+
+/**
+ * Removes children in one step: closes an idle host, kills the pane, deletes the artifact dir, the
+ * conversation file and the registry entry. Every id is resolved and checked before anything is
+ * touched, so an unknown id or a running child (without force) removes nothing.
+ */
+export async function removeChildren(
+  m: Muster,
+  ids: string[],
+  opts: RemoveOptions = {},
+): Promise<RemovedChild[]> {
+  if (ids.length === 0) throw new MusterError("usage", "give at least one child id");
+  const doc = m.registry.read();
+  const wanted = [...new Set(ids.map((id) => resolveChildId(doc, id).id))];
+  const children = [];
+  for (const id of wanted) children.push(await m.reconcile(m.child(id)));
+  const running = children.filter(busy);
+  if (running.length > 0 && !opts.force) {
+    const list = running.map((c) => c.entry.id.slice(-8)).join(" ");
+    throw new MusterError(
+      "not_running",
+      `child ${list} has a turn ${running[0]!.status}; nothing was removed`,
+      {
+        next: {
+          cli: `wait for it (muster wait ${list}), or cancel and remove it: muster rm --force ${list}`,
+          mcp: "wait for it with subagents_await, or cancel it with subagents_cancel first",
+        },
+      },
+    );
+  }
+  const out: RemovedChild[] = [];
+  for (const c of children) {
+    const id = c.entry.id;
+    // Closing the host first: a removed artifact dir must not be written to by a host still alive.
+    if (c.status !== "closed" && c.status !== "lost") await m.cancel(id);
+    if (c.entry.pane) await m.backend.kill(c.entry.pane).catch(() => {});
+    await m.registry.update((d) => {
+      delete d.children[id];
+    });
+    fs.rmSync(c.files.dir, { recursive: true, force: true });
+    fs.rmSync(sessionFileOf(c.files.dir), { force: true });
+    out.push({ id, agent: c.entry.agent, status: c.status, cancelledTurn: busy(c) });
+  }
+  return out;
+}
