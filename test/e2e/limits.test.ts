@@ -60,7 +60,7 @@ describe("limits of a primary's tree", () => {
     // Limit 1: the delegating parent's turn holds the only slot while it waits for its own child. Before,
     // the child queued behind that slot forever and the parent waited forever (issue 9, item 26).
     const env = { MUSTER_MAX_RUNNING: "1" };
-    const r = await sb.run(delegating(["spawn", "--wait", "nested\nmock: sleep=4"], { wait: false }), {
+    const r = await sb.run(delegating(["spawn", "--wait", "nested\nmock: sleep=8"], { wait: false }), {
       env,
     });
     const parent = JSON.parse(r.stdout).id as string;
