@@ -128,7 +128,13 @@ async function main(): Promise<void> {
     return;
   }
   // The primary's bound on running turns, shared with every other child host of the primary.
-  const slots = new RunSlots(path.join(dir, "..", "..", "slots"), limitsFrom(env).maxRunning, meta.id, dir);
+  const slots = new RunSlots(
+    path.join(dir, "..", "..", "slots"),
+    limitsFrom(env).maxRunning,
+    meta.id,
+    dir,
+    meta.parent,
+  );
   process.on("exit", () => slots.release());
   let n = 0;
   for (;;) {

@@ -8,6 +8,8 @@ interface Ticket {
   childId: string;
   artifactDir: string;
   since: string;
+  /** The parent whose slot this turn runs in (see RunSlots); absent for a slot of its own. */
+  lentBy?: string;
 }
 
 const POLL_MS = 500;
@@ -43,6 +45,12 @@ async function withAdmissionLock<T>(lockDir: string, fn: () => T): Promise<T> {
  * The primary's bound on running turns, shared by every child host of the primary (any parent process):
  * a turn runs only while its host holds a ticket, admitted under a lock when fewer than `limit` live
  * tickets exist. A ticket of a dead host does not count, so a crash never leaks a slot.
+ *
+ * A parent that is itself a running child holds a ticket while it waits for its own children: with every
+ * slot held by such parents, their children would queue forever (measured: limit 1, one delegating child,
+ * a deadlock until the parent was killed). So when the bound is reached, a child may run in its parent's
+ * slot while the parent's turn holds it, one child at a time: the pair counts once, and the deepest
+ * waiting turn always has a slot.
  */
 export class RunSlots {
   private readonly ticket: string;
@@ -52,38 +60,57 @@ export class RunSlots {
     private readonly limit: number,
     private readonly childId: string,
     private readonly artifactDir: string,
+    /** The spawning child (meta.parent), whose slot this child may borrow; null for a primary's child. */
+    private readonly parentId: string | null = null,
   ) {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.ticket = path.join(dir, `${childId}.json`);
   }
 
-  /** Live tickets other than ours (stale ones are removed as they are found). */
-  private running(): number {
-    let n = 0;
+  /** Live tickets other than ours, by child id (stale ones are removed as they are found). */
+  private liveTickets(): Map<string, Ticket> {
+    const live = new Map<string, Ticket>();
     for (const name of fs.readdirSync(this.dir)) {
       if (!name.endsWith(".json") || name === `${this.childId}.json`) continue;
       const file = path.join(this.dir, name);
       try {
         const t = JSON.parse(fs.readFileSync(file, "utf8")) as Ticket;
-        if (hostAlive(t.pid, t.artifactDir)) n += 1;
+        if (hostAlive(t.pid, t.artifactDir)) live.set(t.childId, t);
         else fs.rmSync(file, { force: true });
       } catch {
         // A ticket being written or removed right now: not counted.
       }
     }
+    return live;
+  }
+
+  /** Slots in use: a turn running in its parent's slot counts only once its parent's turn has ended. */
+  private static used(live: Map<string, Ticket>): number {
+    let n = 0;
+    for (const t of live.values()) if (!(t.lentBy && live.has(t.lentBy))) n += 1;
     return n;
+  }
+
+  /** The parent's slot is ours to borrow: its turn holds one and no other child runs in it. */
+  private canBorrow(live: Map<string, Ticket>): boolean {
+    if (!this.parentId || !live.has(this.parentId)) return false;
+    for (const t of live.values()) if (t.lentBy === this.parentId) return false;
+    return true;
   }
 
   /** Tries once; returns how many run when the slot was refused, or undefined when granted. */
   async tryAcquire(): Promise<number | undefined> {
     return withAdmissionLock(path.join(this.dir, "admission.lock"), () => {
-      const n = this.running();
-      if (n >= this.limit) return n;
+      const live = this.liveTickets();
+      const n = RunSlots.used(live);
+      const borrow = n >= this.limit && this.canBorrow(live);
+      if (n >= this.limit && !borrow) return n;
       const t: Ticket = {
         pid: process.pid,
         childId: this.childId,
         artifactDir: this.artifactDir,
         since: new Date().toISOString(),
+        ...(borrow ? { lentBy: this.parentId! } : {}),
       };
       fs.writeFileSync(this.ticket, JSON.stringify(t), { mode: 0o600 });
       return undefined;

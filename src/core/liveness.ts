@@ -4,13 +4,17 @@ import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend, PaneRef } from "../mux/backend.js";
-import { hostAlive } from "../util/proc.js";
+import { hostAlive, processesMentioning } from "../util/proc.js";
 import { signalGroup } from "../util/process-group.js";
 import { withFileLock } from "./registry.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
 
 // A pane that never produced child_started gets this long before it counts as lost.
 const START_GRACE_MS = 15_000;
+// A live pane whose host has not written child_started in this long is stuck, not slow: 25 spawns under
+// a load of 28 on 2 cores started within 3 s. Without this bound a waiter waited as long as the pane
+// lived (issue 9, item 26: 6 min 45 s).
+export const HOST_START_LIMIT_MS = 30_000;
 
 /** What a liveness probe concluded for one child. */
 export type Verdict = { dead: false } | { dead: true; reason: string };
@@ -28,6 +32,7 @@ export async function probeChild(
       ? { dead: false }
       : { dead: true, reason: `child host (pid ${hostPid}) is gone` };
   }
+  const age = Date.now() - Date.parse(createdAt);
   if (pane) {
     const live = await backend.alive(pane);
     if (live === "dead") {
@@ -35,12 +40,32 @@ export async function probeChild(
       const how = st ? (st.signal ? `signal ${st.signal}` : `exit code ${st.exitCode}`) : "pane vanished";
       return { dead: true, reason: `the pane died before the child host started (${how})` };
     }
-    if (live === "alive") return { dead: false };
+    if (live === "alive" && age <= HOST_START_LIMIT_MS) return { dead: false };
+    if (live === "alive") return stuckHost(backend, dir, pane);
   }
-  const age = Date.now() - Date.parse(createdAt);
   return age > START_GRACE_MS
     ? { dead: true, reason: `no child host started within ${START_GRACE_MS / 1000}s` }
     : { dead: false };
+}
+
+/**
+ * A host that never started although its pane lives: say where its processes sleep (the kernel's wait
+ * channel, the one clue to what held it), then close the pane so it cannot start a turn nobody waits for.
+ */
+async function stuckHost(backend: Backend, dir: string, pane: PaneRef): Promise<Verdict> {
+  // The caller's events may be a poll old: a host that started meanwhile is not stuck.
+  const started = (): boolean =>
+    readAllRecords<{ type?: string }>(childFiles(dir).events).some((e) => e.type === "child_started");
+  if (started()) return { dead: false };
+  const seen = processesMentioning(dir)
+    .map((p) => `pid ${p.pid} state ${p.state}${p.wchan ? ` in ${p.wchan}` : ""}`)
+    .join(", ");
+  await backend.kill(pane).catch(() => undefined);
+  if (started()) return { dead: false };
+  return {
+    dead: true,
+    reason: `the child host did not start within ${HOST_START_LIMIT_MS / 1000}s although its pane was alive (${seen || "no host process found"}); the pane was closed`,
+  };
 }
 
 /**

@@ -56,6 +56,34 @@ describe("limits of a primary's tree", () => {
     await sb.run(["cancel", hog]);
   });
 
+  it("a child runs in the slot its waiting parent holds (no deadlock at the bound); others still queue", async () => {
+    // Limit 1: the delegating parent's turn holds the only slot while it waits for its own child. Before,
+    // the child queued behind that slot forever and the parent waited forever (issue 9, item 26).
+    const env = { MUSTER_MAX_RUNNING: "1" };
+    const r = await sb.run(delegating(["spawn", "--wait", "nested\nmock: sleep=8"], { wait: false }), {
+      env,
+    });
+    const parent = JSON.parse(r.stdout).id as string;
+    const child = await until(
+      async () =>
+        (await sb.json(["ls"])).data.children.find(
+          (c: { parent: string; status: string }) => c.parent === parent && c.status === "running",
+        ),
+      20_000,
+      100,
+    );
+    // The pair counts once: an unrelated child still waits for the slot.
+    const other = (await sb.json(["spawn", "not related"], { env })).data.id as string;
+    const w = await sb.json(["wait", parent, other, "--timeout", "60s"]);
+    expect(w.exitCode).toBe(0);
+    const byId = new Map(w.data.results.map((x: { id: string }) => [x.id, x]));
+    expect(byId.get(parent)).toMatchObject({ status: "completed" });
+    expect(byId.get(other)).toMatchObject({ status: "completed" });
+    const dirOf = async (id: string) => (await sb.json(["status", id])).data.artifactDir as string;
+    expect(readEvents(await dirOf(child.id)).map((e) => e.type)).not.toContain("turn_queued");
+    expect(readEvents(await dirOf(other)).find((e) => e.type === "turn_queued")).toMatchObject({ limit: 1 });
+  });
+
   it("depth and live-node limits fail the spawn with a clear error; a profile can forbid spawning", async () => {
     const deep = await sb.run(delegating(["spawn", "--wait", "grandchild"]), {
       env: { MUSTER_MAX_DEPTH: "1" },

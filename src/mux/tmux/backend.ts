@@ -226,7 +226,7 @@ export class TmuxBackend implements Backend {
   private async ensureSession(session: string): Promise<void> {
     const create = A.newSessionArgs({ name: session, windowName: "muster", argv: IDLE_ARGV });
     const args = A.chain(create, A.remainOnExitArgs(`=${session}:`));
-    const run = await runTmux(this.config.server, args, this.exec);
+    const run = await runTmux(this.config.server, args, { ...this.exec, isolate: true });
     // Another process may have created it between our new-window and new-session.
     if (run.exitCode !== 0 && !/duplicate session/.test(run.stderr)) throw tmuxFailure(args, run);
   }

@@ -3,6 +3,7 @@
  * this path: importing execa costs ~150 ms here, paid by every CLI call and child spawn.
  */
 import { spawn } from "node:child_process";
+import * as fs from "node:fs";
 import { MusterError } from "../../core/errors.js";
 import { type ServerRef, serverArgs } from "./argv.js";
 
@@ -18,6 +19,42 @@ export interface TmuxExecOptions {
   /** Source of MUSTER_TMUX_BIN, TMUX and TMUX_PANE; the rest of the child's env is process.env. */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /**
+   * For a call that may start the tmux server: the server keeps every descriptor its first client
+   * inherited, for its whole life, so hand tmux none of ours beyond stdio (see inheritedFdStdio).
+   */
+  isolate?: boolean;
+}
+
+const O_CLOEXEC = 0o2000000;
+
+/**
+ * stdio entries (from index 3) that point every descriptor this process would pass to a child — one it
+ * inherited without close-on-exec, e.g. a pipe of whoever started `muster mcp` — at /dev/null instead.
+ * Linux only (/proc/self/fdinfo); elsewhere nothing is replaced.
+ */
+function inheritedFdStdio(devNull: number): (number | "ignore")[] {
+  const leaked: number[] = [];
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync("/proc/self/fdinfo");
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd < 3) continue;
+    try {
+      const flags = /^flags:\s*([0-7]+)/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1];
+      if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) leaked.push(fd);
+    } catch {
+      // Closed while we looked (the readdir's own descriptor among them).
+    }
+  }
+  if (leaked.length === 0) return [];
+  const out: (number | "ignore")[] = Array.from({ length: Math.max(...leaked) - 2 }, () => "ignore");
+  for (const fd of leaked) out[fd - 3] = devNull;
+  return out;
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
@@ -44,11 +81,22 @@ export async function runTmux(
   delete childEnv.TMUX_PANE;
   if (env.TMUX) childEnv.TMUX = env.TMUX;
   if (env.TMUX_PANE) childEnv.TMUX_PANE = env.TMUX_PANE;
+  const devNull = opts.isolate ? fs.openSync("/dev/null", "r+") : -1;
   return new Promise<TmuxRun>((resolve, reject) => {
-    const child = spawn(bin, [...serverArgs(server), ...args], {
-      env: childEnv,
-      stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(bin, [...serverArgs(server), ...args], {
+        env: childEnv,
+        stdio: [
+          opts.input === undefined ? "ignore" : "pipe",
+          "pipe",
+          "pipe",
+          ...(devNull >= 0 ? inheritedFdStdio(devNull) : []),
+        ],
+      });
+    } finally {
+      if (devNull >= 0) fs.closeSync(devNull);
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
