@@ -4,6 +4,7 @@ import { createMuster } from "../../core/muster.js";
 import { shortId } from "../../util/ids.js";
 import { clip, humanDuration, parseDuration, shellQuote } from "../format.js";
 import { ExitWith, printJson } from "../output.js";
+import { visible, visibleLine } from "../sanitize.js";
 import { exitCodeOf } from "./wait.js";
 
 const TASKS = [
@@ -41,7 +42,7 @@ export function registerDemo(program: Command): void {
         );
       }
       const say = (s: string): void => {
-        if (!flags.json) process.stdout.write(s);
+        if (!flags.json) process.stdout.write(visible(s));
       };
       say("muster demo: starting three mock children, each in its own tmux pane…\n\n");
       const rows: Row[] = [];
@@ -63,7 +64,7 @@ export function registerDemo(program: Command): void {
         for (const r of rows) {
           const el = humanDuration((r.ended ?? Date.now()) - r.started);
           process.stdout.write(
-            `${tty ? "\x1b[2K" : ""}  ${shortId(r.id)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(r.activity, 60)}\n`,
+            `${tty ? "\x1b[2K" : ""}  ${shortId(r.id)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(visibleLine(r.activity), 60)}\n`,
           );
         }
         drawn = true;
@@ -109,7 +110,7 @@ export function registerDemo(program: Command): void {
         printJson({ primary: m.primary, results: outcome.results, pending: outcome.pending, panes });
       else {
         for (const r of outcome.results) {
-          process.stdout.write(`\n── ${r.agent} (${shortId(r.id)}) ${r.status}\n${r.text ?? r.reason ?? ""}`);
+          say(`\n── ${r.agent} (${shortId(r.id)}) ${r.status}\n${r.text ?? r.reason ?? ""}`);
         }
         process.stdout.write("\nThe panes stay open for inspection:\n");
         for (const p of panes) {

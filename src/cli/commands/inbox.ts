@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { shortId } from "../../util/ids.js";
+import { shellQuote } from "../../util/text.js";
 import { type CommonOptions, common, muster } from "../context.js";
-import { printJson } from "../output.js";
+import { printJson, say } from "../output.js";
 
 export function registerInbox(program: Command): void {
   common(
@@ -15,21 +16,20 @@ export function registerInbox(program: Command): void {
   ).action(async (flags: CommonOptions & { peek?: boolean }) => {
     const { manifest, consume } = muster(flags).inbox();
     if (flags.json) printJson(manifest);
-    else if (manifest.records.length === 0 && manifest.waitingGroups.length === 0)
-      process.stdout.write("nothing new\n");
+    else if (manifest.records.length === 0 && manifest.waitingGroups.length === 0) say("nothing new\n");
     else {
       for (const r of manifest.records) {
         const out = r.output
           ? `${r.output.bytes} bytes: ${r.output.file}`
           : (r.outputError?.message ?? r.reason ?? "");
-        process.stdout.write(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
+        say(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
       }
-      if (manifest.more > 0) process.stdout.write(`…and ${manifest.more} more: run muster inbox again\n`);
+      if (manifest.more > 0) say(`…and ${manifest.more} more: run muster inbox again\n`);
     }
     if (!flags.json) {
       for (const g of manifest.waitingGroups) {
-        process.stdout.write(
-          `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : ", not sealed yet (muster wait --group seals it)"}\n`,
+        say(
+          `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : `, not sealed yet (muster wait --group ${shellQuote([g.groupId])} seals it)`}\n`,
         );
       }
     }
