@@ -68,7 +68,13 @@ describe("text a child supplied never drives the user's terminal", () => {
   });
 
   it("on a terminal: ls, status, wait and result print nothing the terminal would obey", async () => {
-    for (const args of [["ls"], ["status", hostile], ["wait", hostile], ["result", hostile], ["result", answering]]) {
+    for (const args of [
+      ["ls"],
+      ["status", hostile],
+      ["wait", hostile],
+      ["result", hostile],
+      ["result", answering],
+    ]) {
       const r = await runOnTty(sb, args);
       assertInert(r.raw);
       expect(r.raw.toString("utf8")).toContain("␛");

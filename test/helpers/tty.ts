@@ -62,12 +62,16 @@ export async function runOnTty(sb: Sandbox, args: string[]): Promise<TtyRun> {
     }, 30_000);
     // pipe-pane's cat ends when the pane closes its pty; wait until the copy stops growing.
     let size = -1;
-    await until(async () => {
-      const now = fs.existsSync(out) ? fs.statSync(out).size : -1;
-      const stable = now === size && now >= 0;
-      size = now;
-      return stable;
-    }, 10_000, 100);
+    await until(
+      async () => {
+        const now = fs.existsSync(out) ? fs.statSync(out).size : -1;
+        const stable = now === size && now >= 0;
+        size = now;
+        return stable;
+      },
+      10_000,
+      100,
+    );
     return { raw: fs.readFileSync(out), exitCode: status.code };
   } finally {
     await killServerAndWait(socket);
