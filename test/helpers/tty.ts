@@ -16,7 +16,18 @@ export interface TtyRun {
 
 /** The sandbox's variables the CLI needs, as `env` words (the pane does not inherit the test's env). */
 function envWords(sb: Sandbox): string[] {
-  const keep = ["PATH", "HOME", "XDG_CONFIG_HOME", "MUSTER_HOME", "MUSTER_TMUX_SOCKET", "NO_COLOR"];
+  // The locale too: with none, tmux prints a tab in -F output as "_" (a separate issue: muster's pane-id
+  // parsing then fails).
+  const keep = [
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "MUSTER_HOME",
+    "MUSTER_TMUX_SOCKET",
+    "NO_COLOR",
+    "LANG",
+    "LC_ALL",
+  ];
   return keep.filter((k) => sb.env[k] !== undefined).map((k) => `${k}=${sb.env[k]}`);
 }
 

@@ -29,7 +29,7 @@ export function registerInbox(program: Command): void {
     if (!flags.json) {
       for (const g of manifest.waitingGroups) {
         say(
-          `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : `, not sealed yet (muster wait --group ${shellQuote([g.groupId])} seals it)`}\n`,
+          `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : `, not sealed yet (seal it with: muster wait --group ${shellQuote([g.groupId])})`}\n`,
         );
       }
     }
