@@ -84,23 +84,17 @@ export function resolveTurn(c: LoadedChild, ref: string): string {
     if (t) return t.turnId;
     throw new MusterError(
       "not_found",
-      `child ${id} has no turn ${ref} (it has ${c.state.turns.length} started)`,
+      `child ${id} has no settled turn ${ref} (it has ${c.state.turns.length} started)`,
       { next },
     );
   }
-  if (!/^[0-9a-f-]{1,36}$/i.test(ref)) {
-    throw new MusterError(
-      "usage",
-      `invalid turn "${ref}": give its number, its id, its short id or a unique prefix`,
-      { next },
-    );
-  }
+  // Only compared with the child's own turn ids, never used as a path: anything else is simply unknown.
   const want = ref.toLowerCase();
   const known = new Set([...c.state.turns.map((t) => t.turnId), ...c.state.completions.keys(), ...c.pending]);
   if (known.has(want)) return want;
-  const matches = [...known].filter((t) => t.startsWith(want) || t.endsWith(want));
+  const matches = want === "" ? [] : [...known].filter((t) => t.startsWith(want) || t.endsWith(want));
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1)
     throw new MusterError("usage", `turn "${ref}" is ambiguous: ${matches.sort().join(", ")}`, { next });
-  throw new MusterError("not_found", `child ${id} has no turn "${ref}"`, { next });
+  throw new MusterError("not_found", `child ${id} has no settled turn ${ref}`, { next });
 }
