@@ -3,6 +3,7 @@ import { shortId } from "../../util/ids.js";
 import { shellQuote } from "../../util/text.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { printJson, say } from "../output.js";
+import { visibleLine } from "../sanitize.js";
 
 export function registerInbox(program: Command): void {
   common(
@@ -21,7 +22,7 @@ export function registerInbox(program: Command): void {
       for (const r of manifest.records) {
         const out = r.output
           ? `${r.output.bytes} bytes: ${r.output.file}`
-          : (r.outputError?.message ?? r.reason ?? "");
+          : visibleLine(r.outputError?.message ?? r.reason ?? "");
         say(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
       }
       if (manifest.more > 0) say(`…and ${manifest.more} more: run muster inbox again\n`);
