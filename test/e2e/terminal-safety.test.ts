@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO, useSandbox } from "../helpers/cli.js";
@@ -65,6 +66,21 @@ describe("text a child supplied never drives the user's terminal", () => {
     expect(JSON.parse((await sb.run(["ls", "--json"])).stdout).children[0].lastActivity.text).toContain(
       "\x1b]0;pwned\x07",
     );
+  });
+
+  it("agents: a profile file's description and body are shown, not obeyed", async () => {
+    const dir = path.join(sb.cwd, ".muster", "agents");
+    fs.mkdirSync(dir, { recursive: true });
+    // YAML's double-quoted \e and \a put raw ESC and BEL in the description; the body holds them raw.
+    fs.writeFileSync(
+      path.join(dir, "sly.md"),
+      '---\ndescription: "looks fine \\e]0;profile-title\\a \\e[2J"\nrunner: mock\n---\nBody \x1b]52;c;Ym9keQ==\x07 text\n',
+    );
+    const list = await sb.run(["agents"]);
+    expect(list.stdout).toContain("looks fine ␛]0;profile-title␇ ␛[2J");
+    const one = await sb.run(["agents", "sly"]);
+    expect(one.stdout).toContain("Body ␛]52;c;Ym9keQ==␇ text");
+    for (const out of [list.stdout, list.stderr, one.stdout, one.stderr]) assertInert(out);
   });
 
   it("on a terminal: ls, status, wait and result print nothing the terminal would obey", async () => {
