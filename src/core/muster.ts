@@ -151,6 +151,12 @@ export class Muster {
       throw new MusterError(
         "not_running",
         `child ${c.entry.id} already has an active turn; wait for it or cancel it first`,
+        {
+          next: {
+            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
+            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"], "mode": "all"}`,
+          },
+        },
       );
     }
     const session = loadSession(sessionFileOf(c.files.dir));

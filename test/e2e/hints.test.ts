@@ -70,6 +70,15 @@ describe("every next step muster suggests works when followed", () => {
     await follow(suggested(early.stderr));
   });
 
+  it("resume while a turn runs: the wait it suggests, after which the resume works", async () => {
+    const id = (await sb.run(["spawn", "slow\nmock: sleep=2"])).stdout.trim();
+    const busy = await sb.run(["spawn", "--resume", id, "again"]);
+    expect(busy.exitCode).toBe(2);
+    expect(suggested(busy.stderr)).toEqual(["wait", id.slice(-8)]);
+    await follow(suggested(busy.stderr));
+    await follow(["spawn", "--resume", id, "again"]);
+  });
+
   it("send to a closed child that completed a turn: the resume it suggests", async () => {
     const id = await spawnWait(["first"]);
     await sb.run(["cancel", id]);
