@@ -55,6 +55,10 @@ describe("text a child supplied never drives the user's terminal", () => {
       assertInert(args[0] === "ls" || args[0] === "status" ? r.stdout : r.stderr);
       assertInert(r.stderr);
     }
+    // capture prints what tmux rendered (no -e): text, never the escapes that drew it.
+    const capture = await sb.run(["capture", hostile]);
+    expect(capture.exitCode).toBe(0);
+    assertInert(capture.stdout);
     const status = await sb.run(["status", hostile]);
     expect(status.stdout).toContain("failed ␛]0;pwned␇ ␛[2J ␛]52;c;c2VjcmV0␛\\ <U+009B>2J done");
     const ls = await sb.run(["ls"]);
