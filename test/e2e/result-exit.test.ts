@@ -63,6 +63,18 @@ describe("result and wait exit by the one table, with or without --json", () => 
   }
 });
 
+describe("spawn --wait and send --wait exit by the same table", () => {
+  it("an errored turn → 1, with or without --json", async () => {
+    const human = await sb.run(["spawn", "--wait", "fails\nmock: exit=1"]);
+    expect(human.exitCode).toBe(1);
+    const json = await sb.json(["spawn", "--wait", "fails\nmock: exit=1"]);
+    expect(json.exitCode).toBe(1);
+    const id = json.data.spawned.id as string;
+    expect((await sb.run(["send", id, "--wait", "fails again\nmock: exit=1"])).exitCode).toBe(1);
+    expect((await sb.json(["send", id, "--wait", "and again\nmock: exit=1"])).exitCode).toBe(1);
+  });
+});
+
 describe("waiting that ends without an outcome", () => {
   it("wait --timeout → 124 and an interrupted wait → 130, with or without --json", async () => {
     const id = await spawnId("hangs\nmock: hang");
