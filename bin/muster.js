@@ -2,6 +2,14 @@
 // Entry point. Child-side commands (run by agents inside panes) load one small module; the rest load the CLI.
 const argv = process.argv.slice(2);
 const CHILD_COMMANDS = new Set(["done", "error", "progress"]);
+// A reader that went away (`muster --help | head`) ends the command quietly, as SIGPIPE ends other tools;
+// Node ignores SIGPIPE, so without this the failed write surfaces as an unhandled EPIPE stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (e) => {
+    if (e.code !== "EPIPE") throw e;
+    process.exit(0);
+  });
+}
 
 let code;
 if (CHILD_COMMANDS.has(argv[0])) {

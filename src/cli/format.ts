@@ -43,6 +43,4 @@ export function table(rows: string[][]): string {
 
 export const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/** Shell-quotes argv for display only (never executed through a shell by muster). */
-export const shellQuote = (argv: string[]): string =>
-  argv.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(" ");
+export { shellQuote } from "../util/text.js";

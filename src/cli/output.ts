@@ -1,5 +1,6 @@
 import { isMusterError, type MusterErrorCode } from "../core/errors.js";
 import { selfCommand } from "../util/self-bin.js";
+import { visible } from "./sanitize.js";
 
 /** CLI exit codes (README "Exit codes" and `muster --help`). */
 export const EXIT = {
@@ -36,8 +37,35 @@ export class ExitWith extends Error {
   }
 }
 
+/**
+ * One JSON document on stdout. JSON.stringify escapes C0 controls but not C1 ones (U+0080–U+009F, which
+ * some terminals obey as CSI/OSC): escape those too; they occur only inside strings, so the parsed value is
+ * the same.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const text = JSON.stringify(value, null, 2).replace(
+    /[\u0080-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  process.stdout.write(`${text}\n`);
+}
+
+/** Human output on stdout; whatever a child put in it is shown, never obeyed by the terminal. */
+export const say = (text: string): void => {
+  process.stdout.write(visible(text));
+};
+
+/** Human output on stderr, made safe like `say`. */
+export const warn = (text: string): void => {
+  process.stderr.write(visible(text));
+};
+
+/**
+ * A child's answer on stdout: the exact bytes when stdout is not a terminal (a pipe or a file gets what the
+ * child wrote) or with `raw`; on a terminal, made safe like `say`.
+ */
+export function printAnswer(text: string, raw = false): void {
+  process.stdout.write(raw || !process.stdout.isTTY ? text : visible(text));
 }
 
 /** One line on stderr (and one JSON document on stdout with --json); returns the exit code. */
@@ -46,7 +74,7 @@ export function reportError(e: unknown, json: boolean): number {
   const message = isMusterError(e) ? withSelf(e.forSurface("cli")) : ((e as Error)?.message ?? String(e));
   const exit = isMusterError(e) ? ERROR_EXIT[e.code] : EXIT.errored;
   if (json) printJson({ error: { code, message } });
-  process.stderr.write(`muster: ${message.split("\n")[0]}\n`);
+  warn(`muster: ${message.split("\n")[0]}\n`);
   if (!isMusterError(e) && process.env.MUSTER_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
   return exit;
 }

@@ -33,7 +33,7 @@ export function checkLineage(
       `live-node limit reached: ${live} children of this primary are alive; the limit is ${limits.maxLiveNodes} (MUSTER_MAX_LIVE)`,
       {
         next: {
-          cli: "close some with muster cancel or muster gc --idle",
+          cli: "close one with muster cancel <id> (muster ls lists them)",
           mcp: "close some with subagents_cancel",
         },
       },

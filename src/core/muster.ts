@@ -12,7 +12,7 @@ import type { MusterEvent } from "../artifacts/events.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
-import type { Backend, Placement } from "../mux/backend.js";
+import { type Backend, type Placement, placementWarning } from "../mux/backend.js";
 import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { writeJsonAtomic } from "../util/fsx.js";
@@ -22,6 +22,7 @@ import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
 import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
+import { continueHint } from "./hints.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
@@ -30,7 +31,7 @@ import { type PrimaryPaths, stateRoot, workingDir } from "./paths.js";
 import { OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
-import { type TurnResult, toResult } from "./results.js";
+import { resolveTurn, type TurnResult, toResult } from "./results.js";
 import { spawnChild } from "./spawn.js";
 import { lastCompletion } from "./state.js";
 import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
@@ -146,12 +147,7 @@ export class Muster {
       throw new MusterError(
         "not_running",
         `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}`,
-        {
-          next: {
-            cli: `continue it with: muster spawn --resume ${shortId(c.entry.id)} "…"`,
-            mcp: `continue it with subagents_run {"id": "${c.entry.id}", "prompt": "…"}`,
-          },
-        },
+        { next: continueHint(c, this.cwd) },
       );
     }
     return queueTurn(c, prompt, opts, this.env);
@@ -172,6 +168,12 @@ export class Muster {
       throw new MusterError(
         "not_running",
         `child ${c.entry.id} already has an active turn; wait for it or cancel it first`,
+        {
+          next: {
+            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
+            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"], "mode": "all"}`,
+          },
+        },
       );
     }
     const session = loadSession(sessionFileOf(c.files.dir));
@@ -179,6 +181,7 @@ export class Muster {
       throw new MusterError(
         "not_running",
         `child ${c.entry.id} is not resumable: no turn of it has completed with a result`,
+        { next: continueHint(c, this.cwd) },
       );
     }
     if (c.status === "idle") return queueTurn(c, prompt, opts, this.env);
@@ -209,7 +212,12 @@ export class Muster {
       }
       await new Promise((r) => setTimeout(r, 15));
     }
-    return { ...follow, queued: false, newPane: pane.paneId };
+    return {
+      ...follow,
+      queued: false,
+      newPane: pane.paneId,
+      warnings: [...follow.warnings, ...placementWarning(this.backend, opts.placement)],
+    };
   }
 
   /** Like child(), but says so when the id belongs to another primary (only the owner may resume). */
@@ -275,12 +283,22 @@ export class Muster {
     appendReceipts(this.paths.receipts, recordIds, by);
   }
 
-  /** The result of a settled turn (default: the latest), with the snapshot text verified against its sha256. */
-  result(idOrPrefix: string, turnId?: string): TurnResult {
+  /**
+   * The result of a settled turn (default: the latest), with the snapshot text verified against its sha256.
+   * `turn` may be the turn's id, its number, its short id or a unique prefix (see resolveTurn).
+   */
+  result(idOrPrefix: string, turn?: string): TurnResult {
     const c = this.child(idOrPrefix);
+    const turnId = turn === undefined ? undefined : resolveTurn(c, turn);
     const completion = turnId ? c.state.completions.get(turnId) : lastCompletion(c.state);
     if (!completion) {
-      if (turnId) throw new MusterError("not_found", `child ${c.entry.id} has no settled turn ${turnId}`);
+      if (turnId)
+        throw new MusterError("not_running", `turn ${turnId} of child ${c.entry.id} has not settled yet`, {
+          next: {
+            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
+            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"], "mode": "all"}`,
+          },
+        });
       throw new MusterError(
         "not_running",
         `child ${c.entry.id} has no settled turn yet (status ${c.status})`,

@@ -6,6 +6,7 @@ import type {
   Usage,
 } from "../artifacts/events.js";
 import { readSnapshot } from "../artifacts/snapshot.js";
+import { shortId } from "../util/ids.js";
 import type { LoadedChild } from "./children.js";
 import { MusterError } from "./errors.js";
 import { resumable } from "./state.js";
@@ -66,3 +67,34 @@ export const STATUS_EXIT: Record<CompletionStatus, number> = {
   incomplete: 4,
   lost: 5,
 };
+
+/**
+ * Resolves a turn as a user names it: its full id, its number as `status` shows it (`2`), its short id (the
+ * last 8 hex digits) or a unique prefix. Turn ids are UUIDv7 and begin with "0" for decades, so a number
+ * without a leading zero is never mistaken for a prefix.
+ */
+export function resolveTurn(c: LoadedChild, ref: string): string {
+  const id = c.entry.id;
+  const next = {
+    cli: `muster status ${shortId(id)} lists its turns`,
+    mcp: `subagents_status {"id": "${id}"} lists its turns`,
+  };
+  if (/^[1-9]\d{0,5}$/.test(ref)) {
+    const t = c.state.turns.find((x) => x.n === Number(ref));
+    if (t) return t.turnId;
+    throw new MusterError(
+      "not_found",
+      `child ${id} has no settled turn ${ref} (it has ${c.state.turns.length} started)`,
+      { next },
+    );
+  }
+  // Only compared with the child's own turn ids, never used as a path: anything else is simply unknown.
+  const want = ref.toLowerCase();
+  const known = new Set([...c.state.turns.map((t) => t.turnId), ...c.state.completions.keys(), ...c.pending]);
+  if (known.has(want)) return want;
+  const matches = want === "" ? [] : [...known].filter((t) => t.startsWith(want) || t.endsWith(want));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1)
+    throw new MusterError("usage", `turn "${ref}" is ambiguous: ${matches.sort().join(", ")}`, { next });
+  throw new MusterError("not_found", `child ${id} has no settled turn ${ref}`, { next });
+}

@@ -4,6 +4,7 @@ import type { ChildMeta } from "../artifacts/events.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
+import { placementWarning } from "../mux/backend.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
@@ -45,7 +46,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   if (runner.name === "command" && !command) {
     throw new MusterError(
       "usage",
-      `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- ./script.sh {prompt}`,
+      `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- cat {prompt_file}`,
     );
   }
   // The call's cwd wins; a profile's relative cwd is relative to where muster was called.
@@ -169,6 +170,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
         ...settings.warnings,
         ...modeWarning,
         ...ignoredFields(runner, profile),
+        ...placementWarning(m.backend, opts.placement),
       ],
     };
   } catch (e) {

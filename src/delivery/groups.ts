@@ -58,7 +58,11 @@ export async function addGroupMember(
     const g = readJsonIfExists<Group>(file);
     if (!g && listGroups(dir).length >= MAX_GROUPS) {
       throw new MusterError("usage", `this primary already has ${MAX_GROUPS} groups`, {
-        next: { cli: "reuse one or remove old children with muster gc", mcp: "reuse a groupId" },
+        // Groups are never removed (gc keeps them), so the way on is an existing open group or none.
+        next: {
+          cli: "join a group that is not sealed yet, or spawn without --group",
+          mcp: "reuse a groupId that is not sealed yet, or run without groupId",
+        },
       });
     }
     if (g?.sealed) throw new MusterError("usage", `group "${groupId}" is sealed: it takes no new members`);

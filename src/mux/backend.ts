@@ -55,4 +55,12 @@ export interface Backend {
   focus(ref: PaneRef): Promise<void>;
   /** argv that attaches a terminal to the pane from outside. */
   attachCommand(ref: PaneRef): string[];
+  /** Why `placement` cannot be honoured here and what is done instead; undefined when it can. */
+  placementNote?(placement: Placement): string | undefined;
+}
+
+/** The warning to show when `placement` was asked for but the backend could not honour it. */
+export function placementWarning(backend: Backend, placement: Placement | undefined): string[] {
+  const note = placement ? backend.placementNote?.(placement) : undefined;
+  return note ? [note] : [];
 }

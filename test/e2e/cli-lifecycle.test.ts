@@ -125,10 +125,13 @@ describe("a child's life through the real CLI and tmux", () => {
     expect(cancelled.exitCode).toBe(0);
     const after = await sb.run(["wait", slow]);
     expect(after.exitCode).toBe(3);
-    // A closed child takes no follow-up; the error says how to continue it, as a command.
+    // A closed child takes no follow-up; the error says how to go on, as a command: no turn of this one
+    // completed, so not resume (that would fail "not resumable") but a new child (test/e2e/hints.test.ts).
     const send = await sb.run(["send", slow, "more"]);
     expect(send.exitCode).not.toBe(0);
-    expect(send.stderr).toMatch(/has exited; continue it with: (npx )?muster spawn --resume \w{8} "…"/);
+    expect(send.stderr).toMatch(
+      /has exited; no turn of it completed.*start a new one: (npx )?muster spawn --agent mock "…"/,
+    );
   });
 
   it("the command runner runs any argv; stdout is the answer", async () => {

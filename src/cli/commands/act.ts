@@ -1,9 +1,11 @@
 import type { Command } from "commander";
 import { MusterError } from "../../core/errors.js";
+import { STATUS_EXIT } from "../../core/results.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
-import { EXIT, ExitWith, printJson } from "../output.js";
+import { EXIT, ExitWith, printAnswer, printJson, say, warn } from "../output.js";
+import { visibleLine } from "../sanitize.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
 export function registerAct(program: Command): void {
@@ -13,21 +15,34 @@ export function registerAct(program: Command): void {
       .summary("the output of a settled turn")
       .description("Print a settled turn's output from its immutable snapshot (checked against its sha256).")
       .argument("<id>", "child id or unique prefix")
-      .option("--turn <turnId>", "a specific turn (default: the latest settled)"),
-  ).action(async (id: string, flags: CommonOptions & { turn?: string }) => {
+      .option(
+        "--turn <turn>",
+        "a specific turn: its number in muster status, its id, short id or a unique prefix",
+      )
+      .option("--raw", "on a terminal too, print the answer's exact bytes (escape sequences included)"),
+  ).action(async (id: string, flags: CommonOptions & { turn?: string; raw?: boolean }) => {
     const r = muster(flags).result(id, flags.turn);
     if (flags.json) printJson(r);
-    else if (r.text !== undefined) process.stdout.write(r.text);
-    else if (r.outputError) {
-      throw new MusterError(
-        r.outputError.code === "output_too_large" ? "output_too_large" : "internal",
-        `turn ${r.turnId} ${r.status} without a snapshot: ${r.outputError.message}`,
+    else if (r.text !== undefined) printAnswer(r.text, !!flags.raw);
+    else if (r.outputError)
+      warn(
+        `muster: turn ${r.turnId} ${r.status} without a snapshot: ${visibleLine(r.outputError.message)}\n`,
       );
-    } else
-      process.stderr.write(
-        `muster: turn ${r.turnId} ${r.status}${r.reason ? `: ${r.reason}` : ""} (no output)\n`,
+    else
+      warn(
+        `muster: turn ${r.turnId} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""} (no output)\n`,
       );
-    if (r.status !== "completed" && !flags.json) throw new ExitWith(EXIT.errored);
+    // The same code with or without --json: the outcome's, or for a completed turn whose output could not be
+    // kept, the code of that failure (the answer asked for cannot be given).
+    const code =
+      r.status !== "completed"
+        ? STATUS_EXIT[r.status]
+        : r.outputError
+          ? r.outputError.code === "output_too_large"
+            ? EXIT.exhausted
+            : EXIT.errored
+          : EXIT.ok;
+    if (code !== EXIT.ok) throw new ExitWith(code);
   });
 
   common(
@@ -64,10 +79,10 @@ export function registerAct(program: Command): void {
         ...(flags.model ? { model: flags.model } : {}),
         ...(flags.reasoning ? { reasoning: flags.reasoning } : {}),
       });
-      for (const w of sent.warnings) process.stderr.write(`muster: warning: ${w}\n`);
+      for (const w of sent.warnings) warn(`muster: warning: ${visibleLine(w)}\n`);
       if (!flags.wait) {
         if (flags.json) printJson(sent);
-        else process.stdout.write(`${sent.turnId}\n`);
+        else say(`${sent.turnId}\n`);
         return;
       }
       const outcome = await waitWithProgress(
@@ -101,7 +116,7 @@ export function registerAct(program: Command): void {
     else for (const id of ids) out.push(...(flags.subtree ? await m.cancelTree(id) : [await m.cancel(id)]));
     if (flags.json) return printJson({ cancelled: out });
     for (const o of out)
-      process.stdout.write(
+      say(
         `${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : o.turnCancelled ? "cancelled" : "closed"}\n`,
       );
   });

@@ -9,11 +9,11 @@ import { runnerReadiness } from "../../runners/availability.js";
 import { getRunner } from "../../runners/registry.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { clip, table } from "../format.js";
-import { printJson } from "../output.js";
+import { printJson, say, warn } from "../output.js";
 
 /** Each warning as one stderr line (never on stdout, so --json output stays one document). */
 export function printWarnings(warnings: string[]): void {
-  for (const w of warnings) process.stderr.write(`muster: warning: ${w.replace(/\s*\n\s*/g, " ")}\n`);
+  for (const w of warnings) warn(`muster: warning: ${w.replace(/\s*\n\s*/g, " ")}\n`);
 }
 
 /** `--no-compat` only when given: otherwise MUSTER_COMPAT_AGENTS and the config decide. */
@@ -67,7 +67,7 @@ function showOne(p: ResolvedProfile): void {
   if (p.protocol) rows.push(["protocol", p.protocol]);
   rows.push(["format", p.format ?? "muster"], ["layer", p.layer], ["source", p.source]);
   for (const s of p.shadows) rows.push(["shadows", `${s.layer} ${s.source}`]);
-  process.stdout.write(`${table(rows)}\n\n${p.systemPrompt || "(no system prompt)"}\n`);
+  say(`${table(rows)}\n\n${p.systemPrompt || "(no system prompt)"}\n`);
 }
 
 /** `muster agents [name]`: the discovered profiles, or one in full. */
@@ -106,7 +106,7 @@ export function registerAgents(program: Command): void {
         });
       }
       if (found.profiles.length === 0) {
-        process.stdout.write("no agent profiles found\n");
+        say("no agent profiles found\n");
         return;
       }
       const rows = [["NAME", "RUNNER", "READY", "MODEL", "LAYER", "SHADOWS", "SOURCE", "DESCRIPTION"]];
@@ -123,6 +123,6 @@ export function registerAgents(program: Command): void {
           clip(p.description.replace(/\s+/g, " "), 70),
         ]);
       }
-      process.stdout.write(`${table(rows)}\n`);
+      say(`${table(rows)}\n`);
     });
 }

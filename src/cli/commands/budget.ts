@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { MusterError } from "../../core/errors.js";
 import { type CommonOptions, common, muster } from "../context.js";
-import { printJson } from "../output.js";
+import { printJson, say } from "../output.js";
 
 const positive = (s: string, what: string): number => {
   const n = Number(s);
@@ -40,7 +40,7 @@ export function registerBudget(program: Command): void {
       if (flags.json) return printJson(b);
       const lim = (used: number, max: number | undefined, unit = "") =>
         `${unit}${used}${max !== undefined ? ` of ${unit}${max}` : " (no limit)"}`;
-      process.stdout.write(
+      say(
         `turns   ${lim(b.used.turns, b.budget?.turns)}\ntokens  ${lim(b.used.tokens, b.budget?.tokens)}\ncost    ${lim(Math.round(b.used.cost * 10000) / 10000, b.budget?.cost, "$")}\n${b.exhausted ? `${b.exhausted}: new turns settle as exhausted\n` : ""}`,
       );
     },

@@ -5,6 +5,7 @@ import { shortId } from "../../util/ids.js";
 import { selfCommand } from "../../util/self-bin.js";
 import { clip, humanDuration, parseDuration, shellQuote } from "../format.js";
 import { ExitWith, printJson } from "../output.js";
+import { visible, visibleLine } from "../sanitize.js";
 import { exitCodeOf } from "./wait.js";
 
 const TASKS = [
@@ -44,7 +45,7 @@ export function registerDemo(program: Command): void {
       }
       const me = selfCommand();
       const say = (s: string): void => {
-        if (!flags.json) process.stdout.write(s);
+        if (!flags.json) process.stdout.write(visible(s));
       };
       say("muster demo: starting three mock children, each in its own tmux pane…\n\n");
       const rows: Row[] = [];
@@ -75,7 +76,7 @@ export function registerDemo(program: Command): void {
           for (const r of rows) {
             const el = humanDuration((r.ended ?? Date.now()) - r.started);
             process.stdout.write(
-              `${tty ? "\x1b[2K" : ""}  ${shortId(r.id)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(r.activity, 60)}\n`,
+              `${tty ? "\x1b[2K" : ""}  ${shortId(r.id)}  ${r.agent.padEnd(13)} ${r.status.padEnd(10)} ${el.padStart(4)}  ${clip(visibleLine(r.activity), 60)}\n`,
             );
           }
           drawn = true;
@@ -139,7 +140,7 @@ export function registerDemo(program: Command): void {
         });
       else {
         for (const r of outcome.results) {
-          process.stdout.write(`\n── ${r.agent} (${shortId(r.id)}) ${r.status}\n${r.text ?? r.reason ?? ""}`);
+          say(`\n── ${r.agent} (${shortId(r.id)}) ${r.status}\n${r.text ?? r.reason ?? ""}`);
         }
         if (flags.keep) {
           process.stdout.write("\nThe children stay, idle, for inspection:\n");

@@ -4,7 +4,7 @@ import { createTmuxBackend } from "../../mux/tmux/backend.js";
 import { runnerReadiness } from "../../runners/availability.js";
 import { getRunner, runnerNames } from "../../runners/registry.js";
 import { table } from "../format.js";
-import { ExitWith, printJson } from "../output.js";
+import { ExitWith, printJson, say } from "../output.js";
 
 async function versionOf(bin: string): Promise<string | undefined> {
   const { execa } = await import("execa"); // ~150 ms to load: only for doctor
@@ -82,7 +82,7 @@ export function registerDoctor(program: Command): void {
               : `not on PATH: ${c.install} (or set ${c.envVar})`,
           ]),
         ];
-        process.stdout.write(`${table(rows)}\n`);
+        say(`${table(rows)}\n`);
       }
       if (!tmux.ok) throw new ExitWith(1);
     });

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { parseDuration, since } from "../format.js";
-import { printJson } from "../output.js";
+import { printJson, say } from "../output.js";
 
 export function registerGc(program: Command): void {
   common(
@@ -24,10 +24,8 @@ export function registerGc(program: Command): void {
     if (flags.json) return printJson(report);
     const verb = report.dryRun ? "would remove" : "removed";
     for (const r of report.removed)
-      process.stdout.write(
-        `${verb} ${shortId(r.id)} ${r.agent} (${r.status}, last active ${since(r.lastActivity)} ago)\n`,
-      );
-    for (const s of report.skipped) process.stdout.write(`kept ${shortId(s.id)}: ${s.why}\n`);
-    process.stdout.write(`${report.removed.length} ${verb}, ${report.skipped.length} kept\n`);
+      say(`${verb} ${shortId(r.id)} ${r.agent} (${r.status}, last active ${since(r.lastActivity)} ago)\n`);
+    for (const s of report.skipped) say(`kept ${shortId(s.id)}: ${s.why}\n`);
+    say(`${report.removed.length} ${verb}, ${report.skipped.length} kept\n`);
   });
 }

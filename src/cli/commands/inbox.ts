@@ -1,7 +1,9 @@
 import type { Command } from "commander";
 import { shortId } from "../../util/ids.js";
+import { shellQuote } from "../../util/text.js";
 import { type CommonOptions, common, muster } from "../context.js";
-import { printJson, withSelf } from "../output.js";
+import { printJson, say, withSelf } from "../output.js";
+import { visibleLine } from "../sanitize.js";
 
 export function registerInbox(program: Command): void {
   common(
@@ -15,23 +17,21 @@ export function registerInbox(program: Command): void {
   ).action(async (flags: CommonOptions & { peek?: boolean }) => {
     const { manifest, consume } = muster(flags).inbox();
     if (flags.json) printJson(manifest);
-    else if (manifest.records.length === 0 && manifest.waitingGroups.length === 0)
-      process.stdout.write("nothing new\n");
+    else if (manifest.records.length === 0 && manifest.waitingGroups.length === 0) say("nothing new\n");
     else {
       for (const r of manifest.records) {
         const out = r.output
           ? `${r.output.bytes} bytes: ${r.output.file}`
-          : (r.outputError?.message ?? r.reason ?? "");
-        process.stdout.write(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
+          : visibleLine(r.outputError?.message ?? r.reason ?? "");
+        say(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
       }
-      if (manifest.more > 0)
-        process.stdout.write(withSelf(`…and ${manifest.more} more: run muster inbox again\n`));
+      if (manifest.more > 0) say(withSelf(`…and ${manifest.more} more: run muster inbox again\n`));
     }
     if (!flags.json) {
       for (const g of manifest.waitingGroups) {
-        process.stdout.write(
+        say(
           withSelf(
-            `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : ", not sealed yet (muster wait --group seals it)"}\n`,
+            `group ${g.groupId}: ${g.settled} of ${g.members} settled${g.sealed ? "" : `, not sealed yet (seal it with: muster wait --group ${shellQuote([g.groupId])})`}\n`,
           ),
         );
       }

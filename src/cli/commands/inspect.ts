@@ -7,7 +7,8 @@ import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
-import { printJson, withSelf } from "../output.js";
+import { printJson, say, withSelf } from "../output.js";
+import { visibleLine } from "../sanitize.js";
 
 /** Every primary under the state root with its children (ls --all). */
 async function listAllPrimaries(m: Muster): Promise<{ primary: string; children: LoadedChild[] }[]> {
@@ -59,7 +60,7 @@ export function registerInspect(program: Command): void {
       return printJson(flags.all ? { primaries: shaped } : shaped[0]);
     }
     if (groups.every((g) => g.children.length === 0)) {
-      process.stdout.write(withSelf('no children yet — try: muster spawn --agent mock "hello"\n'));
+      say(withSelf('no children yet — try: muster spawn --agent mock "hello"\n'));
       return;
     }
     const rows = [
@@ -76,14 +77,14 @@ export function registerInspect(program: Command): void {
           last?.status ?? "-",
           String(c.state.turns.length),
           since(c.entry.createdAt),
-          act ? `${since(act.ts)} ago · ${clip(act.text, 60)}` : "-",
+          act ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}` : "-",
           ...(flags.all
             ? [g.primary === m.primary ? `${shortId(g.primary)} (this)` : shortId(g.primary)]
             : []),
         ]);
       }
     }
-    process.stdout.write(`${table(rows)}\n`);
+    say(`${table(rows)}\n`);
   });
 
   common(
@@ -114,15 +115,15 @@ export function registerInspect(program: Command): void {
       `pane       ${c.entry.pane ? `${c.entry.pane.paneId} in session ${c.entry.pane.session}` : "-"}`,
       `artifacts  ${c.files.dir}`,
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
-      `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${c.state.lastActivity.text}` : "-"}`,
+      `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,
       `attach     ${attach ? shellQuote(attach) : "-"}`,
       "turns",
       ...turns.map(
         (t) =>
-          `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${t.reason}` : ""}`,
+          `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${visibleLine(t.reason)}` : ""}`,
       ),
     ];
-    process.stdout.write(`${lines.join("\n")}\n`);
+    say(`${lines.join("\n")}\n`);
   });
 
   common(

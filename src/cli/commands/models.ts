@@ -3,7 +3,7 @@ import { workingDir } from "../../core/paths.js";
 import { MAX_LIMIT, type ModelQuery, type ModelsAnswer, queryModels } from "../../profiles/query.js";
 import type { SettingSource } from "../../profiles/settings.js";
 import { parsePositiveInt, table } from "../format.js";
-import { printJson } from "../output.js";
+import { printJson, say } from "../output.js";
 import { compatFlag, displayPath, printWarnings } from "./agents.js";
 
 interface ModelsFlags {
@@ -32,7 +32,7 @@ const list = (xs: string[]): string => (xs.length > 0 ? xs.join(", ") : "-");
 
 function printHuman(a: ModelsAnswer): void {
   const out = (s: string): void => {
-    process.stdout.write(`${s}\n`);
+    say(`${s}\n`);
   };
   if (a.kind === "defaults") {
     const d = a.defaults;

@@ -3,7 +3,7 @@ import { MusterError } from "../../core/errors.js";
 import { helperCwd } from "../../core/paths.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { shellQuote } from "../format.js";
-import { ExitWith, printJson } from "../output.js";
+import { ExitWith, printJson, say } from "../output.js";
 
 /** attach and focus: inside tmux switch the current client to the pane; outside, attach this terminal. */
 async function goToPane(id: string, flags: CommonOptions & { print?: boolean }): Promise<void> {
@@ -13,7 +13,7 @@ async function goToPane(id: string, flags: CommonOptions & { print?: boolean }):
   const command = m.backend.attachCommand(c.entry.pane);
   if (flags.json || flags.print) {
     if (flags.json) printJson({ id: c.entry.id, pane: c.entry.pane, command });
-    else process.stdout.write(`${shellQuote(command)}\n`);
+    else say(`${shellQuote(command)}\n`);
     return;
   }
   try {

@@ -3,7 +3,7 @@ import { MusterError } from "../../core/errors.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
-import { printJson, withSelf } from "../output.js";
+import { printJson, say, warn, withSelf } from "../output.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
 interface SpawnFlags extends CommonOptions {
@@ -88,13 +88,13 @@ export function registerSpawn(program: Command): void {
         ...(flags.seal ? { seal: true } : {}),
       });
     }
-    for (const w of started.warnings) process.stderr.write(`muster: warning: ${w}\n`);
+    for (const w of started.warnings) warn(`muster: warning: ${w}\n`);
     if (!flags.wait) {
       if (flags.json) printJson(started);
       else {
-        process.stdout.write(`${started.id}\n`);
+        say(`${started.id}\n`);
         if (process.stderr.isTTY)
-          process.stderr.write(
+          warn(
             withSelf(`muster: muster wait ${shortId(started.id)} · muster attach ${shortId(started.id)}\n`),
           );
       }

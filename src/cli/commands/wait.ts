@@ -6,7 +6,8 @@ import type { WaitOptions, WaitOutcome } from "../../core/wait.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parseDuration } from "../format.js";
-import { EXIT, ExitWith, printJson } from "../output.js";
+import { EXIT, ExitWith, printAnswer, printJson, say, warn } from "../output.js";
+import { visibleLine } from "../sanitize.js";
 
 /** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
 export async function waitWithProgress(
@@ -25,7 +26,7 @@ export async function waitWithProgress(
   const draw = (): void => {
     const acts = [...last.values()].slice(-1)[0] ?? "starting";
     process.stderr.write(
-      `\r\x1b[2Kwaiting for ${ids.length} child${ids.length > 1 ? "ren" : ""} · ${humanDuration(Date.now() - started)} · ${clip(acts, 70)}`,
+      `\r\x1b[2Kwaiting for ${ids.length} child${ids.length > 1 ? "ren" : ""} · ${humanDuration(Date.now() - started)} · ${clip(visibleLine(acts), 70)}`,
     );
   };
   if (live) timer = setInterval(draw, 1000);
@@ -56,7 +57,7 @@ export async function waitWithProgress(
 }
 
 const header = (r: TurnResult): string =>
-  `── ${shortId(r.id)} · ${r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${r.reason}` : ""}`;
+  `── ${shortId(r.id)} · ${r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}`;
 
 /** Prints settled results (text for one, headed sections for several) and throws ExitWith for a non-zero outcome. */
 export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<string, unknown> = {}): void {
@@ -71,18 +72,15 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
   else {
     const single = outcome.results.length + outcome.pending.length === 1;
     for (const r of outcome.results) {
-      if (!single) process.stdout.write(`${header(r)}\n`);
+      if (!single) say(`${header(r)}\n`);
       else if (r.status !== "completed")
-        process.stderr.write(`muster: ${shortId(r.id)} ${r.status}${r.reason ? `: ${r.reason}` : ""}\n`);
-      if (r.text !== undefined)
-        process.stdout.write(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
-      else if (r.outputError) process.stderr.write(`muster: ${r.outputError.message}\n`);
+        warn(`muster: ${shortId(r.id)} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""}\n`);
+      if (r.text !== undefined) printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+      else if (r.outputError) warn(`muster: ${visibleLine(r.outputError.message)}\n`);
     }
     if (outcome.pending.length > 0) {
       const why = outcome.timedOut ? "timed out" : outcome.interrupted ? "interrupted" : "still running";
-      process.stderr.write(
-        `muster: ${why}; still running: ${outcome.pending.map((p) => shortId(p)).join(" ")}\n`,
-      );
+      warn(`muster: ${why}; still running: ${outcome.pending.map((p) => shortId(p)).join(" ")}\n`);
     }
   }
   const code = exitCodeOf(outcome);

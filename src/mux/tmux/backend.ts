@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { MusterError } from "../../core/errors.js";
-import type { Backend, DeadStatus, Liveness, PaneRef, SpawnPaneOptions } from "../backend.js";
+import type { Backend, DeadStatus, Liveness, PaneRef, Placement, SpawnPaneOptions } from "../backend.js";
 import * as A from "./argv.js";
 import { runTmux, type TmuxExecOptions, type TmuxRun, tmux, tmuxBin, tmuxFailure } from "./exec.js";
 import * as P from "./parse.js";
@@ -200,6 +200,13 @@ export class TmuxBackend implements Backend {
   attachCommand(ref: PaneRef): string[] {
     const attach = A.chain(A.attachSessionArgs(ref.session), A.focusPaneArgs(ref.paneId, false));
     return [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...attach];
+  }
+
+  /** A split needs the caller's own pane ($TMUX_PANE in its tmux server); elsewhere openPane opens a window. */
+  placementNote(placement: Placement): string | undefined {
+    if (placement !== "split" || (this.config.session === null && this.config.env.TMUX_PANE))
+      return undefined;
+    return `--split needs to run inside tmux (TMUX_PANE of this server): opened a background window in session "${this.config.session}" instead`;
   }
 
   /** new-window (or split-window of $TMUX_PANE) running `cmd`; prints SPAWN_FORMAT. */
