@@ -150,7 +150,7 @@ async function main(): Promise<void> {
       const budget = readBudget(primaryDir);
       if (!budget) return undefined;
       // This turn's own turn_started is already counted: the budget is about the turns before it.
-      const used = treeUsage(primaryDir);
+      const used = treeUsage(primaryDir, budget.since);
       return budgetExhausted(budget, { ...used, turns: used.turns - 1 });
     };
     await runTurn({ files, meta, log, render, runner, env, conversation, refuse }, item, file, n, current);

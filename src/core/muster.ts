@@ -240,14 +240,18 @@ export class Muster {
   /** The tree's shared budget and what the tree has used so far. */
   budget(): { budget: Budget | null; used: TreeUsage; exhausted: string | null } {
     const budget = readBudget(this.paths.dir) ?? null;
-    const used = treeUsage(this.paths.dir);
+    const used = treeUsage(this.paths.dir, budget?.since);
     return { budget, used, exhausted: budgetExhausted(budget ?? undefined, used) ?? null };
   }
 
-  /** Sets (or with null clears) the shared budget; it applies to every turn that starts from now on. */
-  setBudget(b: Omit<Budget, "v"> | null): void {
-    if (b === null) fs.rmSync(budgetFile(this.paths.dir), { force: true });
-    else writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b });
+  /**
+   * Sets (or with null clears) the shared budget. A new budget counts from now: turns that ran before it
+   * do not use it up. Changing a budget in force keeps its start (raising a limit does not refill it).
+   */
+  setBudget(b: Omit<Budget, "v" | "since"> | null): void {
+    if (b === null) return fs.rmSync(budgetFile(this.paths.dir), { force: true });
+    const since = readBudget(this.paths.dir)?.since ?? new Date().toISOString();
+    writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b, since });
   }
 
   /** Marks delivery records consumed (receipts are appended with fsync). */
