@@ -106,11 +106,16 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
 /** The turn still running, if any. */
 export const openTurn = (s: ChildState): TurnState | undefined => s.turns.find((t) => !t.completion);
 
+/**
+ * The one status every surface shows (ls, status, MCP). `running` means a turn holds a run slot: a host
+ * records turn_started only after it got one, so a turn still in the inbox is `queued` — waiting for a
+ * slot (turn_queued) or about to ask for one — and the count of `running` children never exceeds the bound.
+ */
 export function childStatus(s: ChildState, pendingInbox: number): ChildStatus {
   if (s.exited) return s.exited.reason === "lost" ? "lost" : "closed";
   if (s.hostPid === undefined) return "starting";
   if (openTurn(s)) return "running";
-  if (pendingInbox > 0) return s.queued ? "queued" : "running";
+  if (pendingInbox > 0) return "queued";
   return "idle";
 }
 

@@ -136,8 +136,7 @@ export async function send(a: { id: string; prompt: string }, ctx: CallContext) 
 /** subagents_cancel: every id is resolved first (an unknown one cancels nothing), then all are cancelled at once. */
 export async function cancel(a: { id?: string; ids?: string[] }, ctx: CallContext) {
   if ((a.id === undefined) === (a.ids === undefined)) throw usage("give exactly one of id or ids");
-  const ids = (a.ids ?? [a.id!]).map((i) => ctx.m.child(i).entry.id);
-  const out = await Promise.all(ids.map((id) => ctx.m.cancel(id)));
+  const out = await ctx.m.cancelMany(a.ids ?? [a.id!]);
   return { cancelled: out.map((o) => ({ id: o.id, status: o.status, turnCancelled: o.turnCancelled })) };
 }
 
