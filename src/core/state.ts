@@ -119,6 +119,29 @@ export function childStatus(s: ChildState, pendingInbox: number): ChildStatus {
   return "idle";
 }
 
+/** A requested turn that has not started yet, in the order it will run. */
+export interface QueuedTurn {
+  /** 1 = next to start. */
+  position: number;
+  turnId: string;
+  /** What it waits for: the child host to start, a run slot, or the turns ahead of it. */
+  waitingFor: "host" | "slot" | "turn";
+}
+
+/**
+ * The child's queue: turns in its inbox not started yet (`pending`, oldest first), the one waiting for
+ * a run slot (turn_queued) included. The first of them waits for a slot when no turn is running.
+ */
+export function queuedTurns(s: ChildState, pending: string[]): QueuedTurn[] {
+  const running = openTurn(s) !== undefined;
+  return pending.map((turnId, i) => ({
+    position: i + 1,
+    turnId,
+    waitingFor:
+      s.hostPid === undefined ? "host" : s.queued === turnId || (i === 0 && !running) ? "slot" : "turn",
+  }));
+}
+
 /** The last settled turn's completion. */
 export function lastCompletion(s: ChildState): CompletionEvent | undefined {
   let last: CompletionEvent | undefined;
