@@ -79,8 +79,12 @@ export async function cancelChildren(
     return entry ? [m.reload(entry)] : [];
   });
   for (const c of children) {
-    if (c.status !== "closed" && c.status !== "lost")
+    if (c.status === "closed" || c.status === "lost") continue;
+    try {
       fs.writeFileSync(c.files.closing, `${new Date().toISOString()}\n`, { mode: 0o600 });
+    } catch {
+      // No artifact dir to mark (removed under us): the signal below still stops the host.
+    }
   }
   const levels = new Map<number, LoadedChild[]>();
   for (const c of children) {
