@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { useSandbox } from "../helpers/cli.js";
+import { processesWithEnv, useSandbox } from "../helpers/cli.js";
 
 // A fresh sandbox: its private tmux server is started by the spawn below, from an environment with a secret.
 const sb = useSandbox("mt-tmuxenv");
@@ -38,6 +38,8 @@ describe("the private tmux server's environment", () => {
     // Nor the server process's own environment, which every later server-side fork inherits.
     const serverPid = (await tmux(["display-message", "-p", "#{pid}"])).trim();
     expect(fs.readFileSync(`/proc/${serverPid}/environ`, "utf8")).not.toContain("SECRET_TOKEN");
+    // The child host (alive, idle) was started by tmux without it: only its runner gets it, from env.json.
+    expect(processesWithEnv(`SECRET_TOKEN=${SECRET.SECRET_TOKEN}`)).toEqual([]);
 
     // A resumed child gets a new host in a new pane: the environment comes with it, not from tmux.
     await sb.run(["cancel", id]);
