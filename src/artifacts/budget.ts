@@ -11,6 +11,8 @@ export interface Budget {
   tokens?: number;
   /** US dollars, where runners report cost. */
   cost?: number;
+  /** When the budget was set (ISO 8601): only what the tree did from then on counts against it. */
+  since?: string;
 }
 
 export interface TreeUsage {
@@ -25,8 +27,12 @@ export const budgetFile = (primaryDir: string): string => path.join(primaryDir, 
 export const readBudget = (primaryDir: string): Budget | undefined =>
   readJsonIfExists<Budget>(budgetFile(primaryDir));
 
-/** What the whole tree has used: turns started and the usage every child reported. */
-export function treeUsage(primaryDir: string): TreeUsage {
+/**
+ * What the whole tree has used since `since` (all of it when absent): the turns that ran and the usage
+ * every child reported. A turn counts once it started, unless it settled without its runner ever starting
+ * (refused as exhausted, cancelled while queued): a turn that never ran used nothing.
+ */
+export function treeUsage(primaryDir: string, since?: string): TreeUsage {
   const usage: TreeUsage = { turns: 0, tokens: 0, cost: 0 };
   const artifacts = path.join(primaryDir, "artifacts");
   let children: string[];
@@ -35,14 +41,22 @@ export function treeUsage(primaryDir: string): TreeUsage {
   } catch {
     return usage;
   }
+  // ISO 8601 UTC timestamps from the same clock compare as strings.
+  const counts = (ts: string): boolean => since === undefined || ts >= since;
   for (const child of children) {
+    const started = new Set<string>();
+    const ran = new Set<string>();
+    const settled = new Set<string>();
     for (const e of readAllRecords<MusterEvent>(path.join(artifacts, child, "events.ndjson"))) {
-      if (e.type === "turn_started") usage.turns += 1;
-      else if (e.type === "usage") {
+      if (e.type === "turn_started" && counts(e.ts)) started.add(e.turnId);
+      else if (e.type === "runner_started") ran.add(e.turnId);
+      else if (e.type === "completion") settled.add(e.turnId);
+      else if (e.type === "usage" && counts(e.ts)) {
         usage.tokens += e.usage.input + e.usage.output;
         usage.cost += e.usage.cost ?? 0;
       }
     }
+    for (const t of started) if (ran.has(t) || !settled.has(t)) usage.turns += 1;
   }
   return usage;
 }

@@ -15,6 +15,8 @@ export function childFiles(dir: string) {
     runner: path.join(dir, "runner"),
     /** The spawning environment, handed over once: the child host deletes it on read. */
     envFile: path.join(dir, "env.json"),
+    /** Present while a parent is cancelling the child: its host starts no turn from then on. */
+    closing: path.join(dir, "closing"),
   };
 }
 

@@ -20,7 +20,7 @@ import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
 import { RunSlots } from "./slots.js";
-import { boundText, type Conversation, runTurn, type StopReason, TurnControl } from "./turn.js";
+import { boundText, type Conversation, type Refusal, runTurn, type StopReason, TurnControl } from "./turn.js";
 
 /** Reads the spawning environment handed over in env.json and deletes the file (it may hold secrets). */
 function takeEnvironment(file: string): Record<string, string> {
@@ -127,6 +127,8 @@ async function main(): Promise<void> {
     finish("error", `unknown runner "${meta.runner}"`);
     return;
   }
+  // A parent cancelling this child marks it first: from then on no turn starts here.
+  const closing = (): boolean => fs.existsSync(files.closing);
   // The primary's bound on running turns, shared with every other child host of the primary.
   const slots = new RunSlots(
     path.join(dir, "..", "..", "slots"),
@@ -153,26 +155,37 @@ async function main(): Promise<void> {
           `queued: ${running} turns of this primary are running (limit ${slots.max}); waiting for a slot`,
         );
       },
-      () => exitReason !== undefined,
+      () => exitReason !== undefined || closing(),
     );
-    if (!granted) finish(exitReason ?? "cancelled", "closed while waiting for a run slot");
+    if (!granted) finish(exitReason ?? "cancelled", "cancelled while waiting for a run slot");
+    // A parent is cancelling this child: the queued turn is dropped, never started.
+    if (closing()) {
+      slots.release();
+      finish("cancelled", "cancelled by muster cancel");
+    }
     n += 1;
     current = new TurnControl(item.turnId);
     current.beforeDecide = () => controls.drain();
     const primaryDir = path.join(dir, "..", "..");
-    const refuse = () => {
+    const refuse = (): Refusal | undefined => {
+      if (closing())
+        return { status: "cancelled", reason: "cancelled by muster cancel before the agent started" };
       // Without a budget there is nothing to add up: the tree's events are read only when one is set.
       const budget = readBudget(primaryDir);
       if (!budget) return undefined;
       // This turn's own turn_started is already counted: the budget is about the turns before it.
-      const used = treeUsage(primaryDir);
-      return budgetExhausted(budget, { ...used, turns: used.turns - 1 });
+      const used = treeUsage(primaryDir, budget.since);
+      const spent = budgetExhausted(budget, { ...used, turns: used.turns - 1 });
+      return spent ? { status: "exhausted", reason: spent } : undefined;
     };
     await runTurn({ files, meta, log, render, runner, env, conversation, refuse }, item, file, n, current);
     current = undefined;
     slots.release();
-    if (exitReason)
-      finish(exitReason, exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel");
+    if (exitReason || closing())
+      finish(
+        exitReason ?? "cancelled",
+        exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel",
+      );
     render.idle(meta.id);
   }
 }

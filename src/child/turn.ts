@@ -67,8 +67,14 @@ export interface TurnDeps {
   runner: Runner;
   env: Record<string, string>;
   conversation: Conversation;
-  /** Why this turn may not run at all (e.g. the tree's budget is spent), checked as it starts. */
-  refuse?: () => string | undefined;
+  /** Why this turn may not run at all (the tree's budget is spent, a cancel began), checked as it starts. */
+  refuse?: () => Refusal | undefined;
+}
+
+/** A turn settled at its start without running the agent. */
+export interface Refusal {
+  status: "exhausted" | "cancelled";
+  reason: string;
 }
 
 const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
@@ -140,7 +146,7 @@ export async function runTurn(
   // The shared budget is checked as the turn starts: a turn already running always finishes.
   const refusal = deps.refuse?.();
   if (refusal) {
-    outcome = { status: "exhausted", reason: refusal, exitCode: null, signal: null };
+    outcome = { ...refusal, exitCode: null, signal: null };
   } else {
     try {
       const forRunner = runnerPrompt(deps, item, pFile, history);

@@ -37,7 +37,9 @@ export async function collectGarbage(m: Muster, opts: GcOptions): Promise<GcRepo
     report.removed.push({ id, agent: c.entry.agent, status: c.status, lastActivity: lastActive(c) });
     if (opts.dryRun) continue;
     if (c.status === "idle") await m.cancel(id);
-    if (c.entry.pane) await m.backend.kill(c.entry.pane).catch(() => {});
+    // Every pane it ever had: a child resumed into a new pane leaves its old (dead) one behind.
+    for (const pane of [...(c.entry.panes ?? []), ...(c.entry.pane ? [c.entry.pane] : [])])
+      await m.backend.kill(pane).catch(() => {});
     await m.registry.update((doc) => {
       delete doc.children[id];
     });

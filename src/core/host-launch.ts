@@ -1,4 +1,7 @@
 import * as path from "node:path";
+import type { ChildMeta } from "../artifacts/events.js";
+import { loadProfile } from "../profiles/profile.js";
+import { writeJsonAtomic } from "../util/fsx.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { MusterError } from "./errors.js";
 
@@ -25,4 +28,29 @@ export function checkPrompt(prompt: string): void {
       `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it in the prompt)`,
     );
   }
+}
+
+/**
+ * The handover file of a resumed child's new host. The first host deleted the spawn's env.json (it may
+ * hold secrets) and a pane's own environment is only what tmux gives every pane, so a resume hands over
+ * the resuming parent's environment, with the profile's `env` when the profile still loads.
+ */
+export function handOverForResume(
+  envFile: string,
+  meta: ChildMeta | undefined,
+  parentEnv: NodeJS.ProcessEnv,
+  cwd: string,
+): void {
+  const env = Object.fromEntries(
+    Object.entries(parentEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+  if (meta) {
+    try {
+      Object.assign(env, loadProfile(meta.agent, cwd, parentEnv).env);
+    } catch {
+      // The profile is gone or broken now: the child continues with the parent's environment.
+    }
+    if (meta.envNames.includes("MUSTER_NO_SPAWN")) env.MUSTER_NO_SPAWN = "1";
+  }
+  writeJsonAtomic(envFile, { env });
 }

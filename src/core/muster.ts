@@ -17,13 +17,13 @@ import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { writeJsonAtomic } from "../util/fsx.js";
 import { shortId } from "../util/ids.js";
-import { hostAlive } from "../util/proc.js";
+import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
 import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { continueHint } from "./hints.js";
-import { checkPrompt, hostArgv } from "./host-launch.js";
+import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
 import { probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
@@ -60,16 +60,6 @@ export interface SpawnOptions {
   group?: string;
   /** Seal the group once this child has joined it. */
   seal?: boolean;
-}
-
-export interface CancelResult {
-  id: string;
-  /** The child's status afterwards. */
-  status: string;
-  /** Who recorded it: the child host, a parent (host unresponsive or never started), or nobody (already over). */
-  by: "child" | "parent" | "none";
-  /** Whether a turn was running or queued (and so settled `cancelled`). */
-  turnCancelled: boolean;
 }
 
 export interface SpawnResult {
@@ -185,17 +175,28 @@ export class Muster {
       );
     }
     if (c.status === "idle") return queueTurn(c, prompt, opts, this.env);
+    // The cancel that closed it is over: the new host may start turns again.
+    fs.rmSync(c.files.closing, { force: true });
     const follow = queueTurn(c, prompt, opts, this.env);
-    const pane = await this.backend.spawn({
-      argv: [...hostArgv(c.files.dir), "--resume"],
-      start: "immediate",
-      cwd: c.entry.cwd,
-      name: `${c.entry.agent}-${c.entry.id.slice(-6)}`,
-      ...(opts.placement ? { placement: opts.placement } : {}),
-    });
+    handOverForResume(c.files.envFile, c.meta, this.env, this.cwd);
+    const pane = await this.backend
+      .spawn({
+        argv: [...hostArgv(c.files.dir), "--resume"],
+        start: "immediate",
+        cwd: c.entry.cwd,
+        name: `${c.entry.agent}-${c.entry.id.slice(-6)}`,
+        ...(opts.placement ? { placement: opts.placement } : {}),
+      })
+      .catch((e: unknown) => {
+        fs.rmSync(c.files.envFile, { force: true });
+        throw e;
+      });
     await this.registry.update((doc) => {
       const e = doc.children[c.entry.id];
-      if (e) e.pane = pane;
+      if (!e) return;
+      // Every pane the child ever had is remembered: gc closes the old ones too.
+      if (e.pane && e.pane.paneId !== pane.paneId) e.panes = [...(e.panes ?? []), e.pane];
+      e.pane = pane;
     });
     // Return once the new host runs, so every later reader sees a live child, not the old exit.
     const deadline = Date.now() + 15_000;
@@ -204,6 +205,7 @@ export class Muster {
       if (!now.state.exited && now.state.hostPid !== c.state.hostPid) break;
       if (Date.now() > deadline || (await this.backend.alive(pane)) === "dead") {
         await this.backend.kill(pane).catch(() => {});
+        fs.rmSync(c.files.envFile, { force: true });
         await settleQueuedFromParent(c.files.dir, "the resumed child host did not start");
         throw new MusterError(
           "mux_unavailable",
@@ -265,17 +267,22 @@ export class Muster {
   /** The tree's shared budget and what the tree has used so far. */
   budget(): { budget: Budget | null; used: TreeUsage; exhausted: string | null } {
     const budget = readBudget(this.paths.dir) ?? null;
-    const used = treeUsage(this.paths.dir);
+    const used = treeUsage(this.paths.dir, budget?.since);
     return { budget, used, exhausted: budgetExhausted(budget ?? undefined, used) ?? null };
   }
 
-  /** Sets (or with null clears) the shared budget; it applies to every turn that starts from now on. */
-  setBudget(b: Omit<Budget, "v"> | null): void {
-    if (b === null) fs.rmSync(budgetFile(this.paths.dir), { force: true });
-    else {
-      this.claimPrimary();
-      writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b });
+  /**
+   * Sets (or with null clears) the shared budget. A new budget counts from now: turns that ran before it
+   * do not use it up. Changing a budget in force keeps its start (raising a limit does not refill it).
+   */
+  setBudget(b: Omit<Budget, "v" | "since"> | null): void {
+    if (b === null) {
+      fs.rmSync(budgetFile(this.paths.dir), { force: true });
+      return;
     }
+    this.claimPrimary();
+    const since = readBudget(this.paths.dir)?.since ?? new Date().toISOString();
+    writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b, since });
   }
 
   /** Marks delivery records consumed (receipts are appended with fsync). */
@@ -316,69 +323,25 @@ export class Muster {
   }
 
   /**
-   * Cancels a child and every descendant (or, with no id, every child of the primary), deepest first,
-   * walking the registry's parent links rather than anything displayed; one result per node.
+   * Cancels a child and every descendant (or, with no id, every child of the primary), deepest level
+   * first, each level in parallel, walking the registry's parent links rather than anything displayed;
+   * one result per node. Queued turns are dropped before any turn is stopped; panes are closed unless kept.
    */
-  async cancelTree(idOrPrefix?: string): Promise<CancelResult[]> {
+  async cancelTree(idOrPrefix?: string, opts: CancelOptions = {}): Promise<CancelResult[]> {
     const doc = this.registry.read();
-    const all = Object.values(doc.children);
     const root = idOrPrefix === undefined ? undefined : resolveChildId(doc, idOrPrefix).id;
-    const members = new Set<string>(root ? [root] : all.map((e) => e.id));
-    for (let grew = true; grew; ) {
-      grew = false;
-      for (const e of all) {
-        if (e.parent && members.has(e.parent) && !members.has(e.id)) {
-          members.add(e.id);
-          grew = true;
-        }
-      }
-    }
-    const depth = (id: string): number => {
-      let d = 0;
-      for (let p = doc.children[id]?.parent; p && d < 64; p = doc.children[p]?.parent) d += 1;
-      return d;
-    };
-    const order = [...members].sort((a, b) => depth(b) - depth(a) || b.localeCompare(a));
-    const out: CancelResult[] = [];
-    for (const id of order) out.push(await this.cancel(id));
-    return out;
+    return cancelChildren(this, treeMembers(doc, root), opts);
   }
 
-  /** Cancels the running turn and closes the child; the pane stays readable. */
-  async cancel(idOrPrefix: string, opts: { graceMs?: number } = {}): Promise<CancelResult> {
-    const c = this.child(idOrPrefix);
-    const id = c.entry.id;
-    if (c.status === "closed" || c.status === "lost")
-      return { id, status: c.status, by: "none", turnCancelled: false };
-    const turnCancelled = c.status === "running" || c.status === "starting" || c.status === "queued";
-    const settledByChild = async (ms: number): Promise<CancelResult | undefined> => {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const now = this.reload(c.entry);
-        if (now.state.exited) return { id, status: now.status, by: "child", turnCancelled };
-        if (Date.now() >= deadline) return undefined;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
-    const pid = c.state.hostPid;
-    if (pid !== undefined && hostAlive(pid, c.files.dir)) {
-      process.kill(pid, "SIGTERM");
-      const done = await settledByChild(opts.graceMs ?? 5000);
-      if (done) return done;
-      // The host did not settle in time: kill it, and settle from here once it is really gone.
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {}
-      for (let i = 0; i < 100 && hostAlive(pid, c.files.dir); i++)
-        await new Promise((r) => setTimeout(r, 20));
-    } else if (c.entry.pane) {
-      // No host yet (or it just started): closing the pane sends it SIGHUP; give it a moment to record that itself.
-      await this.backend.kill(c.entry.pane).catch(() => {});
-      const done = await settledByChild(500);
-      if (done) return done;
-    }
-    await settleFromParent(c.files.dir, "cancelled", "cancelled by muster cancel");
-    return { id, status: "closed", by: "parent", turnCancelled };
+  /** Cancels these children (each id resolved first: an unknown one cancels nothing), all at once. */
+  cancelMany(idsOrPrefixes: string[], opts: CancelOptions = {}): Promise<CancelResult[]> {
+    const ids = idsOrPrefixes.map((i) => this.child(i).entry.id);
+    return cancelChildren(this, [...new Set(ids)], opts);
+  }
+
+  /** Cancels the running turn (and any queued) and closes the child and its pane (unless keepPane). */
+  async cancel(idOrPrefix: string, opts: CancelOptions = {}): Promise<CancelResult> {
+    return (await this.cancelMany([idOrPrefix], opts))[0]!;
   }
 
   /** All children of this primary, newest last, each reconciled with liveness. */
@@ -469,4 +432,4 @@ export class Muster {
 
 export const createMuster = (opts: MusterOptions = {}): Muster => new Muster(opts);
 
-export type { MusterEvent };
+export type { CancelOptions, CancelResult, MusterEvent };

@@ -11,6 +11,8 @@ export interface RegistryEntry {
   createdAt: string;
   cwd: string;
   pane: PaneRef | null;
+  /** Earlier panes of the child (a resume after its host exited opens a new one), oldest first. */
+  panes?: PaneRef[];
 }
 
 export interface RegistryDoc {

@@ -106,12 +106,40 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
 /** The turn still running, if any. */
 export const openTurn = (s: ChildState): TurnState | undefined => s.turns.find((t) => !t.completion);
 
+/**
+ * The one status every surface shows (ls, status, MCP). `running` means a turn holds a run slot: a host
+ * records turn_started only after it got one, so a turn still in the inbox is `queued` — waiting for a
+ * slot (turn_queued) or about to ask for one — and the count of `running` children never exceeds the bound.
+ */
 export function childStatus(s: ChildState, pendingInbox: number): ChildStatus {
   if (s.exited) return s.exited.reason === "lost" ? "lost" : "closed";
   if (s.hostPid === undefined) return "starting";
   if (openTurn(s)) return "running";
-  if (pendingInbox > 0) return s.queued ? "queued" : "running";
+  if (pendingInbox > 0) return "queued";
   return "idle";
+}
+
+/** A requested turn that has not started yet, in the order it will run. */
+export interface QueuedTurn {
+  /** 1 = next to start. */
+  position: number;
+  turnId: string;
+  /** What it waits for: the child host to start, a run slot, or the turns ahead of it. */
+  waitingFor: "host" | "slot" | "turn";
+}
+
+/**
+ * The child's queue: turns in its inbox not started yet (`pending`, oldest first), the one waiting for
+ * a run slot (turn_queued) included. The first of them waits for a slot when no turn is running.
+ */
+export function queuedTurns(s: ChildState, pending: string[]): QueuedTurn[] {
+  const running = openTurn(s) !== undefined;
+  return pending.map((turnId, i) => ({
+    position: i + 1,
+    turnId,
+    waitingFor:
+      s.hostPid === undefined ? "host" : s.queued === turnId || (i === 0 && !running) ? "slot" : "turn",
+  }));
 }
 
 /** The last settled turn's completion. */

@@ -1,3 +1,4 @@
+import { DEFAULT_WAIT_MODE, defaultAgent } from "../core/defaults.js";
 import { MusterError } from "../core/errors.js";
 import type { Muster } from "../core/muster.js";
 import type { WaitOutcome } from "../core/wait.js";
@@ -48,8 +49,8 @@ async function waitReporting(
 
 /** subagents_run: a new child (agent) or a resumed one (id); waits for the turn unless `await` is false. */
 export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Record<string, unknown>> {
-  if ((a.agent === undefined) === (a.id === undefined))
-    throw usage("give exactly one of agent (a new child) or id (continue a settled child)");
+  if (a.agent !== undefined && a.id !== undefined)
+    throw usage("give agent (a new child) or id (continue a settled child), not both");
   if (a.id !== undefined && a.groupId !== undefined)
     throw usage("subagents_run: groupId is for new children (agent), not resume (id)");
   const settings = {
@@ -57,16 +58,18 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
   };
   const started =
-    a.agent !== undefined
+    a.id === undefined
       ? await ctx.m.spawn({
-          agent: a.agent,
+          agent: a.agent ?? defaultAgent(ctx.m.env),
           prompt: a.prompt,
           ...settings,
           ...(a.groupId ? { group: a.groupId } : {}),
         })
-      : await ctx.m.resume(a.id!, a.prompt, settings);
+      : await ctx.m.resume(a.id, a.prompt, settings);
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
-  if (a.await === false) return { id: started.id, status: "running", ...warnings };
+  // The status subagents_status would say now: one derivation (core/state.ts) for every answer.
+  const statusNow = async () => (await ctx.m.status(started.id)).status;
+  if (a.await === false) return { id: started.id, status: await statusNow(), ...warnings };
   ctx.progress.say(`${shortId(started.id)} started`);
   // Our own turn: one sent to the same child by someone else meanwhile is not this call's answer.
   const outcome = await waitReporting(ctx, [started.id], {
@@ -76,7 +79,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
   const settled = outcome.results[0];
   if (settled) return { ...shapeResult(settled), ...warnings };
   if (!ctx.signal.aborted || (await ctx.abortReason()) === "closed")
-    return { id: started.id, status: "running" };
+    return { id: started.id, status: await statusNow() };
   // The client cancelled this call: cancel exactly the child it started.
   const c = await ctx.m.cancel(started.id);
   return { id: c.id, status: c.turnCancelled ? "cancelled" : c.status };
@@ -97,7 +100,7 @@ export async function awaitChildren(
   const ids = named.map((i) => ctx.m.child(i).entry.id);
   ctx.progress.say(`waiting for ${ids.length === 1 ? shortId(ids[0]!) : `${ids.length} children`}`);
   const outcome = await waitReporting(ctx, ids, {
-    mode: a.mode ?? "all",
+    mode: a.mode ?? DEFAULT_WAIT_MODE,
     ...(a.timeoutMs !== undefined ? { timeoutMs: a.timeoutMs } : {}),
   });
   return {
@@ -136,8 +139,7 @@ export async function send(a: { id: string; prompt: string }, ctx: CallContext) 
 /** subagents_cancel: every id is resolved first (an unknown one cancels nothing), then all are cancelled at once. */
 export async function cancel(a: { id?: string; ids?: string[] }, ctx: CallContext) {
   if ((a.id === undefined) === (a.ids === undefined)) throw usage("give exactly one of id or ids");
-  const ids = (a.ids ?? [a.id!]).map((i) => ctx.m.child(i).entry.id);
-  const out = await Promise.all(ids.map((id) => ctx.m.cancel(id)));
+  const out = await ctx.m.cancelMany(a.ids ?? [a.id!]);
   return { cancelled: out.map((o) => ({ id: o.id, status: o.status, turnCancelled: o.turnCancelled })) };
 }
 

@@ -1,7 +1,7 @@
 import type { Usage } from "../artifacts/events.js";
 import type { LoadedChild } from "../core/children.js";
 import type { TurnResult } from "../core/results.js";
-import { lastCompletion, resumable } from "../core/state.js";
+import { lastCompletion, queuedTurns, resumable } from "../core/state.js";
 import type { Discovery } from "../profiles/discover.js";
 import { shortId } from "../util/ids.js";
 
@@ -56,7 +56,7 @@ export function childDetail(c: LoadedChild) {
     runner: c.entry.runner,
     createdAt: c.entry.createdAt,
     cwd: c.entry.cwd,
-    queuedTurns: c.pending.length,
+    queuedTurns: queuedTurns(c.state, c.pending),
     usage: c.state.usage ?? null,
     resumable: resumable(c.state),
     attach: c.entry.pane ? `muster attach ${shortId(c.entry.id)}` : null,

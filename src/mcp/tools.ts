@@ -1,3 +1,4 @@
+import { DEFAULT_AGENT, DEFAULT_WAIT_MODE } from "../core/defaults.js";
 import { MAX_LIMIT, type ModelQuery } from "../profiles/query.js";
 import * as h from "./handlers.js";
 
@@ -30,7 +31,9 @@ export function toolTable(agentsDescription: string): Tool[] {
         "Start a subagent (agent) or continue a settled one (id) with a prompt; returns its result (or, with await false, its id at once).",
       inputSchema: object(
         {
-          agent: str(agentsDescription),
+          agent: str(
+            `${agentsDescription}\nDefault (no agent, no id): $MUSTER_AGENT, else ${DEFAULT_AGENT}.`,
+          ),
           id: str("Continue this settled child instead (resume)."),
           prompt: str("The task."),
           model: str("Model (subagents_models lists them); default: profile's, or the last turn's."),
@@ -46,15 +49,12 @@ export function toolTable(agentsDescription: string): Tool[] {
       name: "subagents_await",
       description:
         "Wait for children's current turns: all, or the first to settle (the rest listed as pending).",
-      inputSchema: object(
-        {
-          ids: { type: "array", items: ID, minItems: 1 },
-          groupId: str("Or: seal this group and await all of it."),
-          mode: { type: "string", enum: ["first", "all"] },
-          timeoutMs: { type: "integer", minimum: 0, description: "Give up after this long." },
-        },
-        ["mode"],
-      ),
+      inputSchema: object({
+        ids: { type: "array", items: ID, minItems: 1 },
+        groupId: str("Or: seal this group and await all of it."),
+        mode: { type: "string", enum: ["first", "all"], description: `Default ${DEFAULT_WAIT_MODE}.` },
+        timeoutMs: { type: "integer", minimum: 0, description: "Give up after this long." },
+      }),
       handler: (a, c) => h.awaitChildren(a as unknown as Parameters<typeof h.awaitChildren>[0], c),
     },
     {

@@ -1,6 +1,7 @@
 import { loadConfig, type MusterConfig } from "../config/config.js";
 import { MusterError } from "../core/errors.js";
 import { allCatalogs, closeMatches, findModel, type RunnerCatalog } from "./catalog.js";
+import { defaultAgent } from "./defaults.js";
 import { isModelSpelling } from "./fields.js";
 import { listNames, loadProfile } from "./profile.js";
 import { resolveSettings, type SettingSource } from "./settings.js";
@@ -178,7 +179,7 @@ export function queryModels(q: ModelQuery, ctx: QueryContext): ModelsAnswer {
     };
   }
 
-  const agent = env.MUSTER_AGENT || "mock";
+  const agent = defaultAgent(env);
   let runner = "mock";
   try {
     runner = loadProfile(agent, ctx.cwd, env, {

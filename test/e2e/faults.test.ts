@@ -22,12 +22,12 @@ async function runningChild(prompt = "mock: hang") {
 }
 
 describe("faults never leave a child running", () => {
-  it("cancel during a turn: a cancelled completion, the runner's process group gone, the pane readable", async () => {
+  it("cancel --keep-pane during a turn: a cancelled completion, the runner's process group gone, the pane readable", async () => {
     const c = await runningChild();
     expect(pidAlive(c.runnerPid)).toBe(true);
-    const r = await sb.json(["cancel", c.id]);
+    const r = await sb.json(["cancel", "--keep-pane", c.id]);
     expect(r.exitCode).toBe(0);
-    expect(r.data.cancelled[0]).toMatchObject({ id: c.id, by: "child" });
+    expect(r.data.cancelled[0]).toMatchObject({ id: c.id, by: "child", pane: "kept" });
     const completion = readEvents(c.dir).find((e) => e.type === "completion");
     expect(completion).toMatchObject({ status: "cancelled", by: "child" });
     expect(readEvents(c.dir).at(-1)).toMatchObject({ type: "child_exited", reason: "cancelled" });

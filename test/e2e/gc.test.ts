@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { until, useSandbox } from "../helpers/cli.js";
 
@@ -34,5 +35,29 @@ describe("muster gc", () => {
     expect(withIdle.data.removed.map((r: { id: string }) => r.id)).toEqual([idle]);
     expect((await sb.json(["status", running])).data.status).toBe("running");
     await sb.run(["cancel", running]);
+  });
+
+  it("removes every pane a child ever had, the one it had before a resume included", async () => {
+    const first = (await sb.json(["spawn", "--wait", "in the first pane"])).data;
+    const id = first.spawned.id as string;
+    const oldPane = first.spawned.paneId as string;
+    // The host exits, its dead pane stays; the resume opens a second pane.
+    await sb.run(["cancel", "--keep-pane", id]);
+    const resumed = await sb.json(["spawn", "--resume", id, "--wait", "in a new pane"]);
+    expect(resumed.data.results[0].status).toBe("completed");
+    const newPane = resumed.data.resumed.newPane as string;
+    expect(newPane).not.toBe(oldPane);
+    const panes = async () =>
+      String(
+        (await execa("tmux", ["-L", sb.socket, "list-panes", "-a", "-F", "#{pane_id}"], { reject: false }))
+          .stdout,
+      ).split("\n");
+    expect(await panes()).toEqual(expect.arrayContaining([oldPane, newPane]));
+
+    const gc = await sb.json(["gc", "--older-than", "0s", "--idle"]);
+    expect(gc.data.removed.map((r: { id: string }) => r.id)).toContain(id);
+    const left = await panes();
+    expect(left).not.toContain(oldPane);
+    expect(left).not.toContain(newPane);
   });
 });

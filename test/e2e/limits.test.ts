@@ -134,9 +134,8 @@ describe("limits of a primary's tree", () => {
 describe("a shared budget for the tree", () => {
   it("when spent, running turns finish, new turns settle exhausted without running, and results say so", async () => {
     await sb.run(["budget", "--clear"]);
-    const start = (await sb.json(["budget"])).data.used.turns as number;
-    const set = await sb.json(["budget", "--turns", String(start + 2)]);
-    expect(set.data.budget).toMatchObject({ turns: start + 2 });
+    const set = await sb.json(["budget", "--turns", "2"]);
+    expect(set.data.budget).toMatchObject({ turns: 2 });
     const long = (await sb.json(["spawn", "long turn\nmock: sleep=2"])).data.id as string;
     const second = await sb.json(["spawn", "--wait", "second"]);
     expect(second.data.results[0].status).toBe("completed");
@@ -154,5 +153,30 @@ describe("a shared budget for the tree", () => {
     expect(b.data.exhausted).toContain("turns used");
     await sb.run(["budget", "--clear"]);
     expect((await sb.json(["spawn", "--wait", "after clearing"])).data.results[0].status).toBe("completed");
+  });
+
+  it("counts only the turns that ran, from the moment the budget was set", async () => {
+    await sb.run(["budget", "--clear"]);
+    for (const i of [1, 2, 3])
+      expect((await sb.json(["spawn", "--wait", `before the budget ${i}`])).data.results[0].status).toBe(
+        "completed",
+      );
+    // Without a budget the tree's whole history shows; a budget set now starts at zero.
+    expect((await sb.json(["budget"])).data.used.turns).toBeGreaterThanOrEqual(3);
+    const set = await sb.json(["budget", "--turns", "1"]);
+    expect(set.data.used.turns).toBe(0);
+    expect(set.data.exhausted).toBeNull();
+    expect((await sb.json(["spawn", "--wait", "the one turn"])).data.results[0].status).toBe("completed");
+    for (const refused of ["second", "third"]) {
+      const r = await sb.json(["spawn", "--wait", refused]);
+      expect(r.exitCode).toBe(4);
+      expect(r.data.results[0].status).toBe("exhausted");
+    }
+    // The two refused turns never ran: they use nothing.
+    expect((await sb.json(["budget"])).data.used.turns).toBe(1);
+    expect((await sb.run(["budget"])).stdout).toMatch(/^turns +1 of 1$/m);
+    // Raising the limit keeps the budget's start: the turn that ran still counts.
+    expect((await sb.json(["budget", "--turns", "2"])).data.used.turns).toBe(1);
+    await sb.run(["budget", "--clear"]);
   });
 });

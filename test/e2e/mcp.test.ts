@@ -134,7 +134,11 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
   it("await false returns at once; subagents_await first lists the pending ids, all waits for both", async () => {
     const fast = await ok("subagents_run", { agent: "mock", prompt: "fast", await: false });
     const slow = await ok("subagents_run", { agent: "mock", prompt: "slow\nmock: sleep=3", await: false });
-    expect(fast).toEqual({ id: expect.any(String), status: "running" });
+    // The status subagents_status derives at that moment: the host has hardly had time to start.
+    expect(fast).toEqual({
+      id: expect.any(String),
+      status: expect.stringMatching(/^(starting|queued|running)$/),
+    });
     const first = await ok("subagents_await", { ids: [slow.id, fast.id], mode: "first" });
     expect(first.results.map((r: { id: string }) => r.id)).toEqual([fast.id]);
     expect(first.results[0].status).toBe("completed");
@@ -301,8 +305,11 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     expect(byName("claude")).toMatchObject({ ready: false, notReady: "claude is not on PATH" });
     expect(byName("mock").ready).toBeUndefined();
 
-    await fails("subagents_run", { prompt: "neither" }, /exactly one of agent .* or id/);
-    await fails("subagents_run", { agent: "mock", id: child.id, prompt: "both" }, /exactly one of/);
+    await fails(
+      "subagents_run",
+      { agent: "mock", id: child.id, prompt: "both" },
+      /agent .* or id .*not both/,
+    );
     await fails("subagents_run", { agent: "mock", prompt: "" }, /prompt is empty/);
     await fails("subagents_run", { agent: "mock", prompt: "  \n " }, /^usage: the prompt is empty/);
     await fails("subagents_run", { agent: "mock" }, /missing argument "prompt"/);

@@ -124,7 +124,8 @@ describe("child state from events", () => {
     const s = emptyState();
     expect(childStatus(s, 1)).toBe("starting");
     applyEvents(s, [{ ...base, seq: 1, type: "child_started", pid: 1, runner: "mock", by: "spawn" }]);
-    expect(childStatus(s, 1)).toBe("running");
+    // A turn still in the inbox holds no run slot yet: queued, never running.
+    expect(childStatus(s, 1)).toBe("queued");
     applyEvents(s, [
       {
         ...base,

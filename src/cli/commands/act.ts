@@ -100,24 +100,32 @@ export function registerAct(program: Command): void {
       .command("cancel")
       .summary("cancel a child's turn and close it")
       .description(
-        "Cancel the running turn (its whole process group is stopped, TERM then KILL) and close the child; the pane stays readable. --subtree also cancels every descendant, deepest first; --all cancels every child of the primary.",
+        "Cancel the running turn (its whole process group is stopped, TERM then KILL), drop queued turns and close the child and its pane (--keep-pane keeps the pane for reading). --subtree also cancels every descendant, deepest first; --all cancels every child of the primary. Children are cancelled in parallel; queued turns are dropped before any turn is stopped.",
       )
       .argument("[ids...]", "child ids or unique prefixes")
       .option("--subtree", "also cancel each child's descendants, deepest first")
-      .option("--all", "cancel every child of this primary, deepest first"),
-  ).action(async (ids: string[], flags: CommonOptions & { subtree?: boolean; all?: boolean }) => {
-    const m = muster(flags);
-    if (flags.all && ids.length > 0)
-      throw new MusterError("usage", "--all cancels every child: give no ids with it");
-    if (!flags.all && ids.length === 0)
-      throw new MusterError("usage", "name the children to cancel, or use --all");
-    const out = [];
-    if (flags.all) out.push(...(await m.cancelTree()));
-    else for (const id of ids) out.push(...(flags.subtree ? await m.cancelTree(id) : [await m.cancel(id)]));
-    if (flags.json) return printJson({ cancelled: out });
-    for (const o of out)
-      say(
-        `${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : o.turnCancelled ? "cancelled" : "closed"}\n`,
-      );
-  });
+      .option("--all", "cancel every child of this primary, deepest first")
+      .option("--keep-pane", "keep each cancelled child's pane open for reading"),
+  ).action(
+    async (
+      ids: string[],
+      flags: CommonOptions & { subtree?: boolean; all?: boolean; keepPane?: boolean },
+    ) => {
+      const m = muster(flags);
+      if (flags.all && ids.length > 0)
+        throw new MusterError("usage", "--all cancels every child: give no ids with it");
+      if (!flags.all && ids.length === 0)
+        throw new MusterError("usage", "name the children to cancel, or use --all");
+      const opts = flags.keepPane ? { keepPane: true } : {};
+      const out = [];
+      if (flags.all) out.push(...(await m.cancelTree(undefined, opts)));
+      else if (flags.subtree) for (const id of ids) out.push(...(await m.cancelTree(id, opts)));
+      else out.push(...(await m.cancelMany(ids, opts)));
+      if (flags.json) return printJson({ cancelled: out });
+      for (const o of out)
+        say(
+          `${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : o.turnCancelled ? "cancelled" : "closed"}${o.pane === "kept" ? ` · pane kept (${o.paneKept})` : ""}\n`,
+        );
+    },
+  );
 }

@@ -16,9 +16,9 @@ export function registerBudget(program: Command): void {
       .command("budget")
       .summary("the tree's shared budget: show it, set it, clear it")
       .description(
-        "A budget shared by every child of this primary (turns, tokens, cost where runners report them). When it is spent, running turns finish, new turns settle as exhausted (exit 4) without running.",
+        "A budget shared by every child of this primary (turns, tokens, cost where runners report them), counted from when it was set (changing it keeps that start; --clear then set to start over). When it is spent, running turns finish, new turns settle as exhausted (exit 4) without running (and use nothing).",
       )
-      .option("--turns <n>", "turns the whole tree may start")
+      .option("--turns <n>", "turns the whole tree may run")
       .option("--tokens <n>", "input + output tokens the whole tree may use")
       .option("--cost <usd>", "US dollars the whole tree may spend")
       .option("--clear", "remove the budget"),
@@ -41,7 +41,7 @@ export function registerBudget(program: Command): void {
       const lim = (used: number, max: number | undefined, unit = "") =>
         `${unit}${used}${max !== undefined ? ` of ${unit}${max}` : " (no limit)"}`;
       say(
-        `turns   ${lim(b.used.turns, b.budget?.turns)}\ntokens  ${lim(b.used.tokens, b.budget?.tokens)}\ncost    ${lim(Math.round(b.used.cost * 10000) / 10000, b.budget?.cost, "$")}\n${b.exhausted ? `${b.exhausted}: new turns settle as exhausted\n` : ""}`,
+        `turns   ${lim(b.used.turns, b.budget?.turns)}\ntokens  ${lim(b.used.tokens, b.budget?.tokens)}\ncost    ${lim(Math.round(b.used.cost * 10000) / 10000, b.budget?.cost, "$")}\n${b.budget?.since ? `since   ${b.budget.since}\n` : ""}${b.exhausted ? `${b.exhausted}: new turns settle as exhausted\n` : ""}`,
       );
     },
   );

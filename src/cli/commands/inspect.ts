@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
 import { createMuster, type Muster } from "../../core/muster.js";
 import { listPrimaries } from "../../core/primary.js";
-import { lastCompletion, resumable } from "../../core/state.js";
+import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
 import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
@@ -33,7 +33,7 @@ export function childSummary(c: LoadedChild) {
     parent: c.entry.parent,
     cwd: c.entry.cwd,
     turns: c.state.turns.length,
-    pendingTurns: c.pending.length,
+    queuedTurns: queuedTurns(c.state, c.pending),
     lastActivity: c.state.lastActivity ?? null,
     usage: c.state.usage ?? null,
     pane: c.entry.pane,
@@ -41,6 +41,16 @@ export function childSummary(c: LoadedChild) {
     resumable: resumable(c.state),
   };
 }
+
+const WAITING_FOR = {
+  host: "waiting for the child host to start",
+  slot: "waiting for a run slot",
+  turn: "waiting for the turns ahead",
+};
+
+/** One queued turn in `status`: its position, id and what it waits for. */
+const queuedLine = (q: QueuedTurn): string =>
+  `  ${q.position}. ${q.turnId}  queued · ${WAITING_FOR[q.waitingFor]}`;
 
 export function registerInspect(program: Command): void {
   common(
@@ -122,6 +132,7 @@ export function registerInspect(program: Command): void {
         (t) =>
           `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${visibleLine(t.reason)}` : ""}`,
       ),
+      ...(summary.queuedTurns.length > 0 ? ["queued", ...summary.queuedTurns.map(queuedLine)] : []),
     ];
     say(`${lines.join("\n")}\n`);
   });

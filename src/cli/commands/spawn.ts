@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { defaultAgent } from "../../core/defaults.js";
 import { MusterError } from "../../core/errors.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
@@ -78,7 +79,7 @@ export function registerSpawn(program: Command): void {
       });
     } else {
       started = await m.spawn({
-        agent: flags.agent ?? process.env.MUSTER_AGENT ?? "mock",
+        agent: flags.agent ?? defaultAgent(m.env),
         prompt: text,
         ...settings,
         ...(argv.length > 0 ? { command: argv } : {}),

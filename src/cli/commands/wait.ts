@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { DEFAULT_WAIT_MODE } from "../../core/defaults.js";
 import { MusterError } from "../../core/errors.js";
 import type { Muster } from "../../core/muster.js";
 import { STATUS_EXIT, type TurnResult } from "../../core/results.js";
@@ -131,7 +132,7 @@ export function registerWait(program: Command): void {
     const outcome = await waitWithProgress(
       m,
       targets,
-      { mode: flags.first ? "first" : "all", ...timeout },
+      { mode: flags.first ? "first" : DEFAULT_WAIT_MODE, ...timeout },
       !!flags.json,
     );
     printResults(outcome, !!flags.json, flags.group !== undefined ? { group: flags.group } : {});

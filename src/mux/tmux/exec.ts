@@ -16,7 +16,7 @@ export interface TmuxRun {
 export interface TmuxExecOptions {
   /** Written to tmux's stdin (load-buffer -). */
   input?: string;
-  /** Source of MUSTER_TMUX_BIN, TMUX and TMUX_PANE; the rest of the child's env is process.env. */
+  /** Source of MUSTER_TMUX_BIN, TMUX and TMUX_PANE; the rest of the client's env: tmuxClientEnv. */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
   /**
@@ -66,6 +66,36 @@ export function tmuxBin(env: NodeJS.ProcessEnv = process.env): string {
 
 const oneLine = (s: string | undefined): string => (s ?? "").replace(/\s+/g, " ").trim().slice(0, 400);
 
+// What a tmux client needs, and all a server it starts may copy into its global environment (every
+// pane's environment): never the caller's whole environment, which may hold secrets. A child host
+// needs only PATH to start; it gets the spawning environment from its handover file (env.json).
+const CLIENT_ENV = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TERM",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TMUX_TMPDIR",
+];
+
+/**
+ * The tmux client's environment: the few variables above and the locale (LC_*) from this process, and
+ * TMUX/TMUX_PANE — how the server finds the calling client — from the backend's env only.
+ */
+export function tmuxClientEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && (CLIENT_ENV.includes(k) || k.startsWith("LC_"))) out[k] = v;
+  }
+  if (env.TMUX) out.TMUX = env.TMUX;
+  if (env.TMUX_PANE) out.TMUX_PANE = env.TMUX_PANE;
+  return out;
+}
+
 /** Runs tmux with server flags + args; resolves on any exit code, throws mux_unavailable if tmux cannot run. */
 export async function runTmux(
   server: ServerRef,
@@ -75,18 +105,12 @@ export async function runTmux(
   const env = opts.env ?? process.env;
   const bin = tmuxBin(env);
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  // The server finds the calling client from TMUX/TMUX_PANE: take them from the backend's env only.
-  const childEnv: NodeJS.ProcessEnv = { ...process.env };
-  delete childEnv.TMUX;
-  delete childEnv.TMUX_PANE;
-  if (env.TMUX) childEnv.TMUX = env.TMUX;
-  if (env.TMUX_PANE) childEnv.TMUX_PANE = env.TMUX_PANE;
   const devNull = opts.isolate ? fs.openSync("/dev/null", "r+") : -1;
   return new Promise<TmuxRun>((resolve, reject) => {
     let child: ReturnType<typeof spawn>;
     try {
       child = spawn(bin, [...serverArgs(server), ...args], {
-        env: childEnv,
+        env: tmuxClientEnv(env),
         stdio: [
           opts.input === undefined ? "ignore" : "pipe",
           "pipe",
