@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { readJsonIfExists } from "../util/fsx.js";
+import { READ_CAPS } from "../util/safe-read.js";
 import type { MusterEvent } from "./events.js";
 import { readAllRecords } from "./reader.js";
 
@@ -23,7 +24,7 @@ export interface TreeUsage {
 export const budgetFile = (primaryDir: string): string => path.join(primaryDir, "budget.json");
 
 export const readBudget = (primaryDir: string): Budget | undefined =>
-  readJsonIfExists<Budget>(budgetFile(primaryDir));
+  readJsonIfExists<Budget>(budgetFile(primaryDir), READ_CAPS.smallJson);
 
 /** What the whole tree has used: turns started and the usage every child reported. */
 export function treeUsage(primaryDir: string): TreeUsage {
