@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, useSandbox } from "../helpers/cli.js";
+import { BIN, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-hostile");
 
@@ -216,5 +216,21 @@ describe("prompts that are not UTF-8 are refused, not replaced", () => {
     expect((await sb.json(["status", c.id])).data.turns).toBe(1);
     const ok = await sb.json(["send", c.id, "--wait", "a \ufffd typed on purpose"]);
     expect(ok.exitCode, ok.stderr).toBe(0);
+  });
+
+  it("a line typed into the pane that is not UTF-8 is refused in the pane; the next line still runs", async () => {
+    const s = await sb.json(["spawn", "--wait", "before typing"]);
+    const { id, paneId } = s.data.spawned as { id: string; paneId: string };
+    const tmux = (...args: string[]) => expect(spawnSync("tmux", ["-L", sb.socket, ...args]).status).toBe(0);
+    tmux("send-keys", "-t", paneId, "-H", "61", "80", "ff", "62", "0d"); // raw bytes a 0x80 0xff b, Enter
+    tmux("send-keys", "-t", paneId, "typed after", "Enter");
+    await until(async () => {
+      const st = (await sb.json(["status", id])).data;
+      return st.turnList.length >= 2 && st.status === "idle";
+    }, 15_000);
+    const st = (await sb.json(["status", id])).data;
+    expect(st.turnList).toHaveLength(2);
+    expect(st.turnList[1]).toMatchObject({ source: "typed", promptBytes: Buffer.byteLength("typed after") });
+    expect((await sb.run(["capture", id])).stdout).toContain("typed line ignored: it is not valid UTF-8");
   });
 });
