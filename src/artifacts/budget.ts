@@ -37,7 +37,13 @@ export function treeUsage(primaryDir: string): TreeUsage {
     return usage;
   }
   for (const child of children) {
-    for (const e of readAllRecords<MusterEvent>(path.join(artifacts, child, "events.ndjson"))) {
+    let events: MusterEvent[];
+    try {
+      events = readAllRecords<MusterEvent>(path.join(artifacts, child, "events.ndjson"));
+    } catch {
+      continue; // a sibling's unreadable log (a symlink, a FIFO) must not stop this turn: status reports it
+    }
+    for (const e of events) {
       if (e.type === "turn_started") usage.turns += 1;
       else if (e.type === "usage") {
         usage.tokens += e.usage.input + e.usage.output;

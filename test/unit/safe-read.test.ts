@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { treeUsage } from "../../src/artifacts/budget.js";
 import { EventLog } from "../../src/artifacts/log.js";
 import { type MalformedLine, NdjsonReader } from "../../src/artifacts/reader.js";
 import { readSnapshot, sha256Hex } from "../../src/artifacts/snapshot.js";
@@ -148,5 +149,26 @@ describe("appending after junk", () => {
     expect(() => appendJsonLines(path.join(d, "link.jsonl"), [{ a: 1 }])).toThrow(/ELOOP/);
     expect(() => appendJsonLines(path.join(d, "fifo.jsonl"), [{ a: 1 }])).toThrow(/not a regular file/);
     expect(fs.readFileSync(path.join(d, "target"), "utf8")).toBe("");
+  });
+});
+
+describe("treeUsage", () => {
+  it("counts every readable child and skips a sibling whose events file is a symlink or a FIFO", () => {
+    const primary = tmp();
+    const dirOf = (name: string) => {
+      const d = path.join(primary, "artifacts", name);
+      fs.mkdirSync(d, { recursive: true });
+      return path.join(d, "events.ndjson");
+    };
+    const log = EventLog.open(dirOf("good"));
+    log.append({
+      type: "usage",
+      turnId: "0190a0b0-0000-7000-8000-000000000002",
+      usage: { input: 3, output: 4 },
+    });
+    log.close();
+    fs.symlinkSync("/dev/zero", dirOf("zero"));
+    mkfifo(dirOf("fifo"));
+    expect(treeUsage(primary)).toEqual({ turns: 0, tokens: 7, cost: 0 });
   });
 });
