@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { listInbox, writeInboxItem } from "../artifacts/inbox.js";
 import { uuidv7 } from "../util/ids.js";
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 // fs.watch is only a hint; this bounds the wait when a notification is lost.
 const SAFETY_POLL_MS = 2000;

@@ -4,8 +4,8 @@ import { MusterError } from "../core/errors.js";
 import { MAX_PROMPT_BYTES } from "../core/host-launch.js";
 
 // Prompts travel as JSON strings (inbox files), so they must be text: bytes that are not UTF-8 are refused,
-// never replaced by U+FFFD behind the user's back.
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+// never replaced by U+FFFD behind the user's back. ignoreBOM: a leading BOM is part of the prompt, kept as given.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Offset of the first byte that does not begin or continue a valid UTF-8 sequence (for the message). */
 export function invalidUtf8At(b: Uint8Array): number {

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -193,6 +194,16 @@ describe("prompts that are not UTF-8 are refused, not replaced", () => {
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain(`the prompt in ${file} is not valid UTF-8 (byte 0x80 at offset 3)`);
     expect(await childCount()).toBe(before);
+  });
+
+  it("valid UTF-8 from --file still arrives byte-exact, a leading BOM included", async () => {
+    const file = path.join(sb.cwd, "bom.txt");
+    const bytes = Buffer.from("\ufeffstarts with a BOM, then \u00e9 and \u{1F600}\n", "utf8");
+    fs.writeFileSync(file, bytes);
+    const r = await sb.json(["spawn", "--wait", "--file", file]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const sha = createHash("sha256").update(bytes).digest("hex");
+    expect(r.data.results[0].text).toContain(`prompt-sha256: ${sha}`);
   });
 
   it("argv with bytes 0x80-0xFF (spawn and send): exit 2, nothing created; a typed U+FFFD still passes", async () => {
