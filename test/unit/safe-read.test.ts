@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -7,6 +8,7 @@ import { treeUsage } from "../../src/artifacts/budget.js";
 import { EventLog } from "../../src/artifacts/log.js";
 import { type MalformedLine, NdjsonReader } from "../../src/artifacts/reader.js";
 import { readSnapshot, sha256Hex } from "../../src/artifacts/snapshot.js";
+import { invalidUtf8At } from "../../src/cli/prompt.js";
 import { isMusterError } from "../../src/core/errors.js";
 import { appendJsonLines } from "../../src/util/fsx.js";
 import { readFileBounded, readJsonBounded, readJsonBoundedIfExists } from "../../src/util/safe-read.js";
@@ -170,5 +172,28 @@ describe("treeUsage", () => {
     fs.symlinkSync("/dev/zero", dirOf("zero"));
     mkfifo(dirOf("fifo"));
     expect(treeUsage(primary)).toEqual({ turns: 0, tokens: 7, cost: 0 });
+  });
+});
+
+describe("invalidUtf8At", () => {
+  it("agrees with Node's own UTF-8 check and points at the first bad byte", () => {
+    const cases: [number[], number][] = [
+      [[0x61, 0x62], -1],
+      [[0xc3, 0xa9], -1], // é
+      [[0xf0, 0x9f, 0x98, 0x80], -1], // U+1F600
+      [[0xef, 0xbf, 0xbd], -1], // U+FFFD itself is valid
+      [[0x61, 0x80], 1], // lone continuation byte
+      [[0xc0, 0xaf], 0], // overlong
+      [[0xe0, 0x80, 0xaf], 0], // overlong
+      [[0xed, 0xa0, 0x80], 0], // UTF-16 surrogate
+      [[0xf4, 0x90, 0x80, 0x80], 0], // above U+10FFFF
+      [[0x61, 0xe2, 0x82], 1], // truncated at the end
+      [[0xff], 0],
+    ];
+    for (const [bytes, at] of cases) {
+      const b = Uint8Array.from(bytes);
+      expect(invalidUtf8At(b), bytes.join(",")).toBe(at);
+      expect(isUtf8(b)).toBe(at === -1);
+    }
   });
 });
