@@ -41,7 +41,7 @@ export function treeUsage(primaryDir: string): TreeUsage {
     try {
       events = readAllRecords<MusterEvent>(path.join(artifacts, child, "events.ndjson"));
     } catch {
-      continue; // a sibling's unreadable log (a symlink, a FIFO) must not stop this turn: status reports it
+      continue; // a sibling's unreadable log (a symlink, a FIFO) must not stop this turn; its own status names it
     }
     for (const e of events) {
       if (e.type === "turn_started") usage.turns += 1;
