@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { readJsonIfExists } from "../util/fsx.js";
+import { READ_CAPS } from "../util/safe-read.js";
 import type { MusterEvent } from "./events.js";
 import { readAllRecords } from "./reader.js";
 
@@ -25,7 +26,7 @@ export interface TreeUsage {
 export const budgetFile = (primaryDir: string): string => path.join(primaryDir, "budget.json");
 
 export const readBudget = (primaryDir: string): Budget | undefined =>
-  readJsonIfExists<Budget>(budgetFile(primaryDir));
+  readJsonIfExists<Budget>(budgetFile(primaryDir), READ_CAPS.smallJson);
 
 /**
  * What the whole tree has used since `since` (all of it when absent): the turns that ran and the usage
@@ -44,10 +45,16 @@ export function treeUsage(primaryDir: string, since?: string): TreeUsage {
   // ISO 8601 UTC timestamps from the same clock compare as strings.
   const counts = (ts: string): boolean => since === undefined || ts >= since;
   for (const child of children) {
+    let events: MusterEvent[];
+    try {
+      events = readAllRecords<MusterEvent>(path.join(artifacts, child, "events.ndjson"));
+    } catch {
+      continue; // a sibling's unreadable log (a symlink, a FIFO) must not stop this turn; its own status names it
+    }
     const started = new Set<string>();
     const ran = new Set<string>();
     const settled = new Set<string>();
-    for (const e of readAllRecords<MusterEvent>(path.join(artifacts, child, "events.ndjson"))) {
+    for (const e of events) {
       if (e.type === "turn_started" && counts(e.ts)) started.add(e.turnId);
       else if (e.type === "runner_started") ran.add(e.turnId);
       else if (e.type === "completion") settled.add(e.turnId);

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeJsonAtomic } from "../util/fsx.js";
+import { readJsonBounded } from "../util/safe-read.js";
 
 /** One requested turn waiting for the child host. File name `<turnId>.json`: UUIDv7, so lexical order is arrival order. */
 export interface InboxItem {
@@ -34,12 +35,18 @@ export function listInbox(inboxDir: string): string[] {
     .map((n) => path.join(inboxDir, n));
 }
 
+// A prompt is at most 1 MiB (core/host-launch.ts); JSON-escaped (\u0001 is 6 bytes) at most 6 MiB, plus fields.
+export const MAX_INBOX_ITEM_BYTES = 6 * 1024 * 1024 + 64 * 1024;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Reads an inbox file; undefined if it is not a well-formed item named after its own turnId (ids become paths). */
+/**
+ * Reads an inbox file; undefined if it is not a well-formed item named after its own turnId (ids become paths),
+ * or not a regular file of at most MAX_INBOX_ITEM_BYTES (a symlink, FIFO or device is never read).
+ */
 export function readInboxItem(file: string): InboxItem | undefined {
   try {
-    const item = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<InboxItem>;
+    const item = readJsonBounded<Partial<InboxItem>>(file, MAX_INBOX_ITEM_BYTES);
     if (typeof item.turnId !== "string" || !UUID.test(item.turnId) || typeof item.prompt !== "string")
       return undefined;
     if (path.basename(file) !== `${item.turnId}.json`) return undefined;

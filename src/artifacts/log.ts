@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { FILE_MODE } from "../util/fsx.js";
+import { endsUnterminated, openAppend } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { type EventInput, type MusterEvent, PROTOCOL_VERSION } from "./events.js";
 import { MAX_RECORD_BYTES, readAllRecords } from "./reader.js";
@@ -17,14 +17,8 @@ export class EventLog {
     const existing = readAllRecords<{ seq?: unknown }>(file);
     let seq = 0;
     for (const r of existing) if (typeof r.seq === "number" && r.seq > seq) seq = r.seq;
-    const fd = fs.openSync(
-      file,
-      fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
-      FILE_MODE,
-    );
-    const log = new EventLog(file, fd, seq);
-    log.terminateTornTail();
-    return log;
+    const fd = openAppend(file);
+    return new EventLog(file, fd, seq);
   }
 
   /** Appends one event durably and returns the full record. */
@@ -37,9 +31,12 @@ export class EventLog {
       ts: new Date().toISOString(),
       ...rest,
     } as MusterEvent;
-    const line = Buffer.from(`${JSON.stringify(event)}\n`, "utf8");
-    if (line.length > MAX_RECORD_BYTES) throw new Error(`event record of ${line.length} bytes exceeds 1 MiB`);
-    fs.writeSync(this.fd, line);
+    const record = `${JSON.stringify(event)}\n`;
+    if (Buffer.byteLength(record) > MAX_RECORD_BYTES)
+      throw new Error(`event record of ${Buffer.byteLength(record)} bytes exceeds 1 MiB`);
+    // Checked before every record, not only at open: a writer that died mid-line, or junk appended by
+    // anyone while this host idles, must not swallow the record that follows. LF and record: one write.
+    fs.writeSync(this.fd, endsUnterminated(this.fd) ? `\n${record}` : record);
     fs.fsyncSync(this.fd);
     this.seq += 1;
     return event;
@@ -48,22 +45,5 @@ export class EventLog {
   close(): void {
     if (this.fd >= 0) fs.closeSync(this.fd);
     this.fd = -1;
-  }
-
-  /** A writer killed mid-append leaves a line without LF; end it so our next record starts clean. */
-  private terminateTornTail(): void {
-    const size = fs.fstatSync(this.fd).size;
-    if (size === 0) return;
-    const rfd = fs.openSync(this.file, "r");
-    try {
-      const last = Buffer.alloc(1);
-      fs.readSync(rfd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) {
-        fs.writeSync(this.fd, "\n");
-        fs.fsyncSync(this.fd);
-      }
-    } finally {
-      fs.closeSync(rfd);
-    }
   }
 }

@@ -1,20 +1,27 @@
 import * as fs from "node:fs";
+import { openRegular } from "../util/safe-read.js";
 
 export const MAX_RECORD_BYTES = 1024 * 1024;
 
+/** A span of an NDJSON file that is not a record: reported, never fatal. */
 export interface MalformedLine {
-  /** Byte offset of the line's first byte. */
+  /** Byte offset of the span's first byte. */
   offset: number;
+  /** Bytes in the span, without its LF. */
+  length: number;
   reason: string;
 }
 
 /**
  * Tails an NDJSON file from a byte cursor: reads only new bytes, splits on LF only,
  * leaves an unterminated tail for later, and skips (reports) malformed or oversized lines.
+ * The file is opened without following a symlink and must be a regular file (safe-read.ts).
  */
 export class NdjsonReader<T = unknown> {
   /** Offset just past the last complete line consumed. */
   cursor: number;
+  /** An oversized line being skipped chunk by chunk: reported once, when its LF arrives. */
+  private skipping: MalformedLine | undefined;
 
   constructor(
     readonly file: string,
@@ -27,30 +34,35 @@ export class NdjsonReader<T = unknown> {
 
   /** Reads everything appended since the last call; missing file reads as empty. */
   readNew(): T[] {
-    // The common case on a poll is "nothing new": one stat, no open.
-    const st = fs.statSync(this.file, { throwIfNoEntry: false });
-    if (!st || st.size === this.cursor) return [];
+    // The common case on a poll is "nothing new": one stat, no open. lstat: a symlink's size is its own.
+    const st = fs.lstatSync(this.file, { throwIfNoEntry: false });
+    if (!st || (st.isFile() && st.size === this.cursor)) return [];
     let fd: number;
+    let size: number;
     try {
-      fd = fs.openSync(this.file, "r");
+      ({ fd, size } = openRegular(this.file));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw e;
     }
     const records: T[] = [];
     try {
-      const size = fs.fstatSync(fd).size;
       if (size < this.cursor) {
         // The file was replaced or truncated: nothing after our cursor is trustworthy, start over.
-        this.onMalformed({ offset: this.cursor, reason: `file shrank to ${size} bytes; re-reading from 0` });
+        this.onMalformed({
+          offset: this.cursor,
+          length: 0,
+          reason: `file shrank to ${size} bytes; re-reading from 0`,
+        });
         this.cursor = 0;
+        this.skipping = undefined;
       }
       while (this.cursor < size) {
         const want = Math.min(size - this.cursor, 4 * this.maxRecordBytes);
         const buf = Buffer.allocUnsafe(want);
         const got = fs.readSync(fd, buf, 0, want, this.cursor);
         if (got <= 0) break;
-        const consumed = this.consume(buf.subarray(0, got), records, got < size - this.cursor);
+        const consumed = this.consume(buf.subarray(0, got), records);
         if (consumed === 0) break;
         this.cursor += consumed;
       }
@@ -61,8 +73,19 @@ export class NdjsonReader<T = unknown> {
   }
 
   /** Parses complete lines in buf; returns how many bytes were consumed. */
-  private consume(buf: Buffer, out: T[], moreFollows: boolean): number {
+  private consume(buf: Buffer, out: T[]): number {
     let start = 0;
+    if (this.skipping) {
+      const nl = buf.indexOf(0x0a);
+      if (nl < 0) {
+        this.skipping.length += buf.length;
+        return buf.length;
+      }
+      this.skipping.length += nl;
+      this.onMalformed(this.skipping);
+      this.skipping = undefined;
+      start = nl + 1;
+    }
     for (;;) {
       const nl = buf.indexOf(0x0a, start);
       if (nl < 0) break;
@@ -70,9 +93,12 @@ export class NdjsonReader<T = unknown> {
       start = nl + 1;
     }
     if (start === 0 && buf.length >= 4 * this.maxRecordBytes) {
-      // A line longer than any legal record: skip it whole once its end arrives, without holding it.
-      if (!moreFollows) return 0;
-      this.onMalformed({ offset: this.cursor, reason: `record exceeds ${this.maxRecordBytes} bytes` });
+      // A line longer than any legal record: skip it without holding it, and report it once it ends.
+      this.skipping = {
+        offset: this.cursor,
+        length: buf.length,
+        reason: `record exceeds ${this.maxRecordBytes} bytes`,
+      };
       return buf.length;
     }
     return start;
@@ -80,20 +106,24 @@ export class NdjsonReader<T = unknown> {
 
   private parseLine(line: Buffer, offset: number, out: T[]): void {
     if (line.length === 0) return;
-    if (line.length > this.maxRecordBytes) {
-      this.onMalformed({ offset, reason: `record exceeds ${this.maxRecordBytes} bytes` });
-      return;
-    }
+    const reason = this.problemOf(line, out);
+    if (reason) this.onMalformed({ offset, length: line.length, reason });
+  }
+
+  /** Pushes the line's record, or says why it is not one. */
+  private problemOf(line: Buffer, out: T[]): string | undefined {
+    if (line.length > this.maxRecordBytes) return `record exceeds ${this.maxRecordBytes} bytes`;
+    let value: unknown;
     try {
-      const value = JSON.parse(line.toString("utf8")) as unknown;
-      if (value === null || typeof value !== "object" || Array.isArray(value)) {
-        this.onMalformed({ offset, reason: "record is not a JSON object" });
-        return;
-      }
-      out.push(value as T);
-    } catch (e) {
-      this.onMalformed({ offset, reason: `invalid JSON: ${(e as Error).message}` });
+      value = JSON.parse(line.toString("utf8"));
+    } catch {
+      // Not the parser's message: it quotes the line, and the line may hold anything (terminal escapes too).
+      return "invalid JSON";
     }
+    if (value === null || typeof value !== "object" || Array.isArray(value))
+      return "record is not a JSON object";
+    out.push(value as T);
+    return undefined;
   }
 }
 

@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
 import * as path from "node:path";
+import { MusterError } from "../core/errors.js";
 import { writeFileAtomic } from "../util/fsx.js";
+import { readFileBounded } from "../util/safe-read.js";
 import type { OutputError, OutputRef } from "./events.js";
 
 export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
+
+const SNAPSHOT_PATH = /^outputs\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md$/;
 
 export const sha256Hex = (data: string | Uint8Array): string =>
   createHash("sha256").update(data).digest("hex");
@@ -38,8 +41,19 @@ export function snapshotOutput(
   return { output: { path: rel, bytes: data.length, sha256: sha256Hex(data) } };
 }
 
-/** Reads a snapshot back and checks it against its recorded size and hash. */
+/**
+ * Reads a snapshot back and checks it against its recorded size and hash. The file must be a regular file
+ * (no symlink, FIFO or device) of at most its recorded size (never above the snapshot limit), checked before
+ * any byte is read: a hostile file is refused (MusterError "integrity"), never read to its end.
+ */
 export function readSnapshot(artifactDir: string, ref: OutputRef): { text: string; intact: boolean } {
-  const data = fs.readFileSync(path.join(artifactDir, ref.path));
+  // The ref comes from the events file: only the shape this module writes may become a path.
+  if (typeof ref.path !== "string" || !SNAPSHOT_PATH.test(ref.path))
+    throw new MusterError(
+      "integrity",
+      `snapshot path ${JSON.stringify(ref.path)} is not outputs/<eventId>.md`,
+    );
+  const cap = Number.isSafeInteger(ref.bytes) ? Math.min(Math.max(0, ref.bytes), MAX_SNAPSHOT_BYTES) : 0;
+  const data = readFileBounded(path.join(artifactDir, ref.path), cap);
   return { text: data.toString("utf8"), intact: data.length === ref.bytes && sha256Hex(data) === ref.sha256 };
 }

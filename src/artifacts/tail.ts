@@ -11,11 +11,12 @@ export class EventTail {
   private watcher: fs.FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private lastError: string | undefined;
 
   constructor(
     readonly file: string,
     private readonly onEvents: (events: MusterEvent[]) => void,
-    opts: { pollMs?: number; onMalformed?: (m: MalformedLine) => void } = {},
+    private readonly opts: { pollMs?: number; onMalformed?: (m: MalformedLine) => void } = {},
   ) {
     this.reader = new NdjsonReader<MusterEvent>(file, opts.onMalformed);
     try {
@@ -29,10 +30,21 @@ export class EventTail {
     if (poll > 0) this.timer = setInterval(() => this.pump(), poll);
   }
 
-  /** Reads whatever is new and hands it on. */
+  /** Reads whatever is new and hands it on; a file that cannot be read safely is reported once, never thrown. */
   pump(): void {
     if (this.closed) return;
-    const events = this.reader.readNew();
+    let events: MusterEvent[];
+    try {
+      events = this.reader.readNew();
+    } catch (e) {
+      // Called from timers and fs.watch: a throw here would end the whole parent process.
+      const reason = (e as Error).message;
+      if (reason !== this.lastError)
+        this.opts.onMalformed?.({ offset: this.reader.cursor, length: 0, reason });
+      this.lastError = reason;
+      return;
+    }
+    this.lastError = undefined;
     if (events.length > 0) this.onEvents(events);
   }
 

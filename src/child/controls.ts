@@ -1,5 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { readJsonBounded } from "../util/safe-read.js";
+
+// `muster done --file` carries an answer (a snapshot is at most 1 MiB): JSON-escaped at most 6 MiB, plus slack.
+const MAX_CONTROL_BYTES = 6 * 1024 * 1024 + 64 * 1024;
 
 /** A request from an agent inside the pane (`muster progress|done|error`), written to control/. */
 export interface ControlRequest {
@@ -42,7 +46,7 @@ export class ControlWatcher {
       const file = path.join(this.dir, name);
       let req: ControlRequest | undefined;
       try {
-        req = JSON.parse(fs.readFileSync(file, "utf8")) as ControlRequest;
+        req = readJsonBounded<ControlRequest>(file, MAX_CONTROL_BYTES);
       } catch {
         req = undefined;
       }

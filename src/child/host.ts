@@ -84,7 +84,9 @@ async function main(): Promise<void> {
 
   let current: TurnControl | undefined;
   let exitReason: "cancelled" | "lost" | undefined;
-  const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined);
+  const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined, (why) =>
+    render.stderr(why),
+  );
   const controls = new ControlWatcher(files.control, (req) => {
     if (req.kind === "progress") {
       log.append({

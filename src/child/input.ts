@@ -2,6 +2,8 @@ import * as fs from "node:fs";
 import { listInbox, writeInboxItem } from "../artifacts/inbox.js";
 import { uuidv7 } from "../util/ids.js";
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 // fs.watch is only a hint; this bounds the wait when a notification is lost.
 const SAFETY_POLL_MS = 2000;
 
@@ -13,11 +15,14 @@ export class TurnSource {
   private waiter: (() => void) | undefined;
   private readonly watcher: fs.FSWatcher | undefined;
   private readonly timer: NodeJS.Timeout;
-  private typed = "";
+  // Bytes, not text: a character split across two reads must not become two U+FFFD.
+  private typed: Buffer = Buffer.alloc(0);
 
   constructor(
     private readonly inboxDir: string,
     stdin: NodeJS.ReadStream | undefined,
+    /** Told about a typed line that was not taken (one line, for the pane). */
+    private readonly onRefused: (why: string) => void = () => {},
   ) {
     try {
       this.watcher = fs.watch(inboxDir, () => this.wake());
@@ -27,7 +32,7 @@ export class TurnSource {
     }
     this.timer = setInterval(() => this.wake(), SAFETY_POLL_MS);
     if (stdin) {
-      stdin.on("data", (chunk: Buffer) => this.onTyped(chunk.toString("utf8")));
+      stdin.on("data", (chunk: Buffer) => this.onTyped(chunk));
       stdin.on("error", () => {});
     }
   }
@@ -38,20 +43,36 @@ export class TurnSource {
     w?.();
   }
 
-  private onTyped(s: string): void {
-    this.typed += s;
-    const lines = this.typed.split(/\r?\n|\r/);
-    this.typed = lines.pop() ?? "";
-    for (const line of lines) {
-      if (line.trim() === "") continue;
-      writeInboxItem(this.inboxDir, {
-        v: 1,
-        turnId: uuidv7(),
-        prompt: line,
-        source: "typed",
-        createdAt: new Date().toISOString(),
-      });
+  private onTyped(chunk: Buffer): void {
+    let buf = Buffer.concat([this.typed, chunk]);
+    for (;;) {
+      // A line ends at LF, CR or CRLF (terminals send CR for Enter).
+      const end = buf.findIndex((b) => b === 0x0a || b === 0x0d);
+      if (end < 0) break;
+      const next = buf[end] === 0x0d && buf[end + 1] === 0x0a ? end + 2 : end + 1;
+      this.takeLine(buf.subarray(0, end));
+      buf = buf.subarray(next);
     }
+    this.typed = Buffer.from(buf);
+  }
+
+  private takeLine(bytes: Buffer): void {
+    let line: string;
+    try {
+      line = strictUtf8.decode(bytes);
+    } catch {
+      // Prompts are UTF-8 text end to end: refused, never silently replaced by U+FFFD.
+      this.onRefused("typed line ignored: it is not valid UTF-8");
+      return;
+    }
+    if (line.trim() === "") return;
+    writeInboxItem(this.inboxDir, {
+      v: 1,
+      turnId: uuidv7(),
+      prompt: line,
+      source: "typed",
+      createdAt: new Date().toISOString(),
+    });
   }
 
   /** Resolves with the oldest pending inbox file. */

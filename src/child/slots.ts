@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { hostAlive } from "../util/proc.js";
+import { READ_CAPS, readJsonBounded } from "../util/safe-read.js";
 
 /** One running turn's claim: `slots/<childId>.json` under the primary. */
 interface Ticket {
@@ -74,7 +75,7 @@ export class RunSlots {
       if (!name.endsWith(".json") || name === `${this.childId}.json`) continue;
       const file = path.join(this.dir, name);
       try {
-        const t = JSON.parse(fs.readFileSync(file, "utf8")) as Ticket;
+        const t = readJsonBounded<Ticket>(file, READ_CAPS.smallJson);
         if (hostAlive(t.pid, t.artifactDir)) live.set(t.childId, t);
         else fs.rmSync(file, { force: true });
       } catch {

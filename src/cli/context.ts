@@ -1,6 +1,4 @@
-import * as fs from "node:fs";
 import type { Command } from "commander";
-import { MusterError } from "../core/errors.js";
 import { createMuster, type Muster } from "../core/muster.js";
 
 /** Options every command accepts. */
@@ -24,17 +22,4 @@ export function common(cmd: Command): Command {
     );
 }
 
-/** The prompt from the argument, --file <path>, or --file - (stdin), exactly as given. */
-export function readPrompt(arg: string | undefined, file: string | undefined): string {
-  if (file !== undefined && arg !== undefined)
-    throw new MusterError("usage", "give the prompt either as an argument or with --file, not both");
-  if (file === undefined) {
-    if (arg === undefined) throw new MusterError("usage", "missing prompt");
-    return arg;
-  }
-  try {
-    return fs.readFileSync(file === "-" ? 0 : file, "utf8");
-  } catch (e) {
-    throw new MusterError("usage", `cannot read prompt file ${file}: ${(e as Error).message}`, { cause: e });
-  }
-}
+export { readPrompt } from "./prompt.js";

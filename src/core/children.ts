@@ -1,9 +1,10 @@
 import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
 import { listInbox } from "../artifacts/inbox.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
-import { readAllRecords } from "../artifacts/reader.js";
+import { type MalformedLine, readAllRecords } from "../artifacts/reader.js";
 import { readJsonIfExists } from "../util/fsx.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
+import { READ_CAPS } from "../util/safe-read.js";
 import { MusterError } from "./errors.js";
 import type { PrimaryPaths } from "./paths.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
@@ -18,19 +19,30 @@ export interface LoadedChild {
   /** turnIds waiting in the inbox, oldest first. */
   pending: string[];
   status: ChildStatus;
+  /** Spans of events.ndjson that are not records (junk, torn or oversized lines): skipped, and reported here. */
+  malformed: MalformedReport;
 }
 
-/** Reads a child's inbox (first) and events (second): a turn taken in between shows up in the events. */
-export function loadChild(
-  paths: PrimaryPaths,
-  entry: RegistryEntry,
-  onMalformed?: (reason: string) => void,
-): LoadedChild {
+/** Malformed spans of a file: the first MAX_MALFORMED_SPANS of them and how many there are in all. */
+export interface MalformedReport {
+  count: number;
+  spans: MalformedLine[];
+}
+
+export const MAX_MALFORMED_SPANS = 20;
+
+/**
+ * Reads a child's inbox (first) and events (second): a turn taken in between shows up in the events.
+ * A symlink, FIFO or device in place of meta.json or events.ndjson is refused (MusterError "integrity").
+ */
+export function loadChild(paths: PrimaryPaths, entry: RegistryEntry): LoadedChild {
   const files = childFiles(paths.artifactDir(entry.id));
   const pending = listInbox(files.inbox).map((f) => f.slice(f.lastIndexOf("/") + 1, -".json".length));
-  const events = readAllRecords<MusterEvent>(files.events, (m) =>
-    onMalformed?.(`${files.events}@${m.offset}: ${m.reason}`),
-  );
+  const malformed: MalformedReport = { count: 0, spans: [] };
+  const events = readAllRecords<MusterEvent>(files.events, (m) => {
+    malformed.count += 1;
+    if (malformed.spans.length < MAX_MALFORMED_SPANS) malformed.spans.push(m);
+  });
   const state = applyEvents(emptyState(), events);
   const stillPending = pending.filter(
     (t) => !state.turns.some((x) => x.turnId === t) && !state.completions.has(t),
@@ -38,10 +50,11 @@ export function loadChild(
   return {
     entry,
     files,
-    meta: readJsonIfExists<ChildMeta>(files.meta),
+    meta: readJsonIfExists<ChildMeta>(files.meta, READ_CAPS.smallJson),
     state,
     pending: stillPending,
     status: childStatus(state, stillPending.length),
+    malformed,
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { READ_CAPS, readJsonBounded, readJsonBoundedIfExists } from "./safe-read.js";
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -46,17 +47,13 @@ export function writeJsonAtomic(file: string, value: unknown): void {
   writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-export function readJson<T>(file: string): T {
-  return JSON.parse(fs.readFileSync(file, "utf8")) as T;
+/** A JSON state file, read safely (no symlink, regular files only, at most maxBytes: see safe-read.ts). */
+export function readJson<T>(file: string, maxBytes: number = READ_CAPS.stateJson): T {
+  return readJsonBounded<T>(file, maxBytes);
 }
 
-export function readJsonIfExists<T>(file: string): T | undefined {
-  try {
-    return readJson<T>(file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw e;
-  }
+export function readJsonIfExists<T>(file: string, maxBytes: number = READ_CAPS.stateJson): T | undefined {
+  return readJsonBoundedIfExists<T>(file, maxBytes);
 }
 
 export function exists(p: string): boolean {
@@ -74,18 +71,42 @@ export function exists(p: string): boolean {
  */
 export function appendJsonLines(file: string, values: unknown[]): void {
   if (values.length === 0) return;
-  const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT, FILE_MODE);
+  const fd = openAppend(file);
   try {
-    const size = fs.fstatSync(fd).size;
-    let torn = false;
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      fs.readSync(fd, last, 0, 1, size - 1);
-      torn = last[0] !== 0x0a;
-    }
+    const torn = endsUnterminated(fd);
     fs.writeSync(fd, `${torn ? "\n" : ""}${values.map((v) => JSON.stringify(v)).join("\n")}\n`);
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * Opens a log for appending (created 0600): never through a symlink (ELOOP), and only a regular file, so a
+ * FIFO or device planted in its place is refused rather than written to. Readable too, to check its last byte.
+ */
+export function openAppend(file: string): number {
+  const fd = fs.openSync(
+    file,
+    fs.constants.O_RDWR |
+      fs.constants.O_APPEND |
+      fs.constants.O_CREAT |
+      fs.constants.O_NOFOLLOW |
+      fs.constants.O_NONBLOCK,
+    FILE_MODE,
+  );
+  if (!fs.fstatSync(fd).isFile()) {
+    fs.closeSync(fd);
+    throw new Error(`refusing to append to ${file}: not a regular file`);
+  }
+  return fd;
+}
+
+/** Whether a file open at fd ends without LF (a writer died mid-line or wrote junk): the next record needs one first. */
+export function endsUnterminated(fd: number): boolean {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  fs.readSync(fd, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
 }

@@ -20,6 +20,13 @@ async function listAllPrimaries(m: Muster): Promise<{ primary: string; children:
   return out;
 }
 
+/** "N malformed line(s) at offset …" for events.ndjson (the spans are skipped by every reader). */
+function malformedLine(m: LoadedChild["malformed"]): string {
+  const spans = m.spans.map((s) => `${s.offset} (${s.length} B: ${clip(s.reason, 60)})`).join(", ");
+  const more = m.count > m.spans.length ? `, and ${m.count - m.spans.length} more` : "";
+  return `${m.count} malformed line${m.count === 1 ? "" : "s"} at offset ${spans}${more}`;
+}
+
 /** The JSON shape of a child in ls/status. */
 export function childSummary(c: LoadedChild) {
   const last = lastCompletion(c.state);
@@ -116,7 +123,8 @@ export function registerInspect(program: Command): void {
       reason: t.completion?.reason ?? null,
     }));
     const attach = c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null;
-    if (flags.json) return printJson({ ...summary, turnList: turns, attachCommand: attach });
+    if (flags.json)
+      return printJson({ ...summary, turnList: turns, attachCommand: attach, malformed: c.malformed });
     const lines = [
       `id         ${c.entry.id}`,
       `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
@@ -127,6 +135,7 @@ export function registerInspect(program: Command): void {
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,
       `attach     ${attach ? shellQuote(attach) : "-"}`,
+      ...(c.malformed.count > 0 ? [`events     ${malformedLine(c.malformed)}`] : []),
       "turns",
       ...turns.map(
         (t) =>
