@@ -109,7 +109,8 @@ export async function runTmux(
   return new Promise<TmuxRun>((resolve, reject) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(bin, [...serverArgs(server), ...args], {
+      // -u: without a UTF-8 locale (none in a minimal environment) tmux prints a format's tabs as `_`.
+      child = spawn(bin, ["-u", ...serverArgs(server), ...args], {
         env: tmuxClientEnv(env),
         stdio: [
           opts.input === undefined ? "ignore" : "pipe",
