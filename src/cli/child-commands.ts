@@ -58,6 +58,7 @@ export function runChildCommand(argv: string[]): number {
     fs.writeFileSync(tmp, JSON.stringify({ kind, text }), { mode: 0o600 });
     fs.renameSync(tmp, path.join(controlDir, name));
   } catch (e) {
+    fs.rmSync(tmp, { force: true });
     process.stderr.write(`muster: cannot write to ${controlDir}: ${(e as Error).message}\n`);
     return 1;
   }
