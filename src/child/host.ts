@@ -18,6 +18,7 @@ import { readJson } from "../util/fsx.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
+import { DiskReserve } from "./reserve.js";
 import { RunSlots } from "./slots.js";
 import { boundText, type Conversation, runTurn, type StopReason, TurnControl } from "./turn.js";
 
@@ -39,8 +40,16 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const files = childFiles(dir);
-  const meta = readJson<ChildMeta>(files.meta);
   const render = new PaneRenderer();
+  // Nothing may end the host with a stack trace in the pane (a full disk, a vanished file): one line, then exit;
+  // the parent sees the host gone and settles what it left open.
+  const die = (e: unknown): never => {
+    render.fatal(`muster child host stopped: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  };
+  process.on("uncaughtException", die);
+  process.on("unhandledRejection", die);
+  const meta = readJson<ChildMeta>(files.meta);
   const log = EventLog.open(files.events);
   const captured = takeEnvironment(files.envFile);
   // The pane's own TMUX/TMUX_PANE are the truth for anything the child starts from here.
@@ -119,6 +128,8 @@ async function main(): Promise<void> {
     return;
   }
   // The primary's bound on running turns, shared with every other child host of the primary.
+  const reserve = new DiskReserve(path.join(dir, ".reserve"));
+  process.on("exit", () => reserve.release());
   const slots = new RunSlots(path.join(dir, "..", "..", "slots"), limitsFrom(env).maxRunning, meta.id, dir);
   process.on("exit", () => slots.release());
   let n = 0;
@@ -153,7 +164,13 @@ async function main(): Promise<void> {
       const used = treeUsage(primaryDir);
       return budgetExhausted(budget, { ...used, turns: used.turns - 1 });
     };
-    await runTurn({ files, meta, log, render, runner, env, conversation, refuse }, item, file, n, current);
+    await runTurn(
+      { files, meta, log, render, runner, env, conversation, refuse, reserve },
+      item,
+      file,
+      n,
+      current,
+    );
     current = undefined;
     slots.release();
     if (exitReason)
