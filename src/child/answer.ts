@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { MAX_SNAPSHOT_BYTES } from "../artifacts/snapshot.js";
 
 // Writes to output.md are gathered up to this size: one syscall per chunk, not per streamed line.
@@ -139,7 +140,7 @@ export class AnswerSink {
     this.pending = [];
     this.pendingBytes = 0;
     if (!this.error) {
-      this.error = new Error(`cannot write ${this.file}: ${e.message}`, { cause: e });
+      this.error = new Error(`cannot write ${path.basename(this.file)}: ${e.message}`, { cause: e });
       this.onError(this.error);
     }
   }

@@ -3,7 +3,12 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Registry } from "../../src/core/registry.js";
 import { writeFileAtomic } from "../../src/util/fsx.js";
+import { checkArtifacts, pidAlive, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { mountSmallDisk, type SmallDisk, tempFilesUnder } from "../helpers/tmpfs.js";
+
+const sb = useSandbox("mt-dfull");
+const AGENT = path.join(REPO, "test", "fixtures", "big-output.mjs");
+const KB = 1024;
 
 let disk: SmallDisk;
 beforeAll(async () => {
@@ -50,6 +55,78 @@ describe("a full disk leaves no temp files", () => {
       expect(tempFilesUnder(dir)).toEqual([]);
     } finally {
       disk.free();
+    }
+  });
+});
+
+/** A state root on a fresh small disk of its own; the child's working dir and gates stay on the big one. */
+async function childOnSmallDisk(tag: string, size: string) {
+  const disk = await mountSmallDisk(`mt-dfull-${tag}`, size);
+  const home = path.join(disk.dir, "home");
+  const env = { MUSTER_HOME: home };
+  const gate = path.join(sb.cwd, `gate-${tag}`);
+  const spawn = async (argv: string[]) => {
+    const r = await sb.run(["spawn", "--agent", "command", tag, "--", process.execPath, AGENT, ...argv], {
+      env,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const id = r.stdout.trim();
+    const dir = (await sb.json(["status", id], { env })).data.artifactDir as string;
+    return { id, dir, hostPid: readEvents(dir).find((e) => e.type === "child_started").pid as number };
+  };
+  // Read from the events, not through `wait`: a parent's receipt is a write too, and the disk is full.
+  const completion = (dir: string) =>
+    until(() => readEvents(dir).find((e) => e.type === "completion"), 60_000, 100);
+  return { disk, home, env, gate, spawn, completion };
+}
+
+describe("a full disk during a turn", () => {
+  it("output that fills the disk: errored 'no space left on device', one line in the pane, the host lives on", async () => {
+    const c = await childOnSmallDisk("a", "2m");
+    try {
+      // 8 MB into a 2 MB disk; the gate never opens: the host stops the runner itself.
+      const child = await c.spawn([String(8 * 1024 * KB), c.gate]);
+      const done = await c.completion(child.dir);
+      expect(done).toMatchObject({
+        status: "errored",
+        by: "child",
+        outputError: { code: "output_unreadable" },
+      });
+      expect(done.reason).toMatch(/output\.md.*no space left on device/);
+      const cap = await sb.run(["capture", child.id], { env: c.env });
+      expect(cap.stdout).toMatch(/errored.*no space left on device/);
+      expect(cap.stdout).not.toMatch(/^\s+at /m);
+      expect(cap.stdout.split("\n").filter((l) => l.includes("no space left on device"))).toHaveLength(1);
+      expect(pidAlive(child.hostPid)).toBe(true);
+      expect(checkArtifacts(c.home)).toEqual([]);
+      expect((await sb.run(["cancel", child.id], { env: c.env })).exitCode).toBe(0);
+    } finally {
+      await c.disk.unmount();
+    }
+  });
+
+  it("a conversation line that cannot be written fails the turn; no partial line is left", async () => {
+    const c = await childOnSmallDisk("b", "3m");
+    try {
+      const child = await c.spawn([String(400 * KB), c.gate, "text", "gate-first"]);
+      await until(() => fs.existsSync(`${c.gate}.waiting`), 30_000, 50);
+      const session = path.join(child.dir, "..", "..", "subagents", `${child.id}.jsonl`);
+      const before = fs.readFileSync(session, "utf8");
+      // Room for output.md and the snapshot (400 KB each), not for the 400 KB conversation line as well.
+      c.disk.fill(850 * KB);
+      fs.writeFileSync(c.gate, "");
+      const done = await c.completion(child.dir);
+      c.disk.free();
+      expect(done).toMatchObject({ status: "errored", by: "child", output: { bytes: 400 * KB } });
+      expect(done.reason).toMatch(/the conversation could not be written: .*no space left on device/);
+      // The file is as it was before the failed append: every line whole, the last one the turn's prompt.
+      expect(fs.readFileSync(session, "utf8")).toBe(before);
+      const last = JSON.parse(before.trimEnd().split("\n").at(-1)!);
+      expect(last).toMatchObject({ role: "user", metadata: { turnId: done.turnId } });
+      expect(checkArtifacts(c.home)).toEqual([]);
+      expect((await sb.run(["cancel", child.id], { env: c.env })).exitCode).toBe(0);
+    } finally {
+      await c.disk.unmount();
     }
   });
 });
