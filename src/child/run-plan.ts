@@ -50,6 +50,9 @@ export function runPlan(
   state: TurnState,
 ): Promise<Outcome> {
   const { log, render } = deps;
+  // Checked first: spawn would report a missing cwd as ENOENT, indistinguishable from a missing command.
+  const gone = missingDir(plan.cwd);
+  if (gone) return Promise.resolve({ status: "errored", reason: gone, exitCode: null, signal: null });
   return new Promise<Outcome>((resolve) => {
     const [cmd, ...args] = plan.argv;
     // detached: the runner leads its own process group, so cancel reaches everything it started.
@@ -196,6 +199,18 @@ function decide(
     .pop();
   const why = signal ? `killed by ${signal}` : `exit code ${code}`;
   return { ...base, status: "errored", reason: lastErr ? `${why}: ${lastErr.trim()}` : why };
+}
+
+/** Why `dir` cannot be a working directory, or undefined when it can. */
+function missingDir(dir: string): string | undefined {
+  try {
+    if (fs.statSync(dir).isDirectory()) return undefined;
+    return `working directory ${dir} is not a directory`;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return `working directory ${dir} no longer exists`;
+    return `working directory ${dir} is not usable: ${(e as Error).message}`;
+  }
 }
 
 /** The outcome of a turn stopped before its runner started. */
