@@ -19,6 +19,7 @@ import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
 import { DiskReserve } from "./reserve.js";
+import type { Reap } from "./run-plan.js";
 import { RunSlots } from "./slots.js";
 import { boundText, type Conversation, runTurn, type StopReason, TurnControl } from "./turn.js";
 
@@ -83,6 +84,8 @@ async function main(): Promise<void> {
   });
 
   let current: TurnControl | undefined;
+  // The previous turn's runner, settled but maybe still exiting: the next turn starts once it is gone.
+  let reaping: Reap | undefined;
   let exitReason: "cancelled" | "lost" | undefined;
   const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined);
   const controls = new ControlWatcher(files.control, (req) => {
@@ -100,6 +103,7 @@ async function main(): Promise<void> {
   });
 
   const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
+    reaping?.kill();
     source.close();
     controls.close();
     completeQueuedTurns(files.inbox, log, {
@@ -164,7 +168,7 @@ async function main(): Promise<void> {
       const used = treeUsage(primaryDir);
       return budgetExhausted(budget, { ...used, turns: used.turns - 1 });
     };
-    await runTurn(
+    const { reap } = await runTurn(
       { files, meta, log, render, runner, env, conversation, refuse, reserve },
       item,
       file,
@@ -172,6 +176,9 @@ async function main(): Promise<void> {
       current,
     );
     current = undefined;
+    reaping = reap;
+    await reap.done;
+    reaping = undefined;
     slots.release();
     if (exitReason)
       finish(exitReason, exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel");

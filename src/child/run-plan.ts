@@ -13,6 +13,8 @@ import { boundText, type StopReason, type TurnControl } from "./turn-control.js"
 // A runner line bigger than this is not protocol; it is dropped and noted.
 const MAX_RUNNER_LINE = 16 * 1024 * 1024;
 const STDERR_KEEP = 2048;
+// After the turn settled on the runner's final record, the process has this long to exit on its own.
+const REAP_GRACE_MS = 2000;
 
 export type ResultMessage = Extract<AgentMessage, { type: "result" }>;
 
@@ -24,6 +26,25 @@ export interface TurnState {
   usage: Usage | undefined;
   runnerSessionId: string | undefined;
 }
+
+/** How the runner's process ended, when it ended after its turn had settled. */
+export interface RunnerExit {
+  pid: number;
+  code: number | null;
+  signal: string | null;
+  /** Killed by muster after the grace period, not exited on its own. */
+  killed: boolean;
+}
+
+/** The runner's process after its turn settled: it exits on its own within the grace period, or is killed. */
+export interface Reap {
+  /** Resolves once the process group is gone: with its exit when the turn settled before it. */
+  done: Promise<RunnerExit | undefined>;
+  /** Kills the group now (the host is closing). */
+  kill(): void;
+}
+
+const NOTHING_TO_REAP: Reap = { done: Promise.resolve(undefined), kill: () => {} };
 
 export interface Outcome {
   status: CompletionStatus;
@@ -48,12 +69,16 @@ export function runPlan(
   plan: TurnPlan,
   control: TurnControl,
   state: TurnState,
-): Promise<Outcome> {
+): Promise<{ outcome: Outcome; reap: Reap }> {
   const { log, render } = deps;
   // Checked first: spawn would report a missing cwd as ENOENT, indistinguishable from a missing command.
   const gone = missingDir(plan.cwd);
-  if (gone) return Promise.resolve({ status: "errored", reason: gone, exitCode: null, signal: null });
-  return new Promise<Outcome>((resolve) => {
+  if (gone)
+    return Promise.resolve({
+      outcome: { status: "errored", reason: gone, exitCode: null, signal: null },
+      reap: NOTHING_TO_REAP,
+    });
+  return new Promise<{ outcome: Outcome; reap: Reap }>((resolveRun) => {
     const [cmd, ...args] = plan.argv;
     // detached: the runner leads its own process group, so cancel reaches everything it started.
     // stdin is /dev/null (several CLIs wait for an open pipe's end forever), or a file the runner names.
@@ -82,6 +107,28 @@ export function runPlan(
       }
     };
     if (pid !== undefined) guarded(() => log.append({ type: "runner_started", turnId, pid, argv0: cmd! }));
+
+    // The turn settles once: on the runner's final record (runners whose session is on disk by then), else
+    // on exit. A process still running after it settled is reaped in the background.
+    let settled = false;
+    let exited: ((exit: RunnerExit | undefined) => void) | undefined;
+    let graceTimer: NodeJS.Timeout | undefined;
+    let killedAfterGrace = false;
+    const killGroup = (): void => {
+      if (pid !== undefined) signalGroup(pid, "SIGKILL");
+    };
+    const settle = (outcome: Outcome, running: boolean): void => {
+      settled = true;
+      if (!running) return resolveRun({ outcome, reap: NOTHING_TO_REAP });
+      const done = new Promise<RunnerExit | undefined>((r) => {
+        exited = r;
+      });
+      graceTimer = setTimeout(() => {
+        killedAfterGrace = true;
+        killGroup();
+      }, REAP_GRACE_MS);
+      resolveRun({ outcome, reap: { done, kill: killGroup } });
+    };
 
     let streamed = false;
     let answerFixed = false;
@@ -120,6 +167,11 @@ export function runPlan(
           }
           // The text now lives in the sink (output.md + a bounded copy); an error's reason needs its first line only.
           state.result = m.text !== undefined ? { ...m, text: firstLine(m.text) } : m;
+          if (plan.settleOnResult && !control.reason && !control.failure) {
+            control.beforeDecide?.();
+            const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
+            settle(decide(control, undefined, result, null, null, stderrTail, cmd!), true);
+          }
           break;
         case "session":
           state.runnerSessionId = m.id;
@@ -135,9 +187,16 @@ export function runPlan(
     const read = (line: string): AgentMessage[] =>
       plan.parser ? plan.parser.line(line) : [parseStdoutLine(plan.protocol, line)];
     child.stdout!.on("data", (chunk: Buffer) => {
-      for (const line of out.push(chunk)) guarded(() => read(line.toString("utf8")).forEach(onMessage));
+      // After the turn settled, what the process still writes is read (so it never blocks) and dropped.
+      for (const line of out.push(chunk)) {
+        if (settled) break;
+        guarded(() => {
+          for (const m of read(line.toString("utf8"))) if (!settled) onMessage(m);
+        });
+      }
     });
     child.stderr!.on("data", (chunk: Buffer) => {
+      if (settled) return;
       const s = chunk.toString("utf8");
       stderrTail = (stderrTail + s).slice(-STDERR_KEEP);
       for (const l of s.split("\n")) if (l.trim()) render.stderr(l);
@@ -146,6 +205,13 @@ export function runPlan(
       spawnError = e;
     });
     child.on("close", (code, signal) => {
+      if (settled) {
+        clearTimeout(graceTimer);
+        // Whatever it started goes with it, as after any turn.
+        killGroup();
+        exited?.(pid === undefined ? undefined : { pid, code, signal, killed: killedAfterGrace });
+        return;
+      }
       const rest = out.flush();
       // A last line without LF: plain text gets no newline it never had.
       const unended = !plan.parser && plan.protocol === "text";
@@ -159,7 +225,7 @@ export function runPlan(
       if (pid !== undefined) signalGroup(pid, "SIGKILL");
       control.beforeDecide?.();
       const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
-      resolve(decide(control, spawnError, result, code, signal, stderrTail, cmd!));
+      settle(decide(control, spawnError, result, code, signal, stderrTail, cmd!), false);
     });
   });
 }

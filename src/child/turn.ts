@@ -11,7 +11,7 @@ import { uuidv7 } from "../util/ids.js";
 import { AnswerSink } from "./answer.js";
 import type { PaneRenderer } from "./render.js";
 import type { DiskReserve } from "./reserve.js";
-import { type Outcome, outcomeWithoutRunner, runPlan, type TurnState } from "./run-plan.js";
+import { type Outcome, outcomeWithoutRunner, type Reap, runPlan, type TurnState } from "./run-plan.js";
 import { boundText, type TurnControl } from "./turn-control.js";
 
 export { boundText, type StopReason, TurnControl } from "./turn-control.js";
@@ -51,7 +51,7 @@ export async function runTurn(
   itemFile: string,
   n: number,
   control: TurnControl,
-): Promise<CompletionEvent> {
+): Promise<{ completion: CompletionEvent; reap: Reap }> {
   const { files, log, render, meta, conversation, reserve } = deps;
   const started = Date.now();
   const model = item.model ?? conversation.model;
@@ -106,6 +106,7 @@ export async function runTurn(
 
   const state: TurnState = { sink, result: undefined, usage: undefined, runnerSessionId: undefined };
   let outcome: Outcome;
+  let reap: Reap | undefined;
   // The shared budget is checked as the turn starts: a turn already running always finishes.
   const refusal = control.failure ? undefined : deps.refuse?.();
   if (control.failure) {
@@ -132,7 +133,7 @@ export async function runTurn(
         ...(meta.profile.disallowedTools ? { disallowedTools: meta.profile.disallowedTools } : {}),
         ...(meta.profile.maxTurns !== undefined ? { maxTurns: meta.profile.maxTurns } : {}),
       });
-      outcome = await runPlan(deps, item.turnId, plan, control, state);
+      ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
     } catch (e) {
       // A file the runner needs that could not be written is a failed record like any other (a full disk).
       if ((e as NodeJS.ErrnoException).syscall) failed(e as Error);
@@ -190,7 +191,35 @@ export async function runTurn(
   conversation.reasoning = reasoning;
   if (state.runnerSessionId) conversation.runnerSessionId = state.runnerSessionId;
   render.completion(completion, state.usage);
-  return completion;
+  return { completion, reap: afterSettle(deps, item.turnId, reap) };
+}
+
+/** A runner still running when its turn settled: a bad exit is recorded after the completion, never changing it. */
+function afterSettle(deps: TurnDeps, turnId: string, reap: Reap | undefined): Reap {
+  if (!reap) return { done: Promise.resolve(undefined), kill: () => {} };
+  const done = reap.done.then((exit) => {
+    if (!exit || (exit.code === 0 && !exit.signal)) return exit;
+    const how = exit.signal ? `by ${exit.signal}` : `with code ${exit.code}`;
+    deps.render.info(
+      exit.killed
+        ? `the agent did not exit after its final record: killed ${how}`
+        : `the agent exited ${how} after its final record (the turn's outcome stands)`,
+    );
+    try {
+      deps.log.append({
+        type: "runner_exited",
+        turnId,
+        pid: exit.pid,
+        exitCode: exit.code,
+        signal: exit.signal,
+        killed: exit.killed,
+      });
+    } catch {
+      // Best effort: the turn is recorded; a full disk only loses this footnote.
+    }
+    return exit;
+  });
+  return { done, kill: reap.kill };
 }
 
 /** A record that failed after the runner ended still fails the turn; a stop (cancel, pane closed) stays what it was. */
