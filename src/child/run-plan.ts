@@ -119,7 +119,10 @@ export function runPlan(
     };
     const settle = (outcome: Outcome, running: boolean): void => {
       settled = true;
-      if (!running) return resolveRun({ outcome, reap: NOTHING_TO_REAP });
+      if (!running) {
+        resolveRun({ outcome, reap: NOTHING_TO_REAP });
+        return;
+      }
       const done = new Promise<RunnerExit | undefined>((r) => {
         exited = r;
       });
