@@ -129,8 +129,17 @@ export function runPlan(
       graceTimer = setTimeout(() => {
         killedAfterGrace = true;
         killGroup();
+        // A process that does not go even then (stuck in the kernel) is not waited for forever.
+        graceTimer = setTimeout(() => reaped(null, "SIGKILL"), REAP_GRACE_MS);
       }, REAP_GRACE_MS);
       resolveRun({ outcome, reap: { done, kill: killGroup } });
+    };
+    // After the turn settled: the process has exited (or is given up on); whatever it started goes with it.
+    const reaped = (code: number | null, signal: string | null): void => {
+      clearTimeout(graceTimer);
+      killGroup();
+      exited?.(pid === undefined ? undefined : { pid, code, signal, killed: killedAfterGrace });
+      exited = undefined;
     };
 
     let streamed = false;
@@ -207,14 +216,12 @@ export function runPlan(
     child.on("error", (e) => {
       spawnError = e;
     });
+    // Once settled, exit is enough: a descendant that escaped the group may hold stdout open ('close' waits).
+    child.on("exit", (code, signal) => {
+      if (settled) reaped(code, signal);
+    });
     child.on("close", (code, signal) => {
-      if (settled) {
-        clearTimeout(graceTimer);
-        // Whatever it started goes with it, as after any turn.
-        killGroup();
-        exited?.(pid === undefined ? undefined : { pid, code, signal, killed: killedAfterGrace });
-        return;
-      }
+      if (settled) return reaped(code, signal);
       const rest = out.flush();
       // A last line without LF: plain text gets no newline it never had.
       const unended = !plan.parser && plan.protocol === "text";

@@ -66,7 +66,7 @@ export async function runTurn(
   try {
     writeFileAtomic(pFile, item.prompt);
   } catch (e) {
-    failed(e as Error);
+    failed(new Error(`cannot write the prompt file: ${(e as Error).message}`, { cause: e }));
   }
   const sink = new AnswerSink(files.output, failed);
   const promptBuf = Buffer.from(item.prompt, "utf8");
