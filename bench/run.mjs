@@ -10,6 +10,7 @@ import { childFiles } from "../dist/artifacts/layout.js";
 import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
+import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 
 const quick = process.argv.includes("--quick");
 const root = path.resolve(import.meta.dirname, "..");
@@ -195,6 +196,8 @@ try {
 
   log("final record → waiter (mock, and lingering 120 ms after it as pi does)…");
   results.finalRecordToWaiterMs = await finalRecordToWaiter(muster, quick ? 10 : 20);
+  log("final record → waiter, real agent CLIs against the scripted endpoint…");
+  results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
 } finally {
   spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
   await sleep(1500);
@@ -223,6 +226,7 @@ const rows = [
     "≤ 1 %",
   ],
   finalRecordRow(results.finalRecordToWaiterMs),
+  ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
 ];
 const w0 = Math.max(...rows.map((r) => r[0].length));
 const w1 = Math.max(...rows.map((r) => r[1].length));
