@@ -15,9 +15,9 @@ function peakRss(pid: number): number {
 }
 
 /** Starts a child whose agent writes `bytes` (plain text, or muster JSONL text messages) and waits at a gate. */
-async function spawnBig(format: "text" | "jsonl", bytes: number, gate: string): Promise<string> {
+async function spawnBig(format: "text" | "jsonl" | "stderr", bytes: number, gate: string): Promise<string> {
   const argv = [process.execPath, AGENT, String(bytes), gate, format];
-  if (format === "text")
+  if (format !== "jsonl")
     return (await sb.run(["spawn", "--agent", "command", "big", "--", ...argv])).stdout.trim();
   const agents = path.join(sb.cwd, ".muster", "agents");
   fs.mkdirSync(agents, { recursive: true });
@@ -66,4 +66,20 @@ describe("the child host's memory does not grow with the runner's output", () =>
     },
     180_000,
   );
+
+  it("50 MB on stderr: the pane shows a bounded part and says the rest is not shown; the host stays under 100 MB", async () => {
+    const gate = path.join(sb.cwd, "gate-stderr");
+    fs.writeFileSync(gate, ""); // no pause needed: the host idles after the turn
+    const id = await spawnBig("stderr", 50 * MB, gate);
+    const w = await sb.json(["wait", id, "--timeout", "120s"]);
+    expect(w.data.results[0].status).toBe("completed");
+    const dir = w.data.results[0].artifactDir as string;
+    const hostPid = readEvents(dir).find((e) => e.type === "child_started").pid as number;
+    const peak = peakRss(hostPid);
+    const pane = (await sb.run(["capture", id, "--lines", "1000"])).stdout;
+    expect(pane).toContain("more stderr and non-protocol lines this turn are not shown");
+    // 200 lines were shown, not 12,800.
+    expect(pane.split("\n").filter((l) => l.startsWith("xxxx")).length).toBeLessThanOrEqual(200);
+    expect(peak, `peak RSS ${Math.round(peak / MB)} MB`).toBeLessThan(100 * MB);
+  }, 180_000);
 });
