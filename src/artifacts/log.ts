@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { FILE_MODE } from "../util/fsx.js";
+import { appendAll, FILE_MODE } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { type EventInput, type MusterEvent, PROTOCOL_VERSION } from "./events.js";
 import { MAX_RECORD_BYTES, readAllRecords } from "./reader.js";
@@ -39,8 +39,7 @@ export class EventLog {
     } as MusterEvent;
     const line = Buffer.from(`${JSON.stringify(event)}\n`, "utf8");
     if (line.length > MAX_RECORD_BYTES) throw new Error(`event record of ${line.length} bytes exceeds 1 MiB`);
-    fs.writeSync(this.fd, line);
-    fs.fsyncSync(this.fd);
+    appendAll(this.fd, line);
     this.seq += 1;
     return event;
   }

@@ -72,8 +72,6 @@ export function exists(p: string): boolean {
 /**
  * Appends JSON lines durably: one write, then fsync; the file is created 0600. A writer killed mid-append
  * leaves a line without LF: it is ended first, so the new lines start clean (readers skip the torn one).
- * A write that fails (a full disk: write(2) first writes what fits, then fails) is undone — the file is cut
- * back to its size before — and thrown: no partial line is left to pass for a whole one.
  */
 export function appendJsonLines(file: string, values: unknown[]): void {
   if (values.length === 0) return;
@@ -86,18 +84,28 @@ export function appendJsonLines(file: string, values: unknown[]): void {
       fs.readSync(fd, last, 0, 1, size - 1);
       torn = last[0] !== 0x0a;
     }
-    const data = Buffer.from(`${torn ? "\n" : ""}${values.map((v) => JSON.stringify(v)).join("\n")}\n`);
-    try {
-      for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
-      fs.fsyncSync(fd);
-    } catch (e) {
-      try {
-        fs.ftruncateSync(fd, size);
-        fs.fsyncSync(fd);
-      } catch {}
-      throw e;
-    }
+    appendAll(fd, `${torn ? "\n" : ""}${values.map((v) => JSON.stringify(v)).join("\n")}\n`);
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * Appends all of `data` to the file open at fd (O_APPEND) and fsyncs. write(2) on a nearly full disk first
+ * writes what fits and returns short: the rest is retried, which then fails — and the file is cut back to its
+ * size before, so no partial record is left to pass for a whole one. The error is thrown.
+ */
+export function appendAll(fd: number, data: string | Uint8Array): void {
+  const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  const size = fs.fstatSync(fd).size;
+  try {
+    for (let off = 0; off < buf.length; ) off += fs.writeSync(fd, buf, off, buf.length - off);
+    fs.fsyncSync(fd);
+  } catch (e) {
+    try {
+      fs.ftruncateSync(fd, size);
+      fs.fsyncSync(fd);
+    } catch {}
+    throw e;
   }
 }

@@ -129,4 +129,45 @@ describe("a full disk during a turn", () => {
       await c.disk.unmount();
     }
   });
+
+  it("when not even the completion can be written, the host leaves one line and exits; the parent settles it lost", async () => {
+    const c = await childOnSmallDisk("c", "2m");
+    try {
+      const child = await c.spawn([String(400 * KB), c.gate, "text", "gate-first"]);
+      await until(() => fs.existsSync(`${c.gate}.waiting`), 30_000, 50);
+      // Pad the event log (progress records, as an agent would send) until its last page has less room
+      // than a completion needs: on a full disk that append is the one that fails.
+      const events = path.join(child.dir, "events.ndjson");
+      const size = () => fs.statSync(events).size;
+      const progress = async (text: string) => {
+        const before = size();
+        const r = await sb.run(["progress", text], { env: { ...c.env, MUSTER_ARTIFACT_DIR: child.dir } });
+        expect(r.exitCode, r.stderr).toBe(0);
+        await until(() => size() > before, 10_000, 20);
+        return size() - before;
+      };
+      const one = await progress("x");
+      const room = 100;
+      const k = (((4096 - room - ((size() + one - 1) % 4096)) % 4096) + 4096) % 4096 || 4096;
+      await progress("p".repeat(k));
+      expect(4096 - (size() % 4096), "room left in the event log's last page").toBeLessThan(300);
+      fs.rmSync(path.join(child.dir, ".reserve"));
+      c.disk.fill();
+      fs.writeFileSync(c.gate, "");
+      await until(() => !pidAlive(child.hostPid), 30_000, 50);
+      c.disk.free();
+      const w = await sb.json(["wait", child.id, "--timeout", "20s"], { env: c.env });
+      expect(w.exitCode).toBe(5);
+      expect(w.data.results[0]).toMatchObject({ status: "lost" });
+      // No torn completion was left behind by the host: the only completion is the parent's.
+      const completions = readEvents(child.dir).filter((e) => e.type === "completion");
+      expect(completions).toEqual([expect.objectContaining({ by: "parent", status: "lost" })]);
+      const cap = (await sb.run(["capture", child.id], { env: c.env })).stdout;
+      expect(cap).toMatch(/muster child host stopped: .*no space left on device/);
+      expect(cap).not.toMatch(/^\s+at /m);
+      expect(checkArtifacts(c.home)).toEqual([]);
+    } finally {
+      await c.disk.unmount();
+    }
+  });
 });
