@@ -19,7 +19,7 @@ import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
 import { DiskReserve } from "./reserve.js";
-import type { Reap } from "./run-plan.js";
+import { killLiveRunners, type Reap } from "./run-plan.js";
 import { RunSlots } from "./slots.js";
 import { boundText, type Conversation, runTurn, type StopReason, TurnControl } from "./turn.js";
 
@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   // Nothing may end the host with a stack trace in the pane (a full disk, a vanished file): one line, then exit;
   // the parent sees the host gone and settles what it left open.
   const die = (e: unknown): never => {
+    killLiveRunners();
     render.fatal(`muster child host stopped: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   };

@@ -46,6 +46,14 @@ export interface Reap {
 
 const NOTHING_TO_REAP: Reap = { done: Promise.resolve(undefined), kill: () => {} };
 
+// Process groups of runners not yet reaped: a host that has to stop on an error takes them with it.
+const liveGroups = new Set<number>();
+
+/** Kills every runner group this host started and has not reaped (the host is about to exit). */
+export function killLiveRunners(): void {
+  for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
+}
+
 export interface Outcome {
   status: CompletionStatus;
   reason?: string;
@@ -94,6 +102,7 @@ export function runPlan(
     let spawnError: Error | undefined;
     let stderrTail = "";
     const pid = child.pid;
+    if (pid !== undefined) liveGroups.add(pid);
     control.onStop(() => {
       if (pid !== undefined) void terminateGroup(pid);
     });
@@ -115,7 +124,9 @@ export function runPlan(
     let graceTimer: NodeJS.Timeout | undefined;
     let killedAfterGrace = false;
     const killGroup = (): void => {
-      if (pid !== undefined) signalGroup(pid, "SIGKILL");
+      if (pid === undefined) return;
+      signalGroup(pid, "SIGKILL");
+      liveGroups.delete(pid);
     };
     const settle = (outcome: Outcome, running: boolean): void => {
       settled = true;
@@ -232,7 +243,7 @@ export function runPlan(
         for (const m of plan.parser?.end?.({ code, signal }) ?? []) onMessage(m);
       });
       // The turn is over: nothing it started may outlive it.
-      if (pid !== undefined) signalGroup(pid, "SIGKILL");
+      killGroup();
       control.beforeDecide?.();
       const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
       settle(decide(control, spawnError, result, code, signal, stderrTail, cmd!), false);
