@@ -14,7 +14,7 @@ export const CHILD_HELP = `Inside a child's pane (for agents):
 const USAGE: Record<string, string> = {
   progress:
     "usage: muster progress <text>\nReport progress of the current turn (recorded as a progress event).",
-  done: "usage: muster done [text] [--file <path>]\nSet this turn's result explicitly; it completes when the agent process exits.",
+  done: "usage: muster done [text] [--file <path>]\nSet this turn's result explicitly; the turn completes when the agent ends it (its final record, or its exit).",
   error: "usage: muster error <text>\nMark this turn errored with the given message.",
 };
 
