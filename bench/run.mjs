@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU.
+// npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU,
+// final record → waiter.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -8,6 +9,8 @@ import * as path from "node:path";
 import { childFiles } from "../dist/artifacts/layout.js";
 import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
+import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
+import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 
 const quick = process.argv.includes("--quick");
 const root = path.resolve(import.meta.dirname, "..");
@@ -190,6 +193,11 @@ try {
   log("idle watcher CPU (64 idle children, 10 s)…");
   const idle = await idleCpu(64, 10);
   results.idleWatcherCpu = { ...idle, target: { percentOfOneCore: 1 } };
+
+  log("final record → waiter (mock, and lingering 120 ms after it as pi does)…");
+  results.finalRecordToWaiterMs = await finalRecordToWaiter(muster, quick ? 10 : 20);
+  log("final record → waiter, real agent CLIs against the scripted endpoint…");
+  results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
 } finally {
   spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
   await sleep(1500);
@@ -217,6 +225,8 @@ const rows = [
     `${results.idleWatcherCpu.percentOfOneCore} % of one core`,
     "≤ 1 %",
   ],
+  finalRecordRow(results.finalRecordToWaiterMs),
+  ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
 ];
 const w0 = Math.max(...rows.map((r) => r[0].length));
 const w1 = Math.max(...rows.map((r) => r[1].length));

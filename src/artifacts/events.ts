@@ -77,6 +77,17 @@ export interface RunnerStartedEvent extends Base {
   argv0: string;
 }
 
+/** A runner that exited badly after its turn had settled on its final record (never changes the outcome). */
+export interface RunnerExitedEvent extends Base {
+  type: "runner_exited";
+  turnId: string;
+  pid: number;
+  exitCode: number | null;
+  signal: string | null;
+  /** Killed by the host after the grace period, rather than exited on its own. */
+  killed: boolean;
+}
+
 export interface ToolActivityEvent extends Base {
   type: "tool_activity";
   turnId: string;
@@ -132,6 +143,7 @@ export type MusterEvent =
   | ChildStartedEvent
   | TurnStartedEvent
   | RunnerStartedEvent
+  | RunnerExitedEvent
   | TurnQueuedEvent
   | ToolActivityEvent
   | UsageEvent

@@ -1,6 +1,11 @@
-/** Splits a byte stream on LF only (never on U+2028/U+2029 or CR), holding an unterminated tail. */
+/**
+ * Splits a byte stream on LF only (never on U+2028/U+2029 or CR), holding an unterminated tail.
+ * The tail is kept as a list of chunks and joined once its line ends, so a long line costs its own size
+ * (never more than `maxLineBytes` plus one chunk), not a copy per chunk.
+ */
 export class LineSplitter {
-  private tail: Buffer = Buffer.alloc(0);
+  private parts: Buffer[] = [];
+  private partBytes = 0;
   private dropping = false;
 
   constructor(
@@ -11,31 +16,36 @@ export class LineSplitter {
   /** Feeds bytes; returns the complete lines (without the LF), oversized lines dropped and reported. */
   push(chunk: Buffer): Buffer[] {
     const out: Buffer[] = [];
-    let buf = this.tail.length > 0 ? Buffer.concat([this.tail, chunk]) : chunk;
     let start = 0;
     for (;;) {
-      const nl = buf.indexOf(0x0a, start);
+      const nl = chunk.indexOf(0x0a, start);
       if (nl < 0) break;
-      if (this.dropping) {
-        this.dropping = false;
-      } else {
-        out.push(buf.subarray(start, nl));
-      }
+      if (this.dropping) this.dropping = false;
+      else if (this.partBytes > 0) out.push(Buffer.concat([...this.parts, chunk.subarray(start, nl)]));
+      else out.push(chunk.subarray(start, nl));
+      this.parts = [];
+      this.partBytes = 0;
       start = nl + 1;
     }
-    buf = buf.subarray(start);
-    if (!this.dropping && buf.length > this.maxLineBytes) {
-      this.onOversize(buf.length);
+    if (this.dropping || start === chunk.length) return out;
+    // A copy when the chunk also held earlier lines: the tail must not pin the whole chunk.
+    const rest = start > 0 ? Buffer.from(chunk.subarray(start)) : chunk;
+    this.parts.push(rest);
+    this.partBytes += rest.length;
+    if (this.partBytes > this.maxLineBytes) {
+      this.onOversize(this.partBytes);
       this.dropping = true;
+      this.parts = [];
+      this.partBytes = 0;
     }
-    this.tail = this.dropping ? Buffer.alloc(0) : Buffer.from(buf);
     return out;
   }
 
   /** The unterminated remainder (e.g. when the stream ended without a final LF). */
   flush(): Buffer | undefined {
-    const rest = this.tail;
-    this.tail = Buffer.alloc(0);
-    return rest.length > 0 && !this.dropping ? rest : undefined;
+    const rest = this.partBytes > 0 && !this.dropping ? Buffer.concat(this.parts) : undefined;
+    this.parts = [];
+    this.partBytes = 0;
+    return rest;
   }
 }

@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { endsUnterminated, openAppend } from "../util/fsx.js";
+import { appendAll, endsUnterminated, openAppend } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { type EventInput, type MusterEvent, PROTOCOL_VERSION } from "./events.js";
 import { MAX_RECORD_BYTES, readAllRecords } from "./reader.js";
@@ -31,13 +31,11 @@ export class EventLog {
       ts: new Date().toISOString(),
       ...rest,
     } as MusterEvent;
-    const record = `${JSON.stringify(event)}\n`;
-    if (Buffer.byteLength(record) > MAX_RECORD_BYTES)
-      throw new Error(`event record of ${Buffer.byteLength(record)} bytes exceeds 1 MiB`);
+    const line = Buffer.from(`${JSON.stringify(event)}\n`, "utf8");
+    if (line.length > MAX_RECORD_BYTES) throw new Error(`event record of ${line.length} bytes exceeds 1 MiB`);
     // Checked before every record, not only at open: a writer that died mid-line, or junk appended by
     // anyone while this host idles, must not swallow the record that follows. LF and record: one write.
-    fs.writeSync(this.fd, endsUnterminated(this.fd) ? `\n${record}` : record);
-    fs.fsyncSync(this.fd);
+    appendAll(this.fd, endsUnterminated(this.fd) ? Buffer.concat([Buffer.from("\n"), line]) : line);
     this.seq += 1;
     return event;
   }

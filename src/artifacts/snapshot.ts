@@ -12,6 +12,13 @@ const SNAPSHOT_PATH = /^outputs\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}
 export const sha256Hex = (data: string | Uint8Array): string =>
   createHash("sha256").update(data).digest("hex");
 
+/** Why an answer of `bytes` has no snapshot (output.md keeps it). */
+export const outputTooLarge = (bytes: number): OutputError => ({
+  code: "output_too_large",
+  message: `output of ${bytes} bytes exceeds the ${MAX_SNAPSHOT_BYTES}-byte snapshot limit; see output.md`,
+  bytes,
+});
+
 /**
  * Writes the turn's answer as the immutable outputs/<eventId>.md (temp + fsync + rename),
  * or reports why not (too large: the staging output.md keeps it for manual inspection).
@@ -21,15 +28,7 @@ export function snapshotOutput(
   eventId: string,
   data: Buffer,
 ): { output: OutputRef } | { outputError: OutputError } {
-  if (data.length > MAX_SNAPSHOT_BYTES) {
-    return {
-      outputError: {
-        code: "output_too_large",
-        message: `output of ${data.length} bytes exceeds the ${MAX_SNAPSHOT_BYTES}-byte snapshot limit; see output.md`,
-        bytes: data.length,
-      },
-    };
-  }
+  if (data.length > MAX_SNAPSHOT_BYTES) return { outputError: outputTooLarge(data.length) };
   const rel = `outputs/${eventId}.md`;
   try {
     writeFileAtomic(path.join(artifactDir, rel), data);

@@ -19,6 +19,8 @@ import { ensureSelfBinDir } from "../util/self-bin.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
+import { DiskReserve } from "./reserve.js";
+import { killLiveRunners, type Reap } from "./run-plan.js";
 import { RunSlots } from "./slots.js";
 import { boundText, type Conversation, type Refusal, runTurn, type StopReason, TurnControl } from "./turn.js";
 
@@ -40,8 +42,17 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const files = childFiles(dir);
-  const meta = readJson<ChildMeta>(files.meta);
   const render = new PaneRenderer();
+  // Nothing may end the host with a stack trace in the pane (a full disk, a vanished file): one line, then exit;
+  // the parent sees the host gone and settles what it left open.
+  const die = (e: unknown): never => {
+    killLiveRunners();
+    render.fatal(`muster child host stopped: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  };
+  process.on("uncaughtException", die);
+  process.on("unhandledRejection", die);
+  const meta = readJson<ChildMeta>(files.meta);
   const log = EventLog.open(files.events);
   const captured = takeEnvironment(files.envFile);
   // The pane's own TMUX/TMUX_PANE are the truth for anything the child starts from here.
@@ -83,6 +94,8 @@ async function main(): Promise<void> {
   });
 
   let current: TurnControl | undefined;
+  // The previous turn's runner, settled but maybe still exiting: the next turn starts once it is gone.
+  let reaping: Reap | undefined;
   let exitReason: "cancelled" | "lost" | undefined;
   const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined, (why) =>
     render.stderr(why),
@@ -102,6 +115,7 @@ async function main(): Promise<void> {
   });
 
   const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
+    reaping?.kill();
     source.close();
     controls.close();
     completeQueuedTurns(files.inbox, log, {
@@ -132,6 +146,8 @@ async function main(): Promise<void> {
   // A parent cancelling this child marks it first: from then on no turn starts here.
   const closing = (): boolean => fs.existsSync(files.closing);
   // The primary's bound on running turns, shared with every other child host of the primary.
+  const reserve = new DiskReserve(path.join(dir, ".reserve"));
+  process.on("exit", () => reserve.release());
   const slots = new RunSlots(
     path.join(dir, "..", "..", "slots"),
     limitsFrom(env).maxRunning,
@@ -180,8 +196,17 @@ async function main(): Promise<void> {
       const spent = budgetExhausted(budget, { ...used, turns: used.turns - 1 });
       return spent ? { status: "exhausted", reason: spent } : undefined;
     };
-    await runTurn({ files, meta, log, render, runner, env, conversation, refuse }, item, file, n, current);
+    const { reap } = await runTurn(
+      { files, meta, log, render, runner, env, conversation, refuse, reserve },
+      item,
+      file,
+      n,
+      current,
+    );
     current = undefined;
+    reaping = reap;
+    await reap.done;
+    reaping = undefined;
     slots.release();
     if (exitReason || closing())
       finish(

@@ -11,7 +11,8 @@ const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 export const sanitize = (s: string): string =>
   s.replace(ESCAPES, "").replace(/\r\n?/g, "\n").replace(CONTROLS, "");
 
-const oneLine = (s: string, max = 160): string => flatten(sanitize(s), max);
+// Only the start of a long string is looked at: a one-line view never needs more.
+const oneLine = (s: string, max = 160): string => flatten(sanitize(s.slice(0, 4 * max + 256)), max);
 
 const C = {
   dim: "\x1b[2m",
@@ -31,10 +32,15 @@ const STATUS_COLOR: Record<string, string> = {
 
 // Rendering stops after this much answer text per turn; the whole answer is in the artifact dir.
 const MAX_RENDERED_TEXT = 8 * 1024;
+// Lines of stderr and of non-protocol stdout shown per turn; the rest are counted, not shown.
+const MAX_NOISE_LINES = 200;
+// A pane that does not keep up (or stdout that is a pipe nobody reads) must not make the host buffer.
+const MAX_BACKLOG = 256 * 1024;
 
 /** Writes a readable live view of the child's turns into the pane. Never throws (the pane may be gone). */
 export class PaneRenderer {
   private rendered = 0;
+  private noise = 0;
   private atLineStart = true;
 
   constructor(private readonly out: NodeJS.WriteStream = process.stdout) {
@@ -42,6 +48,7 @@ export class PaneRenderer {
   }
 
   private write(s: string): void {
+    if (this.out.writableLength > MAX_BACKLOG) return;
     try {
       this.out.write(s);
     } catch {
@@ -61,6 +68,7 @@ export class PaneRenderer {
 
   turnStarted(n: number, prompt: string, source: string): void {
     this.rendered = 0;
+    this.noise = 0;
     const lines = prompt.split("\n").length;
     const more =
       lines > 1 ? ` ${C.dim}(+${lines - 1} lines, ${Buffer.byteLength(prompt)} bytes)${C.off}` : "";
@@ -70,11 +78,13 @@ export class PaneRenderer {
 
   text(s: string): void {
     if (this.rendered >= MAX_RENDERED_TEXT) return;
-    const clean = sanitize(s);
     const room = MAX_RENDERED_TEXT - this.rendered;
-    this.rendered += clean.length;
+    // Only the part that can still be shown is cleaned (a streamed line may be megabytes).
+    const cut = s.length > 2 * room + 256;
+    const clean = sanitize(cut ? s.slice(0, 2 * room + 256) : s);
+    this.rendered = cut ? MAX_RENDERED_TEXT : this.rendered + clean.length;
     this.write(
-      clean.length > room ? `${clean.slice(0, room)}\n${C.dim}… (more in output.md)${C.off}\n` : clean,
+      cut || clean.length > room ? `${clean.slice(0, room)}\n${C.dim}… (more in output.md)${C.off}\n` : clean,
     );
   }
 
@@ -91,7 +101,25 @@ export class PaneRenderer {
   }
 
   stderr(s: string): void {
-    this.line(`${C.dim}${C.red}${oneLine(s, 400)}${C.off}`);
+    if (this.noisy()) this.line(`${C.dim}${C.red}${oneLine(s, 400)}${C.off}`);
+  }
+
+  /** The one line the host leaves when it has to stop on an error. */
+  fatal(s: string): void {
+    this.line(`${C.red}${oneLine(s, 400)}${C.off}`);
+  }
+
+  /** A stdout line that is not protocol. */
+  raw(s: string): void {
+    if (this.noisy()) this.info(s);
+  }
+
+  /** Whether one more stderr/raw line may be shown this turn; says once when the rest are not. */
+  private noisy(): boolean {
+    this.noise += 1;
+    if (this.noise === MAX_NOISE_LINES + 1)
+      this.info("… more stderr and non-protocol lines this turn are not shown");
+    return this.noise <= MAX_NOISE_LINES;
   }
 
   completion(c: CompletionEvent, usage: Usage | undefined): void {

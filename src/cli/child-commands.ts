@@ -14,7 +14,7 @@ export const CHILD_HELP = `Inside a child's pane (for agents):
 const USAGE: Record<string, string> = {
   progress:
     "usage: muster progress <text>\nReport progress of the current turn (recorded as a progress event).",
-  done: "usage: muster done [text] [--file <path>]\nSet this turn's result explicitly; it completes when the agent process exits.",
+  done: "usage: muster done [text] [--file <path>]\nSet this turn's result explicitly; the turn completes when the agent ends it (its final record, or its exit).",
   error: "usage: muster error <text>\nMark this turn errored with the given message.",
 };
 
@@ -58,6 +58,7 @@ export function runChildCommand(argv: string[]): number {
     fs.writeFileSync(tmp, JSON.stringify({ kind, text }), { mode: 0o600 });
     fs.renameSync(tmp, path.join(controlDir, name));
   } catch (e) {
+    fs.rmSync(tmp, { force: true });
     process.stderr.write(`muster: cannot write to ${controlDir}: ${(e as Error).message}\n`);
     return 1;
   }

@@ -23,11 +23,14 @@ export const commandRunner: Runner = {
         "the command runner needs an argv (profile `command:` or `muster spawn … -- <argv>`)",
       );
     }
+    const protocol = input.protocol ?? "text";
     return {
       argv: expandCommand(input.command, input.prompt, input.promptFile),
       cwd: input.cwd,
       env: input.env,
-      protocol: input.protocol ?? "text",
+      protocol,
+      // In muster's protocol `result` is the agent's last word (artifacts/README.md).
+      settleOnResult: protocol === "muster-jsonl",
     };
   },
 };

@@ -33,6 +33,8 @@ export const mockRunner: Runner = {
       cwd: input.cwd,
       env: input.env,
       protocol: "muster-jsonl",
+      // It writes its session file before its `result` line.
+      settleOnResult: true,
     };
   },
 };

@@ -58,6 +58,11 @@ export interface TurnPlan {
   parser?: StreamParser;
   /** A file to give the CLI as stdin (a prompt too large for argv); default /dev/null. */
   stdinFile?: string;
+  /**
+   * The `result` message is the runner's last record and the session a next turn resumes is on disk by then:
+   * the turn settles on it, and the process is reaped after (a next turn still waits for that).
+   */
+  settleOnResult?: boolean;
 }
 
 /** The program a runner drives: found on PATH, or at the path in `envVar`. */

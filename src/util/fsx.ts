@@ -15,13 +15,14 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, mode = 
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   const fd = fs.openSync(tmp, "wx", mode);
+  // Any failure (a full disk fails the write, not the open) removes the temp file: none is left behind.
   try {
-    fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
+    try {
+      fs.writeFileSync(fd, data);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
@@ -74,8 +75,7 @@ export function appendJsonLines(file: string, values: unknown[]): void {
   const fd = openAppend(file);
   try {
     const torn = endsUnterminated(fd);
-    fs.writeSync(fd, `${torn ? "\n" : ""}${values.map((v) => JSON.stringify(v)).join("\n")}\n`);
-    fs.fsyncSync(fd);
+    appendAll(fd, `${torn ? "\n" : ""}${values.map((v) => JSON.stringify(v)).join("\n")}\n`);
   } finally {
     fs.closeSync(fd);
   }
@@ -109,4 +109,24 @@ export function endsUnterminated(fd: number): boolean {
   const last = Buffer.alloc(1);
   fs.readSync(fd, last, 0, 1, size - 1);
   return last[0] !== 0x0a;
+}
+
+/**
+ * Appends all of `data` to the file open at fd (O_APPEND) and fsyncs. write(2) on a nearly full disk first
+ * writes what fits and returns short: the rest is retried, which then fails — and the file is cut back to its
+ * size before, so no partial record is left to pass for a whole one. The error is thrown.
+ */
+export function appendAll(fd: number, data: string | Uint8Array): void {
+  const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  const size = fs.fstatSync(fd).size;
+  try {
+    for (let off = 0; off < buf.length; ) off += fs.writeSync(fd, buf, off, buf.length - off);
+    fs.fsyncSync(fd);
+  } catch (e) {
+    try {
+      fs.ftruncateSync(fd, size);
+      fs.fsyncSync(fd);
+    } catch {}
+    throw e;
+  }
 }

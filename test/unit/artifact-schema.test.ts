@@ -39,6 +39,14 @@ const valid = {
   }),
   turn_queued: ev({ type: "turn_queued", turnId: TURN, running: 4, limit: 4 }),
   runner_started: ev({ type: "runner_started", turnId: TURN, pid: 4250, argv0: "node" }),
+  runner_exited: ev({
+    type: "runner_exited",
+    turnId: TURN,
+    pid: 4250,
+    exitCode: 3,
+    signal: null,
+    killed: false,
+  }),
   tool_activity: ev({
     type: "tool_activity",
     turnId: TURN,

@@ -34,15 +34,25 @@ describe("ids", () => {
 
 describe("mock options", () => {
   it("reads every control word from mock: lines", () => {
-    expect(parseMockOptions("task\nmock: sleep=1.5 tools=3 exit=7 bytes=10 hang crash\nmore")).toEqual({
+    expect(
+      parseMockOptions("task\nmock: sleep=1.5 tools=3 exit=7 bytes=10 hang crash stamp linger=120\nmore"),
+    ).toEqual({
       sleep: 1.5,
       tools: 3,
       exit: 7,
       bytes: 10,
       hang: true,
       crash: true,
+      stamp: true,
+      linger: 120,
     });
-    expect(parseMockOptions("no controls here")).toEqual({ sleep: 0, tools: 0, hang: false, crash: false });
+    expect(parseMockOptions("no controls here")).toEqual({
+      sleep: 0,
+      tools: 0,
+      hang: false,
+      crash: false,
+      stamp: false,
+    });
     expect(parseMockOptions("mock: reply=hello%20world").reply).toBe("hello world");
   });
   it("the task line skips controls and strips control bytes", () => {

@@ -173,6 +173,7 @@ export const claudeRunner: Runner = {
       ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
       ...prompt.args,
     ];
-    return cliPlan(input, argv, claudeParser(), prompt);
+    // Settles on its `result` record: its session is on disk by then (resume checked with the process killed right there).
+    return { ...cliPlan(input, argv, claudeParser(), prompt), settleOnResult: true };
   },
 };

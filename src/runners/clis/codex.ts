@@ -131,6 +131,7 @@ export const codexRunner: Runner = {
       ...(input.runnerSessionId ? ["resume", input.runnerSessionId] : []),
       ...prompt.args,
     ];
-    return cliPlan(input, argv, codexParser(), prompt);
+    // Settles on its `turn.completed`/`turn.failed` record: its session is on disk by then (resume checked with the process killed right there).
+    return { ...cliPlan(input, argv, codexParser(), prompt), settleOnResult: true };
   },
 };

@@ -125,6 +125,7 @@ export const geminiRunner: Runner = {
       ...prompt.args,
     ];
     const env = { ...input.env, ...toolSettings(input) };
-    return cliPlan(input, argv, geminiParser(), prompt, env);
+    // Settles on its `result` record: its session is on disk by then (resume checked with the process killed right there).
+    return { ...cliPlan(input, argv, geminiParser(), prompt, env), settleOnResult: true };
   },
 };

@@ -115,6 +115,7 @@ export const piRunner: Runner = {
       ...(input.runnerSessionId ? ["--session", input.runnerSessionId] : []),
       ...prompt.args,
     ];
-    return cliPlan(input, argv, piParser(), prompt);
+    // Settles on its `agent_end` record: its session is on disk by then (resume checked with the process killed right there).
+    return { ...cliPlan(input, argv, piParser(), prompt), settleOnResult: true };
   },
 };

@@ -141,7 +141,9 @@ async function main(): Promise<void> {
       : (opts.reply ?? defaultAnswer(prompt, text, args, session, history));
   writeFileSync(sessionFile(session), JSON.stringify([...history, text]));
   emit({ type: "usage", input: Math.ceil(prompt.length / 4), output: Math.ceil(answer.length / 4), cost: 0 });
-  emit({ type: "result", status: "completed", text: answer });
+  const final = opts.stamp ? `final-record-at ${performance.timeOrigin + performance.now()}\n` : answer;
+  emit({ type: "result", status: "completed", text: final });
+  if (opts.linger !== undefined) await sleep(opts.linger);
 }
 
 void main();

@@ -12,13 +12,17 @@ export interface MockOptions {
   at?: number;
   /** Answer once this file exists (benchmarks release many mocks at one instant). */
   gate?: string;
+  /** The answer is the moment its final record is written (`final-record-at <epoch ms>`), for benchmarks. */
+  stamp: boolean;
+  /** Stay this many ms after the final record before exiting, as a CLI shutting down does. */
+  linger?: number;
 }
 
 const NUM = /^\d+(\.\d+)?$/;
 
 /** Parses every `mock:` line; unknown keys are ignored so prompts stay forgiving. */
 export function parseMockOptions(prompt: string): MockOptions {
-  const opts: MockOptions = { sleep: 0, tools: 0, hang: false, crash: false };
+  const opts: MockOptions = { sleep: 0, tools: 0, hang: false, crash: false, stamp: false };
   for (const line of prompt.split("\n")) {
     const m = /^\s*mock:\s*(.*)$/.exec(line);
     if (!m) continue;
@@ -28,6 +32,7 @@ export function parseMockOptions(prompt: string): MockOptions {
       const value = eq < 0 ? "" : word.slice(eq + 1);
       if (key === "hang") opts.hang = true;
       else if (key === "crash") opts.crash = true;
+      else if (key === "stamp") opts.stamp = true;
       else if (key === "reply") opts.reply = decodeURIComponent(value);
       else if (key === "gate" && value) opts.gate = decodeURIComponent(value);
       else if (NUM.test(value)) {
@@ -37,6 +42,7 @@ export function parseMockOptions(prompt: string): MockOptions {
         else if (key === "exit") opts.exit = Math.floor(n);
         else if (key === "bytes") opts.bytes = Math.floor(n);
         else if (key === "at") opts.at = n;
+        else if (key === "linger") opts.linger = n;
       }
     }
   }

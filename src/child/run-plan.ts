@@ -1,0 +1,313 @@
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import type { CompletionStatus, Usage } from "../artifacts/events.js";
+import { LineSplitter } from "../artifacts/lines.js";
+import type { EventLog } from "../artifacts/log.js";
+import { parseStdoutLine } from "../runners/protocol.js";
+import type { AgentMessage, TurnPlan } from "../runners/types.js";
+import { signalGroup, terminateGroup } from "../util/process-group.js";
+import type { AnswerSink } from "./answer.js";
+import type { PaneRenderer } from "./render.js";
+import { boundText, type StopReason, type TurnControl } from "./turn-control.js";
+
+// A runner line bigger than this is not protocol; it is dropped and noted.
+const MAX_RUNNER_LINE = 16 * 1024 * 1024;
+const STDERR_KEEP = 2048;
+// After the turn settled on the runner's final record, the process has this long to exit on its own.
+const REAP_GRACE_MS = 2000;
+
+export type ResultMessage = Extract<AgentMessage, { type: "result" }>;
+
+/** What a running turn gathers from the runner (the answer itself streams into `sink`). */
+export interface TurnState {
+  sink: AnswerSink;
+  /** The agent's last `result`, its text already handed to `sink`. */
+  result: ResultMessage | undefined;
+  usage: Usage | undefined;
+  runnerSessionId: string | undefined;
+}
+
+/** How the runner's process ended, when it ended after its turn had settled. */
+export interface RunnerExit {
+  pid: number;
+  code: number | null;
+  signal: string | null;
+  /** Killed by muster after the grace period, not exited on its own. */
+  killed: boolean;
+}
+
+/** The runner's process after its turn settled: it exits on its own within the grace period, or is killed. */
+export interface Reap {
+  /** Resolves once the process group is gone: with its exit when the turn settled before it. */
+  done: Promise<RunnerExit | undefined>;
+  /** Kills the group now (the host is closing). */
+  kill(): void;
+}
+
+const NOTHING_TO_REAP: Reap = { done: Promise.resolve(undefined), kill: () => {} };
+
+// Process groups of runners not yet reaped: a host that has to stop on an error takes them with it.
+const liveGroups = new Set<number>();
+
+/** Kills every runner group this host started and has not reaped (the host is about to exit). */
+export function killLiveRunners(): void {
+  for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
+}
+
+export interface Outcome {
+  status: CompletionStatus;
+  reason?: string;
+  exitCode: number | null;
+  signal: string | null;
+}
+
+const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
+  cancelled: { status: "cancelled", reason: "cancelled by muster cancel" },
+  interrupted: { status: "cancelled", reason: "interrupted in the pane (Ctrl-C)" },
+  lost: { status: "lost", reason: "the pane was closed while the turn ran" },
+};
+
+/** The first non-blank line (bounded): what a one-line reason quotes. */
+const firstLine = (text: string): string => boundText(text.split("\n", 64).find((l) => l.trim()) ?? "");
+
+/** Runs the runner's process to its end, turning its stdout into events, pane lines and the answer. */
+export function runPlan(
+  deps: { log: EventLog; render: PaneRenderer },
+  turnId: string,
+  plan: TurnPlan,
+  control: TurnControl,
+  state: TurnState,
+): Promise<{ outcome: Outcome; reap: Reap }> {
+  const { log, render } = deps;
+  // Checked first: spawn would report a missing cwd as ENOENT, indistinguishable from a missing command.
+  const gone = missingDir(plan.cwd);
+  if (gone)
+    return Promise.resolve({
+      outcome: { status: "errored", reason: gone, exitCode: null, signal: null },
+      reap: NOTHING_TO_REAP,
+    });
+  return new Promise<{ outcome: Outcome; reap: Reap }>((resolveRun) => {
+    const [cmd, ...args] = plan.argv;
+    // detached: the runner leads its own process group, so cancel reaches everything it started.
+    // stdin is /dev/null (several CLIs wait for an open pipe's end forever), or a file the runner names.
+    const stdin: number | "ignore" = plan.stdinFile ? fs.openSync(plan.stdinFile, "r") : "ignore";
+    const child = spawn(cmd!, args, {
+      cwd: plan.cwd,
+      // PWD follows cwd: some CLIs (opencode) take their project directory from it, not from getcwd().
+      env: { ...plan.env, PWD: plan.cwd },
+      stdio: [stdin, "pipe", "pipe"],
+      detached: true,
+    });
+    if (typeof stdin === "number") fs.closeSync(stdin);
+    let spawnError: Error | undefined;
+    let stderrTail = "";
+    const pid = child.pid;
+    if (pid !== undefined) liveGroups.add(pid);
+    control.onStop(() => {
+      if (pid !== undefined) void terminateGroup(pid);
+    });
+    // A record that cannot be written (a full disk) stops the turn; it settles errored, saying why.
+    const guarded = (fn: () => void): void => {
+      if (control.failure) return;
+      try {
+        fn();
+      } catch (e) {
+        control.fail(e as Error);
+      }
+    };
+    if (pid !== undefined) guarded(() => log.append({ type: "runner_started", turnId, pid, argv0: cmd! }));
+
+    // The turn settles once: on the runner's final record (runners whose session is on disk by then), else
+    // on exit. A process still running after it settled is reaped in the background.
+    let settled = false;
+    let exited: ((exit: RunnerExit | undefined) => void) | undefined;
+    let graceTimer: NodeJS.Timeout | undefined;
+    let killedAfterGrace = false;
+    const killGroup = (): void => {
+      if (pid === undefined) return;
+      signalGroup(pid, "SIGKILL");
+      liveGroups.delete(pid);
+    };
+    const settle = (outcome: Outcome, running: boolean): void => {
+      settled = true;
+      if (!running) {
+        resolveRun({ outcome, reap: NOTHING_TO_REAP });
+        return;
+      }
+      const done = new Promise<RunnerExit | undefined>((r) => {
+        exited = r;
+      });
+      graceTimer = setTimeout(() => {
+        killedAfterGrace = true;
+        killGroup();
+        // A process that does not go even then (stuck in the kernel) is not waited for forever.
+        graceTimer = setTimeout(() => reaped(null, "SIGKILL"), REAP_GRACE_MS);
+      }, REAP_GRACE_MS);
+      resolveRun({ outcome, reap: { done, kill: killGroup } });
+    };
+    // After the turn settled: the process has exited (or is given up on); whatever it started goes with it.
+    const reaped = (code: number | null, signal: string | null): void => {
+      clearTimeout(graceTimer);
+      killGroup();
+      exited?.(pid === undefined ? undefined : { pid, code, signal, killed: killedAfterGrace });
+      exited = undefined;
+    };
+
+    let streamed = false;
+    let answerFixed = false;
+    const onMessage = (m: AgentMessage): void => {
+      switch (m.type) {
+        case "text":
+          streamed = true;
+          // After a `result` with text, that text is the answer; later text is only shown.
+          if (!answerFixed) state.sink.write(m.text);
+          render.text(m.text);
+          break;
+        case "tool":
+          log.append({
+            type: "tool_activity",
+            turnId,
+            phase: m.phase,
+            name: boundText(m.name, 200),
+            summary: boundText(m.summary),
+          });
+          render.tool(m.phase, m.name, m.summary);
+          break;
+        case "usage":
+          state.usage = addUsage(state.usage, m.usage);
+          log.append({ type: "usage", turnId, usage: m.usage });
+          break;
+        case "progress":
+          log.append({ type: "progress", turnId, text: boundText(m.text) });
+          render.info(m.text);
+          break;
+        case "result":
+          // The answer was usually streamed already; show it only when the agent said it only here.
+          if (m.text && !streamed) render.text(m.text.endsWith("\n") ? m.text : `${m.text}\n`);
+          if (m.text !== undefined) {
+            state.sink.replace(m.text);
+            answerFixed = true;
+          }
+          // The text now lives in the sink (output.md + a bounded copy); an error's reason needs its first line only.
+          state.result = m.text !== undefined ? { ...m, text: firstLine(m.text) } : m;
+          if (plan.settleOnResult && !control.reason && !control.failure) {
+            control.beforeDecide?.();
+            const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
+            settle(decide(control, undefined, result, null, null, stderrTail, cmd!), true);
+          }
+          break;
+        case "session":
+          state.runnerSessionId = m.id;
+          break;
+        case "raw":
+          render.raw(m.text);
+          break;
+      }
+    };
+    const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) =>
+      render.info(`(dropped a ${bytes}-byte output line)`),
+    );
+    const read = (line: string): AgentMessage[] =>
+      plan.parser ? plan.parser.line(line) : [parseStdoutLine(plan.protocol, line)];
+    child.stdout!.on("data", (chunk: Buffer) => {
+      // After the turn settled, what the process still writes is read (so it never blocks) and dropped.
+      for (const line of out.push(chunk)) {
+        if (settled) break;
+        guarded(() => {
+          for (const m of read(line.toString("utf8"))) if (!settled) onMessage(m);
+        });
+      }
+    });
+    child.stderr!.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      const s = chunk.toString("utf8");
+      stderrTail = (stderrTail + s).slice(-STDERR_KEEP);
+      for (const l of s.split("\n")) if (l.trim()) render.stderr(l);
+    });
+    child.on("error", (e) => {
+      spawnError = e;
+    });
+    // Once settled, exit is enough: a descendant that escaped the group may hold stdout open ('close' waits).
+    child.on("exit", (code, signal) => {
+      if (settled) reaped(code, signal);
+    });
+    child.on("close", (code, signal) => {
+      if (settled) return reaped(code, signal);
+      const rest = out.flush();
+      // A last line without LF: plain text gets no newline it never had.
+      const unended = !plan.parser && plan.protocol === "text";
+      guarded(() => {
+        for (const m of rest ? read(rest.toString("utf8")) : []) {
+          onMessage(unended && m.type === "text" ? { type: "text", text: m.text.slice(0, -1) } : m);
+        }
+        for (const m of plan.parser?.end?.({ code, signal }) ?? []) onMessage(m);
+      });
+      // The turn is over: nothing it started may outlive it.
+      killGroup();
+      control.beforeDecide?.();
+      const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
+      settle(decide(control, spawnError, result, code, signal, stderrTail, cmd!), false);
+    });
+  });
+}
+
+function decide(
+  control: TurnControl,
+  spawnError: Error | undefined,
+  result: ResultMessage | undefined,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  stderrTail: string,
+  cmd: string,
+): Outcome {
+  const base = { exitCode: code, signal };
+  if (control.reason) return { ...base, ...STOP_STATUS[control.reason] };
+  if (control.failure) return { ...base, status: "errored", reason: control.failure.message };
+  if (spawnError) {
+    // Node reports a negated errno as the "exit code" of a process that never started.
+    const missing = (spawnError as NodeJS.ErrnoException).code === "ENOENT";
+    return {
+      exitCode: null,
+      signal: null,
+      status: "errored",
+      reason: missing ? `command not found: ${cmd}` : spawnError.message,
+    };
+  }
+  if (result) {
+    const why = result.reason ?? ((result.text ? firstLine(result.text) : "") || "agent reported an error");
+    if (result.status === "completed") return { ...base, status: "completed" };
+    if (result.status === "exhausted") return { ...base, status: "exhausted", reason: why };
+    return { ...base, status: "errored", reason: why };
+  }
+  if (code === 0) return { ...base, status: "completed" };
+  const lastErr = stderrTail
+    .split("\n")
+    .filter((l) => l.trim())
+    .pop();
+  const why = signal ? `killed by ${signal}` : `exit code ${code}`;
+  return { ...base, status: "errored", reason: lastErr ? `${why}: ${lastErr.trim()}` : why };
+}
+
+/** Why `dir` cannot be a working directory, or undefined when it can. */
+function missingDir(dir: string): string | undefined {
+  try {
+    if (fs.statSync(dir).isDirectory()) return undefined;
+    return `working directory ${dir} is not a directory`;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return `working directory ${dir} no longer exists`;
+    return `working directory ${dir} is not usable: ${(e as Error).message}`;
+  }
+}
+
+/** The outcome of a turn stopped before its runner started. */
+export function outcomeWithoutRunner(control: TurnControl, failure: Error): Outcome {
+  if (control.reason) return { exitCode: null, signal: null, ...STOP_STATUS[control.reason] };
+  return { exitCode: null, signal: null, status: "errored", reason: failure.message };
+}
+
+function addUsage(a: Usage | undefined, b: Usage): Usage {
+  if (!a) return { ...b };
+  const cost = a.cost !== undefined || b.cost !== undefined ? (a.cost ?? 0) + (b.cost ?? 0) : undefined;
+  return { input: a.input + b.input, output: a.output + b.output, ...(cost !== undefined ? { cost } : {}) };
+}

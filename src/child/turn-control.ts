@@ -1,0 +1,40 @@
+// Free text inside one event record stays far below the 1 MiB record limit.
+const MAX_EVENT_TEXT = 8 * 1024;
+export const boundText = (s: string, max = MAX_EVENT_TEXT): string =>
+  s.length > max ? `${s.slice(0, max - 1)}…` : s;
+
+/** Why a turn is being stopped from outside. */
+export type StopReason = "cancelled" | "interrupted" | "lost";
+
+/** Lets the host stop the running turn (signals arrive outside the turn's own flow). */
+export class TurnControl {
+  reason: StopReason | undefined;
+  /** A record of the turn that could not be written (a full disk): the turn stops and settles errored. */
+  failure: Error | undefined;
+  /** An explicit result from `muster done|error` inside the pane; wins over the runner's own. */
+  explicit: { status: "completed" | "errored"; text: string } | undefined;
+  private stopper: (() => void) | undefined;
+
+  constructor(readonly turnId: string) {}
+
+  /** Called once the agent has exited, before the outcome is decided (late `muster done` requests land here). */
+  beforeDecide: (() => void) | undefined;
+
+  stop(reason: StopReason): void {
+    if (this.reason) return;
+    this.reason = reason;
+    this.stopper?.();
+  }
+
+  /** The turn cannot be recorded as it goes: the first failure is kept, and the runner is stopped. */
+  fail(e: Error): void {
+    if (this.failure) return;
+    this.failure = e;
+    this.stopper?.();
+  }
+
+  onStop(fn: () => void): void {
+    this.stopper = fn;
+    if (this.reason || this.failure) fn();
+  }
+}
