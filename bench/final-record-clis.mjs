@@ -12,13 +12,7 @@ import { createMuster } from "../dist/index.js";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
 import { prepareCli, TEST_MODELS } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
-
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-const round = (x) => Math.round(x * 10) / 10;
-const now = () => performance.timeOrigin + performance.now();
+import { now, pct, round } from "./stats.mjs";
 
 /** p50/p95 (ms) per installed CLI of: the endpoint's last response sent → the waiting parent has the completion. */
 export async function finalRecordClis(n, log = (s) => process.stderr.write(`${s}\n`)) {

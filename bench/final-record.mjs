@@ -9,13 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMuster } from "../dist/index.js";
-
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-const round = (x) => Math.round(x * 10) / 10;
-const now = () => performance.timeOrigin + performance.now();
+import { now, pct, round } from "./stats.mjs";
 
 async function samples(m, n, linger) {
   const out = [];

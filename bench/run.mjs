@@ -11,6 +11,7 @@ import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
+import { pct, round } from "./stats.mjs";
 
 const quick = process.argv.includes("--quick");
 const root = path.resolve(import.meta.dirname, "..");
@@ -25,11 +26,6 @@ const env = {
 };
 for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (s) => process.stderr.write(`${s}\n`);
 
