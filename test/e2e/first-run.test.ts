@@ -36,9 +36,19 @@ async function muster(args: string[], env: NodeJS.ProcessEnv, cwd = sb.cwd) {
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
-/** Runs one printed command exactly as a user would paste it into a shell. */
+/**
+ * Runs one printed command exactly as a user would paste it into a shell. npx installing this checkout runs its
+ * `prepare` (a build into dist/) the first time: that would rewrite dist/ under the other test files running
+ * now, so scripts are off for npx here (the command line itself is the user's).
+ */
 async function asTyped(line: string, env: NodeJS.ProcessEnv, cwd: string) {
-  const r = await execa("sh", ["-c", line], { cwd, env, extendEnv: false, reject: false, timeout: 120_000 });
+  const r = await execa("sh", ["-c", line], {
+    cwd,
+    env: { ...env, npm_config_ignore_scripts: "true" },
+    extendEnv: false,
+    reject: false,
+    timeout: 120_000,
+  });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 

@@ -28,9 +28,10 @@ describe("limits of a primary's tree", () => {
     const spawned = await Promise.all(
       [0, 1, 2, 3, 4, 5].map((i) => sb.json(["spawn", `bounded ${i}\nmock: sleep=3`], { env })),
     );
+    for (const r of spawned) expect(r.exitCode, r.stderr).toBe(0);
     const ids = spawned.map((r) => r.data.id as string);
     const w = await sb.json(["wait", ...ids, "--timeout", "60s"]);
-    expect(w.exitCode).toBe(0);
+    expect(w.exitCode, w.stderr).toBe(0);
     expect(w.data.results).toHaveLength(6);
     const dirs = w.data.results.map((r: { artifactDir: string }) => r.artifactDir);
     expect(maxOverlap(dirs)).toBeLessThanOrEqual(2);

@@ -175,7 +175,7 @@ describe("--primary / MUSTER_PRIMARY take the short id ls --all shows, or a uniq
     expect(ambiguous.stderr).toMatch(/^muster: primary id "01a22900" is ambiguous: .*0000aaaa.*0000bbbb/);
     const unknown = await runIn(sb.cwd, ["ls"], { MUSTER_PRIMARY: "deadbeef" });
     expect(unknown.exitCode).toBe(2);
-    expect(unknown.stderr).toMatch(/^muster: unknown primary "deadbeef"; muster ls --all/);
+    expect(unknown.stderr).toMatch(/^muster: unknown primary "deadbeef"; (npx )?muster ls --all/);
     const bad = await runIn(sb.cwd, ["ls", "--primary", "../x"]);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain("invalid primary id");
@@ -198,7 +198,7 @@ describe("a parent whose working directory was deleted", () => {
       expect(r.exitCode, args.join(" ")).toBe(2);
       expect(r.stdout).toBe("");
       expect(r.stderr).toMatch(
-        /^muster: the current directory \(.*gone-.*\) no longer exists; pass --primary <id> \(see muster ls --all\)$/,
+        /^muster: the current directory \(.*gone-.*\) no longer exists; pass --primary <id> \(see (npx )?muster ls --all\)$/,
       );
     }
     expect(tree(sb.home)).toEqual(before);

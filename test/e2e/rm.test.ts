@@ -27,7 +27,8 @@ describe("muster rm", () => {
   it("removes settled children in one step: pane, artifact dir, conversation file, registry entry", async () => {
     const idle = await spawnJson(["--wait", "first\nmock: tools=1"]);
     const closed = await spawnJson(["--wait", "second"]);
-    expect((await sb.run(["cancel", closed.id])).exitCode).toBe(0);
+    // --keep-pane: cancel closes a child's pane by default; rm must remove a kept one too.
+    expect((await sb.run(["cancel", "--keep-pane", closed.id])).exitCode).toBe(0);
     for (const c of [idle, closed]) {
       expect(fs.existsSync(c.artifactDir)).toBe(true);
       expect(fs.existsSync(sessionFile(c.artifactDir, c.id))).toBe(true);
