@@ -45,7 +45,9 @@ export async function runTmux(
   if (env.TMUX) childEnv.TMUX = env.TMUX;
   if (env.TMUX_PANE) childEnv.TMUX_PANE = env.TMUX_PANE;
   return new Promise<TmuxRun>((resolve, reject) => {
-    const child = spawn(bin, [...serverArgs(server), ...args], {
+    // -u: tmux writes UTF-8 and keeps tabs whatever the locale (without it, an environment with no
+    // UTF-8 locale turns each tab of a -F format into "_", so no field of its answers can be read).
+    const child = spawn(bin, ["-u", ...serverArgs(server), ...args], {
       env: childEnv,
       stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
