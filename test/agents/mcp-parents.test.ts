@@ -82,7 +82,9 @@ function defineParent(client: Client): void {
       ep = (await startEndpoint()) as Endpoint;
       const tmp = path.join(sb.cwd, "..", "tmp");
       fs.mkdirSync(tmp, { recursive: true });
+      // The sandbox's env first: its HOME, MUSTER_HOME and private tmux socket keep everything out of the user's.
       env = {
+        ...sb.env,
         ...prepareCli(client, ep.url, sb.env.HOME as string),
         PATH: `${binDir}${path.delimiter}${sb.env.PATH}`,
         TMPDIR: tmp,
@@ -124,7 +126,8 @@ function defineParent(client: Client): void {
       const before = ep.requests.length;
       const r = await execa(path.join(binDir, client), parentArgv(client, prompt), {
         cwd: sb.cwd,
-        env,
+        // OpenCode takes its project directory (and so its MCP server's cwd) from PWD, as a shell sets it.
+        env: { ...env, PWD: sb.cwd },
         extendEnv: false,
         stdin: "ignore",
         reject: false,
@@ -144,7 +147,9 @@ function defineParent(client: Client): void {
         "delegate this",
       );
       expect(t.out, t.why()).toContain("MCP RESULT:");
-      const offered = JSON.stringify((t.requests[0]?.body as { tools?: unknown })?.tools ?? []);
+      // The first request that offers tools (OpenCode first asks for a session title, with none).
+      const tools = (q: { body: unknown }) => (q.body as { tools?: unknown[] }).tools ?? [];
+      const offered = JSON.stringify(tools(t.requests.find((q) => tools(q).length > 0) ?? { body: {} }));
       // Codex offers MCP tools through its tool_search (the model searches first); the others offer them directly.
       expect(offered, "the first request offers muster's run tool").toMatch(
         client === "codex" ? /"type":"tool_search"/ : /subagents_run/,
