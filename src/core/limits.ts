@@ -34,7 +34,7 @@ export function checkLineage(
       {
         next: {
           cli: "close some with muster cancel or muster gc --idle",
-          mcp: "close some with subagents_cancel",
+          mcp: "close some with the subagents_cancel tool",
         },
       },
     );

@@ -132,7 +132,7 @@ export class Muster {
         {
           next: {
             cli: `continue it with: muster spawn --resume ${shortId(c.entry.id)} "…"`,
-            mcp: `continue it with subagents_run {"id": "${c.entry.id}", "prompt": "…"}`,
+            mcp: `continue it with the subagents_run tool: {"id": "${c.entry.id}", "prompt": "…"}`,
           },
         },
       );
@@ -267,7 +267,7 @@ export class Muster {
         {
           next: {
             cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"], "mode": "all"}`,
+            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
           },
         },
       );
