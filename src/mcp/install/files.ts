@@ -74,6 +74,12 @@ export function load(edit: ConfigEdit): Loaded {
   return { exists: true, text, doc, commented };
 }
 
+/** JSON with object keys sorted: TOML puts sub-tables after plain keys, so order alone is no difference. */
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, x) =>
+    isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+  );
+
 const TOML_HEADER = /^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$/;
 const keyPath = (header: string): string[] =>
   header.split(".").map((k) =>
@@ -115,7 +121,7 @@ export function spliceToml(file: string, text: string, entry: string[], merged: 
   } catch {
     reparsed = undefined;
   }
-  if (JSON.stringify(reparsed) !== JSON.stringify(merged))
+  if (canonical(reparsed) !== canonical(merged))
     throw refuse(
       `cannot place [${entry.join(".")}] in ${file} safely (inline table or dotted keys?); edit it by hand`,
     );
