@@ -34,6 +34,8 @@ const write = (file: string, text: string) => {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, text);
 };
+/** "${NAME}": a reference Gemini CLI expands, not a value. */
+const ref = (name: string) => ["${", name, "}"].join("");
 const backups = (file: string) =>
   fs.readdirSync(path.dirname(file)).filter((f) => f.startsWith(`${path.basename(file)}.bak-`));
 
@@ -101,7 +103,7 @@ describe("codex (TOML)", () => {
     );
     install("codex", opts());
     const text = fs.readFileSync(file(), "utf8");
-    const doc = parseToml(text) as any;
+    const doc = parseToml(text) as Loose;
     expect(doc.mcp_servers.muster.command).toBe(process.execPath);
     expect(doc.mcp_servers.muster.env_vars[0]).toBe("MY_OWN_VAR");
     expect(doc.mcp_servers.muster.env_vars).toContain("MUSTER_HOME");
@@ -128,7 +130,7 @@ describe("codex (TOML)", () => {
 });
 
 describe("JSON clients", () => {
-  it("gemini: keeps other settings and servers; secret-looking names go in env as ${NAME}, never by value", () => {
+  it("gemini: keeps other settings and servers; secret-looking names go in env by reference, never by value", () => {
     const file = path.join(home, ".gemini", "settings.json");
     write(
       file,
@@ -141,8 +143,8 @@ describe("JSON clients", () => {
     expect(doc.mcpServers.other).toEqual({ command: "x" });
     const e = doc.mcpServers.muster;
     expect(e).toMatchObject({ command: process.execPath, trust: true, timeout: 3_600_000 });
-    expect(e.env.GEMINI_API_KEY).toBe("${GEMINI_API_KEY}");
-    expect(e.env.OPENAI_API_KEY).toBe("${OPENAI_API_KEY}");
+    expect(e.env.GEMINI_API_KEY).toBe(ref("GEMINI_API_KEY"));
+    expect(e.env.OPENAI_API_KEY).toBe(ref("OPENAI_API_KEY"));
     // Names Gemini does not strip are not listed (an unset one would become an empty string).
     expect(e.env.MUSTER_HOME).toBeUndefined();
     expect(text).not.toContain("secret-value");
