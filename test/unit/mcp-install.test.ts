@@ -265,4 +265,22 @@ describe("the CLI", () => {
     const j = await sb.json(["mcp", "doctor", "gemini"]);
     expect(j).toMatchObject({ exitCode: 0, data: { client: "gemini", ok: true } });
   });
+
+  it("every `muster mcp install|doctor` line in the README's MCP section runs (install with --dry-run)", async () => {
+    const readme = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "README.md"), "utf8");
+    const section = readme.slice(
+      readme.indexOf("## Use from a coding agent (MCP)"),
+      readme.indexOf("## Delivery"),
+    );
+    const lines = [...section.matchAll(/^muster (mcp (?:install|doctor) [^#\n]*?)\s*(?:#.*)?$/gm)].map(
+      (m) => m[1]!,
+    );
+    expect(lines.length).toBeGreaterThanOrEqual(5);
+    for (const line of lines) {
+      const args = line.split(/\s+/);
+      const r = await sb.run(args[1] === "install" ? [...args, "--dry-run"] : args);
+      // doctor on a fresh HOME reports what is missing (exit 1); anything else is a usage error (2).
+      expect([0, 1], `${line}: ${r.stderr}`).toContain(r.exitCode);
+    }
+  });
 });
