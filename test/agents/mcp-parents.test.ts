@@ -67,9 +67,9 @@ function traffic(body: unknown): string {
 const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex");
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
-function defineParent(client: Client): void {
-  describe(`${client} as the parent through muster mcp install`, { timeout: 240_000 }, () => {
-    const sb = useSandbox(`mp-${client}`);
+function defineParent(client: Client, scope: "user" | "project"): void {
+  describe(`${client} as the parent through muster mcp install --${scope}`, { timeout: 240_000 }, () => {
+    const sb = useSandbox(`mp-${client}-${scope}`);
     const binDir = cliBinDir(client) as string;
     const mark = `mark-${randomBytes(6).toString("hex")}`;
     const keyMark = `sk-mark-${randomBytes(6).toString("hex")}`;
@@ -109,12 +109,24 @@ function defineParent(client: Client): void {
           "",
         ].join("\n"),
       );
-      const r = await sb.run(["mcp", "install", client, "--env", "MUSTER_TEST_MARK"], { env });
+      const args = ["mcp", "install", client, `--${scope}`, "--env", "MUSTER_TEST_MARK"];
+      const r = await sb.run(args, { env });
       expect(r.exitCode, r.stderr).toBe(0);
-      const again = await sb.run(["mcp", "install", client, "--env", "MUSTER_TEST_MARK"], { env });
+      const again = await sb.run(args, { env });
       expect(again.stdout).toContain("already configured");
-      const doc = await sb.run(["mcp", "doctor", client, "--env", "MUSTER_TEST_MARK"], { env });
+      const doc = await sb.run(["mcp", "doctor", ...args.slice(2)], { env });
       expect(doc.exitCode, doc.stdout).toBe(0);
+      if (client === "codex" && scope === "project") {
+        // Codex reads a project's .codex/config.toml only in a trusted project (the user's own decision).
+        const user = path.join(env.CODEX_HOME as string, "config.toml");
+        fs.appendFileSync(user, `\n[projects.${JSON.stringify(sb.cwd)}]\ntrust_level = "trusted"\n`);
+      }
+      if (client === "gemini" && scope === "project")
+        // Gemini CLI reads a project's .gemini/settings.json only in a trusted folder (`gemini trust` writes this).
+        fs.writeFileSync(
+          path.join(sb.env.HOME as string, ".gemini", "trustedFolders.json"),
+          JSON.stringify({ [sb.cwd]: "TRUST_FOLDER" }),
+        );
     });
     afterAll(async () => {
       await ep?.close();
@@ -162,43 +174,56 @@ function defineParent(client: Client): void {
       expect(t.out).toContain(sha(task));
     });
 
-    it("starts a child with await: false, then collects it with the await tool", async () => {
-      const task = `parent-${client}-async ${randomBytes(4).toString("hex")}`;
-      const t = await turn(
-        [
-          { tool: "subagents_run", args: { agent: "mock", prompt: `${task}\nmock: sleep=1`, await: false } },
-          {
-            tool: "subagents_await",
-            args: (last) => ({ ids: [UUID.exec(last)?.[0] ?? "none"], mode: "all" }),
-          },
-        ],
-        "delegate and wait",
-      );
-      expect(t.out, t.why()).toContain("MCP RESULT:");
-      const bodies = t.requests.map((q) => JSON.stringify(q.body));
-      const answer = `prompt-sha256: ${sha(`${task}\nmock: sleep=1`)}`;
-      // The run call's result came at once (an id, no answer yet); the answer arrives with the await call's
-      // result, in the last request (Codex may search for the tools first: one request more).
-      const withAnswer = bodies.findIndex((b) => b.includes(answer));
-      expect(withAnswer, t.why()).toBe(bodies.length - 1);
-      expect(withAnswer).toBeGreaterThanOrEqual(2);
-      // The await call named the child by the id the run call returned (a wrong id would be an error).
-      expect(t.out).toContain(answer);
-    });
+    // The project install is checked with one run; the rest does not depend on where the entry lives.
+    it.runIf(scope === "user")(
+      "starts a child with await: false, then collects it with the await tool",
+      async () => {
+        const task = `parent-${client}-async ${randomBytes(4).toString("hex")}`;
+        const t = await turn(
+          [
+            {
+              tool: "subagents_run",
+              args: { agent: "mock", prompt: `${task}\nmock: sleep=1`, await: false },
+            },
+            {
+              tool: "subagents_await",
+              args: (last) => ({ ids: [UUID.exec(last)?.[0] ?? "none"], mode: "all" }),
+            },
+          ],
+          "delegate and wait",
+        );
+        expect(t.out, t.why()).toContain("MCP RESULT:");
+        const bodies = t.requests.map((q) => JSON.stringify(q.body));
+        const answer = `prompt-sha256: ${sha(`${task}\nmock: sleep=1`)}`;
+        // The run call's result came at once (an id, no answer yet); the answer arrives with the await call's
+        // result, in the last request (Codex may search for the tools first: one request more).
+        const withAnswer = bodies.findIndex((b) => b.includes(answer));
+        expect(withAnswer, t.why()).toBe(bodies.length - 1);
+        expect(withAnswer).toBeGreaterThanOrEqual(2);
+        // The await call named the child by the id the run call returned (a wrong id would be an error).
+        expect(t.out).toContain(answer);
+      },
+    );
 
-    it("a variable named in the install (and an API key) reaches the child's environment", async () => {
-      const t = await turn(
-        [{ tool: "subagents_run", args: { agent: "envecho", prompt: "print" } }],
-        "env check",
-      );
-      const carried = t.requests.map((q) => JSON.stringify(q.body)).find((b) => b.includes("mark="));
-      expect(carried, t.why()).toBeDefined();
-      expect(carried).toContain(`mark=${mark}`);
-      expect(carried).toContain(`key=${keyMark}`);
-    });
+    it.runIf(scope === "user")(
+      "a variable named in the install (and an API key) reaches the child's environment",
+      async () => {
+        const t = await turn(
+          [{ tool: "subagents_run", args: { agent: "envecho", prompt: "print" } }],
+          "env check",
+        );
+        const carried = t.requests.map((q) => JSON.stringify(q.body)).find((b) => b.includes("mark="));
+        expect(carried, t.why()).toBeDefined();
+        expect(carried).toContain(`mark=${mark}`);
+        expect(carried).toContain(`key=${keyMark}`);
+      },
+    );
   });
 }
 
 const only = process.env.MUSTER_MCP_PARENT;
 for (const c of ["claude", "codex", "gemini", "opencode"] as Client[])
-  if (!only || only === c) defineParent(c);
+  if (!only || only === c) {
+    defineParent(c, "user");
+    defineParent(c, "project");
+  }
