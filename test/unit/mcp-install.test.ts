@@ -185,6 +185,7 @@ describe("JSON clients", () => {
     const text = '{\n  // mine\n  "model": "x/y",\n}\n';
     write(file, text);
     expect(() => install("opencode", opts())).toThrow(/has comments; muster does not rewrite it/);
+    expect(install("opencode", opts({ dryRun: true })).files[0]!.entry).toMatchObject({ type: "local" });
     expect(fs.readFileSync(file, "utf8")).toBe(text);
     const d = doctor("opencode", opts());
     expect(d.ok).toBe(false);

@@ -81,10 +81,10 @@ export function install(client: string, opts: InstallOptions = {}): InstallRepor
     const loaded = load(edit);
     const merged = edit.merge(loaded.doc);
     const changed = JSON.stringify(merged) !== JSON.stringify(loaded.doc);
-    if (changed && loaded.commented)
+    if (changed && loaded.commented && !opts.dryRun)
       throw new MusterError(
         "usage",
-        `${edit.file} has comments; muster does not rewrite it: add ${edit.entryPath.join(".")} by hand (--dry-run prints it)`,
+        `${edit.file} has comments; muster does not rewrite it: add ${edit.entryPath.join(".") || "muster's entries"} by hand (--dry-run prints it)`,
       );
     const text = changed ? render(edit, loaded, merged) : loaded.text;
     return { edit, loaded, merged, changed, text };
