@@ -1,4 +1,5 @@
 // `muster mcp install|doctor <client>`: muster's entry in each coding agent's MCP configuration.
+import * as path from "node:path";
 import { MusterError } from "../../core/errors.js";
 import { claudeEdits } from "./claude.js";
 import { codexEdits } from "./codex.js";
@@ -96,8 +97,14 @@ export function install(client: string, opts: InstallOptions = {}): InstallRepor
     const backup = changed ? writeWithBackup(edit.file, loaded.exists, text) : undefined;
     return { file: edit.file, status, entry, ...(backup ? { backup } : {}) };
   });
-  const note = NOTES[c.client]?.[c.scope];
-  return { client: c.client, scope: c.scope, dryRun: !!opts.dryRun, files, notes: note ? [note] : [] };
+  const notes = [NOTES[c.client]?.[c.scope]].filter((n): n is string => !!n);
+  // The entry names this copy of muster by absolute path: one in npx's cache can vanish with the cache.
+  const args = serverSpec().args[0]!;
+  if (args.includes(`${path.sep}_npx${path.sep}`))
+    notes.push(
+      `the entry runs ${args} from npx's cache; install muster (npm i -g) and run this again to keep it`,
+    );
+  return { client: c.client, scope: c.scope, dryRun: !!opts.dryRun, files, notes };
 }
 
 export interface DoctorReport {
