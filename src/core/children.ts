@@ -92,7 +92,7 @@ export function resolveChildId(
   throw new MusterError("not_found", `unknown child id "${idOrPrefix}"`, {
     next: {
       cli: "muster ls lists this workspace's children",
-      mcp: "subagents_status lists this workspace's children",
+      mcp: "the subagents_status tool (no id) lists this workspace's children",
     },
   });
 }

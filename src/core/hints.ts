@@ -14,7 +14,7 @@ export function continueHint(c: LoadedChild, here: string): NextStep {
   if (isResumable(loadSession(sessionFileOf(c.files.dir)))) {
     return {
       cli: `continue it with: muster spawn --resume ${shortId(id)} "…"`,
-      mcp: `continue it with subagents_run {"id": "${id}", "prompt": "…"}`,
+      mcp: `continue it with the subagents_run tool: {"id": "${id}", "prompt": "…"}`,
     };
   }
   const cwd = c.entry.cwd !== here ? ` --cwd ${shellQuote([c.entry.cwd])}` : "";
@@ -22,6 +22,6 @@ export function continueHint(c: LoadedChild, here: string): NextStep {
   const command = c.entry.runner === "command" && argv ? ` -- ${shellQuote(argv)}` : "";
   return {
     cli: `no turn of it completed, so it cannot be resumed; start a new one: muster spawn --agent ${c.entry.agent}${cwd} "…"${command}`,
-    mcp: `no turn of it completed, so it cannot be resumed; start a new one: subagents_run {"agent": "${c.entry.agent}", "prompt": "…"}`,
+    mcp: `no turn of it completed, so it cannot be resumed; start a new one with the subagents_run tool: {"agent": "${c.entry.agent}", "prompt": "…"}`,
   };
 }

@@ -34,7 +34,7 @@ export function checkLineage(
       {
         next: {
           cli: "close one with muster cancel <id> (muster ls lists them)",
-          mcp: "close some with subagents_cancel",
+          mcp: "close some with the subagents_cancel tool",
         },
       },
     );

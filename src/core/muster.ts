@@ -161,7 +161,7 @@ export class Muster {
         {
           next: {
             cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"], "mode": "all"}`,
+            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
           },
         },
       );
@@ -303,7 +303,7 @@ export class Muster {
         throw new MusterError("not_running", `turn ${turnId} of child ${c.entry.id} has not settled yet`, {
           next: {
             cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"], "mode": "all"}`,
+            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
           },
         });
       throw new MusterError(
@@ -312,7 +312,7 @@ export class Muster {
         {
           next: {
             cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it: subagents_await {"ids": ["${c.entry.id}"], "mode": "all"}`,
+            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
           },
         },
       );

@@ -46,7 +46,7 @@ export async function removeChildren(
       {
         next: {
           cli: `wait for it (muster wait ${list}), or cancel and remove it: muster rm --force ${list}`,
-          mcp: "wait for it with subagents_await, or cancel it with subagents_cancel first",
+          mcp: "wait for it with the subagents_await tool, or cancel it with the subagents_cancel tool first",
         },
       },
     );

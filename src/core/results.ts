@@ -77,7 +77,7 @@ export function resolveTurn(c: LoadedChild, ref: string): string {
   const id = c.entry.id;
   const next = {
     cli: `muster status ${shortId(id)} lists its turns`,
-    mcp: `subagents_status {"id": "${id}"} lists its turns`,
+    mcp: `the subagents_status tool with {"id": "${id}"} lists its turns`,
   };
   if (/^[1-9]\d{0,5}$/.test(ref)) {
     const t = c.state.turns.find((x) => x.n === Number(ref));

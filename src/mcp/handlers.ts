@@ -52,7 +52,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
   if (a.agent !== undefined && a.id !== undefined)
     throw usage("give agent (a new child) or id (continue a settled child), not both");
   if (a.id !== undefined && a.groupId !== undefined)
-    throw usage("subagents_run: groupId is for new children (agent), not resume (id)");
+    throw usage("groupId is for new children (agent), not resume (id)");
   const settings = {
     ...(a.model !== undefined ? { model: a.model } : {}),
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
@@ -90,13 +90,11 @@ export async function awaitChildren(
   a: { ids?: string[]; groupId?: string; mode?: "first" | "all"; timeoutMs?: number },
   ctx: CallContext,
 ) {
-  if ((a.groupId === undefined) === (a.ids === undefined))
-    throw usage("subagents_await: give ids or groupId");
+  if ((a.groupId === undefined) === (a.ids === undefined)) throw usage("give ids or groupId");
   // Awaiting a group seals it: its members are all there is, and it is delivered whole.
   const named =
     a.groupId !== undefined ? (await ctx.m.sealGroup(a.groupId)).members.map((mb) => mb.id) : a.ids!;
-  if (a.groupId !== undefined && a.mode === "first")
-    throw usage("subagents_await: a group is awaited whole (mode all)");
+  if (a.groupId !== undefined && a.mode === "first") throw usage("a group is awaited whole (mode all)");
   const ids = named.map((i) => ctx.m.child(i).entry.id);
   ctx.progress.say(`waiting for ${ids.length === 1 ? shortId(ids[0]!) : `${ids.length} children`}`);
   const outcome = await waitReporting(ctx, ids, {

@@ -26,18 +26,19 @@ const stderrLog: Log = (line) => {
   process.stderr.write(`muster mcp: ${line}\n`);
 };
 
-/** One line for an argument that does not fit the tool's schema. */
-function schemaMessage(tool: string, e: ErrorObject | undefined): string {
-  if (!e) return `${tool}: invalid arguments`;
+/**
+ * One line for an argument that does not fit the tool's schema. It answers that very call, so it does not
+ * name the tool (each client spells tool names its own way).
+ */
+function schemaMessage(e: ErrorObject | undefined): string {
+  if (!e) return "invalid arguments";
   const field = e.instancePath.slice(1).replaceAll("/", ".");
   const p = e.params as Record<string, unknown>;
-  if (e.keyword === "required") return `${tool}: missing argument "${String(p.missingProperty)}"`;
-  if (e.keyword === "additionalProperties")
-    return `${tool}: unknown argument "${String(p.additionalProperty)}"`;
-  if (e.keyword === "minLength") return `${tool}: ${field} is empty`;
-  if (e.keyword === "enum")
-    return `${tool}: ${field} must be one of ${(p.allowedValues as string[]).join(", ")}`;
-  return `${tool}: ${field || "arguments"} ${e.message ?? "is invalid"}`;
+  if (e.keyword === "required") return `missing argument "${String(p.missingProperty)}"`;
+  if (e.keyword === "additionalProperties") return `unknown argument "${String(p.additionalProperty)}"`;
+  if (e.keyword === "minLength") return `${field} is empty`;
+  if (e.keyword === "enum") return `${field} must be one of ${(p.allowedValues as string[]).join(", ")}`;
+  return `${field || "arguments"} ${e.message ?? "is invalid"}`;
 }
 
 const failure = (message: string): CallToolResult => ({
@@ -85,7 +86,7 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
     const validate = validators.get(name);
     if (!tool || !validate) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
     const args = req.params.arguments ?? {};
-    if (!validate(args)) return failure(schemaMessage(name, validate.errors?.[0]));
+    if (!validate(args)) return failure(schemaMessage(validate.errors?.[0]));
     const signal = extra.signal;
     const progress = new CallProgress(extra._meta?.progressToken, (params) =>
       extra.sendNotification({ method: "notifications/progress", params }),

@@ -83,7 +83,7 @@ export function oneLine(text: string, max = 60): string {
 /** Longest the agent list inside the `agent` parameter's description may grow (the rest is counted). */
 export const AGENT_LIST_BUDGET = 1400;
 
-const more = (n: number): string => `+${n} more (subagents_agents lists all)`;
+const more = (n: number): string => `+${n} more (the subagents_agents tool lists all)`;
 
 /** The `agent` parameter's description: one `name: one line` per profile, bounded; the overflow is counted. */
 export function agentsLine(found: Discovery): string {

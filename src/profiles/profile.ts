@@ -55,7 +55,7 @@ export function loadProfile(
   throw new MusterError(
     "not_found",
     `unknown agent "${name}"; available: ${listNames(found.profiles.map((p) => p.name))}`,
-    { next: { cli: "muster agents lists them", mcp: "subagents_agents lists them" } },
+    { next: { cli: "muster agents lists them", mcp: "the subagents_agents tool lists them" } },
   );
 }
 

@@ -61,21 +61,3 @@ describe("--split where no split can be made", () => {
     expect(panes).toContain(JSON.parse(r.stdout).paneId);
   });
 });
-
-describe("an environment without a locale", () => {
-  it("spawn still reads the pane id tmux prints (no LANG, no LC_*)", async () => {
-    const env: NodeJS.ProcessEnv = { ...sb.env };
-    for (const k of Object.keys(env))
-      if (k === "LANG" || k === "LANGUAGE" || k.startsWith("LC_")) delete env[k];
-    const r = await execa(process.execPath, [BIN, "spawn", "--json", "--wait", "no locale"], {
-      cwd: sb.cwd,
-      env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-      timeout: 60_000,
-    });
-    expect(r.stderr).not.toMatch(/no pane id/);
-    expect(r.exitCode).toBe(0);
-  });
-});

@@ -72,6 +72,11 @@ const fails = async (name: string, args: Record<string, unknown>, pattern: RegEx
   expect(r.text, "an MCP error names tool calls, not CLI commands").not.toMatch(
     /\bmuster (spawn|send|wait|ls|agents|gc|cancel)\b/,
   );
+  // Clients spell tool names their own way (mcp__muster__subagents_run, muster_subagents_run, …):
+  // a hint says "the subagents_run tool", never a bare name the client does not use.
+  expect(r.text.replace(/\bthe subagents_[a-z]+ tool\b/g, ""), "tool named as such").not.toMatch(
+    /subagents_/,
+  );
 };
 
 describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
@@ -322,12 +327,12 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     await fails(
       "subagents_send",
       { id: child.id, prompt: "closed" },
-      /has exited; continue it with subagents_run \{"id"/,
+      /has exited; continue it with the subagents_run tool: \{"id"/,
     );
     await fails(
       "subagents_run",
       { agent: "nosuch", prompt: "x" },
-      /unknown agent "nosuch".*subagents_agents lists them$/,
+      /unknown agent "nosuch".*the subagents_agents tool lists them$/,
     );
     await fails("subagents_await", { ids: ["ffffffff"], mode: "all" }, /^not_found/);
     await fails("subagents_await", { ids: [child.id], mode: "some" }, /mode must be one of first, all/);

@@ -30,7 +30,7 @@ describe("the MCP tool list stays compact", () => {
     const line = agentsLine(w.discover(false));
     expect(line.length).toBeLessThanOrEqual(AGENT_LIST_BUDGET);
     expect(line).toContain("a000: Agent number");
-    expect(line).toMatch(/\n\+\d+ more \(subagents_agents lists all\)$/);
+    expect(line).toMatch(/\n\+\d+ more \(the subagents_agents tool lists all\)$/);
     const shown = line.split("\n").length - 2;
     const more = Number(/\+(\d+) more/.exec(line)![1]);
     expect(shown + more).toBe(w.discover(false).profiles.length);

@@ -1,20 +1,71 @@
 import type { Command } from "commander";
+import { MusterError } from "../../core/errors.js";
+import type { DoctorReport, InstallReport, Scope } from "../../mcp/install/index.js";
+import { ExitWith, printJson } from "../output.js";
 
 const HELP = `
 Tools: subagents_run, subagents_await, subagents_status, subagents_result, subagents_send,
-subagents_cancel, subagents_models, subagents_agents.
+subagents_cancel, subagents_inbox, subagents_models, subagents_agents.
 
-Configure a client (see the README for Codex, OpenCode and Gemini CLI):
-  claude mcp add muster -- npx muster mcp
+Configure a client (see the README's MCP section for what is written and why):
+  muster mcp install claude|codex|gemini|opencode [--project] [--dry-run]
+  muster mcp doctor claude|codex|gemini|opencode
 
 stdout carries only the protocol; logs go to stderr. The server stops when stdin closes;
 children keep running (a cancelled subagents_run call cancels the child it started).`;
 
+interface InstallFlags {
+  project?: boolean;
+  user?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+  env?: string[];
+}
+
+function scopeOf(flags: InstallFlags): Scope {
+  if (flags.project && flags.user) throw new MusterError("usage", "give --project or --user, not both");
+  return flags.project ? "project" : "user";
+}
+
+const collect = (value: string, prev: string[] = []): string[] => [...prev, value];
+
+function printInstall(r: InstallReport): void {
+  for (const f of r.files) {
+    if (r.dryRun) {
+      const verb =
+        f.status === "unchanged"
+          ? "already configured"
+          : `would ${f.status === "created" ? "create" : "update"}`;
+      process.stdout.write(`${f.file}: ${verb}\n`);
+      if (f.status !== "unchanged") process.stdout.write(`${JSON.stringify(f.entry, null, 2)}\n`);
+    } else if (f.status === "unchanged") process.stdout.write(`${f.file}: already configured\n`);
+    else process.stdout.write(`${f.file}: ${f.status}${f.backup ? ` (backup ${f.backup})` : ""}\n`);
+  }
+  for (const n of r.notes) process.stdout.write(`note: ${n}\n`);
+}
+
+function printDoctor(r: DoctorReport): void {
+  for (const f of r.files) {
+    if (f.missing.length === 0) process.stdout.write(`${f.file}: ok\n`);
+    else for (const m of f.missing) process.stdout.write(`${f.file}: ${m}\n`);
+  }
+  if (!r.ok)
+    process.stdout.write(`fix: muster mcp install ${r.client}${r.scope === "project" ? " --project" : ""}\n`);
+}
+
+function scoped(cmd: Command): Command {
+  return cmd
+    .option("--project", "this project's config file(s), for everyone who works here")
+    .option("--user", "your own config file(s) (default)")
+    .option("--env <NAME>", "also pass this variable through by name (repeatable)", collect)
+    .option("--json", "print one JSON document on stdout, nothing else");
+}
+
 /** `muster mcp`: the MCP server on stdio, through which coding agents use muster as their subagent system. */
 export function registerMcp(program: Command): void {
-  program
+  const mcp = program
     .command("mcp")
-    .summary("serve muster to a coding agent over MCP (stdio)")
+    .summary("serve muster to a coding agent over MCP (stdio); install|doctor configure a client")
     .description(
       "Run an MCP server on stdin/stdout for coding agents (Claude Code, Codex, OpenCode, Gemini CLI, any MCP client).",
     )
@@ -25,4 +76,38 @@ export function registerMcp(program: Command): void {
       const { serveStdio } = await import("../../mcp/server.js");
       await serveStdio(flags.primary ? { primary: flags.primary } : {});
     });
+
+  scoped(
+    mcp
+      .command("install")
+      .argument("<client>", "claude, codex, gemini or opencode")
+      .summary("write muster's entry into a coding agent's MCP configuration")
+      .description(
+        "Merge muster's server entry (absolute command, approval, variables passed by name, a long tool timeout) into the client's config; the old file is kept as <file>.bak-<time>. A second run changes nothing.",
+      )
+      .option("--dry-run", "print what would be written, write nothing"),
+  ).action(async (client: string, flags: InstallFlags) => {
+    const { install } = await import("../../mcp/install/index.js");
+    const r = install(client, {
+      scope: scopeOf(flags),
+      ...(flags.dryRun ? { dryRun: true } : {}),
+      ...(flags.env ? { env: flags.env } : {}),
+    });
+    if (flags.json) return printJson(r);
+    printInstall(r);
+  });
+
+  scoped(
+    mcp
+      .command("doctor")
+      .argument("<client>", "claude, codex, gemini or opencode")
+      .summary("check a coding agent's MCP configuration for muster; exit 1 if anything is missing"),
+  ).action(async (client: string, flags: InstallFlags) => {
+    const { doctor } = await import("../../mcp/install/index.js");
+    const r = doctor(client, { scope: scopeOf(flags), ...(flags.env ? { env: flags.env } : {}) });
+    if (flags.json) printJson(r);
+    else printDoctor(r);
+    if (!r.ok) throw new ExitWith(1);
+  });
+  for (const c of mcp.commands) c.exitOverride();
 }

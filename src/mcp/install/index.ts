@@ -1,0 +1,130 @@
+// `muster mcp install|doctor <client>`: muster's entry in each coding agent's MCP configuration.
+import * as path from "node:path";
+import { MusterError } from "../../core/errors.js";
+import { claudeEdits } from "./claude.js";
+import { codexEdits } from "./codex.js";
+import { type ConfigEdit, getAt } from "./edit.js";
+import { load, render, writeWithBackup } from "./files.js";
+import { geminiEdits } from "./gemini.js";
+import { opencodeEdits } from "./opencode.js";
+import { CLIENTS, type Client, type InstallContext, isEnvName, type Scope, serverSpec } from "./spec.js";
+
+export { CLIENTS, type Client, type Scope } from "./spec.js";
+
+const EDITS: Record<Client, (ctx: InstallContext) => ConfigEdit[]> = {
+  claude: claudeEdits,
+  codex: codexEdits,
+  gemini: geminiEdits,
+  opencode: opencodeEdits,
+};
+
+export interface InstallOptions {
+  scope?: Scope;
+  dryRun?: boolean;
+  /** Extra variable names to pass through, after the defaults. */
+  env?: string[];
+  /** Defaults: process.env and process.cwd(). */
+  processEnv?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export interface FileReport {
+  file: string;
+  status: "created" | "updated" | "unchanged";
+  backup?: string;
+  /** muster's part of the file after the install (what --dry-run prints). */
+  entry: unknown;
+  /** The whole new text (only with dryRun). */
+  text?: string;
+}
+
+export interface InstallReport {
+  client: Client;
+  scope: Scope;
+  dryRun: boolean;
+  files: FileReport[];
+  notes: string[];
+}
+
+function context(
+  client: string,
+  opts: InstallOptions,
+): { client: Client; edits: ConfigEdit[]; scope: Scope } {
+  if (!(CLIENTS as readonly string[]).includes(client))
+    throw new MusterError("usage", `unknown client "${client}" (one of ${CLIENTS.join(", ")})`);
+  const bad = (opts.env ?? []).filter((n) => !isEnvName(n));
+  if (bad.length > 0) throw new MusterError("usage", `not a variable name: ${bad.join(", ")}`);
+  const scope = opts.scope ?? "user";
+  const ctx: InstallContext = {
+    scope,
+    env: opts.processEnv ?? process.env,
+    cwd: opts.cwd ?? process.cwd(),
+    server: serverSpec(opts.env),
+  };
+  return { client: client as Client, edits: EDITS[client as Client](ctx), scope };
+}
+
+const NOTES: Partial<Record<Client, Partial<Record<Scope, string>>>> = {
+  codex: {
+    project:
+      'Codex reads a project\'s .codex/config.toml only when the project is trusted (trust_level = "trusted" in ~/.codex/config.toml)',
+  },
+  gemini: {
+    project: "Gemini CLI reads .gemini/settings.json and starts stdio servers only in a trusted folder",
+  },
+};
+
+/** Writes (or with dryRun only computes) every file of the client's configuration; all are parsed first. */
+export function install(client: string, opts: InstallOptions = {}): InstallReport {
+  const c = context(client, opts);
+  // Parse and merge everything before writing anything: a refused file leaves every file untouched.
+  const planned = c.edits.map((edit) => {
+    const loaded = load(edit);
+    const merged = edit.merge(loaded.doc);
+    const changed = JSON.stringify(merged) !== JSON.stringify(loaded.doc);
+    if (changed && loaded.commented && !opts.dryRun)
+      throw new MusterError(
+        "usage",
+        `${edit.file} has comments; muster does not rewrite it: add ${edit.entryPath.join(".") || "muster's entries"} by hand (--dry-run prints it)`,
+      );
+    const text = changed ? render(edit, loaded, merged) : loaded.text;
+    return { edit, loaded, merged, changed, text };
+  });
+  const files = planned.map(({ edit, loaded, merged, changed, text }): FileReport => {
+    const status = !changed ? "unchanged" : loaded.exists ? "updated" : "created";
+    const entry = getAt(merged, edit.entryPath);
+    if (opts.dryRun) return { file: edit.file, status, entry, ...(changed ? { text } : {}) };
+    const backup = changed ? writeWithBackup(edit.file, loaded.exists, text) : undefined;
+    return { file: edit.file, status, entry, ...(backup ? { backup } : {}) };
+  });
+  const notes = [NOTES[c.client]?.[c.scope]].filter((n): n is string => !!n);
+  // The entry names this copy of muster by absolute path: one in npx's cache can vanish with the cache.
+  const args = serverSpec().args[0]!;
+  if (args.includes(`${path.sep}_npx${path.sep}`))
+    notes.push(
+      `the entry runs ${args} from npx's cache; install muster (npm i -g) and run this again to keep it`,
+    );
+  return { client: c.client, scope: c.scope, dryRun: !!opts.dryRun, files, notes };
+}
+
+export interface DoctorReport {
+  client: Client;
+  scope: Scope;
+  ok: boolean;
+  files: { file: string; missing: string[] }[];
+}
+
+/** What the client's existing configuration lacks; nothing is written. */
+export function doctor(client: string, opts: InstallOptions = {}): DoctorReport {
+  const c = context(client, opts);
+  const files = c.edits.map((edit) => {
+    try {
+      const loaded = load(edit);
+      if (!loaded.exists) return { file: edit.file, missing: [`${edit.file} does not exist`] };
+      return { file: edit.file, missing: edit.check(loaded.doc) };
+    } catch (e) {
+      return { file: edit.file, missing: [(e as Error).message] };
+    }
+  });
+  return { client: c.client, scope: c.scope, ok: files.every((f) => f.missing.length === 0), files };
+}
