@@ -1,4 +1,4 @@
-/** Library entry: the same core the CLI uses. */
+/** Library entry: the same core the CLI uses, with the built-in backends registered. */
 
 export type { Budget, TreeUsage } from "./artifacts/budget.js";
 export type { ChildMeta, CompletionStatus, MusterEvent } from "./artifacts/events.js";
@@ -18,3 +18,19 @@ export type { TurnResult } from "./core/results.js";
 export type { ChildStatus } from "./core/state.js";
 export type { WaitOptions, WaitOutcome } from "./core/wait.js";
 export type { DeliveryRecord, Manifest } from "./delivery/records.js";
+export type {
+  Backend,
+  DeadStatus,
+  HostControl,
+  HostRef,
+  Liveness,
+  OtherPaneRef,
+  PaneRef,
+  PopupOptions,
+  PopupTarget,
+  SpawnPaneOptions,
+  TmuxPaneRef,
+} from "./mux/backend.js";
+export { loadBackendModules } from "./mux/builtin.js";
+export { localHostControl } from "./mux/local-host.js";
+export { type BackendContext, type BackendFactory, backendNames, registerBackend } from "./mux/registry.js";

@@ -39,7 +39,10 @@ export async function collectGarbage(m: Muster, opts: GcOptions): Promise<GcRepo
     if (c.status === "idle") await m.cancel(id);
     // Every pane it ever had: a child resumed into a new pane leaves its old (dead) one behind.
     for (const pane of [...(c.entry.panes ?? []), ...(c.entry.pane ? [c.entry.pane] : [])])
-      await m.backend.kill(pane).catch(() => {});
+      await m.backends
+        .of(pane)
+        .kill(pane)
+        .catch(() => {});
     await m.registry.update((doc) => {
       delete doc.children[id];
     });

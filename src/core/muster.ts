@@ -12,8 +12,15 @@ import type { MusterEvent } from "../artifacts/events.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
-import { type Backend, type Placement, placementWarning } from "../mux/backend.js";
-import { createTmuxBackend } from "../mux/tmux/backend.js";
+import {
+  type Backend,
+  type PaneRef,
+  type Placement,
+  type PopupOptions,
+  paneLabel,
+  placementWarning,
+} from "../mux/backend.js";
+import { BackendSet } from "../mux/registry.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { writeJsonAtomic } from "../util/fsx.js";
 import { shortId } from "../util/ids.js";
@@ -44,6 +51,7 @@ export interface MusterOptions {
   cwd?: string;
   /** Environment handed to children (captured now) and read for MUSTER_* settings. */
   env?: NodeJS.ProcessEnv;
+  /** The backend new children start in (and the one for refs of its name); default: by name, MUSTER_BACKEND or tmux. */
   backend?: Backend;
 }
 
@@ -56,6 +64,8 @@ export interface SpawnOptions {
   model?: string;
   reasoning?: string;
   placement?: Placement;
+  /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
+  backend?: string;
   /** Deliver this child's first result together with the rest of this explicit group. */
   group?: string;
   /** Seal the group once this child has joined it. */
@@ -67,6 +77,8 @@ export interface SpawnResult {
   turnId: string;
   agent: string;
   artifactDir: string;
+  /** The backend it runs in and its pane's id there. */
+  backend: string;
   paneId: string;
   /** The model and reasoning the first turn runs with (call ?? profile ?? primary). */
   model?: string;
@@ -79,10 +91,11 @@ export interface SpawnResult {
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
 export class Muster {
   readonly root: string;
-  readonly backend: Backend;
+  /** Every backend this process has used, by name; a child's operations go to the one it recorded. */
+  readonly backends: BackendSet;
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
-  private muxVersion: Promise<string> | undefined;
+  private readonly muxVersion = new Map<string, Promise<string>>();
   /** Tree limits in force for this process (env, then config, then defaults). */
   readonly limits: Limits;
 
@@ -96,7 +109,7 @@ export class Muster {
     this.cwd = path.resolve(workingDir(this.env), opts.cwd ?? ".");
     this.root = opts.home ? path.resolve(workingDir(this.env), opts.home) : stateRoot(this.env);
     this.own = new OwnPrimary(this.root, resolvePrimary(this.root, this.cwd, opts.primary, this.env));
-    this.backend = opts.backend ?? createTmuxBackend(this.env);
+    this.backends = new BackendSet(this.env, this.root, opts.backend);
     this.limits = limitsFrom(this.env);
   }
 
@@ -118,10 +131,24 @@ export class Muster {
     this.own.claim();
   }
 
-  /** Checks once per instance that the multiplexer runs (throws mux_unavailable). */
-  async ensureMux(): Promise<void> {
-    this.muxVersion ??= this.backend.version();
-    await this.muxVersion;
+  /** The backend new children start in (MUSTER_BACKEND, default tmux). */
+  get backend(): Backend {
+    return this.backends.get();
+  }
+
+  /** The backend a child runs in, by its record: its pane's backend, else the one it was spawned for. */
+  backendOf(entry: Pick<RegistryEntry, "pane" | "backend">): Backend {
+    return this.backends.get(entry.pane?.backend ?? entry.backend ?? "tmux");
+  }
+
+  /** Checks once per instance and backend that the multiplexer runs (throws mux_unavailable). */
+  async ensureMux(backend: Backend = this.backend): Promise<void> {
+    let v = this.muxVersion.get(backend.name);
+    if (!v) {
+      v = backend.version();
+      this.muxVersion.set(backend.name, v);
+    }
+    await v;
   }
 
   /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
@@ -178,8 +205,10 @@ export class Muster {
     // The cancel that closed it is over: the new host may start turns again.
     fs.rmSync(c.files.closing, { force: true });
     const follow = queueTurn(c, prompt, opts, this.env);
+    // A resumed child starts again where it ran: its own backend, whatever the default is now.
+    const backend = this.backendOf(c.entry);
     handOverForResume(c.files.envFile, c.meta, this.env, this.cwd);
-    const pane = await this.backend
+    const pane = await backend
       .spawn({
         argv: [...hostArgv(c.files.dir), "--resume"],
         start: "immediate",
@@ -195,7 +224,7 @@ export class Muster {
       const e = doc.children[c.entry.id];
       if (!e) return;
       // Every pane the child ever had is remembered: gc closes the old ones too.
-      if (e.pane && e.pane.paneId !== pane.paneId) e.panes = [...(e.panes ?? []), e.pane];
+      if (e.pane && paneLabel(e.pane) !== paneLabel(pane)) e.panes = [...(e.panes ?? []), e.pane];
       e.pane = pane;
     });
     // Return once the new host runs, so every later reader sees a live child, not the old exit.
@@ -203,8 +232,8 @@ export class Muster {
     for (;;) {
       const now = this.reload(c.entry);
       if (!now.state.exited && now.state.hostPid !== c.state.hostPid) break;
-      if (Date.now() > deadline || (await this.backend.alive(pane)) === "dead") {
-        await this.backend.kill(pane).catch(() => {});
+      if (Date.now() > deadline || (await backend.alive(pane)) === "dead") {
+        await backend.kill(pane).catch(() => {});
         fs.rmSync(c.files.envFile, { force: true });
         await settleQueuedFromParent(c.files.dir, "the resumed child host did not start");
         throw new MusterError(
@@ -217,8 +246,8 @@ export class Muster {
     return {
       ...follow,
       queued: false,
-      newPane: pane.paneId,
-      warnings: [...follow.warnings, ...placementWarning(this.backend, opts.placement)],
+      newPane: paneLabel(pane),
+      warnings: [...follow.warnings, ...placementWarning(backend, opts.placement)],
     };
   }
 
@@ -372,16 +401,54 @@ export class Muster {
   /** Turns a dead host into a recorded `lost`; returns the child's fresh state. */
   async reconcile(c: LoadedChild): Promise<LoadedChild> {
     if (c.status === "closed" || c.status === "lost") return c;
-    const v = await probeChild(this.backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
+    let backend: Backend;
+    try {
+      backend = this.backendOf(c.entry);
+    } catch {
+      // Its backend is not loaded in this process: nothing here can prove its host dead.
+      return c;
+    }
+    const v = await probeChild(backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
     if (!v.dead) return c;
-    await settleFromParent(c.files.dir, "lost", v.reason);
+    await settleFromParent(c.files.dir, "lost", v.reason, backend.host, c.entry.pane);
     return this.reload(c.entry);
   }
 
   async capture(idOrPrefix: string, lines = 200): Promise<{ id: string; text: string }> {
     const c = this.child(idOrPrefix);
     if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane`);
-    return { id: c.entry.id, text: await this.backend.capture(c.entry.pane, { lines }) };
+    return { id: c.entry.id, text: await this.backendOf(c.entry).capture(c.entry.pane, { lines }) };
+  }
+
+  /** argv that attaches a terminal to a child's pane, from its own backend; null before it has one. */
+  attachCommand(c: LoadedChild): string[] | null {
+    return c.entry.pane ? this.backendOf(c.entry).attachCommand(c.entry.pane) : null;
+  }
+
+  /** Brings a child's pane to the front of the calling client (inside its multiplexer). */
+  async focus(c: LoadedChild): Promise<void> {
+    if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+    await this.backendOf(c.entry).focus(c.entry.pane);
+  }
+
+  /**
+   * A popup over the caller's client showing a child's pane (by id), or running a command (in the default
+   * backend). A backend without popups says so.
+   */
+  async popup(
+    target: { id: string } | { argv: string[]; cwd?: string },
+    opts: PopupOptions = {},
+  ): Promise<void> {
+    let backend = this.backend;
+    let pane: PaneRef | undefined;
+    if ("id" in target) {
+      const c = this.child(target.id);
+      if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+      backend = this.backendOf(c.entry);
+      pane = c.entry.pane;
+    }
+    if (!backend.popup) throw new MusterError("usage", `the ${backend.name} backend has no popups`);
+    await backend.popup(pane ? { pane } : (target as { argv: string[]; cwd?: string }), opts);
   }
 
   /** Starts the long-lived watcher of this primary (events of every child, lost detection). */

@@ -56,7 +56,11 @@ export async function removeChildren(
     const id = c.entry.id;
     // Closing the host first: a removed artifact dir must not be written to by a host still alive.
     if (c.status !== "closed" && c.status !== "lost") await m.cancel(id);
-    if (c.entry.pane) await m.backend.kill(c.entry.pane).catch(() => {});
+    if (c.entry.pane)
+      await m
+        .backendOf(c.entry)
+        .kill(c.entry.pane)
+        .catch(() => {});
     await m.registry.update((d) => {
       delete d.children[id];
     });

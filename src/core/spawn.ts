@@ -4,7 +4,7 @@ import type { ChildMeta } from "../artifacts/events.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
-import { placementWarning } from "../mux/backend.js";
+import { paneLabel, placementWarning } from "../mux/backend.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
@@ -64,7 +64,9 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   checkLineage(m.limits, depth, m.env, Object.keys(m.registry.read().children).length, () =>
     Object.values(m.registry.read().children).map((e) => m.reload(e)),
   );
-  await m.ensureMux();
+  // An unknown backend name refuses the spawn here, before anything is created.
+  const backend = m.backends.get(opts.backend);
+  await m.ensureMux(backend);
 
   const id = uuidv7();
   const turnId = uuidv7();
@@ -112,6 +114,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
     parent,
     createdAt: meta.createdAt,
     cwd,
+    backend: backend.name,
     pane: null,
   };
   // Joining the group is the last check that can refuse: a sealed or full group creates nothing.
@@ -144,7 +147,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
     await m.registry.update((doc) => {
       doc.children[id] = entry;
     });
-    const pane = await m.backend.spawn({
+    const pane = await backend.spawn({
       argv: hostArgv(dir),
       start: "immediate",
       cwd,
@@ -162,7 +165,8 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       ...(opts.group ? { group: opts.group } : {}),
       agent: profile.name,
       artifactDir: dir,
-      paneId: pane.paneId,
+      backend: backend.name,
+      paneId: paneLabel(pane),
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
       warnings: [
@@ -170,7 +174,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
         ...settings.warnings,
         ...modeWarning,
         ...ignoredFields(runner, profile),
-        ...placementWarning(m.backend, opts.placement),
+        ...placementWarning(backend, opts.placement),
       ],
     };
   } catch (e) {

@@ -12,6 +12,7 @@ import {
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { isMusterError } from "../core/errors.js";
 import { createMuster, type Muster } from "../core/muster.js";
+import { loadBackendModules } from "../mux/builtin.js";
 import { discoverProfiles } from "../profiles/discover.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import type { CallContext } from "./handlers.js";
@@ -131,6 +132,7 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
 export async function serveStdio(opts: { primary?: string } = {}, log: Log = stderrLog): Promise<void> {
   // Nothing but the protocol may reach stdout.
   console.log = console.info = console.debug = (...a: unknown[]) => console.error(...a);
+  await loadBackendModules(process.env);
   const m = createMuster(opts.primary ? { primary: opts.primary } : {});
   const { server, idle } = createMcpServer(m, log);
   const closed = new Promise<void>((resolve) => {

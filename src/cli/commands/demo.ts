@@ -113,7 +113,7 @@ export function registerDemo(program: Command): void {
           return {
             id: r.id,
             agent: r.agent,
-            attach: c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null,
+            attach: m.attachCommand(c),
           };
         });
       } finally {

@@ -3,6 +3,7 @@ import type { LoadedChild } from "../../core/children.js";
 import { createMuster, type Muster } from "../../core/muster.js";
 import { listPrimaries } from "../../core/primary.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
+import { isTmuxRef, type PaneRef, paneLabel } from "../../mux/backend.js";
 import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
@@ -14,7 +15,7 @@ import { visibleLine } from "../sanitize.js";
 async function listAllPrimaries(m: Muster): Promise<{ primary: string; children: LoadedChild[] }[]> {
   const out = [];
   for (const primary of listPrimaries(m.root)) {
-    const other = primary === m.primary ? m : createMuster({ home: m.root, primary, backend: m.backend });
+    const other = primary === m.primary ? m : createMuster({ home: m.root, primary });
     out.push({ primary, children: await other.list() });
   }
   return out;
@@ -25,6 +26,14 @@ function malformedLine(m: LoadedChild["malformed"]): string {
   const spans = m.spans.map((s) => `${s.offset} (${s.length} B: ${clip(s.reason, 60)})`).join(", ");
   const more = m.count > m.spans.length ? `, and ${m.count - m.spans.length} more` : "";
   return `${m.count} malformed line${m.count === 1 ? "" : "s"} at offset ${spans}${more}`;
+}
+
+/** Where a child's pane is, for `status`. */
+function paneLine(pane: PaneRef | null): string {
+  if (!pane) return "-";
+  return isTmuxRef(pane)
+    ? `${pane.paneId} in session ${pane.session}`
+    : `${paneLabel(pane)} (${pane.backend})`;
 }
 
 /** The JSON shape of a child in ls/status. */
@@ -43,6 +52,7 @@ export function childSummary(c: LoadedChild) {
     queuedTurns: queuedTurns(c.state, c.pending),
     lastActivity: c.state.lastActivity ?? null,
     usage: c.state.usage ?? null,
+    backend: c.entry.pane?.backend ?? c.entry.backend ?? "tmux",
     pane: c.entry.pane,
     artifactDir: c.files.dir,
     resumable: resumable(c.state),
@@ -122,7 +132,7 @@ export function registerInspect(program: Command): void {
       outputError: t.completion?.outputError ?? null,
       reason: t.completion?.reason ?? null,
     }));
-    const attach = c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null;
+    const attach = m.attachCommand(c);
     if (flags.json)
       return printJson({ ...summary, turnList: turns, attachCommand: attach, malformed: c.malformed });
     const lines = [
@@ -130,7 +140,7 @@ export function registerInspect(program: Command): void {
       `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
       `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
       `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)`,
-      `pane       ${c.entry.pane ? `${c.entry.pane.paneId} in session ${c.entry.pane.session}` : "-"}`,
+      `pane       ${paneLine(c.entry.pane)}`,
       `artifacts  ${c.files.dir}`,
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,

@@ -9,15 +9,15 @@ import { ExitWith, printJson, say } from "../output.js";
 async function goToPane(id: string, flags: CommonOptions & { print?: boolean }): Promise<void> {
   const m = muster(flags);
   const c = m.child(id);
-  if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
-  const command = m.backend.attachCommand(c.entry.pane);
+  const command = m.attachCommand(c);
+  if (!command) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
   if (flags.json || flags.print) {
     if (flags.json) printJson({ id: c.entry.id, pane: c.entry.pane, command });
     else say(`${shellQuote(command)}\n`);
     return;
   }
   try {
-    await m.backend.focus(c.entry.pane);
+    await m.focus(c);
     return;
   } catch {
     // Not inside the same tmux server: attach this terminal instead.

@@ -19,6 +19,7 @@ interface SpawnFlags extends CommonOptions {
   model?: string;
   split?: boolean;
   file?: string;
+  backend?: string;
 }
 
 export function registerSpawn(program: Command): void {
@@ -50,6 +51,10 @@ export function registerSpawn(program: Command): void {
       .option("--reasoning <level>", "reasoning level for the model (muster models --model <m> lists them)")
       .option("--split", "inside tmux: open as a visible split instead of a background window")
       .option(
+        "--backend <name>",
+        "where a new child runs: tmux, or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND or tmux)",
+      )
+      .option(
         "--group <id>",
         "deliver the first result together with the rest of this group (muster wait --group)",
       )
@@ -71,6 +76,8 @@ export function registerSpawn(program: Command): void {
         );
       if (flags.group !== undefined)
         throw new MusterError("usage", "--group takes new children: use it with --agent, not --resume");
+      if (flags.backend !== undefined)
+        throw new MusterError("usage", "--resume continues a child where it ran: no --backend");
       if (argv.length > 0 || flags.cwd)
         throw new MusterError("usage", "--resume continues a child as it was: no argv after -- and no --cwd");
       started = await m.resume(flags.resume, text, {
@@ -87,6 +94,7 @@ export function registerSpawn(program: Command): void {
         ...(flags.split ? { placement: "split" as const } : {}),
         ...(flags.group !== undefined ? { group: flags.group } : {}),
         ...(flags.seal ? { seal: true } : {}),
+        ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
       });
     }
     for (const w of started.warnings) warn(`muster: warning: ${w}\n`);

@@ -3,7 +3,19 @@ import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { MusterError } from "../../core/errors.js";
-import type { Backend, DeadStatus, Liveness, PaneRef, Placement, SpawnPaneOptions } from "../backend.js";
+import type {
+  Backend,
+  DeadStatus,
+  HostControl,
+  Liveness,
+  TmuxPaneRef as PaneRef,
+  Placement,
+  PopupOptions,
+  PopupTarget,
+  SpawnPaneOptions,
+} from "../backend.js";
+import { isTmuxRef } from "../backend.js";
+import { localHostControl } from "../local-host.js";
 import * as A from "./argv.js";
 import { runTmux, type TmuxExecOptions, type TmuxRun, tmux, tmuxBin, tmuxFailure } from "./exec.js";
 import * as P from "./parse.js";
@@ -32,8 +44,13 @@ export function createTmuxBackend(env: NodeJS.ProcessEnv = process.env): TmuxBac
   return new TmuxBackend({ server: null, session: "muster", env });
 }
 
-export class TmuxBackend implements Backend {
+export class TmuxBackend implements Backend<PaneRef> {
   readonly name = "tmux";
+  /** Hosts are local processes; how one ended is its pane's exit status (remain-on-exit keeps it). */
+  readonly host: HostControl = {
+    ...localHostControl,
+    exitStatus: async (h) => (h.pane && isTmuxRef(h.pane) ? this.deadStatus(h.pane).catch(() => null) : null),
+  };
   private readonly exec: TmuxExecOptions;
   private callerSessionId: string | null = null;
 
@@ -200,6 +217,26 @@ export class TmuxBackend implements Backend {
   attachCommand(ref: PaneRef): string[] {
     const attach = A.chain(A.attachSessionArgs(ref.session), A.focusPaneArgs(ref.paneId, false));
     return [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...attach];
+  }
+
+  /**
+   * `display-popup -E` over the caller's client: a child's pane (its attach command, run with TMUX unset
+   * so tmux allows the nested client) or a command. Needs a client: from inside tmux, on this server.
+   */
+  async popup(target: PopupTarget, opts: PopupOptions = {}): Promise<void> {
+    const inside = P.parseTmuxEnv(this.config.env.TMUX);
+    if (!inside || !this.config.env.TMUX_PANE)
+      throw new MusterError("not_running", "a popup needs a tmux client: run this inside tmux");
+    const run =
+      "pane" in target
+        ? { argv: ["env", "-u", "TMUX", ...this.attachCommand(target.pane as PaneRef)] }
+        : { argv: target.argv, ...(target.cwd ? { cwd: target.cwd } : {}) };
+    if (run.argv.length === 0) throw new MusterError("usage", "popup: empty argv");
+    const args = A.displayPopupArgs({ ...run, ...opts, target: this.config.env.TMUX_PANE });
+    const server =
+      this.config.session === null ? this.config.server : { flag: "-S" as const, value: inside.socketPath };
+    const r = await runTmux(server, args, this.exec);
+    if (r.exitCode !== 0) throw tmuxFailure(args, r);
   }
 
   /** A split needs the caller's own pane ($TMUX_PANE in its tmux server); elsewhere openPane opens a window. */
