@@ -126,8 +126,8 @@ export interface Backend<R extends PaneRef = PaneRef> {
   /** argv that attaches a terminal to the pane from outside. */
   attachCommand(ref: R): string[];
   /**
-   * Shows a pane, or runs a command, in a popup over the caller's client (for a supervisor). A backend
-   * without popups leaves this out; Muster.popup then says so.
+   * Shows a pane, or runs a command, in a popup over the caller's client (for a supervisor); resolves
+   * when the popup closes. A backend without popups leaves this out; Muster.popup then says so.
    */
   popup?(target: PopupTarget, opts?: PopupOptions): Promise<void>;
   /** Why `placement` cannot be honoured here and what is done instead; undefined when it can. */

@@ -30,6 +30,8 @@ export interface TmuxBackendConfig {
 
 /** An idle first process: `cat -` waits on the pty without CPU until respawn-pane replaces it. */
 const IDLE_ARGV = ["cat", "-"];
+// display-popup waits for its popup to close: a person may keep one open for a long time.
+const POPUP_OPEN_MS = 2 ** 31 - 1;
 const SPAWN_FORMAT = "#{pane_id}\t#{window_id}\t#{session_name}";
 
 /** Chooses the server and session from the environment (see TmuxBackendConfig). */
@@ -221,7 +223,8 @@ export class TmuxBackend implements Backend<PaneRef> {
 
   /**
    * `display-popup -E` over the caller's client: a child's pane (its attach command, run with TMUX unset
-   * so tmux allows the nested client) or a command. Needs a client: from inside tmux, on this server.
+   * so tmux allows the nested client) or a command. Needs a client: from inside tmux. tmux answers
+   * when the popup closes, so this resolves then.
    */
   async popup(target: PopupTarget, opts: PopupOptions = {}): Promise<void> {
     const inside = P.parseTmuxEnv(this.config.env.TMUX);
@@ -235,7 +238,7 @@ export class TmuxBackend implements Backend<PaneRef> {
     const args = A.displayPopupArgs({ ...run, ...opts, target: this.config.env.TMUX_PANE });
     const server =
       this.config.session === null ? this.config.server : { flag: "-S" as const, value: inside.socketPath };
-    const r = await runTmux(server, args, this.exec);
+    const r = await runTmux(server, args, { ...this.exec, timeoutMs: POPUP_OPEN_MS });
     if (r.exitCode !== 0) throw tmuxFailure(args, r);
   }
 
