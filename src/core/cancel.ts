@@ -77,8 +77,10 @@ export async function cancelChildren(
     const entry = doc.children[id];
     return entry ? [m.reload(entry)] : [];
   });
-  for (const c of children) {
-    if (c.status === "closed" || c.status === "lost") continue;
+  const live = children.filter((c) => c.status !== "closed" && c.status !== "lost");
+  // Each live child is stopped through its backend: one not loaded here refuses the cancel before any mark.
+  for (const c of live) m.backendOf(c.entry);
+  for (const c of live) {
     try {
       fs.writeFileSync(c.files.closing, `${new Date().toISOString()}\n`, { mode: 0o600 });
     } catch {

@@ -51,6 +51,9 @@ export async function removeChildren(
       },
     );
   }
+  // Panes are closed through each child's backend: one not loaded here refuses before anything is removed.
+  for (const c of children)
+    if (c.entry.pane || (c.status !== "closed" && c.status !== "lost")) m.backendOf(c.entry);
   const out: RemovedChild[] = [];
   for (const c of children) {
     const id = c.entry.id;

@@ -61,6 +61,11 @@ export class BackendSet {
     return b;
   }
 
+  /** Whether `name` can be made here (made already, or registered). */
+  has(name: string): boolean {
+    return this.made.has(name) || factories.has(name);
+  }
+
   /** The backend a pane belongs to. */
   of(ref: PaneRef): Backend {
     return this.get(ref.backend);

@@ -144,6 +144,16 @@ describe("a second backend from test/fixtures, loaded by MUSTER_BACKEND_MODULE",
     expect(cap.exitCode).not.toBe(0);
     expect(cap.stderr).toMatch(/backend "process" is not available here.*MUSTER_BACKEND_MODULE/);
 
+    // cancel and rm need its backend: refused before anything changes (no closing mark, nothing removed).
+    const cancel = await sb.run(["cancel", p.id], { env: bare });
+    expect(cancel.exitCode).toBe(2);
+    expect(cancel.stderr).toMatch(/backend "process" is not available here/);
+    expect(fs.existsSync(path.join(p.dir, "closing"))).toBe(false);
+    const rm = await sb.run(["rm", "--force", p.id], { env: bare });
+    expect(rm.exitCode).toBe(2);
+    expect(fs.existsSync(p.dir)).toBe(true);
+    expect(pidAlive(p.hostPid)).toBe(true);
+
     const before = (await sb.json(["ls"])).data.children.length;
     const bad = await sb.run(["spawn", "--backend", "nope", "hello"]);
     expect(bad.exitCode).toBe(2);
@@ -156,5 +166,12 @@ describe("a second backend from test/fixtures, loaded by MUSTER_BACKEND_MODULE",
 
     expect((await sb.json(["cancel", p.id])).data.cancelled[0]).toMatchObject({ by: "child" });
     await until(() => !pidAlive(p.hostPid), 5000);
+    // gc skips a settled child whose pane it cannot close here, and says why.
+    const gc = await sb.json(["gc", "--older-than", "0s"], { env: bare });
+    expect(gc.data.skipped).toContainEqual({
+      id: p.id,
+      why: expect.stringMatching(/backend "process" is not loaded/),
+    });
+    expect(fs.existsSync(p.dir)).toBe(true);
   });
 });

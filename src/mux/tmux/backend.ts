@@ -236,8 +236,8 @@ export class TmuxBackend implements Backend<PaneRef> {
         : { argv: target.argv, ...(target.cwd ? { cwd: target.cwd } : {}) };
     if (run.argv.length === 0) throw new MusterError("usage", "popup: empty argv");
     const args = A.displayPopupArgs({ ...run, ...opts, target: this.config.env.TMUX_PANE });
-    const server =
-      this.config.session === null ? this.config.server : { flag: "-S" as const, value: inside.socketPath };
+    // The client is on the caller's server, whichever server this backend's panes are on.
+    const server = { flag: "-S" as const, value: inside.socketPath };
     const r = await runTmux(server, args, { ...this.exec, timeoutMs: POPUP_OPEN_MS });
     if (r.exitCode !== 0) throw tmuxFailure(args, r);
   }
