@@ -14,6 +14,7 @@ import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
 import {
   type Backend,
+  LEGACY_BACKEND,
   type PaneRef,
   type Placement,
   type PopupOptions,
@@ -138,7 +139,7 @@ export class Muster {
 
   /** The backend a child runs in, by its record: its pane's backend, else the one it was spawned for. */
   backendOf(entry: Pick<RegistryEntry, "pane" | "backend">): Backend {
-    return this.backends.get(entry.pane?.backend ?? entry.backend ?? "tmux");
+    return this.backends.get(entry.pane?.backend ?? entry.backend ?? LEGACY_BACKEND);
   }
 
   /** Checks once per instance and backend that the multiplexer runs (throws mux_unavailable). */

@@ -35,12 +35,15 @@ export const isTmuxRef = (ref: PaneRef): ref is TmuxPaneRef =>
 /** The pane's id as a user sees it (`%3` in tmux). */
 export const paneLabel = (ref: PaneRef): string => (isTmuxRef(ref) ? ref.paneId : (ref as OtherPaneRef).id);
 
+/** The backend of registry entries and refs written before backends had names. */
+export const LEGACY_BACKEND = "tmux";
+
 /** A ref as read from a registry: entries written before backends had names (no `backend`) are tmux panes. */
 export function normalizePaneRef(raw: unknown): PaneRef | null {
   if (!raw || typeof raw !== "object") return null;
   const r = raw as Partial<TmuxPaneRef> & Partial<OtherPaneRef>;
   if (typeof r.backend !== "string" && typeof r.paneId === "string")
-    return { ...r, backend: "tmux" } as PaneRef;
+    return { ...r, backend: LEGACY_BACKEND } as PaneRef;
   return typeof r.backend === "string" ? (r as PaneRef) : null;
 }
 

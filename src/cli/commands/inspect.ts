@@ -3,7 +3,7 @@ import type { LoadedChild } from "../../core/children.js";
 import { createMuster, type Muster } from "../../core/muster.js";
 import { listPrimaries } from "../../core/primary.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
-import { isTmuxRef, type PaneRef, paneLabel } from "../../mux/backend.js";
+import { isTmuxRef, LEGACY_BACKEND, type PaneRef, paneLabel } from "../../mux/backend.js";
 import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
@@ -52,7 +52,7 @@ export function childSummary(c: LoadedChild) {
     queuedTurns: queuedTurns(c.state, c.pending),
     lastActivity: c.state.lastActivity ?? null,
     usage: c.state.usage ?? null,
-    backend: c.entry.pane?.backend ?? c.entry.backend ?? "tmux",
+    backend: c.entry.pane?.backend ?? c.entry.backend ?? LEGACY_BACKEND,
     pane: c.entry.pane,
     artifactDir: c.files.dir,
     resumable: resumable(c.state),
