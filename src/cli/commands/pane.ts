@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import { helperCwd } from "../../core/paths.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { shellQuote } from "../format.js";
@@ -23,7 +23,7 @@ async function goToPane(id: string, flags: CommonOptions & { print?: boolean }):
     // Not inside the same tmux server: attach this terminal instead.
   }
   if (!process.stdin.isTTY)
-    throw new MusterError("usage", `attaching needs a terminal; run: ${shellQuote(command)}`);
+    throw new MusterError("unsupported", `attaching needs a terminal; run: ${shellQuote(command)}`);
   const [bin, ...args] = command;
   const { execa } = await import("execa"); // ~150 ms to load: only when attaching
   const r = await execa(bin!, args, { cwd: helperCwd(), stdio: "inherit", reject: false });
