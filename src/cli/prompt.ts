@@ -31,12 +31,13 @@ export function invalidUtf8At(b: Uint8Array): number {
   return -1;
 }
 
-function notUtf8(where: string, bytes?: Uint8Array): MusterError {
+function notUtf8(where: string, bytes?: Uint8Array, cause?: unknown): MusterError {
   const at = bytes ? invalidUtf8At(bytes) : -1;
   const detail = bytes && at >= 0 ? ` (byte 0x${bytes[at]!.toString(16)} at offset ${at})` : "";
   return new MusterError(
     "invalid_argument",
     `the prompt ${where} is not valid UTF-8${detail}; muster takes prompts as UTF-8 text (convert it first, e.g. with iconv)`,
+    cause !== undefined ? { cause } : undefined,
   );
 }
 
@@ -84,8 +85,8 @@ function readPromptFile(file: string): string {
   if (bytes.length > MAX_PROMPT_BYTES) throw tooLarge(where);
   try {
     return strictUtf8.decode(bytes);
-  } catch {
-    throw notUtf8(where, bytes);
+  } catch (e) {
+    throw notUtf8(where, bytes, e);
   }
 }
 

@@ -1,7 +1,12 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MusterError, NEXT_ACTIONS, type NextAction, type NextStep } from "../../src/base/errors.js";
 import { buildProgram } from "../../src/cli/main.js";
 import { cliErrorText, cliNextStep } from "../../src/cli/next-step.js";
+import { readPrompt } from "../../src/cli/prompt.js";
+import { load } from "../../src/mcp/install/files.js";
 import { mcpErrorText, mcpNextStep } from "../../src/mcp/next-step.js";
 import { toolTable } from "../../src/mcp/tools.js";
 
@@ -155,8 +160,43 @@ describe("a next step is data; each front end says it in its own words", () => {
     expect(mcpErrorText(new Error("boom"))).toBe("internal: boom");
   });
 
-  it("the cause is kept", () => {
-    const cause = new Error("EACCES");
-    expect(new MusterError("invalid_config", "cannot read x", { cause }).cause).toBe(cause);
+  it("an error that wraps another keeps it as its cause", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "muster-cause-"));
+    try {
+      const caught = (fn: () => unknown): MusterError => {
+        try {
+          fn();
+        } catch (e) {
+          if (e instanceof MusterError) return e;
+          throw e;
+        }
+        throw new Error("did not throw");
+      };
+      // A client's config file that cannot be read (a directory): the read error is the cause.
+      const edit = {
+        file: dir,
+        format: "json" as const,
+        entryPath: [],
+        merge: (d: object) => d,
+        check: () => [],
+      };
+      const unreadable = caught(() => load(edit));
+      expect(unreadable.code).toBe("invalid_config");
+      expect(unreadable.cause).toMatchObject({ code: "EISDIR" });
+      // One that does not parse: the parser's error.
+      fs.writeFileSync(path.join(dir, "c.toml"), "= broken");
+      const unparsed = caught(() => load({ ...edit, file: path.join(dir, "c.toml"), format: "toml" }));
+      expect(unparsed.cause).toBeInstanceOf(Error);
+      // A prompt file that is not UTF-8: the decoder's error.
+      fs.writeFileSync(path.join(dir, "p.txt"), Buffer.from([0x68, 0xff, 0x69]));
+      const latin = caught(() => readPrompt(undefined, path.join(dir, "p.txt")));
+      expect([latin.code, latin.message]).toEqual([
+        "invalid_argument",
+        expect.stringContaining("not valid UTF-8"),
+      ]);
+      expect(latin.cause).toBeInstanceOf(TypeError);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
