@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import type { Backend, DeadStatus, Liveness, PaneRef, Placement, SpawnPaneOptions } from "../backend.js";
 import * as A from "./argv.js";
 import { runTmux, type TmuxExecOptions, type TmuxRun, tmux, tmuxBin, tmuxFailure } from "./exec.js";
@@ -180,7 +180,7 @@ export class TmuxBackend implements Backend {
     const inside = P.parseTmuxEnv(this.config.env.TMUX);
     const caller = this.config.env.TMUX_PANE;
     const hint = `attach with: ${this.attachCommand(ref).join(" ")}`;
-    if (!inside || !caller) throw new MusterError("not_running", `not inside tmux, cannot focus; ${hint}`);
+    if (!inside || !caller) throw new MusterError("unsupported", `not inside tmux, cannot focus; ${hint}`);
     const probe = A.chain(
       ["display-message", "-p", "#{pid}"],
       A.displayMessageArgs(caller, "#{session_id}"),
@@ -190,7 +190,7 @@ export class TmuxBackend implements Backend {
     if (run.exitCode !== 0) throw failure(ref, "cannot focus", probe, run);
     const [pid, callerSession, paneSession] = run.stdout.split("\n");
     if (Number(pid) !== inside.serverPid) {
-      throw new MusterError("not_running", `pane ${ref.paneId} is on another tmux server; ${hint}`);
+      throw new MusterError("unsupported", `pane ${ref.paneId} is on another tmux server; ${hint}`);
     }
     if (!paneSession) throw gone(ref, "cannot focus");
     await tmux(ref.server, A.focusPaneArgs(ref.paneId, callerSession !== paneSession), this.exec);
@@ -260,11 +260,12 @@ const failure = (ref: PaneRef, what: string, args: string[], run: TmuxRun): Must
 function validateSpawn(o: SpawnPaneOptions): A.StartCommand {
   const run = { cwd: o.cwd, env: o.env ?? {}, argv: o.argv };
   const problem = A.startCommandProblem(run);
-  if (problem) throw new MusterError("usage", `spawn: ${problem}`);
+  if (problem) throw new MusterError("invalid_argument", `spawn: ${problem}`);
   let isDir = false;
   try {
     isDir = isAbsolute(o.cwd) && statSync(o.cwd).isDirectory();
   } catch {}
-  if (!isDir) throw new MusterError("usage", `spawn: cwd is not an existing absolute directory: ${o.cwd}`);
+  if (!isDir)
+    throw new MusterError("invalid_argument", `spawn: cwd is not an existing absolute directory: ${o.cwd}`);
   return run;
 }
