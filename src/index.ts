@@ -2,8 +2,8 @@
 
 export type { Budget, TreeUsage } from "./artifacts/budget.js";
 export type { ChildMeta, CompletionStatus, MusterEvent } from "./artifacts/events.js";
+export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.js";
 export type { LoadedChild } from "./core/children.js";
-export { MusterError, type MusterErrorCode } from "./core/errors.js";
 export type { FollowUp, TurnSettings } from "./core/follow-up.js";
 export type { WaitingGroup } from "./core/inbox.js";
 export {

@@ -15,7 +15,8 @@ import { registerPane } from "./commands/pane.js";
 import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerWait } from "./commands/wait.js";
-import { EXIT, EXIT_TABLE, ExitWith, reportError } from "./output.js";
+import { EXIT, EXIT_TABLE } from "./exit-codes.js";
+import { ExitWith, reportError } from "./output.js";
 
 /** The whole commander program; nothing runs until it is parsed (test/unit/readme-samples.test.ts reads it). */
 export function buildProgram(): Command {

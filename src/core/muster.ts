@@ -9,6 +9,7 @@ import {
   treeUsage,
 } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
+import { isMusterError, MusterError } from "../base/errors.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
@@ -24,13 +25,11 @@ import {
 import { BackendSet } from "../mux/registry.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { writeJsonAtomic } from "../util/fsx.js";
-import { shortId } from "../util/ids.js";
 import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
-import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
-import { continueHint } from "./hints.js";
+import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
 import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
@@ -162,10 +161,12 @@ export class Muster {
     checkPrompt(prompt);
     const c = this.child(idOrPrefix);
     if (c.status === "closed" || c.status === "lost") {
+      const next = continueHint(c, this.cwd);
+      const note = next.action === "spawn" ? `; ${NOT_RESUMABLE_NOTE}` : "";
       throw new MusterError(
         "not_running",
-        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}`,
-        { next: continueHint(c, this.cwd) },
+        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}${note}`,
+        { next },
       );
     }
     return queueTurn(c, prompt, opts, this.env);
@@ -184,20 +185,15 @@ export class Muster {
     const c = this.childForResume(idOrPrefix);
     if (c.status === "running" || c.status === "starting" || c.status === "queued") {
       throw new MusterError(
-        "not_running",
+        "busy",
         `child ${c.entry.id} already has an active turn; wait for it or cancel it first`,
-        {
-          next: {
-            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
-          },
-        },
+        { next: { action: "wait", ids: [c.entry.id] } },
       );
     }
     const session = loadSession(sessionFileOf(c.files.dir));
     if (!isResumable(session)) {
       throw new MusterError(
-        "not_running",
+        "not_resumable",
         `child ${c.entry.id} is not resumable: no turn of it has completed with a result`,
         { next: continueHint(c, this.cwd) },
       );
@@ -260,8 +256,9 @@ export class Muster {
       const owner = isMusterError(e) && e.code === "not_found" ? findOwner(this.root, idOrPrefix) : undefined;
       if (owner && owner !== this.primary) {
         throw new MusterError(
-          "not_found",
+          "other_primary",
           `child ${idOrPrefix} belongs to another primary (${owner}); only its owner can resume it`,
+          { cause: e },
         );
       }
       throw e;
@@ -330,20 +327,15 @@ export class Muster {
     const completion = turnId ? c.state.completions.get(turnId) : lastCompletion(c.state);
     if (!completion) {
       if (turnId)
-        throw new MusterError("not_running", `turn ${turnId} of child ${c.entry.id} has not settled yet`, {
-          next: {
-            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
-          },
+        throw new MusterError("busy", `turn ${turnId} of child ${c.entry.id} has not settled yet`, {
+          next: { action: "wait", ids: [c.entry.id] },
         });
+      const gone = c.status === "closed" || c.status === "lost";
       throw new MusterError(
-        "not_running",
+        gone ? "not_running" : "busy",
         `child ${c.entry.id} has no settled turn yet (status ${c.status})`,
         {
-          next: {
-            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
-          },
+          next: { action: "wait", ids: [c.entry.id] },
         },
       );
     }
@@ -448,7 +440,7 @@ export class Muster {
       backend = this.backendOf(c.entry);
       pane = c.entry.pane;
     }
-    if (!backend.popup) throw new MusterError("usage", `the ${backend.name} backend has no popups`);
+    if (!backend.popup) throw new MusterError("unsupported", `the ${backend.name} backend has no popups`);
     await backend.popup(pane ? { pane } : (target as { argv: string[]; cwd?: string }), opts);
   }
 

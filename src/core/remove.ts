@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
+import { MusterError } from "../base/errors.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { resolveChildId } from "./children.js";
-import { MusterError } from "./errors.js";
 import type { Muster } from "./muster.js";
 
 export interface RemoveOptions {
@@ -32,7 +32,7 @@ export async function removeChildren(
   ids: string[],
   opts: RemoveOptions = {},
 ): Promise<RemovedChild[]> {
-  if (ids.length === 0) throw new MusterError("usage", "give at least one child id");
+  if (ids.length === 0) throw new MusterError("invalid_argument", "give at least one child id");
   const doc = m.registry.read();
   const wanted = [...new Set(ids.map((id) => resolveChildId(doc, id).id))];
   const children = [];
@@ -40,16 +40,9 @@ export async function removeChildren(
   const running = children.filter(busy);
   if (running.length > 0 && !opts.force) {
     const list = running.map((c) => c.entry.id.slice(-8)).join(" ");
-    throw new MusterError(
-      "not_running",
-      `child ${list} has a turn ${running[0]!.status}; nothing was removed`,
-      {
-        next: {
-          cli: `wait for it (muster wait ${list}), or cancel and remove it: muster rm --force ${list}`,
-          mcp: "wait for it with the subagents_await tool, or cancel it with the subagents_cancel tool first",
-        },
-      },
-    );
+    throw new MusterError("busy", `child ${list} has a turn ${running[0]!.status}; nothing was removed`, {
+      next: { action: "wait_or_remove", ids: running.map((c) => c.entry.id) },
+    });
   }
   // Panes are closed through each child's backend: one not loaded here refuses before anything is removed.
   for (const c of children)

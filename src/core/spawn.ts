@@ -3,6 +3,7 @@ import * as path from "node:path";
 import type { ChildMeta } from "../artifacts/events.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
+import { MusterError } from "../base/errors.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
 import { paneLabel, placementWarning } from "../mux/backend.js";
 import { loadProfile } from "../profiles/profile.js";
@@ -15,7 +16,6 @@ import { seedSession } from "../sessions/seed.js";
 import { sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
-import { MusterError } from "./errors.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import type { Muster, SpawnOptions, SpawnResult } from "./muster.js";
@@ -29,7 +29,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   const runner = getRunner(profile.runner);
   if (!runner) {
     throw new MusterError(
-      "usage",
+      "unsupported",
       `agent "${profile.name}" (${profile.source}) uses runner "${profile.runner}", which is not available yet; runners: ${runnerNames().join(", ")}`,
     );
   }
@@ -44,10 +44,9 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   });
   const command = opts.command && opts.command.length > 0 ? opts.command : profile.command;
   if (runner.name === "command" && !command) {
-    throw new MusterError(
-      "usage",
-      `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- cat {prompt_file}`,
-    );
+    throw new MusterError("invalid_argument", `agent "${profile.name}" runs a command`, {
+      next: { action: "give_argv", agent: profile.name },
+    });
   }
   // The call's cwd wins; a profile's relative cwd is relative to where muster was called.
   const cwd = path.resolve(m.cwd, opts.cwd ?? profile.cwd ?? ".");
@@ -56,7 +55,7 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
       ? [`agent "${profile.name}" asks for mode tui; only headless runs today, so it runs headless`]
       : [];
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
-    throw new MusterError("usage", `working directory ${cwd} does not exist`);
+    throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
   const parent = m.env.MUSTER_CHILD_ID ?? null;
   // MUSTER_DEPTH is the spawning child's own depth (set in its pane); a primary's direct child has depth 0.
   const parentDepth = Number(m.env.MUSTER_DEPTH ?? "-1");
@@ -195,7 +194,7 @@ export function assertInstalled(runner: Runner, agent: string, env: Record<strin
   const r = runnerReadiness(runner.name, env);
   if (r.ready || !runner.binary) return;
   throw new MusterError(
-    "usage",
+    "unsupported",
     `agent "${agent}" runs ${runner.name}, which is not installed here (${r.why}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
   );
 }

@@ -1,5 +1,5 @@
+import { MusterError } from "../base/errors.js";
 import { DEFAULT_WAIT_MODE, defaultAgent } from "../core/defaults.js";
-import { MusterError } from "../core/errors.js";
 import type { Muster } from "../core/muster.js";
 import type { WaitOutcome } from "../core/wait.js";
 import { discoverProfiles } from "../profiles/discover.js";
@@ -30,7 +30,7 @@ export interface RunArgs {
   groupId?: string;
 }
 
-const usage = (message: string): MusterError => new MusterError("usage", message);
+const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
 
 /** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */
 async function waitReporting(

@@ -4,7 +4,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 import { localHostControl } from "./local-host.js";
 import { type BackendModuleApi, registerBackend } from "./registry.js";
 import { createTmuxBackend } from "./tmux/backend.js";
@@ -40,13 +40,20 @@ async function loadOne(file: string): Promise<void> {
   try {
     mod = await import(pathToFileURL(file).href);
   } catch (e) {
-    throw new MusterError("usage", `MUSTER_BACKEND_MODULE: cannot load ${file}: ${(e as Error).message}`, {
-      cause: e,
-    });
+    throw new MusterError(
+      "invalid_config",
+      `MUSTER_BACKEND_MODULE: cannot load ${file}: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
   }
   const register = typeof mod.register === "function" ? mod.register : mod.default;
   if (typeof register !== "function")
-    throw new MusterError("usage", `MUSTER_BACKEND_MODULE: ${file} exports no register(api) function`);
+    throw new MusterError(
+      "invalid_config",
+      `MUSTER_BACKEND_MODULE: ${file} exports no register(api) function`,
+    );
   const api: BackendModuleApi = { registerBackend, localHostControl, MusterError };
   await register(api);
 }

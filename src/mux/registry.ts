@@ -3,7 +3,7 @@
  * from MUSTER_BACKEND_MODULE; the core only asks for a backend by the name a child recorded, so it never
  * imports a concrete one.
  */
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 import type { Backend, PaneRef } from "./backend.js";
 
 /** What a backend is made from: the caller's environment and a folder of its own under the state root. */
@@ -22,7 +22,7 @@ const factories = new Map<string, BackendFactory>();
 /** Makes a backend available by name; registering a name again replaces it (the newest module wins). */
 export function registerBackend(name: string, factory: BackendFactory): void {
   if (!NAME.test(name))
-    throw new MusterError("usage", `backend name ${JSON.stringify(name)} is not [a-z][a-z0-9-]*`);
+    throw new MusterError("invalid_argument", `backend name ${JSON.stringify(name)} is not [a-z][a-z0-9-]*`);
   factories.set(name, factory);
 }
 
@@ -52,7 +52,7 @@ export class BackendSet {
     const factory = factories.get(name);
     if (!factory) {
       throw new MusterError(
-        "usage",
+        "unsupported",
         `backend "${name}" is not available here (available: ${backendNames().join(", ") || "none"}); a backend from outside muster is loaded with MUSTER_BACKEND_MODULE=<file.mjs>`,
       );
     }

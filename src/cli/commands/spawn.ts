@@ -1,6 +1,6 @@
 import type { Command } from "commander";
+import { MusterError } from "../../base/errors.js";
 import { defaultAgent } from "../../core/defaults.js";
-import { MusterError } from "../../core/errors.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
@@ -61,7 +61,8 @@ export function registerSpawn(program: Command): void {
       .option("--seal", "with --group: seal the group after this child joins (no more members)"),
   ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
     const m = muster(flags);
-    if (flags.seal && flags.group === undefined) throw new MusterError("usage", "--seal goes with --group");
+    if (flags.seal && flags.group === undefined)
+      throw new MusterError("invalid_argument", "--seal goes with --group");
     const text = readPrompt(prompt, flags.file);
     const settings = {
       ...(flags.model ? { model: flags.model } : {}),
@@ -71,15 +72,21 @@ export function registerSpawn(program: Command): void {
     if (flags.resume !== undefined) {
       if (flags.agent !== undefined)
         throw new MusterError(
-          "usage",
+          "invalid_argument",
           "give either --agent (a new child) or --resume <id> (an existing one), not both",
         );
       if (flags.group !== undefined)
-        throw new MusterError("usage", "--group takes new children: use it with --agent, not --resume");
+        throw new MusterError(
+          "invalid_argument",
+          "--group takes new children: use it with --agent, not --resume",
+        );
       if (flags.backend !== undefined)
-        throw new MusterError("usage", "--resume continues a child where it ran: no --backend");
+        throw new MusterError("invalid_argument", "--resume continues a child where it ran: no --backend");
       if (argv.length > 0 || flags.cwd)
-        throw new MusterError("usage", "--resume continues a child as it was: no argv after -- and no --cwd");
+        throw new MusterError(
+          "invalid_argument",
+          "--resume continues a child as it was: no argv after -- and no --cwd",
+        );
       started = await m.resume(flags.resume, text, {
         ...settings,
         ...(flags.split ? { placement: "split" as const } : {}),

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import type {
   Backend,
   DeadStatus,
@@ -199,7 +199,7 @@ export class TmuxBackend implements Backend<PaneRef> {
     const inside = P.parseTmuxEnv(this.config.env.TMUX);
     const caller = this.config.env.TMUX_PANE;
     const hint = `attach with: ${this.attachCommand(ref).join(" ")}`;
-    if (!inside || !caller) throw new MusterError("not_running", `not inside tmux, cannot focus; ${hint}`);
+    if (!inside || !caller) throw new MusterError("unsupported", `not inside tmux, cannot focus; ${hint}`);
     const probe = A.chain(
       ["display-message", "-p", "#{pid}"],
       A.displayMessageArgs(caller, "#{session_id}"),
@@ -209,7 +209,7 @@ export class TmuxBackend implements Backend<PaneRef> {
     if (run.exitCode !== 0) throw failure(ref, "cannot focus", probe, run);
     const [pid, callerSession, paneSession] = run.stdout.split("\n");
     if (Number(pid) !== inside.serverPid) {
-      throw new MusterError("not_running", `pane ${ref.paneId} is on another tmux server; ${hint}`);
+      throw new MusterError("unsupported", `pane ${ref.paneId} is on another tmux server; ${hint}`);
     }
     if (!paneSession) throw gone(ref, "cannot focus");
     await tmux(ref.server, A.focusPaneArgs(ref.paneId, callerSession !== paneSession), this.exec);
@@ -229,12 +229,12 @@ export class TmuxBackend implements Backend<PaneRef> {
   async popup(target: PopupTarget, opts: PopupOptions = {}): Promise<void> {
     const inside = P.parseTmuxEnv(this.config.env.TMUX);
     if (!inside || !this.config.env.TMUX_PANE)
-      throw new MusterError("not_running", "a popup needs a tmux client: run this inside tmux");
+      throw new MusterError("unsupported", "a popup needs a tmux client: run this inside tmux");
     const run =
       "pane" in target
         ? { argv: ["env", "-u", "TMUX", ...this.attachCommand(target.pane as PaneRef)] }
         : { argv: target.argv, ...(target.cwd ? { cwd: target.cwd } : {}) };
-    if (run.argv.length === 0) throw new MusterError("usage", "popup: empty argv");
+    if (run.argv.length === 0) throw new MusterError("invalid_argument", "popup: empty argv");
     const args = A.displayPopupArgs({ ...run, ...opts, target: this.config.env.TMUX_PANE });
     // The client is on the caller's server, whichever server this backend's panes are on.
     const server = { flag: "-S" as const, value: inside.socketPath };
@@ -300,11 +300,12 @@ const failure = (ref: PaneRef, what: string, args: string[], run: TmuxRun): Must
 function validateSpawn(o: SpawnPaneOptions): A.StartCommand {
   const run = { cwd: o.cwd, env: o.env ?? {}, argv: o.argv };
   const problem = A.startCommandProblem(run);
-  if (problem) throw new MusterError("usage", `spawn: ${problem}`);
+  if (problem) throw new MusterError("invalid_argument", `spawn: ${problem}`);
   let isDir = false;
   try {
     isDir = isAbsolute(o.cwd) && statSync(o.cwd).isDirectory();
   } catch {}
-  if (!isDir) throw new MusterError("usage", `spawn: cwd is not an existing absolute directory: ${o.cwd}`);
+  if (!isDir)
+    throw new MusterError("invalid_argument", `spawn: cwd is not an existing absolute directory: ${o.cwd}`);
   return run;
 }
