@@ -1,0 +1,187 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { readAllRecords } from "../artifacts/reader.js";
+import { MusterError } from "../core/errors.js";
+import { appendJsonLines, ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
+import { assertIdOrPrefix, isFullId } from "../util/ids.js";
+import type { WorkflowDef } from "./toml.js";
+
+export type StepStatus =
+  | "completed"
+  | "errored"
+  | "cancelled"
+  | "exhausted"
+  | "incomplete"
+  | "lost"
+  | "skipped";
+export type RunStatus = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+
+/** One record of a run's `events.ndjson` (append + fsync, one line each). */
+export type RunEvent = { v: 1; seq: number; ts: string } & (
+  | { type: "run_started"; runId: string; workflow: string; source: string; pid: number; steps: string[] }
+  | { type: "step_started"; stepId: string; childId: string; turnId: string; agent: string }
+  | {
+      type: "step_settled";
+      stepId: string;
+      status: StepStatus;
+      childId?: string;
+      reason?: string;
+      /** For a skipped step: the dependency that did not complete. */
+      cause?: { stepId: string; status: StepStatus };
+      /** The answer, copied to `outputs/<stepId>.md`. */
+      output?: { path: string; bytes: number };
+    }
+  | { type: "cancel_requested" }
+  | { type: "run_settled"; status: Exclude<RunStatus, "running" | "interrupted"> }
+);
+
+type Body<T> = T extends unknown ? Omit<T, "v" | "seq" | "ts"> : never;
+export type RunEventInput = Body<RunEvent>;
+
+/** Files of one run: `<primary dir>/workflows/<run id>/`. */
+export function runFiles(stateDir: string, runId: string) {
+  const dir = path.join(runsDir(stateDir), runId);
+  return {
+    dir,
+    events: path.join(dir, "events.ndjson"),
+    input: path.join(dir, "input.txt"),
+    workflow: path.join(dir, "workflow.json"),
+    /** Created by `muster workflow cancel`: the runner starts nothing more and cancels its children. */
+    cancel: path.join(dir, "cancel"),
+    output: (stepId: string) => path.join(dir, "outputs", `${stepId}.md`),
+  };
+}
+export type RunFiles = ReturnType<typeof runFiles>;
+
+export const runsDir = (stateDir: string): string => path.join(stateDir, "workflows");
+
+/** The writer of one run's event log; seq strictly increasing. */
+export class RunLog {
+  private seq = 0;
+  constructor(readonly files: RunFiles) {}
+
+  /** Creates the run directory with its input and definition (crash-safe writes). */
+  static create(files: RunFiles, def: WorkflowDef, input: string): RunLog {
+    ensureDir(path.join(files.dir, "outputs"));
+    writeFileAtomic(files.input, input);
+    writeJsonAtomic(files.workflow, def);
+    return new RunLog(files);
+  }
+
+  append(e: RunEventInput): RunEvent {
+    this.seq += 1;
+    const record = { v: 1, seq: this.seq, ts: new Date().toISOString(), ...e } as RunEvent;
+    appendJsonLines(this.files.events, [record]);
+    return record;
+  }
+
+  writeOutput(stepId: string, text: string): { path: string; bytes: number } {
+    writeFileAtomic(this.files.output(stepId), text);
+    return { path: `outputs/${stepId}.md`, bytes: Buffer.byteLength(text) };
+  }
+}
+
+/** A run as read back from its directory. */
+export interface RunView {
+  runId: string;
+  workflow: string;
+  source: string;
+  status: RunStatus;
+  startedAt?: string;
+  settledAt?: string;
+  steps: {
+    id: string;
+    status: StepStatus | "pending" | "running";
+    childId?: string;
+    reason?: string;
+    cause?: { stepId: string; status: StepStatus };
+    output?: string;
+  }[];
+}
+
+/** Whether a process with this pid exists (signal 0). A recycled pid reads as alive: status then says running. */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Folds a run's events; a run with no `run_settled` whose runner process is gone is `interrupted`. */
+export function readRun(stateDir: string, runId: string): RunView {
+  const files = runFiles(stateDir, runId);
+  const events = readAllRecords<RunEvent>(files.events);
+  const start = events.find((e) => e.type === "run_started");
+  if (!start || start.type !== "run_started")
+    throw new MusterError("not_found", `workflow run ${runId} has no run_started record`);
+  const steps = new Map<string, RunView["steps"][number]>(
+    start.steps.map((id) => [id, { id, status: "pending" as const }]),
+  );
+  let status: RunStatus = "running";
+  let settledAt: string | undefined;
+  for (const e of events) {
+    if (e.type === "step_started") {
+      const s = steps.get(e.stepId);
+      if (s) Object.assign(s, { status: "running", childId: e.childId });
+    } else if (e.type === "step_settled") {
+      const s = steps.get(e.stepId);
+      if (!s) continue;
+      s.status = e.status;
+      if (e.childId) s.childId = e.childId;
+      if (e.reason) s.reason = e.reason;
+      if (e.cause) s.cause = e.cause;
+      if (e.output) s.output = path.join(files.dir, e.output.path);
+    } else if (e.type === "run_settled") {
+      status = e.status;
+      settledAt = e.ts;
+    }
+  }
+  if (status === "running" && !pidAlive(start.pid)) status = "interrupted";
+  return {
+    runId,
+    workflow: start.workflow,
+    source: start.source,
+    status,
+    startedAt: start.ts,
+    ...(settledAt ? { settledAt } : {}),
+    steps: [...steps.values()],
+  };
+}
+
+/** Every run of this primary, oldest first (run ids are UUIDv7). */
+export function listRuns(stateDir: string): RunView[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(runsDir(stateDir));
+  } catch {
+    return [];
+  }
+  const out: RunView[] = [];
+  for (const n of names.filter(isFullId).sort()) {
+    try {
+      out.push(readRun(stateDir, n));
+    } catch {
+      // A run directory without its first record (a crash while creating it) is not a run.
+    }
+  }
+  return out;
+}
+
+/** A run id as a user gives it: full, or a unique prefix or suffix (at least 4 hex digits). */
+export function resolveRunId(stateDir: string, ref: string): string {
+  const want = assertIdOrPrefix(ref, "workflow run id");
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(runsDir(stateDir)).filter(isFullId);
+  } catch {}
+  if (names.includes(want)) return want;
+  const matches = names.filter((n) => n.startsWith(want) || n.endsWith(want));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1)
+    throw new MusterError("usage", `workflow run "${ref}" is ambiguous: ${matches.sort().join(", ")}`);
+  throw new MusterError("not_found", `no workflow run ${ref} in this primary`, {
+    next: { cli: "muster workflow runs lists them", mcp: "muster workflow runs lists them" },
+  });
+}
