@@ -14,6 +14,7 @@ import { registerPane } from "./commands/pane.js";
 import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerWait } from "./commands/wait.js";
+import { registerWorkflow } from "./commands/workflow.js";
 import { EXIT, EXIT_TABLE, ExitWith, reportError } from "./output.js";
 
 /** The whole commander program; nothing runs until it is parsed (test/unit/readme-samples.test.ts reads it). */
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerMcp(program);
   registerDemo(program);
+  registerWorkflow(program);
   program.commands.forEach((c) => {
     c.exitOverride();
   });

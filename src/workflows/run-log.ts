@@ -68,6 +68,14 @@ export class RunLog {
     return new RunLog(files);
   }
 
+  /** Continues an existing run's log (e.g. `muster workflow cancel` settling a run whose runner is gone). */
+  static open(files: RunFiles): RunLog {
+    const log = new RunLog(files);
+    for (const r of readAllRecords<{ seq?: unknown }>(files.events))
+      if (typeof r.seq === "number" && r.seq > log.seq) log.seq = r.seq;
+    return log;
+  }
+
   append(e: RunEventInput): RunEvent {
     this.seq += 1;
     const record = { v: 1, seq: this.seq, ts: new Date().toISOString(), ...e } as RunEvent;

@@ -146,6 +146,8 @@ export async function runWorkflow(
   // Starts every step whose needs have settled, skipping those with a need that did not complete; repeats
   // until nothing changes (skips cascade). Called once at the start and after every settled step.
   const schedule = (): void => {
+    // A cancel request may have cancelled a child before the poll saw it: look before deciding anything.
+    if (!cancelled && fs.existsSync(files.cancel)) cancel();
     for (let changed = true; changed; ) {
       changed = false;
       for (const step of def.steps) {
@@ -183,13 +185,13 @@ export async function runWorkflow(
     if (settled.size === def.steps.length) finish();
   };
 
-  const cancel = (): void => {
+  function cancel(): void {
     if (cancelled) return;
     cancelled = true;
     log.append({ type: "cancel_requested" });
     void host.cancel([...running.values()]).catch(() => {});
     schedule();
-  };
+  }
   const onAbort = (): void => cancel();
   if (opts.signal?.aborted) cancelled = true;
   opts.signal?.addEventListener("abort", onAbort, { once: true });
