@@ -18,3 +18,7 @@ export type { TurnResult } from "./core/results.js";
 export type { ChildStatus } from "./core/state.js";
 export type { WaitOptions, WaitOutcome } from "./core/wait.js";
 export type { DeliveryRecord, Manifest } from "./delivery/records.js";
+export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
+export { musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
+export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";
+export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/toml.js";

@@ -180,4 +180,29 @@ describe("muster workflow (CLI)", () => {
     ]);
     expect((await sb.json(["status", running.steps[0].childId])).data.status).toBe("closed");
   });
+
+  it("Ctrl-C on workflow run cancels the run's children and exits 130", async () => {
+    const file = write(
+      "flows/interrupt.toml",
+      `name = "interrupt"\n${step("hang", "Hang.\nmock: hang")}${step("then", "Then.", ["hang"])}`,
+    );
+    const runner = execa(process.execPath, [BIN, "workflow", "run", file, "--json"], {
+      cwd: sb.cwd,
+      env: sb.env,
+      extendEnv: false,
+      reject: false,
+      stdin: "ignore",
+    });
+    const running = await until(async () => {
+      const runs = (await sb.json(["workflow", "runs"])).data.runs;
+      const r = runs.find((x: { workflow: string }) => x.workflow === "interrupt");
+      return r?.steps[0].status === "running" ? r : undefined;
+    }, 20_000);
+    runner.kill("SIGINT");
+    const done = await runner;
+    expect(done.exitCode).toBe(130);
+    expect(JSON.parse(String(done.stdout)).status).toBe("cancelled");
+    expect((await sb.json(["workflow", "status", running.runId])).data.status).toBe("cancelled");
+    expect((await sb.json(["status", running.steps[0].childId])).data.status).toBe("closed");
+  });
 });
