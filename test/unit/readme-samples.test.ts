@@ -78,23 +78,26 @@ async function dryParse(argv: string[]): Promise<string | undefined> {
   if (CHILD_COMMANDS.has(argv[0] ?? "")) return undefined;
   const program = buildProgram();
   let ran: string | undefined;
-  const quiet = (c: Command): void => {
+  // `ran` is the command path that ran ("workflow run"): nested subcommands (mcp install, workflow run) count.
+  const quiet = (c: Command, prefix: string[]): void => {
     c.configureOutput({ writeOut: () => {}, writeErr: () => {} });
     for (const sub of c.commands) {
+      const path = [...prefix, sub.name()];
       sub.action(() => {
-        ran = sub.name();
+        ran = path.join(" ");
       });
-      quiet(sub);
+      quiet(sub, path);
     }
   };
-  quiet(program);
+  quiet(program, []);
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) return `${e.code}: ${e.message}`;
     throw e;
   }
-  return ran === argv[0] ? undefined : `no command ran for ${argv[0]}`;
+  const want = ran === undefined ? undefined : argv.slice(0, ran.split(" ").length).join(" ");
+  return ran !== undefined && ran === want ? undefined : `no command ran for ${argv[0]}`;
 }
 
 describe("README command samples", () => {
