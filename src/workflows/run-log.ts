@@ -18,7 +18,16 @@ export type RunStatus = "running" | "completed" | "failed" | "cancelled" | "inte
 
 /** One record of a run's `events.ndjson` (append + fsync, one line each). */
 export type RunEvent = { v: 1; seq: number; ts: string } & (
-  | { type: "run_started"; runId: string; workflow: string; source: string; pid: number; steps: string[] }
+  | {
+      type: "run_started";
+      runId: string;
+      workflow: string;
+      source: string;
+      /** The runner process, and its start time (see processStart) so a reused pid is not taken for it. */
+      pid: number;
+      pidStart?: string;
+      steps: string[];
+    }
   | { type: "step_started"; stepId: string; childId: string; turnId: string; agent: string }
   | {
       type: "step_settled";
@@ -107,14 +116,28 @@ export interface RunView {
   }[];
 }
 
-/** Whether a process with this pid exists (signal 0). A recycled pid reads as alive: status then says running. */
-function pidAlive(pid: number): boolean {
+/** A process's start time in clock ticks since boot (/proc/<pid>/stat field 22), to tell a reused pid apart. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so count fields after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" ? "zombie" : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the runner that wrote run_started still runs: its pid exists and (with /proc) started when it did. */
+function runnerAlive(pid: number, start: string | undefined): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  const now = processStart(pid);
+  if (now === "zombie") return false;
+  return start === undefined || now === undefined || now === start;
 }
 
 /** Folds a run's events; a run with no `run_settled` whose runner process is gone is `interrupted`. */
@@ -146,7 +169,7 @@ export function readRun(stateDir: string, runId: string): RunView {
       settledAt = e.ts;
     }
   }
-  if (status === "running" && !pidAlive(start.pid)) status = "interrupted";
+  if (status === "running" && !runnerAlive(start.pid, start.pidStart)) status = "interrupted";
   return {
     runId,
     workflow: start.workflow,

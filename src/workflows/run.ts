@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import { uuidv7 } from "../util/ids.js";
 import type { StepOutcome, WorkflowHost } from "./host.js";
-import { RunLog, type RunStatus, runFiles, type StepStatus } from "./run-log.js";
-import { checkAgents, terminalSteps, type WorkflowDef, type WorkflowStep } from "./toml.js";
+import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "./run-log.js";
+import { checkAgents, checkWorkflow, terminalSteps, type WorkflowDef, type WorkflowStep } from "./toml.js";
 
 /** The settled result of one step. */
 export interface StepResult {
@@ -63,16 +63,19 @@ export async function runWorkflow(
   input: string,
   opts: RunOptions = {},
 ): Promise<RunResult> {
+  checkWorkflow(def);
   checkAgents(def, host.agents());
   const runId = uuidv7();
   const files = runFiles(host.stateDir(), runId);
   const log = RunLog.create(files, def, input);
+  const pidStart = processStart(process.pid);
   log.append({
     type: "run_started",
     runId,
     workflow: def.name,
     source: def.source,
     pid: process.pid,
+    ...(pidStart ? { pidStart } : {}),
     steps: def.steps.map((s) => s.id),
   });
   opts.onProgress?.({ type: "run_started", runId, dir: files.dir });

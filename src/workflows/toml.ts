@@ -106,6 +106,21 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
   };
 }
 
+/**
+ * Checks a definition built in code (the library takes any WorkflowDef) as parseWorkflow checks a file: names
+ * (step ids become file names) and the graph.
+ */
+export function checkWorkflow(def: WorkflowDef): void {
+  if (!WORKFLOW_NAME.test(def.name)) throw bad(def.source, `name ${JSON.stringify(def.name)} is not valid`);
+  if (def.steps.length === 0) throw bad(def.source, "needs at least one step");
+  for (const s of def.steps) {
+    if (!WORKFLOW_NAME.test(s.id)) throw bad(def.source, `step id ${JSON.stringify(s.id)} is not valid`);
+    if (typeof s.prompt !== "string" || typeof s.agent !== "string" || !Array.isArray(s.needs))
+      throw bad(def.source, `step "${s.id}" needs a string agent and prompt and a needs list`);
+  }
+  checkGraph(def.steps, def.source);
+}
+
 function checkGraph(steps: WorkflowStep[], source: string): void {
   const byId = new Map<string, WorkflowStep>();
   for (const s of steps) {
