@@ -18,6 +18,14 @@ export type { TurnResult } from "./core/results.js";
 export type { ChildStatus } from "./core/state.js";
 export type { WaitOptions, WaitOutcome } from "./core/wait.js";
 export type { DeliveryRecord, Manifest } from "./delivery/records.js";
+export {
+  type AgentHandle,
+  type AgentResult,
+  type CodeRunResult,
+  runCodeWorkflow,
+  type WorkflowContext,
+  workflow,
+} from "./workflows/code.js";
 export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
 export { musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
 export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";

@@ -153,12 +153,15 @@ export function readRun(stateDir: string, runId: string): RunView {
   let status: RunStatus = "running";
   let settledAt: string | undefined;
   for (const e of events) {
+    // A code workflow's steps (its ctx.agent calls) are known only as they start.
+    const step = (id: string) => {
+      if (!steps.has(id)) steps.set(id, { id, status: "pending" });
+      return steps.get(id)!;
+    };
     if (e.type === "step_started") {
-      const s = steps.get(e.stepId);
-      if (s) Object.assign(s, { status: "running", childId: e.childId });
+      Object.assign(step(e.stepId), { status: "running", childId: e.childId });
     } else if (e.type === "step_settled") {
-      const s = steps.get(e.stepId);
-      if (!s) continue;
+      const s = step(e.stepId);
       s.status = e.status;
       if (e.childId) s.childId = e.childId;
       if (e.reason) s.reason = e.reason;

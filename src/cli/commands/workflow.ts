@@ -1,3 +1,4 @@
+import * as path from "node:path";
 import type { Command } from "commander";
 import { shortId } from "../../util/ids.js";
 import type { Progress, RunResult } from "../../workflows/run.js";
@@ -19,6 +20,45 @@ async function engine() {
     import("../../workflows/cancel.js"),
   ]);
   return { ...discover, ...host, ...run, ...log, ...cancel };
+}
+
+/** A code workflow (trusted JS, run in this process) is named by its file. */
+const isCodeFile = (ref: string): boolean => /\.(mjs|js|cjs)$/.test(ref);
+
+/** `muster workflow run <file.mjs>`: runs the module's workflow function; prints its return value. */
+async function runCode(
+  m: ReturnType<typeof muster>,
+  file: string,
+  input: string,
+  signal: AbortSignal,
+  json: boolean,
+): Promise<"completed" | "failed" | "cancelled"> {
+  const { loadCodeWorkflow, runCodeWorkflow } = await import("../../workflows/code.js");
+  const { musterHost } = await import("../../workflows/host.js");
+  const abs = path.resolve(m.cwd, file);
+  const fn = await loadCodeWorkflow(abs);
+  const run = await runCodeWorkflow(musterHost(m), path.basename(abs).replace(/\.[cm]?js$/, ""), fn, input, {
+    signal,
+    onProgress: (p) => {
+      if (p.type === "agent_started")
+        warn(`muster: ${p.id} started: child ${shortId(p.childId)} (${p.agent})\n`);
+      else if (p.type === "agent_settled")
+        warn(
+          `muster: ${p.result.id} ${p.result.status}${p.result.reason ? `: ${visibleLine(p.result.reason)}` : ""}\n`,
+        );
+      else warn(`muster: ${visibleLine(p.text)}\n`);
+    },
+  });
+  if (json) printJson(run);
+  else {
+    if (typeof run.result === "string")
+      printAnswer(run.result.endsWith("\n") ? run.result : `${run.result}\n`);
+    else if (run.result !== undefined) say(`${JSON.stringify(run.result, null, 2)}\n`);
+    warn(
+      `muster: workflow run ${shortId(run.runId)} ${run.status}${run.error ? `: ${visibleLine(run.error)}` : ""}\n`,
+    );
+  }
+  return run.status;
 }
 
 function runExit(r: RunResult, interrupted: boolean): number {
@@ -106,13 +146,16 @@ export function registerWorkflow(program: Command): void {
           "Progress goes to stderr, the results of the final steps to stdout. Exit 0 when every step completed, " +
           "1 when one did not, 3 when the run was cancelled, 130 on Ctrl-C (which cancels the run's children).",
       )
-      .argument("<workflow>", "a workflow name, or a path to a .toml file")
+      .argument(
+        "<workflow>",
+        "a workflow name, a path to a .toml file, or a code workflow (.mjs/.js: trusted, runs here)",
+      )
       .argument("[input]", "the workflow input (every step receives it)")
       .option("--file <path>", "read the input from a file (- for stdin)"),
   ).action(async (ref: string, inputArg: string | undefined, flags: CommonOptions & { file?: string }) => {
     const { loadWorkflow, runWorkflow, musterHost } = await engine();
     const m = muster(flags);
-    const def = loadWorkflow(ref, m.cwd, m.env);
+    const def = isCodeFile(ref) ? undefined : loadWorkflow(ref, m.cwd, m.env);
     const input = inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
     const controller = new AbortController();
     let interrupted = false;
@@ -122,6 +165,23 @@ export function registerWorkflow(program: Command): void {
       controller.abort();
     };
     process.once("SIGINT", onSigint);
+    if (!def) {
+      let status: "completed" | "failed" | "cancelled";
+      try {
+        status = await runCode(m, ref, input, controller.signal, !!flags.json);
+      } finally {
+        process.removeListener("SIGINT", onSigint);
+      }
+      const code = interrupted
+        ? EXIT.interrupted
+        : status === "completed"
+          ? 0
+          : status === "cancelled"
+            ? EXIT.cancelled
+            : 1;
+      if (code !== 0) throw new ExitWith(code);
+      return;
+    }
     let run: RunResult;
     try {
       run = await runWorkflow(musterHost(m), def, input, {
