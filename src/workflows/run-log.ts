@@ -41,6 +41,14 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
       output?: { path: string; bytes: number };
     }
   | { type: "cancel_requested" }
+  | {
+      type: "run_resumed";
+      /** The new runner process (see run_started). */
+      pid: number;
+      pidStart?: string;
+      /** Steps that will be waited for or run again (every step that had not completed). */
+      rerun: string[];
+    }
   | { type: "run_settled"; status: Exclude<RunStatus, "running" | "interrupted"> }
 );
 
@@ -152,6 +160,7 @@ export function readRun(stateDir: string, runId: string): RunView {
   );
   let status: RunStatus = "running";
   let settledAt: string | undefined;
+  let runner = { pid: start.pid, pidStart: start.pidStart };
   for (const e of events) {
     // A code workflow's steps (its ctx.agent calls) are known only as they start.
     const step = (id: string) => {
@@ -167,12 +176,21 @@ export function readRun(stateDir: string, runId: string): RunView {
       if (e.reason) s.reason = e.reason;
       if (e.cause) s.cause = e.cause;
       if (e.output) s.output = path.join(files.dir, e.output.path);
+    } else if (e.type === "run_resumed") {
+      status = "running";
+      settledAt = undefined;
+      runner = { pid: e.pid, pidStart: e.pidStart };
+      for (const id of e.rerun) {
+        const s = step(id);
+        s.status = "pending";
+        for (const k of ["reason", "cause", "output"] as const) delete s[k];
+      }
     } else if (e.type === "run_settled") {
       status = e.status;
       settledAt = e.ts;
     }
   }
-  if (status === "running" && !runnerAlive(start.pid, start.pidStart)) status = "interrupted";
+  if (status === "running" && !runnerAlive(runner.pid, runner.pidStart)) status = "interrupted";
   return {
     runId,
     workflow: start.workflow,

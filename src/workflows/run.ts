@@ -79,11 +79,29 @@ export async function runWorkflow(
     steps: def.steps.map((s) => s.id),
   });
   opts.onProgress?.({ type: "run_started", runId, dir: files.dir });
+  return execute(host, def, input, runId, log, { completed: new Map(), attach: new Map() }, opts);
+}
 
-  const settled = new Map<string, StepResult>();
-  const outputs = new Map<string, string>();
+/** What a resumed run starts from: completed steps (kept, not re-run) and children that may still be running. */
+export interface Prior {
+  completed: Map<string, StepResult>;
+  attach: Map<string, { childId: string; turnId: string }>;
+}
+
+export async function execute(
+  host: WorkflowHost,
+  def: WorkflowDef,
+  input: string,
+  runId: string,
+  log: RunLog,
+  prior: Prior,
+  opts: RunOptions,
+): Promise<RunResult> {
+  const files = log.files;
+  const settled = new Map<string, StepResult>(prior.completed);
+  const outputs = new Map<string, string>([...prior.completed].map(([id, r]) => [id, r.text ?? ""]));
   const running = new Map<string, string>(); // step id → child id
-  const started = new Set<string>();
+  const started = new Set<string>(prior.completed.keys());
   let cancelled = false;
   let finish!: () => void;
   const done = new Promise<void>((r) => {
@@ -106,6 +124,37 @@ export async function runWorkflow(
 
   const runStep = async (step: WorkflowStep): Promise<void> => {
     const base = { id: step.id, agent: step.agent };
+    // A resumed run first waits for the child its runner left running; only if that did not complete does
+    // the step start again.
+    const left = prior.attach.get(step.id);
+    if (left) {
+      running.set(step.id, left.childId);
+      const out = await host.wait(left.childId, left.turnId);
+      running.delete(step.id);
+      if (out.status === "completed") {
+        outputs.set(step.id, out.text ?? "");
+        const output = log.writeOutput(step.id, out.text ?? "");
+        settle(
+          {
+            ...base,
+            childId: left.childId,
+            status: "completed",
+            ...(out.text !== undefined ? { text: out.text } : {}),
+          },
+          output,
+        );
+        return;
+      }
+      if (cancelled) {
+        settle({
+          ...base,
+          childId: left.childId,
+          status: out.status,
+          ...(out.reason ? { reason: out.reason } : {}),
+        });
+        return;
+      }
+    }
     let child: { id: string; turnId: string };
     try {
       child = await host.spawn({

@@ -205,4 +205,79 @@ describe("muster workflow (CLI)", () => {
     expect((await sb.json(["workflow", "status", running.runId])).data.status).toBe("cancelled");
     expect((await sb.json(["status", running.steps[0].childId])).data.status).toBe("closed");
   });
+
+  it("resume after kill -9 of the runner: finished steps are not re-run, a child still running is waited for, the rest run", async () => {
+    const gate = path.join(sb.cwd, "gate-resume");
+    const file = write(
+      "flows/crash.toml",
+      `name = "crash"\n${step("a", "A.")}${step("b", `B.\nmock: gate=${encodeURIComponent(gate)}`, ["a"])}${step("c", "C.", ["b"])}`,
+    );
+    const runner = execa(process.execPath, [BIN, "workflow", "run", file], {
+      cwd: sb.cwd,
+      env: sb.env,
+      extendEnv: false,
+      reject: false,
+      stdin: "ignore",
+    });
+    const before = await until(async () => {
+      const runs = (await sb.json(["workflow", "runs"])).data.runs;
+      const r = runs.find((x: { workflow: string }) => x.workflow === "crash");
+      return r?.steps[1].status === "running" ? r : undefined;
+    }, 20_000);
+    runner.kill("SIGKILL");
+    await runner;
+    expect((await sb.json(["workflow", "status", before.runId])).data.status).toBe("interrupted");
+    fs.writeFileSync(gate, "open");
+    const r = await sb.json(["workflow", "resume", before.runId.slice(-8)]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.data.runId).toBe(before.runId);
+    expect(r.data.steps.map((s: { status: string }) => s.status)).toEqual([
+      "completed",
+      "completed",
+      "completed",
+    ]);
+    // a kept its result and b its child: neither started again.
+    expect(r.data.steps[0].childId).toBe(before.steps[0].childId);
+    expect(r.data.steps[1].childId).toBe(before.steps[1].childId);
+    const events = fs
+      .readFileSync(path.join(r.data.dir, "events.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const startedOf = (id: string) =>
+      events.filter((e) => e.type === "step_started" && e.stepId === id).length;
+    expect([startedOf("a"), startedOf("b"), startedOf("c")]).toEqual([1, 1, 1]);
+    expect(events.filter((e) => e.type === "run_resumed")).toEqual([
+      expect.objectContaining({ rerun: ["b", "c"] }),
+    ]);
+    expect((await sb.json(["workflow", "status", before.runId])).data.status).toBe("completed");
+    expect((await sb.run(["workflow", "resume", before.runId])).exitCode).toBe(2);
+  });
+
+  it("resume of a cancelled run starts its cancelled step again in a new child", async () => {
+    const gate = path.join(sb.cwd, "gate-again");
+    const file = write(
+      "flows/again.toml",
+      `name = "again"\n${step("x", `X.\nmock: gate=${encodeURIComponent(gate)}`)}${step("y", "Y.", ["x"])}`,
+    );
+    const runner = execa(process.execPath, [BIN, "workflow", "run", file], {
+      cwd: sb.cwd,
+      env: sb.env,
+      extendEnv: false,
+      reject: false,
+      stdin: "ignore",
+    });
+    const before = await until(async () => {
+      const runs = (await sb.json(["workflow", "runs"])).data.runs;
+      const r = runs.find((x: { workflow: string }) => x.workflow === "again");
+      return r?.steps[0].status === "running" ? r : undefined;
+    }, 20_000);
+    expect((await sb.json(["workflow", "cancel", before.runId])).data.status).toBe("cancelled");
+    expect((await runner).exitCode).toBe(3);
+    fs.writeFileSync(gate, "open");
+    const r = await sb.json(["workflow", "resume", before.runId]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.data.steps.map((s: { status: string }) => s.status)).toEqual(["completed", "completed"]);
+    expect(r.data.steps[0].childId).not.toBe(before.steps[0].childId);
+  });
 });

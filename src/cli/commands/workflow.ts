@@ -91,6 +91,29 @@ function printRunView(v: RunView): void {
   say(`${table(rows)}\n`);
 }
 
+const onProgress = (p: Progress): void => {
+  const line = progressLine(p);
+  if (line) warn(`muster: ${line}\n`);
+};
+
+/** Prints a finished TOML run (terminal results on stdout, a summary on stderr) and ends with its exit code. */
+function report(run: RunResult, json: boolean, interrupted: boolean): void {
+  if (json) printJson(run);
+  else {
+    for (const r of run.results) {
+      say(`── ${r.id} · ${r.agent} · ${r.status}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}\n`);
+      if (r.text !== undefined) printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+    }
+    const counts = new Map<string, number>();
+    for (const s of run.steps) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+    warn(
+      `muster: workflow run ${shortId(run.runId)} ${run.status}: ${[...counts].map(([k, n]) => `${n} ${k}`).join(", ")}\n`,
+    );
+  }
+  const code = runExit(run, interrupted);
+  if (code !== 0) throw new ExitWith(code);
+}
+
 export function registerWorkflow(program: Command): void {
   const wf = program
     .command("workflow")
@@ -182,33 +205,47 @@ export function registerWorkflow(program: Command): void {
       if (code !== 0) throw new ExitWith(code);
       return;
     }
-    let run: RunResult;
     try {
-      run = await runWorkflow(musterHost(m), def, input, {
-        signal: controller.signal,
-        onProgress: (p) => {
-          const line = progressLine(p);
-          if (line) warn(`muster: ${line}\n`);
-        },
-      });
+      report(
+        await runWorkflow(musterHost(m), def, input, { signal: controller.signal, onProgress }),
+        !!flags.json,
+        interrupted,
+      );
     } finally {
       process.removeListener("SIGINT", onSigint);
     }
-    if (flags.json) printJson(run);
-    else {
-      for (const r of run.results) {
-        say(`── ${r.id} · ${r.agent} · ${r.status}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}\n`);
-        if (r.text !== undefined)
-          printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
-      }
-      const counts = new Map<string, number>();
-      for (const s of run.steps) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
-      warn(
-        `muster: workflow run ${shortId(run.runId)} ${run.status}: ${[...counts].map(([k, n]) => `${n} ${k}`).join(", ")}\n`,
+  });
+
+  common(
+    wf
+      .command("resume")
+      .description(
+        "Resume a TOML workflow run that is not running (its runner was killed, or it was cancelled or failed): completed steps keep " +
+          "their results, a child still running is waited for, every other step runs again. Output and exit codes as for run.",
+      )
+      .argument("<run>", "a run id, or a unique prefix or suffix"),
+  ).action(async (ref: string, flags: CommonOptions) => {
+    const { resolveRunId, musterHost } = await engine();
+    const { resumeWorkflow } = await import("../../workflows/resume.js");
+    const m = muster(flags);
+    const runId = resolveRunId(m.paths.dir, ref);
+    const controller = new AbortController();
+    let interrupted = false;
+    const onSigint = (): void => {
+      interrupted = true;
+      warn("muster: interrupted; cancelling the run's children\n");
+      controller.abort();
+    };
+    process.once("SIGINT", onSigint);
+    try {
+      report(
+        await resumeWorkflow(musterHost(m), runId, { signal: controller.signal, onProgress }),
+        !!flags.json,
+        interrupted,
       );
+    } finally {
+      process.removeListener("SIGINT", onSigint);
     }
-    const code = runExit(run, interrupted);
-    if (code !== 0) throw new ExitWith(code);
   });
 
   common(wf.command("runs").description("list this primary's workflow runs, oldest first")).action(
