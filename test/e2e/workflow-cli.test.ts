@@ -280,4 +280,24 @@ describe("muster workflow (CLI)", () => {
     expect(r.data.steps.map((s: { status: string }) => s.status)).toEqual(["completed", "completed"]);
     expect(r.data.steps[0].childId).not.toBe(before.steps[0].childId);
   });
+
+  it("runs the bundled scout-then-plan on the mock agent: two explorers, then the planner with both findings", async () => {
+    const r = await sb.json(["workflow", "run", "scout-then-plan", "add rate limiting"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(
+      r.data.steps.map(
+        (s: { id: string; agent: string; status: string }) => `${s.id}:${s.agent}:${s.status}`,
+      ),
+    ).toEqual(["where:explorer:completed", "tests:explorer:completed", "plan:planner:completed"]);
+    expect(r.data.results.map((s: { id: string }) => s.id)).toEqual(["plan"]);
+    expect(r.data.results[0].text).toContain("Task: Plan the task below from the scouts' findings");
+    const child = await sb.json(["status", r.data.steps[2].childId]);
+    const promptDir = path.join(child.data.artifactDir, "prompts");
+    const prompt = fs.readFileSync(path.join(promptDir, fs.readdirSync(promptDir)[0]!), "utf8");
+    expect(prompt).toContain("## Workflow input\n\nadd rate limiting\n");
+    expect(prompt.indexOf('## Output of step "where"')).toBeLessThan(
+      prompt.indexOf('## Output of step "tests"'),
+    );
+    expect(prompt).toContain("Task: Find where the task below would be implemented");
+  });
 });
