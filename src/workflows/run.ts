@@ -88,6 +88,7 @@ export interface Prior {
   attach: Map<string, { childId: string; turnId: string }>;
 }
 
+/** The scheduling loop shared by a new run and a resumed one (resume.ts); `log` is the run's open event log. */
 export async function execute(
   host: WorkflowHost,
   def: WorkflowDef,
