@@ -164,6 +164,7 @@ export function registerWorkflow(program: Command): void {
   common(
     wf
       .command("run")
+      .summary("run a workflow by name or file (.toml, or trusted .mjs code)")
       .description(
         "Run a workflow by name or file. Every step gets the input; a step also gets the outputs of the steps it needs. " +
           "Progress goes to stderr, the results of the final steps to stdout. Exit 0 when every step completed, " +
@@ -219,6 +220,7 @@ export function registerWorkflow(program: Command): void {
   common(
     wf
       .command("resume")
+      .summary("resume a TOML workflow run that was interrupted, cancelled or failed")
       .description(
         "Resume a TOML workflow run that is not running (its runner was killed, or it was cancelled or failed): completed steps keep " +
           "their results, a child still running is waited for, every other step runs again. Output and exit codes as for run.",
