@@ -20,12 +20,13 @@ const loaded = new Map<string, Promise<void>>();
  */
 export async function loadBackendModules(
   env: NodeJS.ProcessEnv = process.env,
-  cwd = process.cwd(),
+  cwd?: string,
 ): Promise<void> {
   const spec = env.MUSTER_BACKEND_MODULE;
   if (!spec) return;
   for (const p of spec.split(":").filter((s) => s !== "")) {
-    const file = isAbsolute(p) ? p : resolve(cwd, p);
+    // The working directory only for a relative path: a command run from a deleted directory must not fail here.
+    const file = isAbsolute(p) ? p : resolve(cwd ?? process.cwd(), p);
     let once = loaded.get(file);
     if (!once) {
       once = loadOne(file);
