@@ -15,6 +15,7 @@ import { seedSession } from "../sessions/seed.js";
 import { sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
+import { loadChildOrUnreadable } from "./children.js";
 import { MusterError } from "./errors.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
@@ -62,7 +63,8 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   const parentDepth = Number(m.env.MUSTER_DEPTH ?? "-1");
   const depth = Number.isInteger(parentDepth) && parentDepth >= -1 ? parentDepth + 1 : 0;
   checkLineage(m.limits, depth, m.env, Object.keys(m.registry.read().children).length, () =>
-    Object.values(m.registry.read().children).map((e) => m.reload(e)),
+    // An unreadable child counts as live (it may be): it must not stop every spawn.
+    Object.values(m.registry.read().children).map((e) => loadChildOrUnreadable(m.paths, e)),
   );
   await m.ensureMux();
 

@@ -27,6 +27,9 @@ function malformedLine(m: LoadedChild["malformed"]): string {
   return `${m.count} malformed line${m.count === 1 ? "" : "s"} at offset ${spans}${more}`;
 }
 
+/** The JSON shape of an unreadable child in ls (its files were refused: nothing else is known). */
+const unreadableSummary = (c: LoadedChild) => ({ id: c.entry.id, status: c.status, error: c.unreadable });
+
 /** The JSON shape of a child in ls/status. */
 export function childSummary(c: LoadedChild) {
   const last = lastCompletion(c.state);
@@ -73,7 +76,12 @@ export function registerInspect(program: Command): void {
     const m = muster(flags);
     const groups = flags.all ? await listAllPrimaries(m) : [{ primary: m.primary, children: await m.list() }];
     if (flags.json) {
-      const shaped = groups.map((g) => ({ primary: g.primary, children: g.children.map(childSummary) }));
+      const shaped = groups.map((g) => ({
+        primary: g.primary,
+        children: g.children.map((c) =>
+          c.unreadable !== undefined ? unreadableSummary(c) : childSummary(c),
+        ),
+      }));
       return printJson(flags.all ? { primaries: shaped } : shaped[0]);
     }
     if (groups.every((g) => g.children.length === 0)) {
@@ -87,6 +95,12 @@ export function registerInspect(program: Command): void {
       for (const c of g.children) {
         const last = lastCompletion(c.state);
         const act = c.state.lastActivity;
+        const activity =
+          c.unreadable !== undefined
+            ? visibleLine(c.unreadable)
+            : act
+              ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}`
+              : "-";
         rows.push([
           shortId(c.entry.id),
           c.entry.agent,
@@ -94,7 +108,7 @@ export function registerInspect(program: Command): void {
           last?.status ?? "-",
           String(c.state.turns.length),
           since(c.entry.createdAt),
-          act ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}` : "-",
+          activity,
           ...(flags.all
             ? [g.primary === m.primary ? `${shortId(g.primary)} (this)` : shortId(g.primary)]
             : []),
