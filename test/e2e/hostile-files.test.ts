@@ -244,6 +244,31 @@ describe("a child with hostile files does not hide the others", () => {
   });
 });
 
+describe("the child host does not write through a symlink planted in its artifact dir", () => {
+  it("output.md and .reserve as symlinks to files outside: the next turn completes, the outside files keep their bytes", async () => {
+    const c = await completedChild("first turn");
+    const victims = ["output.md", ".reserve"].map((name) => {
+      const victim = path.join(sb.cwd, `victim-${name.replace(".", "")}.txt`);
+      fs.writeFileSync(victim, `precious ${name}\n`);
+      const at = path.join(c.dir, name);
+      fs.rmSync(at, { force: true });
+      fs.symlinkSync(victim, at);
+      return { victim, at, bytes: `precious ${name}\n` };
+    });
+    const r = await sb.json(["send", c.id, "--wait", "second turn"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const res = r.data.results[0];
+    expect(res.status).toBe("completed");
+    expect(res.text).toContain("second turn");
+    for (const v of victims) {
+      expect(fs.readFileSync(v.victim, "utf8")).toBe(v.bytes);
+      expect(fs.lstatSync(v.at).isSymbolicLink(), v.at).toBe(false);
+    }
+    // The staging file holds this turn's answer, as after any turn.
+    expect(fs.readFileSync(path.join(c.dir, "output.md"), "utf8")).toBe(res.text);
+  });
+});
+
 describe("junk appended to events.ndjson does not swallow the next record", () => {
   it("an idle child's follow-up after junk without LF: every record of the turn is read back, the junk reported", async () => {
     const c = await completedChild();
