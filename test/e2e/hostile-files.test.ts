@@ -269,6 +269,46 @@ describe("the child host does not write through a symlink planted in its artifac
   });
 });
 
+describe("user files that are FIFOs or devices: a warning naming them, never a hang", () => {
+  it("a FIFO profile and a /dev/zero profile in the project's .muster/agents: muster agents finishes and names both", async () => {
+    const agents = path.join(sb.cwd, ".muster", "agents");
+    fs.mkdirSync(agents, { recursive: true });
+    const fifo = path.join(agents, "stuck.md");
+    const zero = path.join(agents, "endless.md");
+    mkfifo(fifo);
+    fs.symlinkSync("/dev/zero", zero);
+    try {
+      const r = runBounded(["agents"]);
+      expect(r.signal, "killed by the timeout: it blocked on the FIFO").toBeNull();
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`warning: refusing to read ${fifo}: it is a FIFO; skipped`);
+      expect(r.stderr).toContain(`warning: refusing to read ${zero}: it is a character device; skipped`);
+      expect(r.stdout).toContain("mock"); // the other agents are all there
+      // Asked for by name, the refusal is the answer: exit 2, one line, nothing created.
+      const s = runBounded(["spawn", "--agent", "stuck", "hello"]);
+      expect(s.status, s.stderr).toBe(2);
+      expect(s.stderr).toContain(`agent "stuck": refusing to read ${fifo}: it is a FIFO`);
+    } finally {
+      fs.rmSync(agents, { recursive: true, force: true });
+    }
+  });
+
+  it("a FIFO as the user config: a warning naming it, the command goes on", async () => {
+    const dir = path.join(sb.env.XDG_CONFIG_HOME!, "muster");
+    fs.mkdirSync(dir, { recursive: true });
+    const config = path.join(dir, "config.json");
+    mkfifo(config);
+    try {
+      const r = runBounded(["agents"]);
+      expect(r.signal, "killed by the timeout: it blocked on the FIFO").toBeNull();
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`warning: refusing to read ${config}: it is a FIFO; ignored`);
+    } finally {
+      fs.rmSync(config, { force: true });
+    }
+  });
+});
+
 describe("junk appended to events.ndjson does not swallow the next record", () => {
   it("an idle child's follow-up after junk without LF: every record of the turn is read back, the junk reported", async () => {
     const c = await completedChild();
