@@ -52,7 +52,7 @@ function parseJson(file: string, text: string): { doc: unknown; commented: boole
 }
 
 /** Reads and parses `edit.file`; a file that does not parse is refused with one line. */
-export function load(edit: ConfigEdit): Loaded {
+export function load(edit: Pick<ConfigEdit, "file" | "format">): Loaded {
   let text = "";
   try {
     text = fs.readFileSync(edit.file, "utf8");
