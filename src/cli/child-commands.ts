@@ -5,7 +5,6 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { MAX_SNAPSHOT_BYTES } from "../artifacts/snapshot.js";
 import { readFileBounded } from "../util/safe-read.js";
 import { invalidUtf8At } from "../util/utf8.js";
 
@@ -21,9 +20,10 @@ const USAGE: Record<string, string> = {
   error: "usage: muster error <text>\nMark this turn errored with the given message.",
 };
 
-// The answer's limit: a longer one could only settle output_too_large, and the host reads a control request
-// (JSON-escaped text) only up to a bound made for it. Progress text is cut to one event's size by the host.
-const MAX_FILE_BYTES = MAX_SNAPSHOT_BYTES;
+// The answer's limit (MAX_SNAPSHOT_BYTES, not imported: this path loads as little as it can): a longer one
+// could only settle output_too_large, and the host reads a control request (JSON-escaped text) only up to a
+// bound made for it. Progress text is cut to one event's size by the host.
+const MAX_FILE_BYTES = 1024 * 1024;
 
 /**
  * The text of --file: a regular file (a symlink to one is fine; /dev/zero or a FIFO is refused, never read
