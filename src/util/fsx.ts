@@ -21,6 +21,16 @@ export function openFreshNoFollow(file: string, mode = FILE_MODE): number {
   return fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
 }
 
+/** A whole file written through openFreshNoFollow (no fsync: for files rewritten each time, not records). */
+export function writeFileNoFollow(file: string, data: string | Uint8Array, mode = FILE_MODE): void {
+  const fd = openFreshNoFollow(file, mode);
+  try {
+    fs.writeFileSync(fd, data);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /**
  * Crash-safe write: temp file in the same dir, fsync, rename over the target, fsync the dir. The rename
  * replaces a symlink at the target rather than writing through it.

@@ -6,7 +6,9 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { AnswerSink } from "../../src/child/answer.js";
 import { DiskReserve } from "../../src/child/reserve.js";
+import { RunSlots } from "../../src/child/slots.js";
 import { passPrompt } from "../../src/runners/clis/shared.js";
+import { getRunner } from "../../src/runners/registry.js";
 import { openFreshNoFollow, writeFileAtomic } from "../../src/util/fsx.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-nofollow-"));
@@ -91,5 +93,40 @@ describe("writes that replace a planted symlink instead of following it", () => 
     expect(fs.readFileSync(victim, "utf8")).toBe("precious\n");
     expect(fs.lstatSync(at).isSymbolicLink()).toBe(false);
     expect(fs.readFileSync(at, "utf8")).toBe(prompt);
+  });
+
+  it("gemini's per-child settings file (tool narrowing) replaces a planted link", () => {
+    const runnerDir = path.join(dir, "runner-gemini");
+    fs.mkdirSync(runnerDir);
+    const victim = path.join(dir, "victim-gemini.json");
+    fs.writeFileSync(victim, "precious\n");
+    const at = path.join(runnerDir, "gemini-settings.json");
+    fs.symlinkSync(victim, at);
+    const plan = getRunner("gemini")!.plan({
+      turnId: "t1",
+      prompt: "hi",
+      promptFile: path.join(dir, "prompt.txt"),
+      cwd: dir,
+      env: {},
+      runnerDir,
+      tools: ["read_file"],
+    });
+    expect(plan.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH).toBe(at);
+    expect(fs.readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(fs.lstatSync(at).isSymbolicLink()).toBe(false);
+    expect(JSON.parse(fs.readFileSync(at, "utf8"))).toEqual({ tools: { core: ["read_file"] } });
+  });
+
+  it("a run-slot ticket replaces a planted link", async () => {
+    const slots = path.join(dir, "slots");
+    fs.mkdirSync(slots);
+    const victim = path.join(dir, "victim-ticket.json");
+    fs.writeFileSync(victim, "precious\n");
+    const at = path.join(slots, "child-1.json");
+    fs.symlinkSync(victim, at);
+    expect(await new RunSlots(slots, 4, "child-1", dir).tryAcquire()).toBeUndefined();
+    expect(fs.readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(fs.lstatSync(at).isSymbolicLink()).toBe(false);
+    expect(JSON.parse(fs.readFileSync(at, "utf8"))).toMatchObject({ pid: process.pid, childId: "child-1" });
   });
 });
