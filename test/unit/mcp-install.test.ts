@@ -1,4 +1,5 @@
 // `muster mcp install|doctor`: merging into real files in a temp HOME/project (no client needed).
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -160,6 +161,15 @@ describe("codex --project: doctor checks that Codex trusts the project", () => {
     // The user scope is about ~/.codex/config.toml alone: no trust question there.
     install("codex", opts());
     expect(doctor("codex", opts()).files).toHaveLength(1);
+  });
+
+  it("a FIFO as ~/.codex/config.toml: install and doctor refuse it in one line instead of waiting on it", () => {
+    install("codex", project_());
+    fs.mkdirSync(path.dirname(userConfig()), { recursive: true });
+    expect(spawnSync("mkfifo", [userConfig()]).status).toBe(0);
+    const why = `refusing to read ${userConfig()}: it is a FIFO; it is left untouched`;
+    expect(trustLine().trustFile.missing).toEqual([why]);
+    expect(() => install("codex", opts())).toThrow(why);
   });
 
   it('trust_level = "untrusted" is named; $CODEX_HOME is where Codex reads trust', () => {

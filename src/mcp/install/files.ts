@@ -2,8 +2,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
-import { MusterError } from "../../core/errors.js";
+import { isMusterError, MusterError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../util/fsx.js";
+import { READ_CAPS, readFileBounded } from "../../util/safe-read.js";
 import { type ConfigEdit, type Doc, getAt, isObject } from "./edit.js";
 
 /** A config file as found: its text ("" when absent) and parsed document. */
@@ -55,10 +56,15 @@ function parseJson(file: string, text: string): { doc: unknown; commented: boole
 export function load(edit: Pick<ConfigEdit, "file" | "format">): Loaded {
   let text = "";
   try {
-    text = fs.readFileSync(edit.file, "utf8");
+    // Bounded and non-blocking: a FIFO or a device here is refused, not waited on. A symlink (dotfiles) is fine.
+    text = readFileBounded(edit.file, READ_CAPS.stateJson, { follow: true }).toString("utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT")
-      throw refuse(`cannot read ${edit.file}: ${(e as Error).message}`);
+      throw refuse(
+        isMusterError(e)
+          ? `${e.message}; it is left untouched`
+          : `cannot read ${edit.file}: ${(e as Error).message}`,
+      );
     return { exists: false, text: "", doc: {}, commented: false };
   }
   let doc: unknown;
