@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { MAX_SNAPSHOT_BYTES } from "../artifacts/snapshot.js";
+import { openFreshNoFollow } from "../util/fsx.js";
 
 // Writes to output.md are gathered up to this size: one syscall per chunk, not per streamed line.
 const WRITE_CHUNK = 64 * 1024;
@@ -29,9 +30,10 @@ export class AnswerSink {
     private readonly file: string,
     private readonly onError: (e: Error) => void = () => {},
   ) {
-    // output.md is mutable staging (the snapshot is the record): emptied here, never fsync'd.
+    // output.md is mutable staging (the snapshot is the record): made anew here, never fsync'd. A symlink
+    // planted in its place is replaced, never written through (that would overwrite a file elsewhere).
     try {
-      this.fd = fs.openSync(file, "w", 0o600);
+      this.fd = openFreshNoFollow(file);
     } catch (e) {
       this.fail(e as Error);
     }

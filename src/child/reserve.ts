@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { openFreshNoFollow } from "../util/fsx.js";
 
 const RESERVE_BYTES = 32 * 1024;
 
@@ -15,10 +16,12 @@ export class DiskReserve {
   /** Best effort: on a disk too full to hold it there is simply no reserve. */
   hold(): void {
     try {
-      if (fs.statSync(this.file).size === this.bytes) return;
+      const st = fs.lstatSync(this.file);
+      if (st.isFile() && st.size === this.bytes) return;
     } catch {}
     try {
-      const fd = fs.openSync(this.file, "w", 0o600);
+      // Zeros written through a planted symlink would destroy a file elsewhere: replace it instead.
+      const fd = openFreshNoFollow(this.file);
       try {
         // Zeros, written (not a hole from truncate): the filesystem allocates the blocks now.
         if (fs.writeSync(fd, Buffer.alloc(this.bytes)) !== this.bytes) throw new Error("short write");

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeFileNoFollow } from "../util/fsx.js";
 import { hostAlive } from "../util/proc.js";
 import { READ_CAPS, readJsonBounded } from "../util/safe-read.js";
 
@@ -113,7 +114,8 @@ export class RunSlots {
         since: new Date().toISOString(),
         ...(borrow ? { lentBy: this.parentId! } : {}),
       };
-      fs.writeFileSync(this.ticket, JSON.stringify(t), { mode: 0o600 });
+      // A symlink planted at the ticket's path is replaced, never written through.
+      writeFileNoFollow(this.ticket, JSON.stringify(t));
       return undefined;
     });
   }

@@ -5,6 +5,8 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { readFileBounded } from "../util/safe-read.js";
+import { invalidUtf8At } from "../util/utf8.js";
 
 export const CHILD_HELP = `Inside a child's pane (for agents):
   muster progress <text>        report progress (shown in the pane and in muster ls)
@@ -17,6 +19,32 @@ const USAGE: Record<string, string> = {
   done: "usage: muster done [text] [--file <path>]\nSet this turn's result explicitly; the turn completes when the agent ends it (its final record, or its exit).",
   error: "usage: muster error <text>\nMark this turn errored with the given message.",
 };
+
+// The answer's limit (MAX_SNAPSHOT_BYTES, not imported: this path loads as little as it can): a longer one
+// could only settle output_too_large, and the host reads a control request (JSON-escaped text) only up to a
+// bound made for it. Progress text is cut to one event's size by the host.
+const MAX_FILE_BYTES = 1024 * 1024;
+
+/**
+ * The text of --file: a regular file (a symlink to one is fine; /dev/zero or a FIFO is refused, never read
+ * or waited on) of at most MAX_FILE_BYTES, and UTF-8, refused like a prompt rather than silently replaced.
+ */
+function readTextFile(file: string, kind: string): { text: string } | { error: string } {
+  let bytes: Buffer;
+  try {
+    bytes = readFileBounded(file, MAX_FILE_BYTES, { follow: true });
+  } catch (e) {
+    // A refusal names the file and why already ("refusing to read f: it is a FIFO").
+    const refused = (e as { code?: unknown }).code === "integrity";
+    return { error: refused ? (e as Error).message : `cannot read ${file}: ${(e as Error).message}` };
+  }
+  const at = invalidUtf8At(bytes);
+  if (at >= 0)
+    return {
+      error: `${file} is not valid UTF-8 (byte 0x${bytes[at]!.toString(16)} at offset ${at}); muster ${kind} takes UTF-8 text (convert it first, e.g. with iconv)`,
+    };
+  return { text: bytes.toString("utf8") };
+}
 
 /** Runs a child-side command; returns the exit code. */
 export function runChildCommand(argv: string[]): number {
@@ -40,12 +68,12 @@ export function runChildCommand(argv: string[]): number {
       process.stderr.write("muster: --file needs a path\n");
       return 2;
     }
-    try {
-      text = fs.readFileSync(file, "utf8");
-    } catch (e) {
-      process.stderr.write(`muster: cannot read ${file}: ${(e as Error).message}\n`);
+    const read = readTextFile(file, kind);
+    if ("error" in read) {
+      process.stderr.write(`muster: ${read.error}\n`);
       return 2;
     }
+    text = read.text;
   }
   if (kind !== "done" && text.trim() === "") {
     process.stderr.write(`${USAGE[kind]}\n`);

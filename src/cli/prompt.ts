@@ -2,34 +2,13 @@ import { isUtf8 } from "node:buffer";
 import * as fs from "node:fs";
 import { MusterError } from "../base/errors.js";
 import { MAX_PROMPT_BYTES } from "../core/host-launch.js";
+import { invalidUtf8At } from "../util/utf8.js";
+
+export { invalidUtf8At };
 
 // Prompts travel as JSON strings (inbox files), so they must be text: bytes that are not UTF-8 are refused,
 // never replaced by U+FFFD behind the user's back. ignoreBOM: a leading BOM is part of the prompt, kept as given.
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** Offset of the first byte that does not begin or continue a valid UTF-8 sequence (for the message). */
-export function invalidUtf8At(b: Uint8Array): number {
-  let i = 0;
-  while (i < b.length) {
-    const c = b[i]!;
-    if (c < 0x80) {
-      i += 1;
-      continue;
-    }
-    const n = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
-    const c1 = b[i + 1] ?? 0;
-    // Overlong forms, UTF-16 surrogates and code points above U+10FFFF are invalid too.
-    const badSecond =
-      (c === 0xe0 && c1 < 0xa0) ||
-      (c === 0xed && c1 > 0x9f) ||
-      (c === 0xf0 && c1 < 0x90) ||
-      (c === 0xf4 && c1 > 0x8f);
-    if (n === 0 || badSecond) return i;
-    for (let k = 1; k <= n; k++) if (((b[i + k] ?? 0) & 0xc0) !== 0x80) return i;
-    i += n + 1;
-  }
-  return -1;
-}
 
 function notUtf8(where: string, bytes?: Uint8Array, cause?: unknown): MusterError {
   const at = bytes ? invalidUtf8At(bytes) : -1;

@@ -1,6 +1,6 @@
-import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { READ_CAPS, readFileBounded } from "../util/safe-read.js";
 
 /** User configuration: `${XDG_CONFIG_HOME:-~/.config}/muster/config.json` (all fields optional). */
 export interface MusterConfig {
@@ -31,9 +31,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): {
   const file = path.join(configDir(env), "config.json");
   let text: string;
   try {
-    text = fs.readFileSync(file, "utf8");
-  } catch {
-    return { config: {}, warnings: [] };
+    // Bounded and non-blocking: a FIFO or /dev/zero here is a warning, not a hang. A symlink (dotfiles) is fine.
+    text = readFileBounded(file, READ_CAPS.smallJson, { follow: true }).toString("utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { config: {}, warnings: [] };
+    return { config: {}, warnings: [`${(e as Error).message}; ignored`] };
   }
   try {
     const raw = JSON.parse(text) as unknown;

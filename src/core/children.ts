@@ -2,7 +2,7 @@ import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
 import { listInbox } from "../artifacts/inbox.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
 import { type MalformedLine, readAllRecords } from "../artifacts/reader.js";
-import { MusterError } from "../base/errors.js";
+import { isMusterError, MusterError } from "../base/errors.js";
 import { readJsonIfExists } from "../util/fsx.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
 import { READ_CAPS } from "../util/safe-read.js";
@@ -21,6 +21,8 @@ export interface LoadedChild {
   status: ChildStatus;
   /** Spans of events.ndjson that are not records (junk, torn or oversized lines): skipped, and reported here. */
   malformed: MalformedReport;
+  /** Why its files could not be read (status "unreadable"; state, meta and pending are then empty). */
+  unreadable?: string;
 }
 
 /** Malformed spans of a file: the first MAX_MALFORMED_SPANS of them and how many there are in all. */
@@ -56,6 +58,30 @@ export function loadChild(paths: PrimaryPaths, entry: RegistryEntry): LoadedChil
     status: childStatus(state, stillPending.length),
     malformed,
   };
+}
+
+/**
+ * loadChild for listings: a child whose files are refused (a symlink, FIFO or device in place of meta.json
+ * or events.ndjson) or cannot be read comes back with status "unreadable" and the one-line reason, so one
+ * broken child does not hide every other one. Commands about that one child still use loadChild and fail.
+ */
+export function loadChildOrUnreadable(paths: PrimaryPaths, entry: RegistryEntry): LoadedChild {
+  try {
+    return loadChild(paths, entry);
+  } catch (e) {
+    const fsError = typeof (e as NodeJS.ErrnoException).syscall === "string";
+    if (!(isMusterError(e) && e.code === "integrity") && !fsError) throw e;
+    return {
+      entry,
+      files: childFiles(paths.artifactDir(entry.id)),
+      meta: undefined,
+      state: emptyState(),
+      pending: [],
+      status: "unreadable",
+      malformed: { count: 0, spans: [] },
+      unreadable: (e as Error).message.split("\n")[0]!,
+    };
+  }
 }
 
 /**

@@ -25,6 +25,11 @@ export async function collectGarbage(m: Muster, opts: GcOptions): Promise<GcRepo
   const cutoff = Date.now() - opts.olderThanMs;
   for (const c of await m.list()) {
     const id = c.entry.id;
+    // Its age and state are unknown: removing it could lose a running child. The user looks at it.
+    if (c.unreadable !== undefined) {
+      report.skipped.push({ id, why: `unreadable: ${c.unreadable}` });
+      continue;
+    }
     if (Date.parse(lastActive(c)) > cutoff) continue;
     if (c.status === "running" || c.status === "starting" || c.status === "queued") {
       report.skipped.push({ id, why: "a turn is running" });

@@ -7,6 +7,7 @@ import {
   recordIdOf,
   toRecord,
 } from "../delivery/records.js";
+import { loadChildOrUnreadable } from "./children.js";
 import type { Muster } from "./muster.js";
 
 /** A group whose members are held back from the inbox: not sealed yet, or not every member settled. */
@@ -26,7 +27,8 @@ export function buildInbox(m: Muster): {
   const settled = new Set<string>();
   const pending: DeliveryRecord[] = [];
   for (const entry of Object.values(m.registry.read().children)) {
-    const c = m.reload(entry);
+    // An unreadable child (hostile files) has nothing to deliver; it must not hide the others' results.
+    const c = loadChildOrUnreadable(m.paths, entry);
     for (const completion of c.state.completions.values()) {
       const record = toRecord(c.entry.id, c.entry.agent, c.files.dir, completion);
       settled.add(record.recordId);

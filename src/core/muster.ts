@@ -26,7 +26,7 @@ import { BackendSet } from "../mux/registry.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { writeJsonAtomic } from "../util/fsx.js";
 import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
-import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
+import { type LoadedChild, loadChild, loadChildOrUnreadable, resolveChildId } from "./children.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
@@ -366,12 +366,12 @@ export class Muster {
     return (await this.cancelMany([idOrPrefix], opts))[0]!;
   }
 
-  /** All children of this primary, newest last, each reconciled with liveness. */
+  /** All children of this primary, newest last, each reconciled with liveness (a broken one: "unreadable"). */
   async list(): Promise<LoadedChild[]> {
     const doc = this.registry.read();
     const out: LoadedChild[] = [];
     for (const entry of Object.values(doc.children).sort((a, b) => a.id.localeCompare(b.id))) {
-      out.push(await this.reconcile(this.reload(entry)));
+      out.push(await this.reconcile(loadChildOrUnreadable(this.paths, entry)));
     }
     return out;
   }
@@ -393,7 +393,8 @@ export class Muster {
 
   /** Turns a dead host into a recorded `lost`; returns the child's fresh state. */
   async reconcile(c: LoadedChild): Promise<LoadedChild> {
-    if (c.status === "closed" || c.status === "lost") return c;
+    // An unreadable child's events.ndjson may be a FIFO or a device: never append to it.
+    if (c.status === "closed" || c.status === "lost" || c.status === "unreadable") return c;
     let backend: Backend;
     try {
       backend = this.backendOf(c.entry);

@@ -16,6 +16,7 @@ import { seedSession } from "../sessions/seed.js";
 import { sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
+import { loadChildOrUnreadable } from "./children.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import type { Muster, SpawnOptions, SpawnResult } from "./muster.js";
@@ -61,7 +62,8 @@ export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnRe
   const parentDepth = Number(m.env.MUSTER_DEPTH ?? "-1");
   const depth = Number.isInteger(parentDepth) && parentDepth >= -1 ? parentDepth + 1 : 0;
   checkLineage(m.limits, depth, m.env, Object.keys(m.registry.read().children).length, () =>
-    Object.values(m.registry.read().children).map((e) => m.reload(e)),
+    // An unreadable child counts as live (it may be): it must not stop every spawn.
+    Object.values(m.registry.read().children).map((e) => loadChildOrUnreadable(m.paths, e)),
   );
   // An unknown backend name refuses the spawn here, before anything is created.
   const backend = m.backends.get(opts.backend);

@@ -10,8 +10,8 @@ export interface TurnState {
   completion?: CompletionEvent;
 }
 
-/** Lifecycle of a child as its events tell it. */
-export type ChildStatus = "starting" | "queued" | "running" | "idle" | "closed" | "lost";
+/** Lifecycle of a child as its events tell it; "unreadable" when its files are refused (see loadChildOrUnreadable). */
+export type ChildStatus = "starting" | "queued" | "running" | "idle" | "closed" | "lost" | "unreadable";
 
 /** A child's state folded from its events (the registry only says where it is). */
 export interface ChildState {

@@ -39,6 +39,8 @@ export function shapeResult(r: TurnResult): McpResult {
 
 /** One row of the children list. */
 export function childRow(c: LoadedChild) {
+  // Its files were refused (a symlink, FIFO or device): nothing but the reason is known.
+  if (c.unreadable !== undefined) return { id: c.entry.id, status: c.status, error: c.unreadable };
   return {
     id: c.entry.id,
     agent: c.entry.agent,

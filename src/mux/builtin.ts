@@ -18,10 +18,7 @@ const loaded = new Map<string, Promise<void>>();
  * A module exports `register(api)` and calls `api.registerBackend(name, factory)`: it gets muster's own
  * registry that way, whichever copy of muster it could import itself.
  */
-export async function loadBackendModules(
-  env: NodeJS.ProcessEnv = process.env,
-  cwd?: string,
-): Promise<void> {
+export async function loadBackendModules(env: NodeJS.ProcessEnv = process.env, cwd?: string): Promise<void> {
   const spec = env.MUSTER_BACKEND_MODULE;
   if (!spec) return;
   for (const p of spec.split(":").filter((s) => s !== "")) {

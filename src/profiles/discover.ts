@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { isMusterError } from "../base/errors.js";
 import { loadConfig, type MusterConfig } from "../config/config.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
+import { readFileBounded } from "../util/safe-read.js";
 import { PROFILE_NAME } from "./fields.js";
 import { parseProfile } from "./parse.js";
 import type { ProfileFormat, ProfileLayer, ResolvedProfile } from "./types.js";
@@ -121,7 +122,8 @@ export function markdownFiles(dir: string, warnings: string[]): string[] {
       const p = path.join(d, e.name);
       const st = e.isSymbolicLink() ? fs.statSync(p, { throwIfNoEntry: false }) : e;
       if (st?.isDirectory()) visit(p, depth + 1);
-      else if (st?.isFile() && e.name.endsWith(".md")) found.push({ file: p, depth });
+      // A FIFO or device named *.md is listed too: reading it is refused with a warning naming it.
+      else if (st && e.name.endsWith(".md")) found.push({ file: p, depth });
     }
   };
   visit(dir, 0);
@@ -131,16 +133,17 @@ export function markdownFiles(dir: string, warnings: string[]): string[] {
   return found.slice(0, MAX_FILES).map((f) => f.file);
 }
 
-function readProfileText(file: string, warnings: string[]): string | undefined {
+/**
+ * A profile's text: a regular file (a symlink to one is fine) of at most 1 MiB, read without blocking, so a
+ * FIFO or /dev/zero in an agents folder is refused rather than hanging discovery or filling memory.
+ */
+export function readProfileText(file: string): { text: string } | { error: string } {
   try {
-    if (fs.statSync(file).size > MAX_BYTES) {
-      warnings.push(`${file}: larger than 1 MiB; skipped`);
-      return undefined;
-    }
-    return fs.readFileSync(file, "utf8");
+    return { text: readFileBounded(file, MAX_BYTES, { follow: true }).toString("utf8") };
   } catch (e) {
-    warnings.push(`${file}: cannot read (${(e as Error).message}); skipped`);
-    return undefined;
+    const why = (e as Error).message;
+    // safe-read's refusals name the file already ("refusing to read f: it is a FIFO").
+    return { error: isMusterError(e) ? why : `${file}: cannot read (${why})` };
   }
 }
 
@@ -163,11 +166,16 @@ export function discoverProfiles(opts: DiscoverOptions): Discovery {
     scanned.add(real);
     const here = new Map<string, ResolvedProfile>();
     for (const file of markdownFiles(dir, warnings)) {
-      const text = readProfileText(file, warnings);
-      if (text === undefined) continue;
+      const read = readProfileText(file);
+      if ("error" in read) {
+        // Named when asked for (`spawn --agent <stem>` says why), like a profile that does not parse.
+        broken.push({ name: path.basename(file, ".md"), source: file, layer, message: read.error, rank });
+        warnings.push(`${read.error}; skipped`);
+        continue;
+      }
       let profile: ResolvedProfile;
       try {
-        profile = { ...parseProfile(file, text, format), layer, shadows: [] };
+        profile = { ...parseProfile(file, read.text, format), layer, shadows: [] };
       } catch (e) {
         if (!isMusterError(e)) throw e;
         broken.push({ name: path.basename(file, ".md"), source: file, layer, message: e.message, rank });

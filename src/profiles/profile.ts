@@ -1,8 +1,13 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
-import { type DiscoverOptions, discoverProfiles, markdownFiles, profileLayers } from "./discover.js";
+import {
+  type DiscoverOptions,
+  discoverProfiles,
+  markdownFiles,
+  profileLayers,
+  readProfileText,
+} from "./discover.js";
 import { PROFILE_NAME } from "./fields.js";
 import { parseProfile } from "./parse.js";
 import type { ResolvedProfile } from "./types.js";
@@ -63,8 +68,10 @@ export function loadProfile(
 export function bundledProfileNames(): string[] {
   const names = new Set<string>();
   for (const file of markdownFiles(path.join(PACKAGE_ROOT, "agents"), [])) {
+    const read = readProfileText(file);
+    if ("error" in read) continue;
     try {
-      const p = parseProfile(file, fs.readFileSync(file, "utf8"));
+      const p = parseProfile(file, read.text);
       if (PROFILE_NAME.test(p.name)) names.add(p.name);
     } catch {}
   }

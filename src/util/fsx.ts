@@ -10,7 +10,31 @@ export function ensureDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
 }
 
-/** Crash-safe write: temp file in the same dir, fsync, rename over the target, fsync the dir. */
+/**
+ * Opens a file for writing from empty without following a symlink: whatever is at the path (a symlink planted
+ * there, an old file) is unlinked — the link, never its target — and a new file is created exclusively, so a
+ * link planted again in between fails the open (EEXIST) instead of being followed.
+ */
+export function openFreshNoFollow(file: string, mode = FILE_MODE): number {
+  fs.rmSync(file, { force: true });
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+  return fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+}
+
+/** A whole file written through openFreshNoFollow (no fsync: for files rewritten each time, not records). */
+export function writeFileNoFollow(file: string, data: string | Uint8Array, mode = FILE_MODE): void {
+  const fd = openFreshNoFollow(file, mode);
+  try {
+    fs.writeFileSync(fd, data);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Crash-safe write: temp file in the same dir, fsync, rename over the target, fsync the dir. The rename
+ * replaces a symlink at the target rather than writing through it.
+ */
 export function writeFileAtomic(file: string, data: string | Uint8Array, mode = FILE_MODE): void {
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);

@@ -6,6 +6,14 @@ import { MusterError } from "../base/errors.js";
 // refuses it. Neither changes how a regular file is read.
 const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 
+export interface ReadOptions {
+  /**
+   * Follow a symlink at the last component: for files the user names or keeps (a config or profile linked
+   * from a dotfiles repo, `muster done --file`). What it points to must still be a regular file.
+   */
+  follow?: boolean;
+}
+
 /** Caps for whole-file reads of state files (each a bound on memory, far above any legitimate file). */
 export const READ_CAPS = {
   /** meta.json, budget.json, slot tickets, workspace and group files: a few hundred bytes each. */
@@ -34,10 +42,10 @@ const refuse = (file: string, why: string, cause?: unknown): MusterError =>
  * Opens a file for reading only if it is a regular file reached without following a symlink at its last
  * component; returns the fd and its size. ENOENT (and other errors of the open) are thrown as they are.
  */
-export function openRegular(file: string): { fd: number; size: number } {
+export function openRegular(file: string, opts: ReadOptions = {}): { fd: number; size: number } {
   let fd: number;
   try {
-    fd = fs.openSync(file, OPEN_FLAGS);
+    fd = fs.openSync(file, opts.follow ? OPEN_FLAGS & ~fs.constants.O_NOFOLLOW : OPEN_FLAGS);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ELOOP") throw refuse(file, "it is a symbolic link", e);
     throw e;
@@ -57,8 +65,8 @@ export function openRegular(file: string): { fd: number; size: number } {
  * symlink, never blocks on a FIFO, never reads more than the size fstat reported (a file growing meanwhile
  * is cut there). Hostile files raise MusterError("integrity") naming the file and the reason.
  */
-export function readFileBounded(file: string, maxBytes: number): Buffer {
-  const { fd, size } = openRegular(file);
+export function readFileBounded(file: string, maxBytes: number, opts: ReadOptions = {}): Buffer {
+  const { fd, size } = openRegular(file, opts);
   try {
     if (size > maxBytes) throw refuse(file, `it is ${size} bytes, more than the ${maxBytes}-byte limit`);
     const buf = Buffer.allocUnsafe(size);

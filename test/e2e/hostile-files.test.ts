@@ -2,6 +2,8 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
 import { BIN, until, useSandbox } from "../helpers/cli.js";
 
@@ -148,6 +150,162 @@ describe("hostile artifact files are refused, never read to their end", () => {
     );
     // The answer is still there.
     expect((await sb.run(["result", c.id])).exitCode).toBe(0);
+  });
+});
+
+/** subagents_status (no id) from a real `muster mcp` process: its parsed answer, or the error text. */
+async function mcpStatusList(): Promise<{ isError: boolean; text: string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, "mcp"],
+    env: sb.env as Record<string, string>,
+    cwd: sb.cwd,
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "muster-test", version: "1.0.0" });
+  await client.connect(transport);
+  try {
+    const r = await client.callTool({ name: "subagents_status", arguments: {} }, undefined, {
+      timeout: 20_000,
+    });
+    return { isError: !!r.isError, text: (r.content as { text: string }[])[0]?.text ?? "" };
+  } finally {
+    await client.close();
+  }
+}
+
+describe("a child with hostile files does not hide the others", () => {
+  it("ls, ls --json, subagents_status and gc list every other child and show the broken ones as unreadable", async () => {
+    const good = await completedChild("good");
+    const zero = await completedChild("events to /dev/zero");
+    const fifo = await completedChild("meta as a FIFO");
+    expect((await sb.run(["cancel", good.id])).exitCode).toBe(0);
+    const zeroEvents = path.join(zero.dir, "events.ndjson");
+    const fifoMeta = path.join(fifo.dir, "meta.json");
+    const reasons = {
+      [zero.id]: `refusing to read ${zeroEvents}: it is a symbolic link`,
+      [fifo.id]: `refusing to read ${fifoMeta}: it is a FIFO`,
+    };
+    const plantBoth = (fn: () => Promise<void>) =>
+      replaced(
+        zeroEvents,
+        (f) => fs.symlinkSync("/dev/zero", f),
+        () => replaced(fifoMeta, mkfifo, fn),
+      );
+    await plantBoth(async () => {
+      const j = runBounded(["ls", "--json"]);
+      expect(j.signal).toBeNull();
+      expect(j.status, j.stderr).toBe(0);
+      // biome-ignore lint/suspicious/noExplicitAny: test code reads JSON loosely
+      const byId = new Map<string, any>(JSON.parse(j.stdout).children.map((c: any) => [c.id, c]));
+      expect(byId.get(good.id)).toMatchObject({ status: "closed", lastOutcome: "completed" });
+      for (const id of [zero.id, fifo.id])
+        expect(byId.get(id)).toEqual({ id, status: "unreadable", error: reasons[id] });
+
+      const human = runBounded(["ls"]);
+      expect(human.status, human.stderr).toBe(0);
+      const rowOf = (id: string) => human.stdout.split("\n").find((l) => l.startsWith(id.slice(-8)));
+      expect(rowOf(good.id)).toContain("closed");
+      for (const id of [zero.id, fifo.id]) {
+        expect(rowOf(id)).toContain("unreadable");
+        expect(rowOf(id)).toContain(reasons[id]);
+      }
+
+      const mcp = await mcpStatusList();
+      expect(mcp.isError, mcp.text).toBe(false);
+      // biome-ignore lint/suspicious/noExplicitAny: test code reads JSON loosely
+      const rows = new Map<string, any>(JSON.parse(mcp.text).children.map((c: any) => [c.id, c]));
+      expect(rows.get(good.id)).toMatchObject({ status: "closed" });
+      for (const id of [zero.id, fifo.id])
+        expect(rows.get(id)).toEqual({ id, status: "unreadable", error: reasons[id] });
+
+      const gc = runBounded(["gc", "--older-than", "0s", "--json"]);
+      expect(gc.status, gc.stderr).toBe(0);
+      const report = JSON.parse(gc.stdout);
+      expect(report.removed.map((r: { id: string }) => r.id)).toEqual([good.id]);
+      for (const id of [zero.id, fifo.id])
+        expect(report.skipped).toContainEqual({ id, why: `unreadable: ${reasons[id]}` });
+      expect(fs.existsSync(zero.dir) && fs.existsSync(fifo.dir)).toBe(true);
+    });
+    // Put back, both are whole children again; the human gc says why it kept one.
+    const after = await sb.json(["ls"]);
+    const statuses = after.data.children.map((c: { id: string; status: string }) => [c.id, c.status]);
+    expect(statuses).toEqual(
+      expect.arrayContaining([
+        [zero.id, "idle"],
+        [fifo.id, "idle"],
+      ]),
+    );
+    await plantBoth(async () => {
+      const gc = runBounded(["gc", "--older-than", "0s"]);
+      expect(gc.status, gc.stderr).toBe(0);
+      expect(gc.stdout).toContain(`kept ${zero.id.slice(-8)}: unreadable: ${reasons[zero.id]}`);
+    });
+  });
+});
+
+describe("the child host does not write through a symlink planted in its artifact dir", () => {
+  it("output.md and .reserve as symlinks to files outside: the next turn completes, the outside files keep their bytes", async () => {
+    const c = await completedChild("first turn");
+    const victims = ["output.md", ".reserve"].map((name) => {
+      const victim = path.join(sb.cwd, `victim-${name.replace(".", "")}.txt`);
+      fs.writeFileSync(victim, `precious ${name}\n`);
+      const at = path.join(c.dir, name);
+      fs.rmSync(at, { force: true });
+      fs.symlinkSync(victim, at);
+      return { victim, at, bytes: `precious ${name}\n` };
+    });
+    const r = await sb.json(["send", c.id, "--wait", "second turn"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const res = r.data.results[0];
+    expect(res.status).toBe("completed");
+    expect(res.text).toContain("second turn");
+    for (const v of victims) {
+      expect(fs.readFileSync(v.victim, "utf8")).toBe(v.bytes);
+      expect(fs.lstatSync(v.at).isSymbolicLink(), v.at).toBe(false);
+    }
+    // The staging file holds this turn's answer, as after any turn.
+    expect(fs.readFileSync(path.join(c.dir, "output.md"), "utf8")).toBe(res.text);
+  });
+});
+
+describe("user files that are FIFOs or devices: a warning naming them, never a hang", () => {
+  it("a FIFO profile and a /dev/zero profile in the project's .muster/agents: muster agents finishes and names both", async () => {
+    const agents = path.join(sb.cwd, ".muster", "agents");
+    fs.mkdirSync(agents, { recursive: true });
+    const fifo = path.join(agents, "stuck.md");
+    const zero = path.join(agents, "endless.md");
+    mkfifo(fifo);
+    fs.symlinkSync("/dev/zero", zero);
+    try {
+      const r = runBounded(["agents"]);
+      expect(r.signal, "killed by the timeout: it blocked on the FIFO").toBeNull();
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`warning: refusing to read ${fifo}: it is a FIFO; skipped`);
+      expect(r.stderr).toContain(`warning: refusing to read ${zero}: it is a character device; skipped`);
+      expect(r.stdout).toContain("mock"); // the other agents are all there
+      // Asked for by name, the refusal is the answer: exit 2, one line, nothing created.
+      const s = runBounded(["spawn", "--agent", "stuck", "hello"]);
+      expect(s.status, s.stderr).toBe(2);
+      expect(s.stderr).toContain(`agent "stuck": refusing to read ${fifo}: it is a FIFO`);
+    } finally {
+      fs.rmSync(agents, { recursive: true, force: true });
+    }
+  });
+
+  it("a FIFO as the user config: a warning naming it, the command goes on", async () => {
+    const dir = path.join(sb.env.XDG_CONFIG_HOME!, "muster");
+    fs.mkdirSync(dir, { recursive: true });
+    const config = path.join(dir, "config.json");
+    mkfifo(config);
+    try {
+      const r = runBounded(["agents"]);
+      expect(r.signal, "killed by the timeout: it blocked on the FIFO").toBeNull();
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`warning: refusing to read ${config}: it is a FIFO; ignored`);
+    } finally {
+      fs.rmSync(config, { force: true });
+    }
   });
 });
 

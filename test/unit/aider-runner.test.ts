@@ -204,6 +204,35 @@ describe("aider runner", () => {
     expect(spelled("aider:sonnet")).toBe("sonnet");
   });
 
+  it("instructions.md planted as a FIFO or a symlink is replaced: no hang, the link's target untouched", () => {
+    const w = world();
+    fs.mkdirSync(w.runnerDir, { recursive: true });
+    const instructions = path.join(w.runnerDir, "instructions.md");
+    const victim = path.join(w.root, "victim.md");
+    fs.writeFileSync(victim, "precious\n");
+    const plant = [
+      () => expect(spawnSync("mkfifo", [instructions]).status).toBe(0),
+      () => fs.symlinkSync(victim, instructions),
+    ];
+    for (const planted of plant) {
+      fs.rmSync(instructions, { force: true });
+      planted();
+      const p = aiderRunner.plan({
+        turnId: "x",
+        prompt: "p",
+        promptFile: path.join(w.root, "x.txt"),
+        cwd: w.cwd,
+        runnerDir: w.runnerDir,
+        env: {},
+        systemPrompt: "Be terse.",
+      });
+      expect(p.argv[p.argv.indexOf("--read") + 1]).toBe(instructions);
+      expect(fs.lstatSync(instructions).isFile()).toBe(true);
+      expect(fs.readFileSync(instructions, "utf8")).toBe("Be terse.\n");
+      expect(fs.readFileSync(victim, "utf8")).toBe("precious\n");
+    }
+  });
+
   it("the stand-in refuses flags aider's runner does not pass (so the argv above is checked)", () => {
     for (const bad of [["--bogus"], ["--message-file"], ["file.py"], ["-m", "--yes-always"]]) {
       const r = spawnSync(STANDIN, bad, { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });

@@ -1,4 +1,5 @@
 // `muster mcp install|doctor`: merging into real files in a temp HOME/project (no client needed).
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -126,6 +127,85 @@ describe("codex (TOML)", () => {
     expect(r.files[0]!.file).toBe(path.join(project, ".codex", "config.toml"));
     expect(r.notes.join(" ")).toMatch(/trusted/);
     expect(fs.existsSync(path.join(home, ".codex"))).toBe(false);
+  });
+});
+
+describe("codex --project: doctor checks that Codex trusts the project", () => {
+  const userConfig = () => path.join(home, ".codex", "config.toml");
+  const trust = (key: string, level = "trusted") =>
+    write(userConfig(), `model = "gpt-5.5"\n\n[projects.${JSON.stringify(key)}]\ntrust_level = "${level}"\n`);
+  const project_ = () => opts({ scope: "project" });
+  const trustLine = () => {
+    const d = doctor("codex", project_());
+    return { d, trustFile: d.files.at(-1)! };
+  };
+
+  it("installed but not trusted: not ok, the user config named with the table to add; trusted: ok", () => {
+    install("codex", project_());
+    let { d, trustFile } = trustLine();
+    expect(d.ok).toBe(false);
+    expect(d.files[0]).toEqual({ file: path.join(project, ".codex", "config.toml"), missing: [] });
+    expect(trustFile.file).toBe(userConfig());
+    expect(trustFile.missing).toEqual([
+      `Codex does not trust ${project} (${userConfig()} does not exist), so it ignores its .codex/config.toml`,
+    ]);
+    expect(trustFile.fix).toContain(`add [projects.${JSON.stringify(fs.realpathSync(project))}]`);
+    write(userConfig(), 'model = "gpt-5.5"\n');
+    expect(trustLine().trustFile.missing[0]).toContain(
+      `no [projects.${JSON.stringify(fs.realpathSync(project))}] table`,
+    );
+    trust(fs.realpathSync(project));
+    ({ d, trustFile } = trustLine());
+    expect(trustFile).toEqual({ file: userConfig(), missing: [] });
+    expect(d.ok).toBe(true);
+    // The user scope is about ~/.codex/config.toml alone: no trust question there.
+    install("codex", opts());
+    expect(doctor("codex", opts()).files).toHaveLength(1);
+  });
+
+  it("a FIFO as ~/.codex/config.toml: install and doctor refuse it in one line instead of waiting on it", () => {
+    install("codex", project_());
+    fs.mkdirSync(path.dirname(userConfig()), { recursive: true });
+    expect(spawnSync("mkfifo", [userConfig()]).status).toBe(0);
+    const why = `refusing to read ${userConfig()}: it is a FIFO; it is left untouched`;
+    expect(trustLine().trustFile.missing).toEqual([why]);
+    expect(() => install("codex", opts())).toThrow(why);
+  });
+
+  it('trust_level = "untrusted" is named; $CODEX_HOME is where Codex reads trust', () => {
+    install("codex", project_());
+    trust(fs.realpathSync(project), "untrusted");
+    const { d, trustFile } = trustLine();
+    expect(d.ok).toBe(false);
+    expect(trustFile.missing[0]).toContain('has trust_level = "untrusted"');
+    env.CODEX_HOME = path.join(base, "codex-home");
+    write(
+      path.join(env.CODEX_HOME, "config.toml"),
+      `[projects.${JSON.stringify(project)}]\ntrust_level = "trusted"\n`,
+    );
+    expect(doctor("codex", project_()).ok).toBe(true);
+  });
+
+  it("a folder inside a git repository (or a linked worktree of one) is trusted through the main repository's root", () => {
+    const repo = path.join(base, "repo");
+    const sub = path.join(repo, "packages", "app");
+    fs.mkdirSync(path.join(repo, ".git"), { recursive: true });
+    fs.mkdirSync(sub, { recursive: true });
+    const at = (cwd: string) => doctor("codex", { processEnv: env, cwd, scope: "project" });
+    install("codex", { processEnv: env, cwd: sub, scope: "project" });
+    expect(at(sub).files.at(-1)!.fix).toContain(`[projects.${JSON.stringify(repo)}]`);
+    trust(repo);
+    expect(at(sub).ok).toBe(true);
+    // A linked worktree elsewhere: ".git" is a file naming <main>/.git/worktrees/<name>.
+    const wt = path.join(base, "wt");
+    fs.mkdirSync(path.join(repo, ".git", "worktrees", "wt"), { recursive: true });
+    write(path.join(wt, ".git"), `gitdir: ${path.join(repo, ".git", "worktrees", "wt")}\n`);
+    install("codex", { processEnv: env, cwd: wt, scope: "project" });
+    expect(at(wt).ok).toBe(true);
+    // The folder's own table comes first and decides, even against a trusted repository root.
+    fs.appendFileSync(userConfig(), `\n[projects.${JSON.stringify(sub)}]\ntrust_level = "untrusted"\n`);
+    expect(at(sub).ok).toBe(false);
+    expect(at(wt).ok).toBe(true);
   });
 });
 
@@ -265,6 +345,20 @@ describe("the CLI", () => {
     expect((await sb.run(["mcp", "install", "gemini"])).stdout).toContain("already configured");
     const j = await sb.json(["mcp", "doctor", "gemini"]);
     expect(j).toMatchObject({ exitCode: 0, data: { client: "gemini", ok: true } });
+  });
+
+  it("mcp doctor codex --project: exit 1 with the trust fix until the project is trusted, then 0", async () => {
+    expect((await sb.run(["mcp", "install", "codex", "--project"])).exitCode).toBe(0);
+    const userConfig = path.join(sb.env.HOME as string, ".codex", "config.toml");
+    const d = await sb.run(["mcp", "doctor", "codex", "--project"]);
+    expect(d.exitCode).toBe(1);
+    expect(d.stdout).toContain(`${userConfig}: Codex does not trust ${sb.cwd}`);
+    expect(d.stdout).toContain(`fix: add [projects.${JSON.stringify(fs.realpathSync(sb.cwd))}]`);
+    expect(d.stdout).not.toContain("fix: muster mcp install"); // the install part is fine
+    write(userConfig, `[projects.${JSON.stringify(fs.realpathSync(sb.cwd))}]\ntrust_level = "trusted"\n`);
+    const ok = await sb.run(["mcp", "doctor", "codex", "--project"]);
+    expect(ok.exitCode, ok.stdout).toBe(0);
+    expect(ok.stdout).toContain(`${userConfig}: ok`);
   });
 
   it("every `muster mcp install|doctor` line in the README's MCP section runs (install with --dry-run)", async () => {

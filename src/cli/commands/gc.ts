@@ -3,6 +3,7 @@ import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { parseDuration, since } from "../format.js";
 import { printJson, say } from "../output.js";
+import { visibleLine } from "../sanitize.js";
 
 export function registerGc(program: Command): void {
   common(
@@ -25,7 +26,7 @@ export function registerGc(program: Command): void {
     const verb = report.dryRun ? "would remove" : "removed";
     for (const r of report.removed)
       say(`${verb} ${shortId(r.id)} ${r.agent} (${r.status}, last active ${since(r.lastActivity)} ago)\n`);
-    for (const s of report.skipped) say(`kept ${shortId(s.id)}: ${s.why}\n`);
+    for (const s of report.skipped) say(`kept ${shortId(s.id)}: ${visibleLine(s.why)}\n`);
     say(`${report.removed.length} ${verb}, ${report.skipped.length} kept\n`);
   });
 }

@@ -36,6 +36,9 @@ function paneLine(pane: PaneRef | null): string {
     : `${paneLabel(pane)} (${pane.backend})`;
 }
 
+/** The JSON shape of an unreadable child in ls (its files were refused: nothing else is known). */
+const unreadableSummary = (c: LoadedChild) => ({ id: c.entry.id, status: c.status, error: c.unreadable });
+
 /** The JSON shape of a child in ls/status. */
 export function childSummary(c: LoadedChild) {
   const last = lastCompletion(c.state);
@@ -83,7 +86,12 @@ export function registerInspect(program: Command): void {
     const m = muster(flags);
     const groups = flags.all ? await listAllPrimaries(m) : [{ primary: m.primary, children: await m.list() }];
     if (flags.json) {
-      const shaped = groups.map((g) => ({ primary: g.primary, children: g.children.map(childSummary) }));
+      const shaped = groups.map((g) => ({
+        primary: g.primary,
+        children: g.children.map((c) =>
+          c.unreadable !== undefined ? unreadableSummary(c) : childSummary(c),
+        ),
+      }));
       return printJson(flags.all ? { primaries: shaped } : shaped[0]);
     }
     if (groups.every((g) => g.children.length === 0)) {
@@ -97,6 +105,12 @@ export function registerInspect(program: Command): void {
       for (const c of g.children) {
         const last = lastCompletion(c.state);
         const act = c.state.lastActivity;
+        const activity =
+          c.unreadable !== undefined
+            ? visibleLine(c.unreadable)
+            : act
+              ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}`
+              : "-";
         rows.push([
           shortId(c.entry.id),
           c.entry.agent,
@@ -104,7 +118,7 @@ export function registerInspect(program: Command): void {
           last?.status ?? "-",
           String(c.state.turns.length),
           since(c.entry.createdAt),
-          act ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}` : "-",
+          activity,
           ...(flags.all
             ? [g.primary === m.primary ? `${shortId(g.primary)} (this)` : shortId(g.primary)]
             : []),

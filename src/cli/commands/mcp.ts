@@ -50,8 +50,10 @@ function printDoctor(r: DoctorReport): void {
     if (f.missing.length === 0) process.stdout.write(`${f.file}: ok\n`);
     else for (const m of f.missing) process.stdout.write(`${f.file}: ${m}\n`);
   }
-  if (!r.ok)
+  const broken = r.files.filter((f) => f.missing.length > 0);
+  if (broken.some((f) => !f.fix))
     process.stdout.write(`fix: muster mcp install ${r.client}${r.scope === "project" ? " --project" : ""}\n`);
+  for (const f of broken) if (f.fix) process.stdout.write(`fix: ${f.fix}\n`);
 }
 
 function scoped(cmd: Command): Command {

@@ -2,8 +2,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
-import { MusterError } from "../../base/errors.js";
+import { isMusterError, MusterError } from "../../base/errors.js";
 import { writeFileAtomic } from "../../util/fsx.js";
+import { READ_CAPS, readFileBounded } from "../../util/safe-read.js";
 import { type ConfigEdit, type Doc, getAt, isObject } from "./edit.js";
 
 /** A config file as found: its text ("" when absent) and parsed document. */
@@ -53,13 +54,19 @@ function parseJson(file: string, text: string): { doc: unknown; commented: boole
 }
 
 /** Reads and parses `edit.file`; a file that does not parse is refused with one line. */
-export function load(edit: ConfigEdit): Loaded {
+export function load(edit: Pick<ConfigEdit, "file" | "format">): Loaded {
   let text = "";
   try {
-    text = fs.readFileSync(edit.file, "utf8");
+    // Bounded and non-blocking: a FIFO or a device here is refused, not waited on. A symlink (dotfiles) is fine.
+    text = readFileBounded(edit.file, READ_CAPS.stateJson, { follow: true }).toString("utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT")
-      throw refuse(`cannot read ${edit.file}: ${(e as Error).message}`, e);
+      throw refuse(
+        isMusterError(e)
+          ? `${e.message}; it is left untouched`
+          : `cannot read ${edit.file}: ${(e as Error).message}`,
+        e,
+      );
     return { exists: false, text: "", doc: {}, commented: false };
   }
   let doc: unknown;

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
 import { claudeEdits } from "./claude.js";
 import { codexEdits } from "./codex.js";
+import { codexTrust } from "./codex-trust.js";
 import { type ConfigEdit, getAt } from "./edit.js";
 import { load, render, writeWithBackup } from "./files.js";
 import { geminiEdits } from "./gemini.js";
@@ -49,7 +50,7 @@ export interface InstallReport {
 function context(
   client: string,
   opts: InstallOptions,
-): { client: Client; edits: ConfigEdit[]; scope: Scope } {
+): { client: Client; edits: ConfigEdit[]; scope: Scope; ctx: InstallContext } {
   if (!(CLIENTS as readonly string[]).includes(client))
     throw new MusterError("invalid_argument", `unknown client "${client}" (one of ${CLIENTS.join(", ")})`);
   const bad = (opts.env ?? []).filter((n) => !isEnvName(n));
@@ -61,7 +62,7 @@ function context(
     cwd: opts.cwd ?? process.cwd(),
     server: serverSpec(opts.env),
   };
-  return { client: client as Client, edits: EDITS[client as Client](ctx), scope };
+  return { client: client as Client, edits: EDITS[client as Client](ctx), scope, ctx };
 }
 
 const NOTES: Partial<Record<Client, Partial<Record<Scope, string>>>> = {
@@ -111,7 +112,8 @@ export interface DoctorReport {
   client: Client;
   scope: Scope;
   ok: boolean;
-  files: { file: string; missing: string[] }[];
+  /** `fix`: how to fix what `muster mcp install` does not (a project Codex does not trust). */
+  files: { file: string; missing: string[]; fix?: string }[];
 }
 
 /** What the client's existing configuration lacks; nothing is written. */
@@ -126,5 +128,7 @@ export function doctor(client: string, opts: InstallOptions = {}): DoctorReport 
       return { file: edit.file, missing: [(e as Error).message] };
     }
   });
-  return { client: c.client, scope: c.scope, ok: files.every((f) => f.missing.length === 0), files };
+  // Codex ignores a project's config until the user trusts the project: installed is not enough.
+  const all = c.client === "codex" && c.scope === "project" ? [...files, codexTrust(c.ctx)] : files;
+  return { client: c.client, scope: c.scope, ok: all.every((f) => f.missing.length === 0), files: all };
 }

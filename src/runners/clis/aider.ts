@@ -1,6 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
+import { writeFileAtomic } from "../../util/fsx.js";
+import { readFileBounded } from "../../util/safe-read.js";
 import type { AgentMessage, Runner, StreamParser, TurnInput, TurnPlan } from "../types.js";
 import { binaryOf, runnerDir, splitModel } from "./shared.js";
 
@@ -170,16 +172,21 @@ function aiderModel(model: string | undefined): string | undefined {
   return provider && provider !== "aider" ? `${provider}/${id}` : id;
 }
 
+// The body comes from a profile, itself at most 1 MiB.
+const MAX_INSTRUCTIONS_BYTES = 1024 * 1024;
+
 /** Writes the profile body where `--read` can find it (only when it changed). */
 function writeInstructions(dir: string, body: string): string {
   const file = path.join(dir, AIDER_INSTRUCTIONS);
   let current: string | undefined;
   try {
-    current = fs.readFileSync(file, "utf8");
+    // At most a profile's size, never through a symlink, never blocking on a FIFO: anything else is rewritten.
+    current = readFileBounded(file, MAX_INSTRUCTIONS_BYTES).toString("utf8");
   } catch {
     current = undefined;
   }
-  if (current !== body) fs.writeFileSync(file, body, { mode: 0o600 });
+  // Renamed into place: whatever was planted at the path is replaced, not written through.
+  if (current !== body) writeFileAtomic(file, body);
   return file;
 }
 

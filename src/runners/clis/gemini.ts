@@ -1,5 +1,5 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeFileNoFollow } from "../../util/fsx.js";
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
 import {
   binaryOf,
@@ -76,7 +76,8 @@ function toolSettings(input: TurnInput): Record<string, string> {
     ...(input.tools?.length ? { core: input.tools } : {}),
     ...(input.disallowedTools?.length ? { exclude: input.disallowedTools } : {}),
   };
-  fs.writeFileSync(file, `${JSON.stringify({ tools }, null, 2)}\n`, { mode: 0o600 });
+  // In the child's own folder: a symlink planted there is replaced, never written through.
+  writeFileNoFollow(file, `${JSON.stringify({ tools }, null, 2)}\n`);
   return { GEMINI_CLI_SYSTEM_SETTINGS_PATH: file };
 }
 

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeFileAtomic } from "../../util/fsx.js";
 import { oneLine } from "../../util/text.js";
 import type { AgentMessage, RunnerBinary, StreamParser, TurnInput, TurnPlan } from "../types.js";
 
@@ -104,7 +105,8 @@ const promptTooLongForArgv = (prompt: string): boolean => Buffer.byteLength(prom
 function promptAsFile(input: TurnInput, prompt: string): string {
   if (prompt === input.prompt) return input.promptFile;
   const file = path.join(runnerDir(input), `prompt-${input.turnId}.txt`);
-  fs.writeFileSync(file, prompt, { mode: 0o600 });
+  // Renamed into place: a symlink planted at the path is replaced, not written through.
+  writeFileAtomic(file, prompt);
   return file;
 }
 
