@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MusterError } from "../../src/core/errors.js";
+import { MusterError } from "../../src/base/errors.js";
 import { discoverWorkflows, loadWorkflow } from "../../src/workflows/discover.js";
 
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MusterError } from "../../src/core/errors.js";
+import { MusterError } from "../../src/base/errors.js";
 import { checkAgents, parseWorkflow, terminalSteps } from "../../src/workflows/toml.js";
 
 const REVIEW_CHAIN = `
@@ -24,8 +24,8 @@ prompt = "Synthesize the findings and remove duplicates."
 needs = ["correctness", "tests"]
 `;
 
-/** The one-line message a bad workflow is refused with (a MusterError "usage" unless said otherwise). */
-function refusal(text: string, code = "usage"): string {
+/** The one-line message a bad workflow is refused with (a MusterError "invalid_config" unless said otherwise). */
+function refusal(text: string, code = "invalid_config"): string {
   try {
     parseWorkflow(text, "w.toml");
   } catch (e) {
