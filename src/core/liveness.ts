@@ -4,9 +4,9 @@ import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend, PaneRef } from "../mux/backend.js";
+import { withFileLock } from "../util/lock.js";
 import { hostAlive, processesMentioning } from "../util/proc.js";
 import { signalGroup } from "../util/process-group.js";
-import { withFileLock } from "./registry.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
 
 // A pane that never produced child_started gets this long before it counts as lost.
