@@ -1,24 +1,29 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import {
-  type Budget,
-  budgetExhausted,
-  budgetFile,
-  readBudget,
-  type TreeUsage,
-  treeUsage,
-} from "../artifacts/budget.js";
+import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
+import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
-import { type Backend, type Placement, placementWarning } from "../mux/backend.js";
+import { type Backend, type PaneRef, type Placement, placementWarning } from "../mux/backend.js";
 import { createTmuxBackend } from "../mux/tmux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
-import { writeJsonAtomic } from "../util/fsx.js";
+import { workingDir } from "../util/cwd.js";
 import { shortId } from "../util/ids.js";
 import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
+import {
+  type AgentInfo,
+  type AgentList,
+  listAgents,
+  type ModelQuery,
+  type ModelsAnswer,
+  models,
+  showAgent,
+} from "./catalog.js";
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
+import type { CoreContext } from "./context.js";
+import { type DoctorReport, doctor } from "./doctor.js";
 import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
@@ -27,15 +32,15 @@ import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
 import { probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
-import { type PrimaryPaths, stateRoot, workingDir } from "./paths.js";
-import { OwnPrimary, resolvePrimary } from "./primary.js";
+import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
 import { resolveTurn, type TurnResult, toResult } from "./results.js";
-import { spawnChild } from "./spawn.js";
+import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
+import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
 import { lastCompletion } from "./state.js";
 import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
-import { PrimaryWatcher, type WatchOptions } from "./watcher.js";
+import { eventStream, PrimaryWatcher, type WatchOptions } from "./watcher.js";
 
 export interface MusterOptions {
   /** State root; default $MUSTER_HOME or ${XDG_STATE_HOME:-~/.local/state}/muster. */
@@ -47,37 +52,8 @@ export interface MusterOptions {
   backend?: Backend;
 }
 
-export interface SpawnOptions {
-  agent: string;
-  prompt: string;
-  cwd?: string;
-  /** argv for the command runner. */
-  command?: string[];
-  model?: string;
-  reasoning?: string;
-  placement?: Placement;
-  /** Deliver this child's first result together with the rest of this explicit group. */
-  group?: string;
-  /** Seal the group once this child has joined it. */
-  seal?: boolean;
-}
-
-export interface SpawnResult {
-  id: string;
-  turnId: string;
-  agent: string;
-  artifactDir: string;
-  paneId: string;
-  /** The model and reasoning the first turn runs with (call ?? profile ?? primary). */
-  model?: string;
-  reasoning?: string;
-  /** Profile and settings warnings (a bad field, a model spelling passed over). */
-  warnings: string[];
-  group?: string;
-}
-
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
-export class Muster {
+export class Muster implements CoreContext {
   readonly root: string;
   readonly backend: Backend;
   readonly env: NodeJS.ProcessEnv;
@@ -127,6 +103,16 @@ export class Muster {
   /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
   spawn(opts: SpawnOptions): Promise<SpawnResult> {
     return spawnChild(this, opts);
+  }
+
+  /** A new child (agent) or the next turn of a settled one (resume), as one request; see StartRequest. */
+  start(req: StartRequest): Promise<SpawnResult | FollowUp> {
+    return startTurn(this, req);
+  }
+
+  /** What is wrong with a start request (check it before reading a prompt), or undefined. */
+  startConflict(req: Omit<StartRequest, "prompt">): StartConflict | undefined {
+    return startConflict(req);
   }
 
   /** Queues the child's next turn (it starts when the current one ends); the child must still be running. */
@@ -251,6 +237,20 @@ export class Muster {
   }
 
   /**
+   * Waits for an explicit group. Awaiting a group seals it: its members are then all there is, and it is
+   * delivered whole (every member settled). `onMembers` hears who that is before the wait starts.
+   */
+  async waitGroup(
+    groupId: string,
+    opts: Omit<WaitOptions, "mode"> & { onMembers?: (ids: string[]) => void } = {},
+  ): Promise<WaitOutcome> {
+    const { onMembers, ...rest } = opts;
+    const ids = (await this.sealGroup(groupId)).members.map((mb) => this.child(mb.id).entry.id);
+    onMembers?.(ids);
+    return this.wait(ids, { ...rest, mode: "all" });
+  }
+
+  /**
    * The ready delivery manifest: completions not yet consumed (by a result, a wait or an earlier inbox
    * read), oldest first, bounded. `consume()` records receipts; call it after the manifest was handed on,
    * so a crash in between can only repeat a manifest, never lose one.
@@ -266,9 +266,7 @@ export class Muster {
 
   /** The tree's shared budget and what the tree has used so far. */
   budget(): { budget: Budget | null; used: TreeUsage; exhausted: string | null } {
-    const budget = readBudget(this.paths.dir) ?? null;
-    const used = treeUsage(this.paths.dir, budget?.since);
-    return { budget, used, exhausted: budgetExhausted(budget ?? undefined, used) ?? null };
+    return budgetReport(this.paths.dir);
   }
 
   /**
@@ -276,13 +274,8 @@ export class Muster {
    * do not use it up. Changing a budget in force keeps its start (raising a limit does not refill it).
    */
   setBudget(b: Omit<Budget, "v" | "since"> | null): void {
-    if (b === null) {
-      fs.rmSync(budgetFile(this.paths.dir), { force: true });
-      return;
-    }
-    this.claimPrimary();
-    const since = readBudget(this.paths.dir)?.since ?? new Date().toISOString();
-    writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b, since });
+    if (b !== null) this.claimPrimary();
+    writeBudget(this.paths.dir, b);
   }
 
   /** Marks delivery records consumed (receipts are appended with fsync). */
@@ -354,6 +347,19 @@ export class Muster {
     return out;
   }
 
+  /** Every primary under the state root with its children, this one included. */
+  async listAll(): Promise<{ primary: string; children: LoadedChild[] }[]> {
+    const out = [];
+    for (const primary of listPrimaries(this.root)) {
+      const other =
+        primary === this.primary
+          ? this
+          : new Muster({ home: this.root, primary, backend: this.backend, env: this.env });
+      out.push({ primary, children: await other.list() });
+    }
+    return out;
+  }
+
   /** Removes settled children past their age (see GcOptions); never touches a running one. */
   gc(opts: GcOptions): Promise<GcReport> {
     return collectGarbage(this, opts);
@@ -384,6 +390,43 @@ export class Muster {
     return { id: c.entry.id, text: await this.backend.capture(c.entry.pane, { lines }) };
   }
 
+  /** The command that attaches a terminal to a child's pane (null before it has one). */
+  paneCommand(c: LoadedChild): string[] | null {
+    return c.entry.pane ? this.backend.attachCommand(c.entry.pane) : null;
+  }
+
+  /** A child's pane and the command that attaches a terminal to it (throws not_running without a pane). */
+  attach(idOrPrefix: string): { id: string; pane: PaneRef; command: string[] } {
+    const c = this.child(idOrPrefix);
+    if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+    return { id: c.entry.id, pane: c.entry.pane, command: this.backend.attachCommand(c.entry.pane) };
+  }
+
+  /** Brings a child's pane to the front of the multiplexer client this process runs in (throws outside it). */
+  async focus(idOrPrefix: string): Promise<void> {
+    await this.backend.focus(this.attach(idOrPrefix).pane);
+  }
+
+  /** The agent profiles found from this primary's cwd, each with whether it could start here. */
+  agents(opts: { compat?: boolean } = {}): AgentList {
+    return listAgents({ cwd: this.cwd, env: this.env, ...opts });
+  }
+
+  /** One agent profile in full. */
+  agent(name: string, opts: { compat?: boolean } = {}): AgentInfo {
+    return showAgent(name, { cwd: this.cwd, env: this.env, ...opts });
+  }
+
+  /** One bounded question to the model catalog. */
+  models(q: ModelQuery, opts: { compat?: boolean } = {}): ModelsAnswer {
+    return models(q, { cwd: this.cwd, env: this.env, ...opts });
+  }
+
+  /** What is available here: the multiplexer, the runners, the agent CLIs. */
+  doctor(): Promise<DoctorReport> {
+    return doctor(this.env, this.backend);
+  }
+
   /** Starts the long-lived watcher of this primary (events of every child, lost detection). */
   async watch(opts: WatchOptions): Promise<PrimaryWatcher> {
     // The watcher follows this primary's artifacts directory, so the primary must exist (and keep its id).
@@ -394,27 +437,8 @@ export class Muster {
   }
 
   /** Every event of every child of this primary as an async iterator (existing events first); break to stop. */
-  async *events(opts: { livenessMs?: number } = {}): AsyncGenerator<{ id: string; event: MusterEvent }> {
-    const queue: { id: string; event: MusterEvent }[] = [];
-    let wake: (() => void) | undefined;
-    const w = await this.watch({
-      onEvent: (id, event) => {
-        queue.push({ id, event });
-        wake?.();
-      },
-      ...(opts.livenessMs ? { livenessMs: opts.livenessMs } : {}),
-    });
-    try {
-      for (;;) {
-        while (queue.length > 0) yield queue.shift()!;
-        await new Promise<void>((r) => {
-          wake = r;
-        });
-        wake = undefined;
-      }
-    } finally {
-      await w.close();
-    }
+  events(opts: { livenessMs?: number } = {}): AsyncGenerator<{ id: string; event: MusterEvent }> {
+    return eventStream((o) => this.watch(o), opts);
   }
 
   child(idOrPrefix: string): LoadedChild {
@@ -432,4 +456,4 @@ export class Muster {
 
 export const createMuster = (opts: MusterOptions = {}): Muster => new Muster(opts);
 
-export type { CancelOptions, CancelResult, MusterEvent };
+export type { CancelOptions, CancelResult, MusterEvent, SpawnOptions, SpawnResult };

@@ -36,7 +36,7 @@ export function registerDemo(program: Command): void {
     .action(async (flags: { json?: boolean; timeout: string; keep?: boolean }) => {
       const m = createMuster();
       try {
-        await m.backend.version();
+        await m.ensureMux();
       } catch (e) {
         throw new MusterError(
           "mux_unavailable",
@@ -113,7 +113,7 @@ export function registerDemo(program: Command): void {
           return {
             id: r.id,
             agent: r.agent,
-            attach: c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null,
+            attach: m.paneCommand(c),
           };
         });
       } finally {

@@ -1,7 +1,5 @@
 import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
-import { createMuster, type Muster } from "../../core/muster.js";
-import { listPrimaries } from "../../core/primary.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
 import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
@@ -9,16 +7,6 @@ import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
 import { printJson, say, withSelf } from "../output.js";
 import { visibleLine } from "../sanitize.js";
-
-/** Every primary under the state root with its children (ls --all). */
-async function listAllPrimaries(m: Muster): Promise<{ primary: string; children: LoadedChild[] }[]> {
-  const out = [];
-  for (const primary of listPrimaries(m.root)) {
-    const other = primary === m.primary ? m : createMuster({ home: m.root, primary, backend: m.backend });
-    out.push({ primary, children: await other.list() });
-  }
-  return out;
-}
 
 /** "N malformed line(s) at offset …" for events.ndjson (the spans are skipped by every reader). */
 function malformedLine(m: LoadedChild["malformed"]): string {
@@ -71,7 +59,7 @@ export function registerInspect(program: Command): void {
       .option("--all", "children of every primary, grouped by primary"),
   ).action(async (flags: CommonOptions & { all?: boolean }) => {
     const m = muster(flags);
-    const groups = flags.all ? await listAllPrimaries(m) : [{ primary: m.primary, children: await m.list() }];
+    const groups = flags.all ? await m.listAll() : [{ primary: m.primary, children: await m.list() }];
     if (flags.json) {
       const shaped = groups.map((g) => ({ primary: g.primary, children: g.children.map(childSummary) }));
       return printJson(flags.all ? { primaries: shaped } : shaped[0]);
@@ -122,7 +110,7 @@ export function registerInspect(program: Command): void {
       outputError: t.completion?.outputError ?? null,
       reason: t.completion?.reason ?? null,
     }));
-    const attach = c.entry.pane ? m.backend.attachCommand(c.entry.pane) : null;
+    const attach = m.paneCommand(c);
     if (flags.json)
       return printJson({ ...summary, turnList: turns, attachCommand: attach, malformed: c.malformed });
     const lines = [
