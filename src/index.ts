@@ -1,7 +1,5 @@
 /** Library entry: the same core the CLI uses. */
 
-export type { Budget, TreeUsage } from "./artifacts/budget.js";
-export type { ChildMeta, CompletionStatus, MusterEvent } from "./artifacts/events.js";
 export type { LoadedChild } from "./core/children.js";
 export { MusterError, type MusterErrorCode } from "./core/errors.js";
 export type { FollowUp, TurnSettings } from "./core/follow-up.js";
@@ -16,5 +14,13 @@ export {
 } from "./core/muster.js";
 export type { TurnResult } from "./core/results.js";
 export type { ChildStatus } from "./core/state.js";
+export type {
+  Budget,
+  ChildMeta,
+  CompletionStatus,
+  DeliveryRecord,
+  Manifest,
+  MusterEvent,
+  TreeUsage,
+} from "./core/types.js";
 export type { WaitOptions, WaitOutcome } from "./core/wait.js";
-export type { DeliveryRecord, Manifest } from "./delivery/records.js";
