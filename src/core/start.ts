@@ -63,7 +63,7 @@ export interface Starter {
 }
 
 /** Spawns or resumes as the request says; a conflicting request starts nothing. */
-export function startTurn(m: Starter, req: StartRequest): Promise<SpawnResult | FollowUp> {
+export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnResult | FollowUp> {
   const conflict = startConflict(req);
   if (conflict) throw new MusterError("usage", CONFLICT_TEXT[conflict]);
   const settings = {
