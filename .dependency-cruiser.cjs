@@ -4,6 +4,10 @@
  * Run: npm run check:imports. Paths are relative to where depcruise runs (the project, or a test fixture).
  */
 const FRONT = "^src/(cli|mcp)/|^src/index\\.ts$";
+// The entry points are where backends are wired in: they import the backend entry (registers tmux, loads
+// MUSTER_BACKEND_MODULE), and the library entry re-exports the API a backend plugin is written against.
+const BACKEND_ENTRY = "^src/mux/builtin\\.ts$";
+const BACKEND_API = "^src/mux/(backend|registry|local-host|builtin)\\.ts$";
 const CORE = "^src/core/";
 const PARTS = "^src/(artifacts|delivery|sessions|profiles|mux|runners|child|config)/";
 const BASE = "^src/(util|base)/";
@@ -23,8 +27,16 @@ module.exports = {
       name: "front-end-only-core",
       comment: "A front end parses arguments and renders; everything it shows comes from the core.",
       severity: "error",
-      from: { path: FRONT },
-      to: { path: PARTS },
+      from: { path: "^src/(cli|mcp)/" },
+      to: { path: PARTS, pathNot: BACKEND_ENTRY },
+    },
+    {
+      name: "library-entry-only-core",
+      comment:
+        "The library entry exports the core, and the backend plugin API (mux/backend, registry, local-host, builtin).",
+      severity: "error",
+      from: { path: "^src/index\\.ts$" },
+      to: { path: PARTS, pathNot: BACKEND_API },
     },
     {
       name: "core-not-front-end",

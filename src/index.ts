@@ -1,7 +1,7 @@
-/** Library entry: the same core the CLI uses. */
+/** Library entry: the same core the CLI uses, with the built-in backends registered. */
 
+export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.js";
 export type { LoadedChild } from "./core/children.js";
-export { MusterError, type MusterErrorCode } from "./core/errors.js";
 export type { FollowUp, TurnSettings } from "./core/follow-up.js";
 export type { WaitingGroup } from "./core/inbox.js";
 export {
@@ -24,3 +24,19 @@ export type {
   TreeUsage,
 } from "./core/types.js";
 export type { WaitOptions, WaitOutcome } from "./core/wait.js";
+export type {
+  Backend,
+  DeadStatus,
+  HostControl,
+  HostRef,
+  Liveness,
+  OtherPaneRef,
+  PaneRef,
+  PopupOptions,
+  PopupTarget,
+  SpawnPaneOptions,
+  TmuxPaneRef,
+} from "./mux/backend.js";
+export { loadBackendModules } from "./mux/builtin.js";
+export { localHostControl } from "./mux/local-host.js";
+export { type BackendContext, type BackendFactory, backendNames, registerBackend } from "./mux/registry.js";

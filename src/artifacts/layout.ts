@@ -6,6 +6,7 @@
  *                               artifacts/<child>/…, subagents/<child>.jsonl}
  *   <root>/workspaces/<sha256(dir)[:32]>.json
  *   <root>/bin/<hash>/muster
+ *   <root>/backends/<name>/                (a backend's own state)
  */
 import { createHash } from "node:crypto";
 import * as os from "node:os";
@@ -29,6 +30,9 @@ export const workspaceFile = (root: string, dir: string): string =>
 
 /** `<root>/bin`: folders of `muster` shims for children's PATH (see util/self-bin.ts). */
 export const selfBinRoot = (root: string): string => path.join(root, "bin");
+
+/** `<root>/backends/<name>`: the state a backend keeps for itself. */
+export const backendStateDir = (root: string, name: string): string => path.join(root, "backends", name);
 
 /** Paths of one primary's state. */
 export function primaryPaths(root: string, primary: string) {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 import { writeFileAtomic } from "../util/fsx.js";
 import { readFileBounded } from "../util/safe-read.js";
 import type { OutputError, OutputRef } from "./events.js";

@@ -1,9 +1,10 @@
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 
 /** Parses "30s", "5m", "1h", "7d", "250ms" or plain seconds into milliseconds. */
 export function parseDuration(s: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(s.trim());
-  if (!m) throw new MusterError("usage", `invalid duration "${s}": use e.g. 30s, 5m, 1h, 7d, 250ms`);
+  if (!m)
+    throw new MusterError("invalid_argument", `invalid duration "${s}": use e.g. 30s, 5m, 1h, 7d, 250ms`);
   const n = Number(m[1]);
   const unit = m[2] ?? "s";
   return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit]!);
@@ -12,7 +13,7 @@ export function parseDuration(s: string): number {
 export function parsePositiveInt(s: string, what: string, max: number): number {
   const n = Number(s);
   if (!Number.isInteger(n) || n < 1 || n > max)
-    throw new MusterError("usage", `${what} must be a whole number from 1 to ${max}, not "${s}"`);
+    throw new MusterError("invalid_argument", `${what} must be a whole number from 1 to ${max}, not "${s}"`);
   return n;
 }
 

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { loadBackendModules } from "../mux/builtin.js";
 import { CHILD_HELP } from "./child-commands.js";
 import { registerAct } from "./commands/act.js";
 import { registerAgents } from "./commands/agents.js";
@@ -14,7 +15,8 @@ import { registerPane } from "./commands/pane.js";
 import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerWait } from "./commands/wait.js";
-import { EXIT, EXIT_TABLE, ExitWith, reportError } from "./output.js";
+import { EXIT, EXIT_TABLE } from "./exit-codes.js";
+import { ExitWith, reportError } from "./output.js";
 
 /** The whole commander program; nothing runs until it is parsed (test/unit/readme-samples.test.ts reads it). */
 export function buildProgram(): Command {
@@ -24,7 +26,7 @@ export function buildProgram(): Command {
     .showHelpAfterError("(muster <command> --help for usage)")
     .addHelpText(
       "after",
-      `\n${CHILD_HELP}\n\n${EXIT_TABLE}\n\nState: $MUSTER_HOME (default \${XDG_STATE_HOME:-~/.local/state}/muster). Private tmux server: MUSTER_TMUX_SOCKET=<name>.`,
+      `\n${CHILD_HELP}\n\n${EXIT_TABLE}\n\nState: $MUSTER_HOME (default \${XDG_STATE_HOME:-~/.local/state}/muster). Private tmux server: MUSTER_TMUX_SOCKET=<name>. Backend: MUSTER_BACKEND=<name> (default tmux), MUSTER_BACKEND_MODULE=<file.mjs> loads one from outside muster.`,
     );
   registerSpawn(program);
   registerInspect(program);
@@ -52,6 +54,8 @@ export async function main(argv: string[]): Promise<number> {
   const dashdash = argv.indexOf("--");
   const json = (dashdash < 0 ? argv : argv.slice(0, dashdash)).includes("--json");
   try {
+    // Before any command: a child of a backend from outside muster is reached only through its module.
+    await loadBackendModules(process.env);
     await buildProgram().parseAsync(argv, { from: "user" });
     return EXIT.ok;
   } catch (e) {

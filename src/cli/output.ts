@@ -1,34 +1,8 @@
-import { isMusterError, type MusterErrorCode } from "../core/errors.js";
+import { isMusterError } from "../base/errors.js";
 import { selfCommand } from "../util/self-bin.js";
+import { ERROR_EXIT, EXIT } from "./exit-codes.js";
+import { cliErrorText } from "./next-step.js";
 import { visible } from "./sanitize.js";
-
-/** CLI exit codes (README "Exit codes" and `muster --help`). */
-export const EXIT = {
-  ok: 0,
-  errored: 1,
-  usage: 2,
-  cancelled: 3,
-  exhausted: 4,
-  lost: 5,
-  timeout: 124,
-  interrupted: 130,
-} as const;
-
-export const EXIT_TABLE = `Exit codes:
-  0    completed / ok            3    cancelled                  124  timed out waiting (the child keeps running)
-  1    errored / runtime error   4    exhausted or incomplete    130  interrupted
-  2    usage or validation error (nothing created)                5    lost (child host or pane died)`;
-
-const ERROR_EXIT: Record<MusterErrorCode, number> = {
-  usage: EXIT.usage,
-  not_found: EXIT.usage,
-  invalid_id: EXIT.usage,
-  not_running: EXIT.usage,
-  mux_unavailable: EXIT.errored,
-  output_too_large: EXIT.exhausted,
-  integrity: EXIT.errored,
-  internal: EXIT.errored,
-};
 
 /** Thrown by commands to end with a given exit code after their output is written. */
 export class ExitWith extends Error {
@@ -71,9 +45,11 @@ export function printAnswer(text: string, raw = false): void {
 /** One line on stderr (and one JSON document on stdout with --json); returns the exit code. */
 export function reportError(e: unknown, json: boolean): number {
   const code = isMusterError(e) ? e.code : "internal";
-  const message = isMusterError(e) ? withSelf(e.forSurface("cli")) : ((e as Error)?.message ?? String(e));
+  const message = isMusterError(e) ? withSelf(cliErrorText(e)) : cliErrorText(e);
   const exit = isMusterError(e) ? ERROR_EXIT[e.code] : EXIT.errored;
-  if (json) printJson({ error: { code, message } });
+  // `next` as data too, for a program that wants to act on it rather than read the message.
+  const next = isMusterError(e) && e.next ? { next: e.next } : {};
+  if (json) printJson({ error: { code, message, ...next } });
   warn(`muster: ${message.split("\n")[0]}\n`);
   if (!isMusterError(e) && process.env.MUSTER_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
   return exit;

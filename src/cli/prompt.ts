@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import * as fs from "node:fs";
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 import { MAX_PROMPT_BYTES } from "../core/host-launch.js";
 
 // Prompts travel as JSON strings (inbox files), so they must be text: bytes that are not UTF-8 are refused,
@@ -31,18 +31,19 @@ export function invalidUtf8At(b: Uint8Array): number {
   return -1;
 }
 
-function notUtf8(where: string, bytes?: Uint8Array): MusterError {
+function notUtf8(where: string, bytes?: Uint8Array, cause?: unknown): MusterError {
   const at = bytes ? invalidUtf8At(bytes) : -1;
   const detail = bytes && at >= 0 ? ` (byte 0x${bytes[at]!.toString(16)} at offset ${at})` : "";
   return new MusterError(
-    "usage",
+    "invalid_argument",
     `the prompt ${where} is not valid UTF-8${detail}; muster takes prompts as UTF-8 text (convert it first, e.g. with iconv)`,
+    cause !== undefined ? { cause } : undefined,
   );
 }
 
 const tooLarge = (where: string): MusterError =>
   new MusterError(
-    "usage",
+    "invalid_argument",
     `the prompt ${where} is more than ${MAX_PROMPT_BYTES} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it in the prompt)`,
   );
 
@@ -77,13 +78,15 @@ function readPromptFile(file: string): string {
       if (fd !== 0) fs.closeSync(fd);
     }
   } catch (e) {
-    throw new MusterError("usage", `cannot read prompt file ${file}: ${(e as Error).message}`, { cause: e });
+    throw new MusterError("invalid_argument", `cannot read prompt file ${file}: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
   if (bytes.length > MAX_PROMPT_BYTES) throw tooLarge(where);
   try {
     return strictUtf8.decode(bytes);
-  } catch {
-    throw notUtf8(where, bytes);
+  } catch (e) {
+    throw notUtf8(where, bytes, e);
   }
 }
 
@@ -114,9 +117,12 @@ function argvWasNotUtf8(arg: string): { raw: Buffer } | undefined {
 /** The prompt from the argument, --file <path>, or --file - (stdin), exactly as given; UTF-8 text only. */
 export function readPrompt(arg: string | undefined, file: string | undefined): string {
   if (file !== undefined && arg !== undefined)
-    throw new MusterError("usage", "give the prompt either as an argument or with --file, not both");
+    throw new MusterError(
+      "invalid_argument",
+      "give the prompt either as an argument or with --file, not both",
+    );
   if (file !== undefined) return readPromptFile(file);
-  if (arg === undefined) throw new MusterError("usage", "missing prompt");
+  if (arg === undefined) throw new MusterError("invalid_argument", "missing prompt");
   const bad = argvWasNotUtf8(arg);
   if (bad) throw notUtf8("argument", bad.raw);
   return arg;

@@ -1,6 +1,5 @@
 /** Cancelling children: many at once, queued turns dropped before any signal, panes closed afterwards. */
 import * as fs from "node:fs";
-import { hostAlive } from "../util/proc.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { settleFromParent } from "./liveness.js";
@@ -23,7 +22,7 @@ export interface CancelResult {
   turnCancelled: boolean;
   /** The child's pane afterwards: closed, kept (see paneKept), or none (it had none). */
   pane: "closed" | "kept" | "none";
-  /** Why the pane was kept: asked for (--keep-pane), or tmux would not close it. */
+  /** Why the pane was kept: asked for (--keep-pane), or its backend (tmux) would not close it. */
   paneKept?: string;
 }
 
@@ -78,8 +77,10 @@ export async function cancelChildren(
     const entry = doc.children[id];
     return entry ? [m.reload(entry)] : [];
   });
-  for (const c of children) {
-    if (c.status === "closed" || c.status === "lost") continue;
+  const live = children.filter((c) => c.status !== "closed" && c.status !== "lost");
+  // Each live child is stopped through its backend: one not loaded here refuses the cancel before any mark.
+  for (const c of live) m.backendOf(c.entry);
+  for (const c of live) {
     try {
       fs.writeFileSync(c.files.closing, `${new Date().toISOString()}\n`, { mode: 0o600 });
     } catch {
@@ -112,10 +113,11 @@ async function cancelOne(m: CoreContext, c: LoadedChild, opts: CancelOptions): P
   if (opts.keepPane) return { ...settled, pane: "kept", paneKept: "asked to keep it" };
   try {
     // Only now: the host has recorded its end (or is proven gone), so closing the pane cannot cut it short.
-    await m.backend.kill(pane);
+    await m.backendOf(c.entry).kill(pane);
     return { ...settled, pane: "closed" };
   } catch (e) {
-    return { ...settled, pane: "kept", paneKept: `tmux would not close it: ${(e as Error).message}` };
+    const by = pane.backend;
+    return { ...settled, pane: "kept", paneKept: `${by} would not close it: ${(e as Error).message}` };
   }
 }
 
@@ -137,33 +139,39 @@ async function stopChild(m: CoreContext, loaded: LoadedChild, graceMs: number): 
       await sleep(POLL_MS);
     }
   };
+  // Signals go through the child's backend: its host may not be a process of this machine.
+  const backend = m.backendOf(c.entry);
   const pid = c.state.hostPid;
-  if (pid !== undefined && hostAlive(pid, c.files.dir)) {
-    try {
-      process.kill(pid, "SIGTERM");
-    } catch {
-      // It exited just now (on its own, having seen the closing mark): its events say how.
-    }
+  const host = pid === undefined ? undefined : { pid, dir: c.files.dir, pane: c.entry.pane };
+  if (host && (await backend.host.alive(host)) !== "dead") {
+    // false: it exited just now (on its own, having seen the closing mark): its events say how.
+    await backend.host.signal(host, "SIGTERM");
     const done = await settledByChild(graceMs);
     if (done) return done;
     // The host did not settle in time: kill it, and settle from here once it is really gone.
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {}
-    for (let i = 0; i < 100 && hostAlive(pid, c.files.dir); i++) await sleep(POLL_MS);
+    await backend.host.signal(host, "SIGKILL");
+    for (let i = 0; i < 100 && (await backend.host.alive(host)) !== "dead"; i++) await sleep(POLL_MS);
   } else if (pid === undefined && c.entry.pane) {
     // No host yet. One that starts now sees the closing mark and settles itself; otherwise closing the
     // pane stops it (SIGHUP), and it gets a moment to record that itself.
     const early = await settledByChild(1000);
     if (early) return early;
-    await m.backend.kill(c.entry.pane).catch(() => {});
+    await backend.kill(c.entry.pane).catch(() => {});
     return { ...((await settledByChild(500)) ?? (await settleHere())), paneClosed: true };
   }
   return settleHere();
 
   // The host is gone without recording its end: record it from here (unless it just did after all).
   async function settleHere(): Promise<Stopped> {
-    if (await settleFromParent(c.files.dir, "cancelled", "cancelled by muster cancel"))
+    if (
+      await settleFromParent(
+        c.files.dir,
+        "cancelled",
+        "cancelled by muster cancel",
+        backend.host,
+        c.entry.pane,
+      )
+    )
       return { id, status: "closed", by: "parent", turnCancelled };
     return { id, status: m.reload(c.entry).status, by: "child", turnCancelled };
   }

@@ -3,10 +3,10 @@ import { listInbox } from "../artifacts/inbox.js";
 import type { PrimaryPaths } from "../artifacts/layout.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
 import { type MalformedLine, readAllRecords } from "../artifacts/reader.js";
+import { MusterError } from "../base/errors.js";
 import { readJsonIfExists } from "../util/fsx.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
 import { READ_CAPS } from "../util/safe-read.js";
-import { MusterError } from "./errors.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
 import { applyEvents, type ChildState, type ChildStatus, childStatus, emptyState } from "./state.js";
 
@@ -73,28 +73,20 @@ export function resolveChildId(
   const matches = Object.values(doc.children).filter((c) => c.id.startsWith(want) || c.id.endsWith(want));
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) {
-    throw new MusterError("usage", `child id "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`);
+    throw new MusterError(
+      "invalid_argument",
+      `child id "${want}" is ambiguous: ${matches.map((m) => m.id).join(", ")}`,
+    );
   }
   const owner = ownerElsewhere?.(want);
   if (owner) {
-    const short = shortId(owner);
     throw new MusterError(
-      "not_found",
-      `child "${idOrPrefix}" belongs to another primary (${short}), not this one (${shortId(doc.primary)})`,
-      {
-        next: {
-          cli: `reach it with --primary ${short}, e.g. muster status ${idOrPrefix} --primary ${short}`,
-          mcp: `it is reachable from an MCP server started with muster mcp --primary ${owner}`,
-        },
-      },
+      "other_primary",
+      `child "${idOrPrefix}" belongs to another primary (${shortId(owner)}), not this one (${shortId(doc.primary)})`,
+      { next: { action: "reach", primary: owner, ref: idOrPrefix } },
     );
   }
-  throw new MusterError("not_found", `unknown child id "${idOrPrefix}"`, {
-    next: {
-      cli: "muster ls lists this workspace's children",
-      mcp: "the subagents_status tool (no id) lists this workspace's children",
-    },
-  });
+  throw new MusterError("not_found", `unknown child id "${idOrPrefix}"`, { next: { action: "list" } });
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { PrimaryPaths } from "../artifacts/layout.js";
 import type { Backend } from "../mux/backend.js";
+import type { BackendSet } from "../mux/registry.js";
 import type { LoadedChild } from "./children.js";
 import type { Limits } from "./limits.js";
 import type { Registry, RegistryEntry } from "./registry.js";
@@ -10,7 +11,8 @@ import type { Registry, RegistryEntry } from "./registry.js";
  */
 export interface CoreContext {
   readonly root: string;
-  readonly backend: Backend;
+  /** Every backend this process has used, by name. */
+  readonly backends: BackendSet;
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
   readonly limits: Limits;
@@ -19,8 +21,10 @@ export interface CoreContext {
   readonly registry: Registry;
   /** Creates this primary's state before its first write. */
   claimPrimary(): void;
-  /** Checks once that the multiplexer runs (throws mux_unavailable). */
-  ensureMux(): Promise<void>;
+  /** The backend a child runs in, by its record. */
+  backendOf(entry: Pick<RegistryEntry, "pane" | "backend">): Backend;
+  /** Checks once per backend that the multiplexer runs (throws mux_unavailable). */
+  ensureMux(backend?: Backend): Promise<void>;
   /** One child by id or unique prefix/suffix (throws not_found). */
   child(idOrPrefix: string): LoadedChild;
   reload(entry: RegistryEntry): LoadedChild;

@@ -1,7 +1,6 @@
 /** What is available here for muster: the multiplexer, the built-in runners, the agent CLIs. Plain data. */
 import { stateRoot } from "../artifacts/layout.js";
-import type { Backend } from "../mux/backend.js";
-import { createTmuxBackend } from "../mux/tmux/backend.js";
+import { BackendSet } from "../mux/registry.js";
 import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
 import { helperCwd } from "../util/cwd.js";
@@ -21,11 +20,11 @@ export interface DoctorReport {
 /** Checks the multiplexer and every agent CLI a runner drives. */
 export async function doctor(
   env: NodeJS.ProcessEnv = process.env,
-  backend: Backend = createTmuxBackend(),
+  backends: BackendSet = new BackendSet(env, stateRoot(env)),
 ): Promise<DoctorReport> {
   let tmux: DoctorReport["tmux"];
   try {
-    tmux = { ok: true, version: await backend.version() };
+    tmux = { ok: true, version: await backends.get("tmux").version() };
   } catch (e) {
     tmux = { ok: false, error: (e as Error).message };
   }

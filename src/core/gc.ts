@@ -34,12 +34,21 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
       report.skipped.push({ id, why: "idle (its host is alive); add --idle to close and remove it" });
       continue;
     }
+    const panes = [...(c.entry.panes ?? []), ...(c.entry.pane ? [c.entry.pane] : [])];
+    const missing = panes.map((p) => p.backend).find((b) => !m.backends.has(b));
+    if (missing) {
+      report.skipped.push({ id, why: `its backend "${missing}" is not loaded here (MUSTER_BACKEND_MODULE)` });
+      continue;
+    }
     report.removed.push({ id, agent: c.entry.agent, status: c.status, lastActivity: lastActive(c) });
     if (opts.dryRun) continue;
     if (c.status === "idle") await m.cancel(id);
     // Every pane it ever had: a child resumed into a new pane leaves its old (dead) one behind.
-    for (const pane of [...(c.entry.panes ?? []), ...(c.entry.pane ? [c.entry.pane] : [])])
-      await m.backend.kill(pane).catch(() => {});
+    for (const pane of panes)
+      await m.backends
+        .of(pane)
+        .kill(pane)
+        .catch(() => {});
     await m.registry.update((doc) => {
       delete doc.children[id];
     });

@@ -1,9 +1,9 @@
 import * as path from "node:path";
 import type { ChildMeta } from "../artifacts/events.js";
+import { MusterError } from "../base/errors.js";
 import { loadProfile } from "../profiles/profile.js";
 import { writeJsonAtomic } from "../util/fsx.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
-import { MusterError } from "./errors.js";
 
 // Prompts travel as files (inbox/, prompts/), never through a pane or an event record, so this
 // only bounds memory; a single argv word is capped by the OS at 128 KiB, larger prompts use --file.
@@ -20,11 +20,11 @@ export function hostArgv(dir: string): string[] {
 }
 
 export function checkPrompt(prompt: string): void {
-  if (prompt.trim() === "") throw new MusterError("usage", "the prompt is empty");
+  if (prompt.trim() === "") throw new MusterError("invalid_argument", "the prompt is empty");
   const bytes = Buffer.byteLength(prompt);
   if (bytes > MAX_PROMPT_BYTES) {
     throw new MusterError(
-      "usage",
+      "invalid_argument",
       `the prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (put the text in a file and refer to it in the prompt)`,
     );
   }

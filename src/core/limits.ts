@@ -1,8 +1,8 @@
 export { DEFAULT_LIMITS, type Limits, limitsFrom } from "../config/limits.js";
 
+import { MusterError } from "../base/errors.js";
 import type { Limits } from "../config/limits.js";
 import type { LoadedChild } from "./children.js";
-import { MusterError } from "./errors.js";
 
 /** Refuses a spawn that would break the tree's limits, or that a no-spawn ancestor forbids. Never silent. */
 export function checkLineage(
@@ -14,13 +14,13 @@ export function checkLineage(
 ): void {
   if (env.MUSTER_NO_SPAWN === "1") {
     throw new MusterError(
-      "usage",
+      "limit_reached",
       `this child's agent may not start children (its profile says spawn: false)`,
     );
   }
   if (depth + 1 > limits.maxDepth) {
     throw new MusterError(
-      "usage",
+      "limit_reached",
       `depth limit reached: a child here would be level ${depth + 1}; the limit is ${limits.maxDepth} (MUSTER_MAX_DEPTH)`,
     );
   }
@@ -29,14 +29,9 @@ export function checkLineage(
   const live = children().filter((c) => c.status !== "closed" && c.status !== "lost").length;
   if (live >= limits.maxLiveNodes) {
     throw new MusterError(
-      "usage",
+      "limit_reached",
       `live-node limit reached: ${live} children of this primary are alive; the limit is ${limits.maxLiveNodes} (MUSTER_MAX_LIVE)`,
-      {
-        next: {
-          cli: "close one with muster cancel <id> (muster ls lists them)",
-          mcp: "close some with the subagents_cancel tool",
-        },
-      },
+      { next: { action: "cancel" } },
     );
   }
 }

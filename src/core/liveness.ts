@@ -3,10 +3,8 @@ import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
-import type { Backend, PaneRef } from "../mux/backend.js";
+import type { Backend, HostControl, PaneRef } from "../mux/backend.js";
 import { withFileLock } from "../util/lock.js";
-import { hostAlive, processesMentioning } from "../util/proc.js";
-import { signalGroup } from "../util/process-group.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
 
 // A pane that never produced child_started gets this long before it counts as lost.
@@ -19,7 +17,10 @@ export const HOST_START_LIMIT_MS = 30_000;
 /** What a liveness probe concluded for one child. */
 export type Verdict = { dead: false } | { dead: true; reason: string };
 
-/** Decides whether a child's host is gone: pid first (definitive), the pane before the host has started. */
+/**
+ * Decides whether a child's host is gone: the host first (definitive; asked through its backend's
+ * HostControl, which says "unknown" rather than guess), the pane before the host has started.
+ */
 export async function probeChild(
   backend: Backend,
   dir: string,
@@ -28,9 +29,11 @@ export async function probeChild(
   hostPid: number | undefined,
 ): Promise<Verdict> {
   if (hostPid !== undefined) {
-    return hostAlive(hostPid, dir)
-      ? { dead: false }
-      : { dead: true, reason: `child host (pid ${hostPid}) is gone` };
+    const host = { pid: hostPid, dir, pane };
+    if ((await backend.host.alive(host)) !== "dead") return { dead: false };
+    const st = await backend.host.exitStatus(host).catch(() => null);
+    const how = st ? ` (${st.signal ? `signal ${st.signal}` : `exit code ${st.exitCode}`})` : "";
+    return { dead: true, reason: `child host (pid ${hostPid}) is gone${how}` };
   }
   const age = Date.now() - Date.parse(createdAt);
   if (pane) {
@@ -57,9 +60,7 @@ async function stuckHost(backend: Backend, dir: string, pane: PaneRef): Promise<
   const started = (): boolean =>
     readAllRecords<{ type?: string }>(childFiles(dir).events).some((e) => e.type === "child_started");
   if (started()) return { dead: false };
-  const seen = processesMentioning(dir)
-    .map((p) => `pid ${p.pid} state ${p.state}${p.wchan ? ` in ${p.wchan}` : ""}`)
-    .join(", ");
+  const seen = backend.host.describeProcesses?.(dir) ?? "";
   await backend.kill(pane).catch(() => undefined);
   if (started()) return { dead: false };
   return {
@@ -77,16 +78,22 @@ export async function settleFromParent(
   dir: string,
   status: Extract<CompletionStatus, "lost" | "cancelled">,
   reason: string,
+  host: HostControl,
+  pane: PaneRef | null = null,
 ): Promise<boolean> {
   const files = childFiles(dir);
-  return withFileLock(files.events, () => {
+  return withFileLock(files.events, async () => {
     const state = applyEvents(emptyState(), readAllRecords(files.events));
     if (state.exited) return false;
     const log = EventLog.open(files.events);
     try {
       const open = openTurn(state);
       if (open) {
-        if (open.runnerPid !== undefined) signalGroup(open.runnerPid, "SIGKILL");
+        // The runner's group lives where the host ran: its backend's host control reaches it.
+        if (open.runnerPid !== undefined)
+          await host
+            .signalGroup({ pid: state.hostPid ?? 0, dir, pane }, open.runnerPid, "SIGKILL")
+            .catch(() => undefined);
         log.append({
           type: "completion",
           turnId: open.turnId,

@@ -3,14 +3,21 @@ import * as path from "node:path";
 import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
 import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
+import { isMusterError, MusterError } from "../base/errors.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
-import { type Backend, type PaneRef, type Placement, placementWarning } from "../mux/backend.js";
-import { createTmuxBackend } from "../mux/tmux/backend.js";
+import {
+  type Backend,
+  type PaneRef,
+  type Placement,
+  type PopupOptions,
+  paneLabel,
+  placementWarning,
+} from "../mux/backend.js";
+import { BackendSet } from "../mux/registry.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { workingDir } from "../util/cwd.js";
-import { shortId } from "../util/ids.js";
 import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
 import {
   type AgentInfo,
@@ -24,14 +31,14 @@ import {
 import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { type DoctorReport, doctor } from "./doctor.js";
-import { isMusterError, MusterError } from "./errors.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
-import { continueHint } from "./hints.js";
+import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
 import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
 import { probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
+import { backendNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
@@ -49,16 +56,18 @@ export interface MusterOptions {
   cwd?: string;
   /** Environment handed to children (captured now) and read for MUSTER_* settings. */
   env?: NodeJS.ProcessEnv;
+  /** The backend new children start in (and the one for refs of its name); default: by name, MUSTER_BACKEND or tmux. */
   backend?: Backend;
 }
 
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
 export class Muster implements CoreContext {
   readonly root: string;
-  readonly backend: Backend;
+  /** Every backend this process has used, by name; a child's operations go to the one it recorded. */
+  readonly backends: BackendSet;
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
-  private muxVersion: Promise<string> | undefined;
+  private readonly muxVersion = new Map<string, Promise<string>>();
   /** Tree limits in force for this process (env, then config, then defaults). */
   readonly limits: Limits;
 
@@ -72,7 +81,7 @@ export class Muster implements CoreContext {
     this.cwd = path.resolve(workingDir(this.env), opts.cwd ?? ".");
     this.root = opts.home ? path.resolve(workingDir(this.env), opts.home) : stateRoot(this.env);
     this.own = new OwnPrimary(this.root, resolvePrimary(this.root, this.cwd, opts.primary, this.env));
-    this.backend = opts.backend ?? createTmuxBackend(this.env);
+    this.backends = new BackendSet(this.env, this.root, opts.backend);
     this.limits = limitsFrom(this.env);
   }
 
@@ -94,10 +103,24 @@ export class Muster implements CoreContext {
     this.own.claim();
   }
 
-  /** Checks once per instance that the multiplexer runs (throws mux_unavailable). */
-  async ensureMux(): Promise<void> {
-    this.muxVersion ??= this.backend.version();
-    await this.muxVersion;
+  /** The backend new children start in (MUSTER_BACKEND, default tmux). */
+  get backend(): Backend {
+    return this.backends.get();
+  }
+
+  /** The backend a child runs in, by its record: its pane's backend, else the one it was spawned for. */
+  backendOf(entry: Pick<RegistryEntry, "pane" | "backend">): Backend {
+    return this.backends.get(backendNameOf(entry));
+  }
+
+  /** Checks once per instance and backend that the multiplexer runs (throws mux_unavailable). */
+  async ensureMux(backend: Backend = this.backend): Promise<void> {
+    let v = this.muxVersion.get(backend.name);
+    if (!v) {
+      v = backend.version();
+      this.muxVersion.set(backend.name, v);
+    }
+    await v;
   }
 
   /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
@@ -120,10 +143,12 @@ export class Muster implements CoreContext {
     checkPrompt(prompt);
     const c = this.child(idOrPrefix);
     if (c.status === "closed" || c.status === "lost") {
+      const next = continueHint(c, this.cwd);
+      const note = next.action === "spawn" ? `; ${NOT_RESUMABLE_NOTE}` : "";
       throw new MusterError(
         "not_running",
-        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}`,
-        { next: continueHint(c, this.cwd) },
+        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}${note}`,
+        { next },
       );
     }
     return queueTurn(c, prompt, opts, this.env);
@@ -142,20 +167,15 @@ export class Muster implements CoreContext {
     const c = this.childForResume(idOrPrefix);
     if (c.status === "running" || c.status === "starting" || c.status === "queued") {
       throw new MusterError(
-        "not_running",
+        "busy",
         `child ${c.entry.id} already has an active turn; wait for it or cancel it first`,
-        {
-          next: {
-            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
-          },
-        },
+        { next: { action: "wait", ids: [c.entry.id] } },
       );
     }
     const session = loadSession(sessionFileOf(c.files.dir));
     if (!isResumable(session)) {
       throw new MusterError(
-        "not_running",
+        "not_resumable",
         `child ${c.entry.id} is not resumable: no turn of it has completed with a result`,
         { next: continueHint(c, this.cwd) },
       );
@@ -164,8 +184,10 @@ export class Muster implements CoreContext {
     // The cancel that closed it is over: the new host may start turns again.
     fs.rmSync(c.files.closing, { force: true });
     const follow = queueTurn(c, prompt, opts, this.env);
+    // A resumed child starts again where it ran: its own backend, whatever the default is now.
+    const backend = this.backendOf(c.entry);
     handOverForResume(c.files.envFile, c.meta, this.env, this.cwd);
-    const pane = await this.backend
+    const pane = await backend
       .spawn({
         argv: [...hostArgv(c.files.dir), "--resume"],
         start: "immediate",
@@ -181,7 +203,7 @@ export class Muster implements CoreContext {
       const e = doc.children[c.entry.id];
       if (!e) return;
       // Every pane the child ever had is remembered: gc closes the old ones too.
-      if (e.pane && e.pane.paneId !== pane.paneId) e.panes = [...(e.panes ?? []), e.pane];
+      if (e.pane && paneLabel(e.pane) !== paneLabel(pane)) e.panes = [...(e.panes ?? []), e.pane];
       e.pane = pane;
     });
     // Return once the new host runs, so every later reader sees a live child, not the old exit.
@@ -189,8 +211,8 @@ export class Muster implements CoreContext {
     for (;;) {
       const now = this.reload(c.entry);
       if (!now.state.exited && now.state.hostPid !== c.state.hostPid) break;
-      if (Date.now() > deadline || (await this.backend.alive(pane)) === "dead") {
-        await this.backend.kill(pane).catch(() => {});
+      if (Date.now() > deadline || (await backend.alive(pane)) === "dead") {
+        await backend.kill(pane).catch(() => {});
         fs.rmSync(c.files.envFile, { force: true });
         await settleQueuedFromParent(c.files.dir, "the resumed child host did not start");
         throw new MusterError(
@@ -203,8 +225,8 @@ export class Muster implements CoreContext {
     return {
       ...follow,
       queued: false,
-      newPane: pane.paneId,
-      warnings: [...follow.warnings, ...placementWarning(this.backend, opts.placement)],
+      newPane: paneLabel(pane),
+      warnings: [...follow.warnings, ...placementWarning(backend, opts.placement)],
     };
   }
 
@@ -216,8 +238,9 @@ export class Muster implements CoreContext {
       const owner = isMusterError(e) && e.code === "not_found" ? findOwner(this.root, idOrPrefix) : undefined;
       if (owner && owner !== this.primary) {
         throw new MusterError(
-          "not_found",
+          "other_primary",
           `child ${idOrPrefix} belongs to another primary (${owner}); only its owner can resume it`,
+          { cause: e },
         );
       }
       throw e;
@@ -293,20 +316,15 @@ export class Muster implements CoreContext {
     const completion = turnId ? c.state.completions.get(turnId) : lastCompletion(c.state);
     if (!completion) {
       if (turnId)
-        throw new MusterError("not_running", `turn ${turnId} of child ${c.entry.id} has not settled yet`, {
-          next: {
-            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
-          },
+        throw new MusterError("busy", `turn ${turnId} of child ${c.entry.id} has not settled yet`, {
+          next: { action: "wait", ids: [c.entry.id] },
         });
+      const gone = c.status === "closed" || c.status === "lost";
       throw new MusterError(
-        "not_running",
+        gone ? "not_running" : "busy",
         `child ${c.entry.id} has no settled turn yet (status ${c.status})`,
         {
-          next: {
-            cli: `wait for it: muster wait ${shortId(c.entry.id)}`,
-            mcp: `wait for it with the subagents_await tool: {"ids": ["${c.entry.id}"], "mode": "all"}`,
-          },
+          next: { action: "wait", ids: [c.entry.id] },
         },
       );
     }
@@ -351,10 +369,7 @@ export class Muster implements CoreContext {
   async listAll(): Promise<{ primary: string; children: LoadedChild[] }[]> {
     const out = [];
     for (const primary of listPrimaries(this.root)) {
-      const other =
-        primary === this.primary
-          ? this
-          : new Muster({ home: this.root, primary, backend: this.backend, env: this.env });
+      const other = primary === this.primary ? this : new Muster({ home: this.root, primary, env: this.env });
       out.push({ primary, children: await other.list() });
     }
     return out;
@@ -378,33 +393,63 @@ export class Muster implements CoreContext {
   /** Turns a dead host into a recorded `lost`; returns the child's fresh state. */
   async reconcile(c: LoadedChild): Promise<LoadedChild> {
     if (c.status === "closed" || c.status === "lost") return c;
-    const v = await probeChild(this.backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
+    let backend: Backend;
+    try {
+      backend = this.backendOf(c.entry);
+    } catch {
+      // Its backend is not loaded in this process: nothing here can prove its host dead.
+      return c;
+    }
+    const v = await probeChild(backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
     if (!v.dead) return c;
-    await settleFromParent(c.files.dir, "lost", v.reason);
+    await settleFromParent(c.files.dir, "lost", v.reason, backend.host, c.entry.pane);
     return this.reload(c.entry);
   }
 
   async capture(idOrPrefix: string, lines = 200): Promise<{ id: string; text: string }> {
     const c = this.child(idOrPrefix);
     if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane`);
-    return { id: c.entry.id, text: await this.backend.capture(c.entry.pane, { lines }) };
+    return { id: c.entry.id, text: await this.backendOf(c.entry).capture(c.entry.pane, { lines }) };
   }
 
-  /** The command that attaches a terminal to a child's pane (null before it has one). */
-  paneCommand(c: LoadedChild): string[] | null {
-    return c.entry.pane ? this.backend.attachCommand(c.entry.pane) : null;
+  /** argv that attaches a terminal to a child's pane, from its own backend; null before it has one. */
+  attachCommand(c: LoadedChild): string[] | null {
+    return c.entry.pane ? this.backendOf(c.entry).attachCommand(c.entry.pane) : null;
+  }
+
+  /** Brings a child's pane to the front of the calling client (inside its multiplexer). */
+  async focus(c: LoadedChild): Promise<void> {
+    if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+    await this.backendOf(c.entry).focus(c.entry.pane);
+  }
+
+  /**
+   * A popup over the caller's client showing a child's pane (by id), or running a command (in the default
+   * backend). A backend without popups says so.
+   */
+  async popup(
+    target: { id: string } | { argv: string[]; cwd?: string },
+    opts: PopupOptions = {},
+  ): Promise<void> {
+    let backend = this.backend;
+    let pane: PaneRef | undefined;
+    if ("id" in target) {
+      const c = this.child(target.id);
+      if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+      backend = this.backendOf(c.entry);
+      pane = c.entry.pane;
+    }
+    if (!backend.popup) throw new MusterError("unsupported", `the ${backend.name} backend has no popups`);
+    await backend.popup(pane ? { pane } : (target as { argv: string[]; cwd?: string }), opts);
   }
 
   /** A child's pane and the command that attaches a terminal to it (throws not_running without a pane). */
   attach(idOrPrefix: string): { id: string; pane: PaneRef; command: string[] } {
     const c = this.child(idOrPrefix);
-    if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
-    return { id: c.entry.id, pane: c.entry.pane, command: this.backend.attachCommand(c.entry.pane) };
-  }
-
-  /** Brings a child's pane to the front of the multiplexer client this process runs in (throws outside it). */
-  async focus(idOrPrefix: string): Promise<void> {
-    await this.backend.focus(this.attach(idOrPrefix).pane);
+    const command = this.attachCommand(c);
+    if (!c.entry.pane || !command)
+      throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+    return { id: c.entry.id, pane: c.entry.pane, command };
   }
 
   /** The agent profiles found from this primary's cwd, each with whether it could start here. */
@@ -424,7 +469,7 @@ export class Muster implements CoreContext {
 
   /** What is available here: the multiplexer, the runners, the agent CLIs. */
   doctor(): Promise<DoctorReport> {
-    return doctor(this.env, this.backend);
+    return doctor(this.env, this.backends);
   }
 
   /** Starts the long-lived watcher of this primary (events of every child, lost detection). */

@@ -3,9 +3,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { type PrimaryPaths, primariesDir, primaryPaths, workspaceFile } from "../artifacts/layout.js";
+import { MusterError } from "../base/errors.js";
 import { ensureDir, fsyncDir, readJson, readJsonIfExists, writeFileAtomic } from "../util/fsx.js";
 import { assertFullId, assertIdOrPrefix, isFullId, shortId, uuidv7 } from "../util/ids.js";
-import { MusterError } from "./errors.js";
 import { Registry } from "./registry.js";
 
 export interface PrimarySource {
@@ -31,10 +31,9 @@ export function resolvePrimary(
   const given = explicit ?? env.MUSTER_PRIMARY;
   if (given) return { id: explicitPrimary(root, given), from: "explicit", recorded: true };
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new MusterError(
-      "usage",
-      `the current directory (${cwd}) no longer exists; pass --primary <id> (see muster ls --all)`,
-    );
+    throw new MusterError("invalid_argument", `the current directory (${cwd}) no longer exists`, {
+      next: { action: "primaries", name: true },
+    });
   }
   const real = fs.realpathSync(cwd);
   const workspace = workspaceDir(root, real, env);
@@ -53,11 +52,11 @@ export function explicitPrimary(root: string, given: string): string {
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) {
     throw new MusterError(
-      "usage",
+      "invalid_argument",
       `primary id "${given}" is ambiguous: ${matches.map(shortId).join(", ")}; give more of its digits`,
     );
   }
-  throw new MusterError("not_found", `unknown primary "${given}"; muster ls --all lists every primary`);
+  throw new MusterError("not_found", `unknown primary "${given}"`, { next: { action: "primaries" } });
 }
 
 /**

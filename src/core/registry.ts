@@ -1,4 +1,4 @@
-import type { PaneRef } from "../mux/backend.js";
+import { normalizePaneRef, type PaneRef } from "../mux/backend.js";
 import { readJsonIfExists, writeJsonAtomic } from "../util/fsx.js";
 import { withFileLock } from "../util/lock.js";
 
@@ -10,6 +10,8 @@ export interface RegistryEntry {
   parent: string | null;
   createdAt: string;
   cwd: string;
+  /** The backend it was started in (its panes name theirs too); absent in entries older than backends: tmux. */
+  backend?: string;
   pane: PaneRef | null;
   /** Earlier panes of the child (a resume after its host exited opens a new one), oldest first. */
   panes?: PaneRef[];
@@ -29,7 +31,13 @@ export class Registry {
   ) {}
 
   read(): RegistryDoc {
-    return readJsonIfExists<RegistryDoc>(this.file) ?? { v: 1, primary: this.primary, children: {} };
+    const doc = readJsonIfExists<RegistryDoc>(this.file) ?? { v: 1, primary: this.primary, children: {} };
+    for (const e of Object.values(doc.children)) {
+      // Entries written before backends had names hold bare tmux panes.
+      e.pane = normalizePaneRef(e.pane);
+      if (e.panes) e.panes = e.panes.map(normalizePaneRef).filter((p): p is PaneRef => p !== null);
+    }
+    return doc;
   }
 
   /** Read-modify-write under the lock; fn mutates the document in place. */

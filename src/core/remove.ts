@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
+import { MusterError } from "../base/errors.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
-import { MusterError } from "./errors.js";
 
 export interface RemoveOptions {
   /** Cancel a running (or queued) turn first instead of refusing. */
@@ -32,7 +32,7 @@ export async function removeChildren(
   ids: string[],
   opts: RemoveOptions = {},
 ): Promise<RemovedChild[]> {
-  if (ids.length === 0) throw new MusterError("usage", "give at least one child id");
+  if (ids.length === 0) throw new MusterError("invalid_argument", "give at least one child id");
   const doc = m.registry.read();
   const wanted = [...new Set(ids.map((id) => resolveChildId(doc, id).id))];
   const children = [];
@@ -40,23 +40,23 @@ export async function removeChildren(
   const running = children.filter(busy);
   if (running.length > 0 && !opts.force) {
     const list = running.map((c) => c.entry.id.slice(-8)).join(" ");
-    throw new MusterError(
-      "not_running",
-      `child ${list} has a turn ${running[0]!.status}; nothing was removed`,
-      {
-        next: {
-          cli: `wait for it (muster wait ${list}), or cancel and remove it: muster rm --force ${list}`,
-          mcp: "wait for it with the subagents_await tool, or cancel it with the subagents_cancel tool first",
-        },
-      },
-    );
+    throw new MusterError("busy", `child ${list} has a turn ${running[0]!.status}; nothing was removed`, {
+      next: { action: "wait_or_remove", ids: running.map((c) => c.entry.id) },
+    });
   }
+  // Panes are closed through each child's backend: one not loaded here refuses before anything is removed.
+  for (const c of children)
+    if (c.entry.pane || (c.status !== "closed" && c.status !== "lost")) m.backendOf(c.entry);
   const out: RemovedChild[] = [];
   for (const c of children) {
     const id = c.entry.id;
     // Closing the host first: a removed artifact dir must not be written to by a host still alive.
     if (c.status !== "closed" && c.status !== "lost") await m.cancel(id);
-    if (c.entry.pane) await m.backend.kill(c.entry.pane).catch(() => {});
+    if (c.entry.pane)
+      await m
+        .backendOf(c.entry)
+        .kill(c.entry.pane)
+        .catch(() => {});
     await m.registry.update((d) => {
       delete d.children[id];
     });

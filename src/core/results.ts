@@ -6,9 +6,8 @@ import type {
   Usage,
 } from "../artifacts/events.js";
 import { readSnapshot } from "../artifacts/snapshot.js";
-import { shortId } from "../util/ids.js";
+import { MusterError, type NextStep } from "../base/errors.js";
 import type { LoadedChild } from "./children.js";
-import { MusterError } from "./errors.js";
 import { resumable } from "./state.js";
 
 /** One settled turn as front ends report it. */
@@ -58,16 +57,6 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
   return r;
 }
 
-/** Exit code of an outcome (one table: README and --help). */
-export const STATUS_EXIT: Record<CompletionStatus, number> = {
-  completed: 0,
-  errored: 1,
-  cancelled: 3,
-  exhausted: 4,
-  incomplete: 4,
-  lost: 5,
-};
-
 /**
  * Resolves a turn as a user names it: its full id, its number as `status` shows it (`2`), its short id (the
  * last 8 hex digits) or a unique prefix. Turn ids are UUIDv7 and begin with "0" for decades, so a number
@@ -75,10 +64,7 @@ export const STATUS_EXIT: Record<CompletionStatus, number> = {
  */
 export function resolveTurn(c: LoadedChild, ref: string): string {
   const id = c.entry.id;
-  const next = {
-    cli: `muster status ${shortId(id)} lists its turns`,
-    mcp: `the subagents_status tool with {"id": "${id}"} lists its turns`,
-  };
+  const next: NextStep = { action: "status", id };
   if (/^[1-9]\d{0,5}$/.test(ref)) {
     const t = c.state.turns.find((x) => x.n === Number(ref));
     if (t) return t.turnId;
@@ -95,6 +81,8 @@ export function resolveTurn(c: LoadedChild, ref: string): string {
   const matches = want === "" ? [] : [...known].filter((t) => t.startsWith(want) || t.endsWith(want));
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1)
-    throw new MusterError("usage", `turn "${ref}" is ambiguous: ${matches.sort().join(", ")}`, { next });
+    throw new MusterError("invalid_argument", `turn "${ref}" is ambiguous: ${matches.sort().join(", ")}`, {
+      next,
+    });
   throw new MusterError("not_found", `child ${id} has no settled turn ${ref}`, { next });
 }

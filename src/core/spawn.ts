@@ -3,8 +3,9 @@ import * as path from "node:path";
 import type { ChildMeta } from "../artifacts/events.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
+import { MusterError } from "../base/errors.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
-import { type Placement, placementWarning } from "../mux/backend.js";
+import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
@@ -16,7 +17,6 @@ import { sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import type { CoreContext } from "./context.js";
-import { MusterError } from "./errors.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import type { RegistryEntry } from "./registry.js";
@@ -30,6 +30,8 @@ export interface SpawnOptions {
   model?: string;
   reasoning?: string;
   placement?: Placement;
+  /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
+  backend?: string;
   /** Deliver this child's first result together with the rest of this explicit group. */
   group?: string;
   /** Seal the group once this child has joined it. */
@@ -41,6 +43,8 @@ export interface SpawnResult {
   turnId: string;
   agent: string;
   artifactDir: string;
+  /** The backend it runs in and its pane's id there. */
+  backend: string;
   paneId: string;
   /** The model and reasoning the first turn runs with (call ?? profile ?? primary). */
   model?: string;
@@ -58,7 +62,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const runner = getRunner(profile.runner);
   if (!runner) {
     throw new MusterError(
-      "usage",
+      "unsupported",
       `agent "${profile.name}" (${profile.source}) uses runner "${profile.runner}", which is not available yet; runners: ${runnerNames().join(", ")}`,
     );
   }
@@ -73,10 +77,9 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   });
   const command = opts.command && opts.command.length > 0 ? opts.command : profile.command;
   if (runner.name === "command" && !command) {
-    throw new MusterError(
-      "usage",
-      `agent "${profile.name}" runs a command: give its argv after --, e.g. muster spawn --agent ${profile.name} "task" -- cat {prompt_file}`,
-    );
+    throw new MusterError("invalid_argument", `agent "${profile.name}" runs a command`, {
+      next: { action: "give_argv", agent: profile.name },
+    });
   }
   // The call's cwd wins; a profile's relative cwd is relative to where muster was called.
   const cwd = path.resolve(m.cwd, opts.cwd ?? profile.cwd ?? ".");
@@ -85,7 +88,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ? [`agent "${profile.name}" asks for mode tui; only headless runs today, so it runs headless`]
       : [];
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
-    throw new MusterError("usage", `working directory ${cwd} does not exist`);
+    throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
   const parent = m.env.MUSTER_CHILD_ID ?? null;
   // MUSTER_DEPTH is the spawning child's own depth (set in its pane); a primary's direct child has depth 0.
   const parentDepth = Number(m.env.MUSTER_DEPTH ?? "-1");
@@ -93,7 +96,9 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   checkLineage(m.limits, depth, m.env, Object.keys(m.registry.read().children).length, () =>
     Object.values(m.registry.read().children).map((e) => m.reload(e)),
   );
-  await m.ensureMux();
+  // An unknown backend name refuses the spawn here, before anything is created.
+  const backend = m.backends.get(opts.backend);
+  await m.ensureMux(backend);
 
   const id = uuidv7();
   const turnId = uuidv7();
@@ -141,6 +146,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     parent,
     createdAt: meta.createdAt,
     cwd,
+    backend: backend.name,
     pane: null,
   };
   // Joining the group is the last check that can refuse: a sealed or full group creates nothing.
@@ -173,7 +179,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     await m.registry.update((doc) => {
       doc.children[id] = entry;
     });
-    const pane = await m.backend.spawn({
+    const pane = await backend.spawn({
       argv: hostArgv(dir),
       start: "immediate",
       cwd,
@@ -191,7 +197,8 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ...(opts.group ? { group: opts.group } : {}),
       agent: profile.name,
       artifactDir: dir,
-      paneId: pane.paneId,
+      backend: backend.name,
+      paneId: paneLabel(pane),
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
       warnings: [
@@ -199,7 +206,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
         ...settings.warnings,
         ...modeWarning,
         ...ignoredFields(runner, profile),
-        ...placementWarning(m.backend, opts.placement),
+        ...placementWarning(backend, opts.placement),
       ],
     };
   } catch (e) {
@@ -220,7 +227,7 @@ export function assertInstalled(runner: Runner, agent: string, env: Record<strin
   const r = runnerReadiness(runner.name, env);
   if (r.ready || !runner.binary) return;
   throw new MusterError(
-    "usage",
+    "unsupported",
     `agent "${agent}" runs ${runner.name}, which is not installed here (${r.why}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
   );
 }

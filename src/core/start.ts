@@ -3,9 +3,9 @@
  * child (resume). Which combinations make sense is decided here, once; each front end names the conflict in
  * its own words (its flags or parameters).
  */
+import { MusterError } from "../base/errors.js";
 import type { Placement } from "../mux/backend.js";
 import { defaultAgent } from "./defaults.js";
-import { MusterError } from "./errors.js";
 import type { FollowUp, TurnSettings } from "./follow-up.js";
 import type { SpawnOptions, SpawnResult } from "./spawn.js";
 
@@ -19,6 +19,8 @@ export interface StartRequest extends TurnSettings {
   /** New children only: */
   cwd?: string;
   command?: string[];
+  /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
+  backend?: string;
   group?: string;
   seal?: boolean;
 }
@@ -29,6 +31,8 @@ export type StartConflict =
   | "agent_and_resume"
   /** a group is for new children */
   | "group_with_resume"
+  /** a resumed child continues where it ran: no other backend */
+  | "backend_with_resume"
   /** resume continues a child as it was: no new argv, no new cwd */
   | "resume_with_command_or_cwd"
   /** sealing needs a group */
@@ -39,6 +43,7 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.resume === undefined) return undefined;
   if (req.agent !== undefined) return "agent_and_resume";
   if (req.group !== undefined) return "group_with_resume";
+  if (req.backend !== undefined) return "backend_with_resume";
   if ((req.command !== undefined && req.command.length > 0) || req.cwd !== undefined)
     return "resume_with_command_or_cwd";
   return undefined;
@@ -47,6 +52,7 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
 const CONFLICT_TEXT: Record<StartConflict, string> = {
   agent_and_resume: "give an agent (a new child) or a child to resume, not both",
   group_with_resume: "a group takes new children, not a resumed one",
+  backend_with_resume: "a resumed child continues where it ran: no other backend",
   resume_with_command_or_cwd: "a resumed child continues as it was: no command and no cwd",
   seal_without_group: "seal goes with a group",
 };
@@ -65,7 +71,7 @@ export interface Starter {
 /** Spawns or resumes as the request says; a conflicting request starts nothing. */
 export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnResult | FollowUp> {
   const conflict = startConflict(req);
-  if (conflict) throw new MusterError("usage", CONFLICT_TEXT[conflict]);
+  if (conflict) throw new MusterError("invalid_argument", CONFLICT_TEXT[conflict]);
   const settings = {
     ...(req.model !== undefined ? { model: req.model } : {}),
     ...(req.reasoning !== undefined ? { reasoning: req.reasoning } : {}),
@@ -80,5 +86,6 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.cwd !== undefined ? { cwd: req.cwd } : {}),
     ...(req.group !== undefined ? { group: req.group } : {}),
     ...(req.seal ? { seal: true } : {}),
+    ...(req.backend !== undefined ? { backend: req.backend } : {}),
   });
 }

@@ -113,15 +113,26 @@ export function waitForTurns(
     const probe = async (): Promise<void> => {
       for (const [, o] of [...open]) {
         if (done) return;
+        // A child whose backend is not loaded here cannot be proven dead: it is only waited for.
+        const backend = (() => {
+          try {
+            return muster.backendOf(o.c.entry);
+          } catch {
+            return undefined;
+          }
+        })();
+        if (!backend) continue;
         const v = await probeChild(
-          muster.backend,
+          backend,
           o.c.files.dir,
           o.c.entry.pane,
           o.c.entry.createdAt,
           o.c.state.hostPid,
         ).catch(() => ({ dead: false as const }));
         if (v.dead) {
-          await settleFromParent(o.c.files.dir, "lost", v.reason).catch(() => false);
+          await settleFromParent(o.c.files.dir, "lost", v.reason, backend.host, o.c.entry.pane).catch(
+            () => false,
+          );
           o.tail?.pump();
         }
       }

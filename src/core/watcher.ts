@@ -3,8 +3,8 @@ import type { FSWatcher } from "chokidar";
 import type { MusterEvent } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventTail } from "../artifacts/tail.js";
+import type { Backend } from "../mux/backend.js";
 import { isFullId } from "../util/ids.js";
-import { hostAlive } from "../util/proc.js";
 import type { CoreContext } from "./context.js";
 import { probeChild, settleFromParent } from "./liveness.js";
 import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
@@ -90,18 +90,25 @@ export class PrimaryWatcher {
       if (this.closed) return;
       if (state.exited) continue;
       if (state.hostPid !== undefined && !openTurn(state) && this.tick % 3 !== 0) continue;
-      if (state.hostPid !== undefined && hostAlive(state.hostPid, dir)) continue;
-      if (state.hostPid === undefined) registry ??= this.muster.registry.read();
-      const entry = registry?.children[id];
+      // The registry says where the child runs (its backend), so it is read on every probe round.
+      registry ??= this.muster.registry.read();
+      const entry = registry.children[id];
+      let backend: Backend;
+      try {
+        backend = this.muster.backendOf(entry ?? { pane: null });
+      } catch {
+        continue; // its backend is not loaded in this process: it cannot be probed from here
+      }
+      const pane = entry?.pane ?? null;
       const v = await probeChild(
-        this.muster.backend,
+        backend,
         dir,
-        entry?.pane ?? null,
+        pane,
         entry?.createdAt ?? new Date().toISOString(),
         state.hostPid,
       ).catch(() => ({ dead: false as const }));
       if (v.dead) {
-        await settleFromParent(dir, "lost", v.reason).catch(() => false);
+        await settleFromParent(dir, "lost", v.reason, backend.host, pane).catch(() => false);
         tail.pump();
       }
     }

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 import { readJsonIfExists, writeJsonAtomic } from "../util/fsx.js";
 import { withFileLock } from "../util/lock.js";
 
@@ -20,7 +20,7 @@ export const MAX_GROUPS = 512;
 export function assertGroupId(groupId: string): string {
   if (!GROUP_ID.test(groupId)) {
     throw new MusterError(
-      "usage",
+      "invalid_argument",
       `invalid group id ${JSON.stringify(groupId)}: 1–128 characters, [A-Za-z0-9] then [A-Za-z0-9._:-]`,
     );
   }
@@ -57,17 +57,15 @@ export async function addGroupMember(
   await withFileLock(file, () => {
     const g = readJsonIfExists<Group>(file);
     if (!g && listGroups(dir).length >= MAX_GROUPS) {
-      throw new MusterError("usage", `this primary already has ${MAX_GROUPS} groups`, {
+      throw new MusterError("limit_reached", `this primary already has ${MAX_GROUPS} groups`, {
         // Groups are never removed (gc keeps them), so the way on is an existing open group or none.
-        next: {
-          cli: "join a group that is not sealed yet, or spawn without --group",
-          mcp: "reuse a groupId that is not sealed yet, or run without groupId",
-        },
+        next: { action: "reuse_group" },
       });
     }
-    if (g?.sealed) throw new MusterError("usage", `group "${groupId}" is sealed: it takes no new members`);
+    if (g?.sealed)
+      throw new MusterError("limit_reached", `group "${groupId}" is sealed: it takes no new members`);
     if (g && g.members.length >= MAX_GROUP_MEMBERS) {
-      throw new MusterError("usage", `group "${groupId}" already has ${MAX_GROUP_MEMBERS} members`);
+      throw new MusterError("limit_reached", `group "${groupId}" already has ${MAX_GROUP_MEMBERS} members`);
     }
     const next: Group = g ?? {
       v: 1,

@@ -1,6 +1,6 @@
+import { MusterError } from "../base/errors.js";
 import type { ModelQuery } from "../core/catalog.js";
 import { DEFAULT_WAIT_MODE } from "../core/defaults.js";
-import { MusterError } from "../core/errors.js";
 import type { Muster } from "../core/muster.js";
 import type { StartConflict } from "../core/start.js";
 import type { MusterEvent } from "../core/types.js";
@@ -30,12 +30,13 @@ export interface RunArgs {
   groupId?: string;
 }
 
-const usage = (message: string): MusterError => new MusterError("usage", message);
+const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
 
 /** Each refused combination of parameters, in the tools' words (only these two can arise here). */
 const CONFLICT: Record<StartConflict, string> = {
   agent_and_resume: "give agent (a new child) or id (continue a settled child), not both",
   group_with_resume: "groupId is for new children (agent), not resume (id)",
+  backend_with_resume: "id continues a child where it ran",
   resume_with_command_or_cwd: "id continues a child as it was",
   seal_without_group: "seal goes with groupId",
 };

@@ -10,10 +10,12 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { isMusterError } from "../core/errors.js";
+import { isMusterError } from "../base/errors.js";
 import { createMuster, type Muster } from "../core/muster.js";
+import { loadBackendModules } from "../mux/builtin.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import type { CallContext } from "./handlers.js";
+import { mcpErrorText } from "./next-step.js";
 import { CallProgress } from "./progress.js";
 import { agentsLine } from "./shape.js";
 import { type Tool, toolTable } from "./tools.js";
@@ -110,8 +112,7 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
       return { content: [{ type: "text", text: JSON.stringify(out) }] };
     } catch (e) {
       if (!isMusterError(e)) log(`${name} failed: ${(e as Error)?.stack ?? String(e)}`);
-      const message = isMusterError(e) ? e.forSurface("mcp") : ((e as Error)?.message ?? String(e));
-      return failure(`${isMusterError(e) ? e.code : "internal"}: ${message}`);
+      return failure(mcpErrorText(e));
     } finally {
       await progress.stop();
       inFlight.delete(call);
@@ -130,6 +131,7 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
 export async function serveStdio(opts: { primary?: string } = {}, log: Log = stderrLog): Promise<void> {
   // Nothing but the protocol may reach stdout.
   console.log = console.info = console.debug = (...a: unknown[]) => console.error(...a);
+  await loadBackendModules(process.env);
   const m = createMuster(opts.primary ? { primary: opts.primary } : {});
   const { server, idle } = createMcpServer(m, log);
   const closed = new Promise<void>((resolve) => {

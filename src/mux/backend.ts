@@ -1,7 +1,11 @@
-/** The multiplexer seam: tmux today, Zellij and an embedded pty host behind the same shape. */
+/**
+ * The seam for where children run: tmux today, Zellij, an embedded pty host or a remote host behind the
+ * same shape. Backends register by name (mux/registry.ts); each child's registry entry records the
+ * backend its pane (and host) lives in, and every operation on the child is routed by that record.
+ */
 
-/** Where a child's pane lives; stored in the registry so any later process can reach it. */
-export interface PaneRef {
+/** A tmux pane; stored in the registry so any later process can reach it. */
+export interface TmuxPaneRef {
   backend: "tmux";
   /** The tmux server: `-L name` (socket name) or `-S path` (socket path). */
   server: { flag: "-L" | "-S"; value: string } | null;
@@ -13,12 +17,69 @@ export interface PaneRef {
   windowId: string;
 }
 
+/** Where a child of any other backend lives: its backend's name, its id there, and what it needs to reach it. */
+export interface OtherPaneRef {
+  backend: string;
+  /** The backend's own id of the pane (shown to users). */
+  id: string;
+  /** Backend-specific data (JSON): whatever a later process needs to reach the pane. */
+  data?: Record<string, unknown>;
+}
+
+/** Where a child's pane lives, tagged by backend. */
+export type PaneRef = TmuxPaneRef | OtherPaneRef;
+
+export const isTmuxRef = (ref: PaneRef): ref is TmuxPaneRef =>
+  ref.backend === "tmux" && typeof (ref as TmuxPaneRef).paneId === "string";
+
+/** The pane's id as a user sees it (`%3` in tmux). */
+export const paneLabel = (ref: PaneRef): string => (isTmuxRef(ref) ? ref.paneId : (ref as OtherPaneRef).id);
+
+/** The backend of registry entries and refs written before backends had names. */
+export const LEGACY_BACKEND = "tmux";
+
+/** A ref as read from a registry: entries written before backends had names (no `backend`) are tmux panes. */
+export function normalizePaneRef(raw: unknown): PaneRef | null {
+  if (!raw || typeof raw !== "object") return null;
+  const r = raw as Partial<TmuxPaneRef> & Partial<OtherPaneRef>;
+  if (typeof r.backend !== "string" && typeof r.paneId === "string")
+    return { ...r, backend: LEGACY_BACKEND } as PaneRef;
+  return typeof r.backend === "string" ? (r as PaneRef) : null;
+}
+
 export type Liveness = "alive" | "dead" | "unknown";
 
 export interface DeadStatus {
   /** Exit status when the process exited, null when killed by a signal. */
   exitCode: number | null;
   signal: number | null;
+}
+
+/** A child host as the core knows it: the pid it recorded, its artifact dir, and where it runs. */
+export interface HostRef {
+  /** The host's pid as the host recorded it (child_started), on whatever machine its backend runs it. */
+  pid: number;
+  /** The child's artifact dir; a local host's command line names it, which guards against pid reuse. */
+  dir: string;
+  /** The pane the host runs in (null while a spawn has not recorded it yet). */
+  pane: PaneRef | null;
+}
+
+/**
+ * The process control the core needs over a child host. A backend whose hosts are not local processes
+ * (a remote host, a pty daemon) supplies its own; local ones use localHostControl (mux/local-host.ts).
+ */
+export interface HostControl {
+  /** Sends `signal` to the host; false when no such host runs any more. */
+  signal(host: HostRef, signal: "SIGTERM" | "SIGKILL"): Promise<boolean>;
+  /** "dead" only when proven (gone, or its pid now runs something else); "unknown" when it cannot tell. */
+  alive(host: HostRef): Promise<Liveness>;
+  /** How the host ended, when the backend can tell; null while it runs or when nobody knows. */
+  exitStatus(host: HostRef): Promise<DeadStatus | null>;
+  /** Signals a process group on the host's machine (the runner of a turn whose host died). */
+  signalGroup(host: HostRef, pgid: number, signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** One line on the processes that mention `dir` and what they wait in (why a host never started). */
+  describeProcesses?(dir: string): string;
 }
 
 export type Placement = "window" | "split";
@@ -38,23 +99,40 @@ export interface SpawnPaneOptions {
   start?: "guarded" | "immediate";
 }
 
-export interface Backend {
+/** What a popup shows: a child's pane, or a command of its own (the supervisor's views). */
+export type PopupTarget = { pane: PaneRef } | { argv: string[]; cwd?: string };
+
+export interface PopupOptions {
+  title?: string;
+  /** Size as tmux takes it: columns/rows or a percentage ("80%"). */
+  width?: string;
+  height?: string;
+}
+
+export interface Backend<R extends PaneRef = PaneRef> {
   readonly name: string;
+  /** Process control over this backend's child hosts (see HostControl). */
+  readonly host: HostControl;
   /** Version string of the multiplexer, or throws MusterError("mux_unavailable"). */
   version(): Promise<string>;
-  spawn(opts: SpawnPaneOptions): Promise<PaneRef>;
-  alive(ref: PaneRef): Promise<Liveness>;
-  /** Liveness of many panes with one multiplexer call. */
-  aliveMany(refs: PaneRef[]): Promise<Map<string, Liveness>>;
-  deadStatus(ref: PaneRef): Promise<DeadStatus | null>;
+  spawn(opts: SpawnPaneOptions): Promise<R>;
+  alive(ref: R): Promise<Liveness>;
+  /** Liveness of many panes with one multiplexer call, keyed by paneLabel. */
+  aliveMany(refs: R[]): Promise<Map<string, Liveness>>;
+  deadStatus(ref: R): Promise<DeadStatus | null>;
   /** Pastes text into the pane byte-exact (bracketed paste if the app asked); `enter` presses Enter after. */
-  send(ref: PaneRef, text: string, opts?: { enter?: boolean }): Promise<void>;
-  capture(ref: PaneRef, opts?: { lines?: number }): Promise<string>;
-  kill(ref: PaneRef): Promise<void>;
+  send(ref: R, text: string, opts?: { enter?: boolean }): Promise<void>;
+  capture(ref: R, opts?: { lines?: number }): Promise<string>;
+  kill(ref: R): Promise<void>;
   /** Brings the pane to the front of the calling client (inside the multiplexer). */
-  focus(ref: PaneRef): Promise<void>;
+  focus(ref: R): Promise<void>;
   /** argv that attaches a terminal to the pane from outside. */
-  attachCommand(ref: PaneRef): string[];
+  attachCommand(ref: R): string[];
+  /**
+   * Shows a pane, or runs a command, in a popup over the caller's client (for a supervisor); resolves
+   * when the popup closes. A backend without popups leaves this out; Muster.popup then says so.
+   */
+  popup?(target: PopupTarget, opts?: PopupOptions): Promise<void>;
   /** Why `placement` cannot be honoured here and what is done instead; undefined when it can. */
   placementNote?(placement: Placement): string | undefined;
 }

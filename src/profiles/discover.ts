@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { isMusterError } from "../base/errors.js";
 import { loadConfig, type MusterConfig } from "../config/config.js";
-import { isMusterError } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { PROFILE_NAME } from "./fields.js";
 import { parseProfile } from "./parse.js";

@@ -1,5 +1,5 @@
 import matter from "gray-matter";
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 
 /** A profile name: what `--agent` accepts and what a file's resolved name must be. */
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -21,20 +21,22 @@ const refuse = (): never => {
 // Passing options also bypasses gray-matter's content cache, which would hide a parse error on a second read.
 const MATTER_OPTIONS = { engines: { javascript: refuse } };
 
-/** Splits frontmatter from the body; throws MusterError("usage") naming the file when the frontmatter is broken. */
+/** Splits frontmatter from the body; throws MusterError("invalid_config") naming the file when the frontmatter is broken. */
 export function readFrontmatter(file: string, text: string): { data: Record<string, unknown>; body: string } {
   let parsed: { data: unknown; content: string };
   try {
     parsed = matter(text, MATTER_OPTIONS);
   } catch (e) {
     const why = (e as Error).message.split("\n")[0];
-    throw new MusterError("usage", `agent profile ${file} has broken frontmatter (${why})`, { cause: e });
+    throw new MusterError("invalid_config", `agent profile ${file} has broken frontmatter (${why})`, {
+      cause: e,
+    });
   }
   const data = parsed.data;
   if (data === null || data === undefined) return { data: {}, body: parsed.content };
   if (typeof data !== "object" || Array.isArray(data)) {
     throw new MusterError(
-      "usage",
+      "invalid_config",
       `agent profile ${file} has broken frontmatter (expected key: value pairs, got ${Array.isArray(data) ? "a list" : typeof data})`,
     );
   }

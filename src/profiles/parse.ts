@@ -5,7 +5,7 @@ import type { Profile, ProfileFormat } from "./types.js";
 
 /**
  * Parses one profile file. Bad field values are warnings naming the file and field (the rest still works);
- * only broken frontmatter throws (MusterError "usage"). `format` picks the dialect: muster's own fields, or
+ * only broken frontmatter throws (MusterError "invalid_config"). `format` picks the dialect: muster's own fields, or
  * a foreign harness's (Claude Code, Pi, OpenCode) mapped to ours.
  */
 export function parseProfile(file: string, text: string, format: ProfileFormat = "muster"): Profile {

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { type DiscoverOptions, discoverProfiles, markdownFiles, profileLayers } from "./discover.js";
 import { PROFILE_NAME } from "./fields.js";
@@ -14,7 +14,7 @@ export type { Profile, ProfileFormat, ProfileLayer, ResolvedProfile } from "./ty
 export function assertProfileName(name: string): string {
   if (!PROFILE_NAME.test(name)) {
     throw new MusterError(
-      "usage",
+      "invalid_argument",
       `invalid agent name ${JSON.stringify(name)}: use letters, digits, ".", "_" or "-"`,
     );
   }
@@ -50,12 +50,12 @@ export function loadProfile(
   const winner = found.profiles.find((p) => p.name === name);
   const rank = found.ranks.get(name) ?? -1;
   const broken = found.broken.filter((b) => b.name === name && b.rank >= rank).pop();
-  if (broken) throw new MusterError("usage", `agent "${name}": ${broken.message}`);
+  if (broken) throw new MusterError("invalid_config", `agent "${name}": ${broken.message}`);
   if (winner) return winner;
   throw new MusterError(
     "not_found",
     `unknown agent "${name}"; available: ${listNames(found.profiles.map((p) => p.name))}`,
-    { next: { cli: "muster agents lists them", mcp: "the subagents_agents tool lists them" } },
+    { next: { action: "agents" } },
   );
 }
 

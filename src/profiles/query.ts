@@ -1,5 +1,5 @@
+import { MusterError } from "../base/errors.js";
 import { loadConfig, type MusterConfig } from "../config/config.js";
-import { MusterError } from "../core/errors.js";
 import { allCatalogs, closeMatches, findModel, type RunnerCatalog } from "./catalog.js";
 import { defaultAgent } from "./defaults.js";
 import { isModelSpelling } from "./fields.js";
@@ -107,7 +107,7 @@ export function queryModels(q: ModelQuery, ctx: QueryContext): ModelsAnswer {
   const searching = q.provider !== undefined || q.query !== undefined || q.limit !== undefined;
   if ([searching, q.model !== undefined, q.agent !== undefined].filter(Boolean).length > 1)
     throw new MusterError(
-      "usage",
+      "invalid_argument",
       "ask one thing at a time: a search (provider/query/limit), a model, or an agent",
     );
   const catalogs = allCatalogs(config, warnings);
@@ -136,7 +136,8 @@ export function queryModels(q: ModelQuery, ctx: QueryContext): ModelsAnswer {
 
   if (q.model !== undefined) {
     const spelling = q.model.trim();
-    if (!isModelSpelling(spelling)) throw new MusterError("usage", `"${q.model}" is not a model spelling`);
+    if (!isModelSpelling(spelling))
+      throw new MusterError("invalid_argument", `"${q.model}" is not a model spelling`);
     const hits = catalogs.flatMap((cat) => {
       const info = findModel(cat, spelling);
       return info ? all.filter((r) => r.runner === cat.runner && r.id === info.id) : [];
@@ -156,13 +157,19 @@ export function queryModels(q: ModelQuery, ctx: QueryContext): ModelsAnswer {
   if (searching) {
     const limit = q.limit ?? DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
-      throw new MusterError("usage", `limit must be a whole number from 1 to ${MAX_LIMIT}, not "${q.limit}"`);
+      throw new MusterError(
+        "invalid_argument",
+        `limit must be a whole number from 1 to ${MAX_LIMIT}, not "${q.limit}"`,
+      );
     let matches = all;
     if (q.provider !== undefined) {
       const p = q.provider.trim().toLowerCase();
       const known = [...new Set([...catalogs.map((c) => c.provider), ...all.map((r) => r.provider)])].sort();
       if (!known.some((k) => k.toLowerCase() === p))
-        throw new MusterError("usage", `unknown provider "${q.provider}"; known: ${listNames(known)}`);
+        throw new MusterError(
+          "invalid_argument",
+          `unknown provider "${q.provider}"; known: ${listNames(known)}`,
+        );
       matches = matches.filter((r) => r.provider.toLowerCase() === p);
     }
     if (q.query !== undefined) {

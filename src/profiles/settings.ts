@@ -1,6 +1,6 @@
 import * as path from "node:path";
+import { MusterError } from "../base/errors.js";
 import { configDir, loadConfig, type MusterConfig } from "../config/config.js";
-import { MusterError } from "../core/errors.js";
 import type { ModelInfo } from "../runners/types.js";
 import { choices, findModel, type RunnerCatalog, runnerCatalog } from "./catalog.js";
 import { isModelSpelling, isReasoningSpelling } from "./fields.js";
@@ -60,7 +60,8 @@ function pickModel(cat: RunnerCatalog, candidates: Candidate[], warnings: string
     if (!isModelSpelling(v)) {
       const shown = JSON.stringify(c.value);
       // A bad spelling from a profile inherits the primary's model; from the call it is the caller's error.
-      if (c.source === "call") throw new MusterError("usage", `model ${shown} is not a model spelling`);
+      if (c.source === "call")
+        throw new MusterError("invalid_argument", `model ${shown} is not a model spelling`);
       warnings.push(`${c.label}: model ${shown} is not a model spelling (use provider:model); ignored`);
       continue;
     }
@@ -73,7 +74,7 @@ function pickModel(cat: RunnerCatalog, candidates: Candidate[], warnings: string
     );
     if (strict(c))
       throw new MusterError(
-        "usage",
+        "invalid_argument",
         `unknown ${cat.runner} model "${v}"${c.source === "profile" ? ` (${c.label})` : ""}; choose one of: ${valid}`,
       );
     warnings.push(`${c.label}: "${v}" is not a ${cat.runner} model; ignored`);
@@ -97,7 +98,8 @@ function pickReasoning(
     const v = typeof c.value === "string" ? c.value.trim().toLowerCase() : "";
     const shown = JSON.stringify(c.value);
     if (!isReasoningSpelling(v)) {
-      if (c.source === "call") throw new MusterError("usage", `reasoning ${shown} is not a reasoning level`);
+      if (c.source === "call")
+        throw new MusterError("invalid_argument", `reasoning ${shown} is not a reasoning level`);
       warnings.push(`${c.label}: reasoning ${shown} is not a reasoning level; ignored`);
       continue;
     }
@@ -105,7 +107,7 @@ function pickReasoning(
     const valid = levels.length > 0 ? choices(levels) : "(none: it takes no reasoning level)";
     if (strict(c))
       throw new MusterError(
-        "usage",
+        "invalid_argument",
         `reasoning "${v}"${c.source === "profile" ? ` (${c.label})` : ""} is not valid for model ${model}; choose one of: ${valid}`,
       );
     warnings.push(`${c.label}: reasoning "${v}" is not valid for model ${model}; ignored`);
@@ -131,7 +133,7 @@ function settings(
 /**
  * Model and reasoning for a new child, each resolved independently: call ?? profile ?? primary, where the
  * primary is MUSTER_MODEL / MUSTER_REASONING, else config `model` / `reasoning`, else the runner's defaults
- * (its default model; the resolved model's default reasoning). Invalid explicit values throw MusterError("usage").
+ * (its default model; the resolved model's default reasoning). Invalid explicit values throw MusterError("invalid_argument").
  */
 export function resolveSettings(input: ResolveInput): ResolvedSettings {
   const { env, config, cat, warnings, configFile } = context(input);

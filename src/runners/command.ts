@@ -1,4 +1,4 @@
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 import type { Runner, TurnInput, TurnPlan } from "./types.js";
 
 /** Substitutes `{prompt}` and `{prompt_file}` inside argv words; without either, the prompt is the last argument. */
@@ -18,10 +18,9 @@ export const commandRunner: Runner = {
   resumeMode: (protocol) => (protocol === "muster-jsonl" ? "transcript" : "none"),
   plan(input: TurnInput): TurnPlan {
     if (!input.command || input.command.length === 0) {
-      throw new MusterError(
-        "usage",
-        "the command runner needs an argv (profile `command:` or `muster spawn … -- <argv>`)",
-      );
+      throw new MusterError("invalid_argument", "the command runner needs an argv", {
+        next: { action: "give_argv" },
+      });
     }
     const protocol = input.protocol ?? "text";
     return {

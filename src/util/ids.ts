@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 
 let lastMs = 0;
 let lastSeq = 0;

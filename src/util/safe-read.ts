@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { MusterError } from "../core/errors.js";
+import { MusterError } from "../base/errors.js";
 
 // O_NOFOLLOW: a symlink planted in place of an artifact is refused (ELOOP), never followed to /dev/zero or
 // a file elsewhere. O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; fstat then

@@ -126,7 +126,7 @@ describe("muster agents", () => {
     const broken = await cli(["agents", "broken", "--json"]);
     expect(broken.exitCode).toBe(2);
     expect(broken.data.error).toEqual({
-      code: "usage",
+      code: "invalid_config",
       message: expect.stringMatching(/^agent "broken": .*broken frontmatter/),
     });
     const missing = await cli(["agents", "nope"]);

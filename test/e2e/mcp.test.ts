@@ -324,7 +324,11 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
       /agent .* or id .*not both/,
     );
     await fails("subagents_run", { agent: "mock", prompt: "" }, /prompt is empty/);
-    await fails("subagents_run", { agent: "mock", prompt: "  \n " }, /^usage: the prompt is empty/);
+    await fails(
+      "subagents_run",
+      { agent: "mock", prompt: "  \n " },
+      /^invalid_argument: the prompt is empty/,
+    );
     await fails("subagents_run", { agent: "mock" }, /missing argument "prompt"/);
     // Next steps are spelled as tool calls here, never as CLI commands.
     await fails(

@@ -100,7 +100,7 @@ describe("TmuxBackend on a private server", () => {
 
   it("rejects a missing cwd instead of letting tmux start elsewhere", async () => {
     await expect(tmux.spawn({ argv: ["true"], cwd: join(dir, "nope"), name: "x" })).rejects.toMatchObject({
-      code: "usage",
+      code: "invalid_argument",
     });
   });
 
@@ -212,7 +212,7 @@ describe("TmuxBackend on a private server", () => {
       ...["tmux", "-L", socket, "attach-session", "-t", "muster"],
       ...[";", "select-window", "-t", ref.paneId, ";", "select-pane", "-t", ref.paneId],
     ]);
-    await expect(tmux.focus(ref)).rejects.toMatchObject({ code: "not_running" });
+    await expect(tmux.focus(ref)).rejects.toMatchObject({ code: "unsupported" });
   });
 
   it.skipIf(process.platform !== "linux")(

@@ -33,12 +33,13 @@ describe("the core API a front end uses", () => {
     expect(m.startConflict({ resume: "abc" })).toBeUndefined();
     expect(m.startConflict({ agent: "mock", resume: "abc" })).toBe("agent_and_resume");
     expect(m.startConflict({ resume: "abc", group: "g" })).toBe("group_with_resume");
+    expect(m.startConflict({ resume: "abc", backend: "tmux" })).toBe("backend_with_resume");
     expect(m.startConflict({ resume: "abc", cwd: "/" })).toBe("resume_with_command_or_cwd");
     expect(m.startConflict({ resume: "abc", command: ["true"] })).toBe("resume_with_command_or_cwd");
     expect(m.startConflict({ agent: "mock", seal: true })).toBe("seal_without_group");
     expect(m.startConflict({ agent: "mock", group: "g", seal: true })).toBeUndefined();
     await expect(m.start({ prompt: "x", agent: "mock", resume: "abc" })).rejects.toMatchObject({
-      code: "usage",
+      code: "invalid_argument",
     });
     expect(fs.existsSync(home)).toBe(false);
   });

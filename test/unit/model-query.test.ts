@@ -8,7 +8,7 @@ import { tempBase } from "./profile-world.js";
 const BASE = tempBase("muster-query-");
 const ENV: NodeJS.ProcessEnv = { HOME: path.join(BASE, "home"), XDG_CONFIG_HOME: path.join(BASE, "xdg") };
 const usage = (message: RegExp) =>
-  expect.objectContaining({ code: "usage", message: expect.stringMatching(message) });
+  expect.objectContaining({ code: "invalid_argument", message: expect.stringMatching(message) });
 
 describe("bounded catalog queries", () => {
   const many: MusterConfig = {

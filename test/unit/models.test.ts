@@ -11,7 +11,7 @@ const ENV: NodeJS.ProcessEnv = { HOME: path.join(BASE, "home"), XDG_CONFIG_HOME:
 const resolve = (over: Partial<Parameters<typeof resolveSettings>[0]> = {}) =>
   resolveSettings({ runner: "mock", env: ENV, config: {}, ...over });
 const usage = (message: RegExp) =>
-  expect.objectContaining({ code: "usage", message: expect.stringMatching(message) });
+  expect.objectContaining({ code: "invalid_argument", message: expect.stringMatching(message) });
 
 describe("new child: model and reasoning resolve independently (call ?? profile ?? primary)", () => {
   it("falls back to the runner's default model and that model's default reasoning", () => {

@@ -103,7 +103,7 @@ describe("frontmatter", () => {
     for (let i = 0; i < 2; i++)
       expect(() => loadProfile("broken", w.cwd, w.env, { config: {} })).toThrow(
         expect.objectContaining({
-          code: "usage",
+          code: "invalid_config",
           message: expect.stringMatching(/^agent "broken": .*broken frontmatter/),
         }),
       );

@@ -78,13 +78,15 @@ async function dryParse(argv: string[]): Promise<string | undefined> {
   if (CHILD_COMMANDS.has(argv[0] ?? "")) return undefined;
   const program = buildProgram();
   let ran: string | undefined;
-  const quiet = (c: Command): void => {
+  // `ran` is the top-level command whose action (or a sub-command's, e.g. `mcp install`) ran.
+  const quiet = (c: Command, top?: string): void => {
     c.configureOutput({ writeOut: () => {}, writeErr: () => {} });
     for (const sub of c.commands) {
+      const name = top ?? sub.name();
       sub.action(() => {
-        ran = sub.name();
+        ran = name;
       });
-      quiet(sub);
+      quiet(sub, name);
     }
   };
   quiet(program);

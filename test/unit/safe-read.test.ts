@@ -8,8 +8,8 @@ import { treeUsage } from "../../src/artifacts/budget.js";
 import { EventLog } from "../../src/artifacts/log.js";
 import { type MalformedLine, NdjsonReader } from "../../src/artifacts/reader.js";
 import { readSnapshot, sha256Hex } from "../../src/artifacts/snapshot.js";
+import { isMusterError } from "../../src/base/errors.js";
 import { invalidUtf8At } from "../../src/cli/prompt.js";
-import { isMusterError } from "../../src/core/errors.js";
 import { appendJsonLines } from "../../src/util/fsx.js";
 import { readFileBounded, readJsonBounded, readJsonBoundedIfExists } from "../../src/util/safe-read.js";
 

@@ -141,3 +141,44 @@ describe("tmux argv builders", () => {
     expect(A.runShellArgs("true")).toEqual(["run-shell", "true"]);
   });
 });
+
+describe("display-popup", () => {
+  it("closes with its command (-E), targets the caller's pane, escapes formats and keeps argv words literal", () => {
+    expect(A.displayPopupArgs({ target: "%3", argv: ["muster", "ls"] })).toEqual([
+      "display-popup",
+      "-E",
+      "-t",
+      "%3",
+      "--",
+      "muster",
+      "ls",
+    ]);
+    expect(
+      A.displayPopupArgs({
+        target: "%3",
+        argv: ["$(rm -rf ~)"],
+        cwd: "/p/#x",
+        title: "a;",
+        width: "80%",
+        height: "20",
+      }),
+    ).toEqual([
+      "display-popup",
+      "-E",
+      "-t",
+      "%3",
+      "-d",
+      "/p/##x",
+      "-T",
+      "a\\;",
+      "-w",
+      "80%",
+      "-h",
+      "20",
+      "--",
+      "env",
+      "--",
+      "$(rm -rf ~)",
+    ]);
+  });
+});

@@ -1,10 +1,10 @@
 import type { Command } from "commander";
-import { MusterError } from "../../core/errors.js";
-import { STATUS_EXIT } from "../../core/results.js";
+import { MusterError } from "../../base/errors.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
+import { EXIT, resultExit } from "../exit-codes.js";
 import { parseDuration } from "../format.js";
-import { EXIT, ExitWith, printAnswer, printJson, say, warn } from "../output.js";
+import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
@@ -32,16 +32,8 @@ export function registerAct(program: Command): void {
       warn(
         `muster: turn ${r.turnId} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""} (no output)\n`,
       );
-    // The same code with or without --json: the outcome's, or for a completed turn whose output could not be
-    // kept, the code of that failure (the answer asked for cannot be given).
-    const code =
-      r.status !== "completed"
-        ? STATUS_EXIT[r.status]
-        : r.outputError
-          ? r.outputError.code === "output_too_large"
-            ? EXIT.exhausted
-            : EXIT.errored
-          : EXIT.ok;
+    // The same code with or without --json.
+    const code = resultExit(r);
     if (code !== EXIT.ok) throw new ExitWith(code);
   });
 
@@ -113,9 +105,9 @@ export function registerAct(program: Command): void {
     ) => {
       const m = muster(flags);
       if (flags.all && ids.length > 0)
-        throw new MusterError("usage", "--all cancels every child: give no ids with it");
+        throw new MusterError("invalid_argument", "--all cancels every child: give no ids with it");
       if (!flags.all && ids.length === 0)
-        throw new MusterError("usage", "name the children to cancel, or use --all");
+        throw new MusterError("invalid_argument", "name the children to cancel, or use --all");
       const opts = flags.keepPane ? { keepPane: true } : {};
       const out = [];
       if (flags.all) out.push(...(await m.cancelTree(undefined, opts)));

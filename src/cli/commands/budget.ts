@@ -1,12 +1,12 @@
 import type { Command } from "commander";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { printJson, say } from "../output.js";
 
 const positive = (s: string, what: string): number => {
   const n = Number(s);
   if (!Number.isFinite(n) || n <= 0)
-    throw new MusterError("usage", `${what} must be a positive number, not "${s}"`);
+    throw new MusterError("invalid_argument", `${what} must be a positive number, not "${s}"`);
   return n;
 };
 
@@ -27,7 +27,7 @@ export function registerBudget(program: Command): void {
       const m = muster(flags);
       const setting = flags.turns !== undefined || flags.tokens !== undefined || flags.cost !== undefined;
       if (flags.clear && setting)
-        throw new MusterError("usage", "--clear removes the budget: give no limits with it");
+        throw new MusterError("invalid_argument", "--clear removes the budget: give no limits with it");
       if (flags.clear) m.setBudget(null);
       else if (setting) {
         m.setBudget({

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import { createMuster } from "../../core/muster.js";
 import { shortId } from "../../util/ids.js";
 import { selfCommand } from "../../util/self-bin.js";
@@ -41,6 +41,7 @@ export function registerDemo(program: Command): void {
         throw new MusterError(
           "mux_unavailable",
           `muster demo needs tmux: install it (Debian/Ubuntu: sudo apt-get install -y tmux; macOS: brew install tmux) — ${(e as Error).message}`,
+          { cause: e },
         );
       }
       const me = selfCommand();
@@ -113,7 +114,7 @@ export function registerDemo(program: Command): void {
           return {
             id: r.id,
             agent: r.agent,
-            attach: m.paneCommand(c),
+            attach: m.attachCommand(c),
           };
         });
       } finally {

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
+import { backendNameOf, paneWhere } from "../../core/panes.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
 import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
@@ -31,6 +32,7 @@ export function childSummary(c: LoadedChild) {
     queuedTurns: queuedTurns(c.state, c.pending),
     lastActivity: c.state.lastActivity ?? null,
     usage: c.state.usage ?? null,
+    backend: backendNameOf(c.entry),
     pane: c.entry.pane,
     artifactDir: c.files.dir,
     resumable: resumable(c.state),
@@ -110,7 +112,7 @@ export function registerInspect(program: Command): void {
       outputError: t.completion?.outputError ?? null,
       reason: t.completion?.reason ?? null,
     }));
-    const attach = m.paneCommand(c);
+    const attach = m.attachCommand(c);
     if (flags.json)
       return printJson({ ...summary, turnList: turns, attachCommand: attach, malformed: c.malformed });
     const lines = [
@@ -118,7 +120,7 @@ export function registerInspect(program: Command): void {
       `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
       `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
       `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)`,
-      `pane       ${c.entry.pane ? `${c.entry.pane.paneId} in session ${c.entry.pane.session}` : "-"}`,
+      `pane       ${paneWhere(c.entry.pane)}`,
       `artifacts  ${c.files.dir}`,
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,

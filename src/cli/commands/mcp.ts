@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import type { DoctorReport, InstallReport, Scope } from "../../mcp/install/index.js";
 import { ExitWith, printJson } from "../output.js";
 
@@ -23,7 +23,8 @@ interface InstallFlags {
 }
 
 function scopeOf(flags: InstallFlags): Scope {
-  if (flags.project && flags.user) throw new MusterError("usage", "give --project or --user, not both");
+  if (flags.project && flags.user)
+    throw new MusterError("invalid_argument", "give --project or --user, not both");
   return flags.project ? "project" : "user";
 }
 

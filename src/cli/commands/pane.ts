@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import { helperCwd } from "../../util/cwd.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { shellQuote } from "../format.js";
@@ -15,14 +15,18 @@ async function goToPane(id: string, flags: CommonOptions & { print?: boolean }):
     else say(`${shellQuote(command)}\n`);
     return;
   }
+  let unfocused: unknown;
   try {
-    await m.focus(target.id);
+    await m.focus(m.child(target.id));
     return;
-  } catch {
+  } catch (e) {
     // Not inside the same tmux server: attach this terminal instead.
+    unfocused = e;
   }
   if (!process.stdin.isTTY)
-    throw new MusterError("usage", `attaching needs a terminal; run: ${shellQuote(command)}`);
+    throw new MusterError("unsupported", `attaching needs a terminal; run: ${shellQuote(command)}`, {
+      cause: unfocused,
+    });
   const [bin, ...args] = command;
   const { execa } = await import("execa"); // ~150 ms to load: only when attaching
   const r = await execa(bin!, args, { cwd: helperCwd(), stdio: "inherit", reject: false });

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
@@ -19,6 +19,7 @@ interface SpawnFlags extends CommonOptions {
   model?: string;
   split?: boolean;
   file?: string;
+  backend?: string;
 }
 
 /** Each refused combination of flags, in the CLI's words. */
@@ -26,6 +27,7 @@ const CONFLICT: Record<StartConflict, string> = {
   seal_without_group: "--seal goes with --group",
   agent_and_resume: "give either --agent (a new child) or --resume <id> (an existing one), not both",
   group_with_resume: "--group takes new children: use it with --agent, not --resume",
+  backend_with_resume: "--resume continues a child where it ran: no --backend",
   resume_with_command_or_cwd: "--resume continues a child as it was: no argv after -- and no --cwd",
 };
 
@@ -58,6 +60,10 @@ export function registerSpawn(program: Command): void {
       .option("--reasoning <level>", "reasoning level for the model (muster models --model <m> lists them)")
       .option("--split", "inside tmux: open as a visible split instead of a background window")
       .option(
+        "--backend <name>",
+        "where a new child runs: tmux, or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND or tmux)",
+      )
+      .option(
         "--group <id>",
         "deliver the first result together with the rest of this group (muster wait --group)",
       )
@@ -74,9 +80,10 @@ export function registerSpawn(program: Command): void {
       ...(flags.split ? { placement: "split" as const } : {}),
       ...(flags.group !== undefined ? { group: flags.group } : {}),
       ...(flags.seal ? { seal: true } : {}),
+      ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
     };
     const conflict = m.startConflict(req);
-    if (conflict) throw new MusterError("usage", CONFLICT[conflict]);
+    if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);
     const started: { id: string; turnId: string; warnings: string[] } = await m.start({
       ...req,
       prompt: readPrompt(prompt, flags.file),

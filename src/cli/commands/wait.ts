@@ -1,13 +1,14 @@
 import type { Command } from "commander";
+import { MusterError } from "../../base/errors.js";
 import { DEFAULT_WAIT_MODE } from "../../core/defaults.js";
-import { MusterError } from "../../core/errors.js";
 import type { Muster } from "../../core/muster.js";
-import { STATUS_EXIT, type TurnResult } from "../../core/results.js";
+import type { TurnResult } from "../../core/results.js";
 import type { WaitOptions, WaitOutcome } from "../../core/wait.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
+import { EXIT, STATUS_EXIT } from "../exit-codes.js";
 import { clip, humanDuration, parseDuration } from "../format.js";
-import { EXIT, ExitWith, printAnswer, printJson, say, warn } from "../output.js";
+import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
 /** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
@@ -126,14 +127,18 @@ export function registerWait(program: Command): void {
       .option("--group <id>", "seal this group and wait for every member")
       .option("--timeout <duration>", "give up after this long, exit 124 (the children keep running)"),
   ).action(async (ids: string[], flags: WaitFlags) => {
-    if (flags.first && flags.all) throw new MusterError("usage", "choose --first or --all, not both");
+    if (flags.first && flags.all)
+      throw new MusterError("invalid_argument", "choose --first or --all, not both");
     if ((flags.group === undefined) === (ids.length === 0)) {
-      throw new MusterError("usage", "name the children to wait for, or --group <id> (not both)");
+      throw new MusterError("invalid_argument", "name the children to wait for, or --group <id> (not both)");
     }
     const m = muster(flags);
     const timeout = flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {};
     if (flags.group !== undefined && flags.first)
-      throw new MusterError("usage", "a group is delivered whole: --first does not go with --group");
+      throw new MusterError(
+        "invalid_argument",
+        "a group is delivered whole: --first does not go with --group",
+      );
     const outcome = await waitWithProgress(
       m,
       flags.group !== undefined ? { group: flags.group } : ids,

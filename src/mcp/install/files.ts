@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { type ConfigEdit, type Doc, getAt, isObject } from "./edit.js";
 
@@ -15,7 +15,8 @@ export interface Loaded {
   commented: boolean;
 }
 
-const refuse = (message: string): MusterError => new MusterError("usage", message);
+const refuse = (message: string, cause?: unknown): MusterError =>
+  new MusterError("invalid_config", message, cause !== undefined ? { cause } : undefined);
 
 /** JSON text without // and /* *\/ comments and trailing commas (strings kept); for reading only. */
 export function stripJsonComments(text: string): string {
@@ -46,7 +47,7 @@ function parseJson(file: string, text: string): { doc: unknown; commented: boole
     try {
       return { doc: JSON.parse(stripJsonComments(text)), commented: true };
     } catch {
-      throw refuse(`cannot parse ${file}: ${(e as Error).message.split("\n")[0]}; it is left untouched`);
+      throw refuse(`cannot parse ${file}: ${(e as Error).message.split("\n")[0]}; it is left untouched`, e);
     }
   }
 }
@@ -58,7 +59,7 @@ export function load(edit: ConfigEdit): Loaded {
     text = fs.readFileSync(edit.file, "utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT")
-      throw refuse(`cannot read ${edit.file}: ${(e as Error).message}`);
+      throw refuse(`cannot read ${edit.file}: ${(e as Error).message}`, e);
     return { exists: false, text: "", doc: {}, commented: false };
   }
   let doc: unknown;
@@ -67,7 +68,10 @@ export function load(edit: ConfigEdit): Loaded {
     try {
       doc = parseToml(text);
     } catch (e) {
-      throw refuse(`cannot parse ${edit.file}: ${(e as Error).message.split("\n")[0]}; it is left untouched`);
+      throw refuse(
+        `cannot parse ${edit.file}: ${(e as Error).message.split("\n")[0]}; it is left untouched`,
+        e,
+      );
     }
   } else ({ doc, commented } = parseJson(edit.file, text));
   if (!isObject(doc)) throw refuse(`${edit.file} is not an object at the top; it is left untouched`);

@@ -1,6 +1,6 @@
 // `muster mcp install|doctor <client>`: muster's entry in each coding agent's MCP configuration.
 import * as path from "node:path";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import { claudeEdits } from "./claude.js";
 import { codexEdits } from "./codex.js";
 import { type ConfigEdit, getAt } from "./edit.js";
@@ -51,9 +51,9 @@ function context(
   opts: InstallOptions,
 ): { client: Client; edits: ConfigEdit[]; scope: Scope } {
   if (!(CLIENTS as readonly string[]).includes(client))
-    throw new MusterError("usage", `unknown client "${client}" (one of ${CLIENTS.join(", ")})`);
+    throw new MusterError("invalid_argument", `unknown client "${client}" (one of ${CLIENTS.join(", ")})`);
   const bad = (opts.env ?? []).filter((n) => !isEnvName(n));
-  if (bad.length > 0) throw new MusterError("usage", `not a variable name: ${bad.join(", ")}`);
+  if (bad.length > 0) throw new MusterError("invalid_argument", `not a variable name: ${bad.join(", ")}`);
   const scope = opts.scope ?? "user";
   const ctx: InstallContext = {
     scope,
@@ -84,7 +84,7 @@ export function install(client: string, opts: InstallOptions = {}): InstallRepor
     const changed = JSON.stringify(merged) !== JSON.stringify(loaded.doc);
     if (changed && loaded.commented && !opts.dryRun)
       throw new MusterError(
-        "usage",
+        "invalid_config",
         `${edit.file} has comments; muster does not rewrite it: add ${edit.entryPath.join(".") || "muster's entries"} by hand (--dry-run prints it)`,
       );
     const text = changed ? render(edit, loaded, merged) : loaded.text;

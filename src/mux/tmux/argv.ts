@@ -1,5 +1,5 @@
 /** Pure argv builders for tmux commands: each returns the words AFTER the server flags. */
-import type { PaneRef } from "../backend.js";
+import type { TmuxPaneRef as PaneRef } from "../backend.js";
 
 export type ServerRef = PaneRef["server"];
 
@@ -235,4 +235,30 @@ export function focusPaneArgs(pane: string, switchClient: boolean): string[] {
 /** `attach-session -t target`. */
 export function attachSessionArgs(target: string): string[] {
   return ["attach-session", "-t", escapeWord(target)];
+}
+
+export interface PopupArgs {
+  /** A pane of the client the popup shows on (`-t`): the caller's own. */
+  target: string;
+  argv: readonly string[];
+  cwd?: string;
+  title?: string;
+  width?: string;
+  height?: string;
+}
+
+/** `display-popup -E -t %pane [-d cwd] [-T title] [-w W] [-h H] -- argv…` (closes when the command exits). */
+export function displayPopupArgs(o: PopupArgs): string[] {
+  const opt = (flag: string, v: string | undefined, f = escapeWord) => (v === undefined ? [] : [flag, f(v)]);
+  return [
+    "display-popup",
+    "-E",
+    "-t",
+    o.target,
+    ...opt("-d", o.cwd, escapeFormat),
+    ...opt("-T", o.title, escapeFormat),
+    ...opt("-w", o.width),
+    ...opt("-h", o.height),
+    ...commandTail(o.argv),
+  ];
 }

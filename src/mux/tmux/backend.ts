@@ -2,8 +2,20 @@
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { MusterError } from "../../core/errors.js";
-import type { Backend, DeadStatus, Liveness, PaneRef, Placement, SpawnPaneOptions } from "../backend.js";
+import { MusterError } from "../../base/errors.js";
+import type {
+  Backend,
+  DeadStatus,
+  HostControl,
+  Liveness,
+  TmuxPaneRef as PaneRef,
+  Placement,
+  PopupOptions,
+  PopupTarget,
+  SpawnPaneOptions,
+} from "../backend.js";
+import { isTmuxRef } from "../backend.js";
+import { localHostControl } from "../local-host.js";
 import * as A from "./argv.js";
 import { runTmux, type TmuxExecOptions, type TmuxRun, tmux, tmuxBin, tmuxFailure } from "./exec.js";
 import * as P from "./parse.js";
@@ -18,6 +30,8 @@ export interface TmuxBackendConfig {
 
 /** An idle first process: `cat -` waits on the pty without CPU until respawn-pane replaces it. */
 const IDLE_ARGV = ["cat", "-"];
+// display-popup waits for its popup to close: a person may keep one open for a long time.
+const POPUP_OPEN_MS = 2 ** 31 - 1;
 const SPAWN_FORMAT = "#{pane_id}\t#{window_id}\t#{session_name}";
 
 /** Chooses the server and session from the environment (see TmuxBackendConfig). */
@@ -32,8 +46,13 @@ export function createTmuxBackend(env: NodeJS.ProcessEnv = process.env): TmuxBac
   return new TmuxBackend({ server: null, session: "muster", env });
 }
 
-export class TmuxBackend implements Backend {
+export class TmuxBackend implements Backend<PaneRef> {
   readonly name = "tmux";
+  /** Hosts are local processes; how one ended is its pane's exit status (remain-on-exit keeps it). */
+  readonly host: HostControl = {
+    ...localHostControl,
+    exitStatus: async (h) => (h.pane && isTmuxRef(h.pane) ? this.deadStatus(h.pane).catch(() => null) : null),
+  };
   private readonly exec: TmuxExecOptions;
   private callerSessionId: string | null = null;
 
@@ -180,7 +199,7 @@ export class TmuxBackend implements Backend {
     const inside = P.parseTmuxEnv(this.config.env.TMUX);
     const caller = this.config.env.TMUX_PANE;
     const hint = `attach with: ${this.attachCommand(ref).join(" ")}`;
-    if (!inside || !caller) throw new MusterError("not_running", `not inside tmux, cannot focus; ${hint}`);
+    if (!inside || !caller) throw new MusterError("unsupported", `not inside tmux, cannot focus; ${hint}`);
     const probe = A.chain(
       ["display-message", "-p", "#{pid}"],
       A.displayMessageArgs(caller, "#{session_id}"),
@@ -190,7 +209,7 @@ export class TmuxBackend implements Backend {
     if (run.exitCode !== 0) throw failure(ref, "cannot focus", probe, run);
     const [pid, callerSession, paneSession] = run.stdout.split("\n");
     if (Number(pid) !== inside.serverPid) {
-      throw new MusterError("not_running", `pane ${ref.paneId} is on another tmux server; ${hint}`);
+      throw new MusterError("unsupported", `pane ${ref.paneId} is on another tmux server; ${hint}`);
     }
     if (!paneSession) throw gone(ref, "cannot focus");
     await tmux(ref.server, A.focusPaneArgs(ref.paneId, callerSession !== paneSession), this.exec);
@@ -200,6 +219,27 @@ export class TmuxBackend implements Backend {
   attachCommand(ref: PaneRef): string[] {
     const attach = A.chain(A.attachSessionArgs(ref.session), A.focusPaneArgs(ref.paneId, false));
     return [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...attach];
+  }
+
+  /**
+   * `display-popup -E` over the caller's client: a child's pane (its attach command, run with TMUX unset
+   * so tmux allows the nested client) or a command. Needs a client: from inside tmux. tmux answers
+   * when the popup closes, so this resolves then.
+   */
+  async popup(target: PopupTarget, opts: PopupOptions = {}): Promise<void> {
+    const inside = P.parseTmuxEnv(this.config.env.TMUX);
+    if (!inside || !this.config.env.TMUX_PANE)
+      throw new MusterError("unsupported", "a popup needs a tmux client: run this inside tmux");
+    const run =
+      "pane" in target
+        ? { argv: ["env", "-u", "TMUX", ...this.attachCommand(target.pane as PaneRef)] }
+        : { argv: target.argv, ...(target.cwd ? { cwd: target.cwd } : {}) };
+    if (run.argv.length === 0) throw new MusterError("invalid_argument", "popup: empty argv");
+    const args = A.displayPopupArgs({ ...run, ...opts, target: this.config.env.TMUX_PANE });
+    // The client is on the caller's server, whichever server this backend's panes are on.
+    const server = { flag: "-S" as const, value: inside.socketPath };
+    const r = await runTmux(server, args, { ...this.exec, timeoutMs: POPUP_OPEN_MS });
+    if (r.exitCode !== 0) throw tmuxFailure(args, r);
   }
 
   /** A split needs the caller's own pane ($TMUX_PANE in its tmux server); elsewhere openPane opens a window. */
@@ -260,11 +300,12 @@ const failure = (ref: PaneRef, what: string, args: string[], run: TmuxRun): Must
 function validateSpawn(o: SpawnPaneOptions): A.StartCommand {
   const run = { cwd: o.cwd, env: o.env ?? {}, argv: o.argv };
   const problem = A.startCommandProblem(run);
-  if (problem) throw new MusterError("usage", `spawn: ${problem}`);
+  if (problem) throw new MusterError("invalid_argument", `spawn: ${problem}`);
   let isDir = false;
   try {
     isDir = isAbsolute(o.cwd) && statSync(o.cwd).isDirectory();
   } catch {}
-  if (!isDir) throw new MusterError("usage", `spawn: cwd is not an existing absolute directory: ${o.cwd}`);
+  if (!isDir)
+    throw new MusterError("invalid_argument", `spawn: cwd is not an existing absolute directory: ${o.cwd}`);
   return run;
 }

@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
-import { MusterError } from "../../core/errors.js";
+import { MusterError } from "../../base/errors.js";
 import { type ServerRef, serverArgs } from "./argv.js";
 
 export interface TmuxRun {

@@ -1,0 +1,60 @@
+import type { MusterErrorCode } from "../base/errors.js";
+import type { TurnResult } from "../core/results.js";
+import type { CompletionStatus } from "../core/types.js";
+
+/**
+ * The CLI's exit codes, the one place they are decided (README "Exit codes" and `muster --help`). The core
+ * returns outcomes and throws coded errors; only the CLI turns them into a process's exit code.
+ */
+export const EXIT = {
+  ok: 0,
+  errored: 1,
+  usage: 2,
+  cancelled: 3,
+  exhausted: 4,
+  lost: 5,
+  timeout: 124,
+  interrupted: 130,
+} as const;
+
+export const EXIT_TABLE = `Exit codes:
+  0    completed / ok            3    cancelled                  124  timed out waiting (the child keeps running)
+  1    errored / runtime error   4    exhausted or incomplete    130  interrupted
+  2    usage or validation error (nothing created)                5    lost (child host or pane died)`;
+
+/** A settled turn's outcome. */
+export const STATUS_EXIT: Record<CompletionStatus, number> = {
+  completed: EXIT.ok,
+  errored: EXIT.errored,
+  cancelled: EXIT.cancelled,
+  exhausted: EXIT.exhausted,
+  incomplete: EXIT.exhausted,
+  lost: EXIT.lost,
+};
+
+/** An error by its code: whatever the caller can fix by asking differently is a usage error (nothing was created). */
+export const ERROR_EXIT: Record<MusterErrorCode, number> = {
+  invalid_argument: EXIT.usage,
+  invalid_id: EXIT.usage,
+  invalid_config: EXIT.usage,
+  not_found: EXIT.usage,
+  other_primary: EXIT.usage,
+  not_running: EXIT.usage,
+  busy: EXIT.usage,
+  not_resumable: EXIT.usage,
+  limit_reached: EXIT.usage,
+  unsupported: EXIT.usage,
+  mux_unavailable: EXIT.errored,
+  integrity: EXIT.errored,
+  internal: EXIT.errored,
+};
+
+/**
+ * `result`'s code: the outcome's, or for a completed turn whose output could not be kept, the code of that
+ * failure (the answer asked for cannot be given).
+ */
+export function resultExit(r: TurnResult): number {
+  if (r.status !== "completed") return STATUS_EXIT[r.status];
+  if (!r.outputError) return EXIT.ok;
+  return r.outputError.code === "output_too_large" ? EXIT.exhausted : EXIT.errored;
+}

@@ -1,0 +1,59 @@
+/**
+ * The backend entry: registers the built-in backends and loads the ones named by MUSTER_BACKEND_MODULE.
+ * Imported by the front ends and the library entry, never by the core.
+ */
+import { isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { MusterError } from "../base/errors.js";
+import { localHostControl } from "./local-host.js";
+import { type BackendModuleApi, registerBackend } from "./registry.js";
+import { createTmuxBackend } from "./tmux/backend.js";
+
+registerBackend("tmux", ({ env }) => createTmuxBackend(env));
+
+const loaded = new Map<string, Promise<void>>();
+
+/**
+ * Loads each module of MUSTER_BACKEND_MODULE (paths separated by the platform's path delimiter `:`) once.
+ * A module exports `register(api)` and calls `api.registerBackend(name, factory)`: it gets muster's own
+ * registry that way, whichever copy of muster it could import itself.
+ */
+export async function loadBackendModules(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+): Promise<void> {
+  const spec = env.MUSTER_BACKEND_MODULE;
+  if (!spec) return;
+  for (const p of spec.split(":").filter((s) => s !== "")) {
+    const file = isAbsolute(p) ? p : resolve(cwd, p);
+    let once = loaded.get(file);
+    if (!once) {
+      once = loadOne(file);
+      loaded.set(file, once);
+    }
+    await once;
+  }
+}
+
+async function loadOne(file: string): Promise<void> {
+  let mod: { register?: unknown; default?: unknown };
+  try {
+    mod = await import(pathToFileURL(file).href);
+  } catch (e) {
+    throw new MusterError(
+      "invalid_config",
+      `MUSTER_BACKEND_MODULE: cannot load ${file}: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  const register = typeof mod.register === "function" ? mod.register : mod.default;
+  if (typeof register !== "function")
+    throw new MusterError(
+      "invalid_config",
+      `MUSTER_BACKEND_MODULE: ${file} exports no register(api) function`,
+    );
+  const api: BackendModuleApi = { registerBackend, localHostControl, MusterError };
+  await register(api);
+}
