@@ -1,22 +1,13 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
 import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
-import { isMusterError, MusterError } from "../base/errors.js";
+import { MusterError } from "../base/errors.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
-import {
-  type Backend,
-  type PaneRef,
-  type Placement,
-  type PopupOptions,
-  paneLabel,
-  placementWarning,
-} from "../mux/backend.js";
+import type { Backend, PaneRef, Placement, PopupOptions } from "../mux/backend.js";
 import { BackendSet } from "../mux/registry.js";
-import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import { workingDir } from "../util/cwd.js";
 import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
 import {
@@ -34,15 +25,16 @@ import { type DoctorReport, doctor } from "./doctor.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
-import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
+import { checkPrompt } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
-import { probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
+import { probeChild, settleFromParent } from "./liveness.js";
 import { backendNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
 import { resolveTurn, type TurnResult, toResult } from "./results.js";
+import { resumeChild } from "./resume.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
 import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
 import { lastCompletion } from "./state.js";
@@ -158,93 +150,12 @@ export class Muster implements CoreContext {
    * Continues a settled child owned by this primary: a new turn in its pane, or — when the pane's host is
    * gone — in a new pane, from its stored conversation (native runner resume, or a transcript).
    */
-  async resume(
+  resume(
     idOrPrefix: string,
     prompt: string,
     opts: TurnSettings & { placement?: Placement } = {},
   ): Promise<FollowUp> {
-    checkPrompt(prompt);
-    const c = this.childForResume(idOrPrefix);
-    if (c.status === "running" || c.status === "starting" || c.status === "queued") {
-      throw new MusterError(
-        "busy",
-        `child ${c.entry.id} already has an active turn; wait for it or cancel it first`,
-        { next: { action: "wait", ids: [c.entry.id] } },
-      );
-    }
-    const session = loadSession(sessionFileOf(c.files.dir));
-    if (!isResumable(session)) {
-      throw new MusterError(
-        "not_resumable",
-        `child ${c.entry.id} is not resumable: no turn of it has completed with a result`,
-        { next: continueHint(c, this.cwd) },
-      );
-    }
-    if (c.status === "idle") return queueTurn(c, prompt, opts, this.env);
-    // The cancel that closed it is over: the new host may start turns again.
-    fs.rmSync(c.files.closing, { force: true });
-    const follow = queueTurn(c, prompt, opts, this.env);
-    // A resumed child starts again where it ran: its own backend, whatever the default is now.
-    const backend = this.backendOf(c.entry);
-    handOverForResume(c.files.envFile, c.meta, this.env, this.cwd);
-    const pane = await backend
-      .spawn({
-        argv: [...hostArgv(c.files.dir), "--resume"],
-        start: "immediate",
-        cwd: c.entry.cwd,
-        name: `${c.entry.agent}-${c.entry.id.slice(-6)}`,
-        ...(opts.placement ? { placement: opts.placement } : {}),
-      })
-      .catch((e: unknown) => {
-        fs.rmSync(c.files.envFile, { force: true });
-        throw e;
-      });
-    await this.registry.update((doc) => {
-      const e = doc.children[c.entry.id];
-      if (!e) return;
-      // Every pane the child ever had is remembered: gc closes the old ones too.
-      if (e.pane && paneLabel(e.pane) !== paneLabel(pane)) e.panes = [...(e.panes ?? []), e.pane];
-      e.pane = pane;
-    });
-    // Return once the new host runs, so every later reader sees a live child, not the old exit.
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const now = this.reload(c.entry);
-      if (!now.state.exited && now.state.hostPid !== c.state.hostPid) break;
-      if (Date.now() > deadline || (await backend.alive(pane)) === "dead") {
-        await backend.kill(pane).catch(() => {});
-        fs.rmSync(c.files.envFile, { force: true });
-        await settleQueuedFromParent(c.files.dir, "the resumed child host did not start");
-        throw new MusterError(
-          "mux_unavailable",
-          `the resumed child ${c.entry.id} did not start in its new pane`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 15));
-    }
-    return {
-      ...follow,
-      queued: false,
-      newPane: paneLabel(pane),
-      warnings: [...follow.warnings, ...placementWarning(backend, opts.placement)],
-    };
-  }
-
-  /** Like child(), but says so when the id belongs to another primary (only the owner may resume). */
-  private childForResume(idOrPrefix: string): LoadedChild {
-    try {
-      return this.child(idOrPrefix);
-    } catch (e) {
-      const owner = isMusterError(e) && e.code === "not_found" ? findOwner(this.root, idOrPrefix) : undefined;
-      if (owner && owner !== this.primary) {
-        throw new MusterError(
-          "other_primary",
-          `child ${idOrPrefix} belongs to another primary (${owner}); only its owner can resume it`,
-          { cause: e },
-        );
-      }
-      throw e;
-    }
+    return resumeChild(this, idOrPrefix, prompt, opts);
   }
 
   /** Waits for the named children's current turns; see waitForTurns. */
