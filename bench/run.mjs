@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU,
-// final record → waiter.
+// workflow scheduler overhead (64 ready steps), final record → waiter.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -12,6 +12,7 @@ import { createMuster } from "../dist/index.js";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { pct, round } from "./stats.mjs";
+import { schedulerOverhead, schedulerRow } from "./workflow-scheduler.mjs";
 
 const quick = process.argv.includes("--quick");
 const root = path.resolve(import.meta.dirname, "..");
@@ -190,6 +191,9 @@ try {
   const idle = await idleCpu(64, 10);
   results.idleWatcherCpu = { ...idle, target: { percentOfOneCore: 1 } };
 
+  log("workflow scheduler (64 ready steps)…");
+  results.workflowScheduler = await schedulerOverhead(muster("workflow"), quick ? 16 : 64);
+
   log("final record → waiter (mock, and lingering 120 ms after it as pi does)…");
   results.finalRecordToWaiterMs = await finalRecordToWaiter(muster, quick ? 10 : 20);
   log("final record → waiter, real agent CLIs against the scripted endpoint…");
@@ -221,6 +225,7 @@ const rows = [
     `${results.idleWatcherCpu.percentOfOneCore} % of one core`,
     "≤ 1 %",
   ],
+  schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
 ];

@@ -16,6 +16,8 @@ if (CHILD_COMMANDS.has(argv[0])) {
   const { runChildCommand } = await import("../dist/cli/child-commands.js");
   code = runChildCommand(argv);
 } else {
+  // Ctrl-C exits 130 from here on, also before the CLI has loaded (see src/cli/interrupt.ts).
+  (await import("../dist/cli/interrupt.js")).installInterrupt();
   const { main } = await import("../dist/cli/main.js");
   code = await main(argv);
 }

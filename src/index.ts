@@ -40,3 +40,15 @@ export type {
 export { loadBackendModules } from "./mux/builtin.js";
 export { localHostControl } from "./mux/local-host.js";
 export { type BackendContext, type BackendFactory, backendNames, registerBackend } from "./mux/registry.js";
+export {
+  type AgentHandle,
+  type AgentResult,
+  type CodeRunResult,
+  runCodeWorkflow,
+  type WorkflowContext,
+  workflow,
+} from "./workflows/code.js";
+export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
+export { musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
+export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";
+export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/toml.js";

@@ -15,6 +15,7 @@ import { registerPane } from "./commands/pane.js";
 import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerWait } from "./commands/wait.js";
+import { registerWorkflow } from "./commands/workflow.js";
 import { EXIT, EXIT_TABLE } from "./exit-codes.js";
 import { ExitWith, reportError } from "./output.js";
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerMcp(program);
   registerDemo(program);
+  registerWorkflow(program);
   program.commands.forEach((c) => {
     c.exitOverride();
   });

@@ -115,7 +115,7 @@ export function defineCliChecks(c: CliCase): void {
       expect(typeof done.runnerSessionId).toBe("string");
       expect(readEvents(r.result.artifactDir).some((e) => e.type === "runner_started")).toBe(true);
       // CLIs whose final record is their last word settle on it, before the process exits (exitCode null).
-      expect(done.exitCode).toBe(["claude", "codex", "pi", "gemini"].includes(c.name) ? null : 0);
+      expect(done.exitCode).toBe(["claude", "codex", "pi", "gemini", "opencode"].includes(c.name) ? null : 0);
     });
 
     it("2. runs the scripted shell tool in the child's cwd, and the pane shows the tool", async () => {

@@ -1,6 +1,25 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BIN, sleep, until, useSandbox } from "../helpers/cli.js";
+import { BIN, until, useSandbox } from "../helpers/cli.js";
+
+/** Whether a process watches a file through inotify (its fdinfo lists the file's inode): a wait under way. */
+function watches(pid: number, file: string): boolean {
+  try {
+    const ino = `ino:${fs.statSync(file).ino.toString(16)} `;
+    return fs.readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) !== "anon_inode:inotify") return false;
+        return fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8").includes(ino);
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
 
 const sb = useSandbox("mt-exit");
 
@@ -78,6 +97,7 @@ describe("spawn --wait and send --wait exit by the same table", () => {
 describe("waiting that ends without an outcome", () => {
   it("wait --timeout → 124 and an interrupted wait → 130, with or without --json", async () => {
     const id = await spawnId("hangs\nmock: hang");
+    const events = path.join((await sb.json(["status", id])).data.artifactDir as string, "events.ndjson");
     for (const json of [[], ["--json"]]) {
       const r = await sb.run(["wait", id, "--timeout", "500ms", ...json]);
       expect([json, r.exitCode]).toEqual([json, 124]);
@@ -91,9 +111,9 @@ describe("waiting that ends without an outcome", () => {
         reject: false,
         stdin: "ignore",
       });
-      // Interrupt once the wait is under way (its child is still running, so it cannot have returned).
-      await until(() => w.pid !== undefined, 5_000);
-      await sleep(700);
+      // Interrupt once the wait is under way — it watches the child's events (a fixed sleep was too short for
+      // a loaded machine's node start-up); its child is still running, so it cannot have returned.
+      await until(() => w.pid !== undefined && watches(w.pid, events), 30_000);
       w.kill("SIGINT");
       const r = await w;
       expect([json, r.exitCode]).toEqual([json, 130]);

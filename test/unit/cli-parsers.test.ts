@@ -96,6 +96,26 @@ describe("errors and limits map to outcomes", () => {
     });
   });
 
+  it("opencode: the step that stopped is the result, at once; a tool-calls step is not", () => {
+    const parser = opencodeParser();
+    parser.line('{"type":"step_start","sessionID":"ses_1","part":{}}');
+    parser.line('{"type":"text","sessionID":"ses_1","part":{"text":"calling"}}');
+    const tools = parser.line(
+      '{"type":"step_finish","part":{"reason":"tool-calls","tokens":{"input":1,"output":1}}}',
+    );
+    expect(tools.filter((m) => m.type === "result")).toEqual([]);
+    parser.line('{"type":"step_start","sessionID":"ses_1","part":{}}');
+    parser.line('{"type":"text","sessionID":"ses_1","part":{"text":"done"}}');
+    const stop = parser.line(
+      '{"type":"step_finish","part":{"reason":"stop","tokens":{"input":1,"output":1}}}',
+    );
+    expect(stop.filter((m) => m.type === "result")).toEqual([
+      { type: "result", status: "completed", text: "done" },
+    ]);
+    // The exit adds no second result.
+    expect(parser.end?.({ code: 0, signal: null })).toEqual([]);
+  });
+
   it("opencode: no closing record and a failed exit is left to the exit status", () => {
     const parser = opencodeParser();
     parser.line('{"type":"step_start","sessionID":"ses_1","part":{}}');

@@ -78,25 +78,26 @@ async function dryParse(argv: string[]): Promise<string | undefined> {
   if (CHILD_COMMANDS.has(argv[0] ?? "")) return undefined;
   const program = buildProgram();
   let ran: string | undefined;
-  // `ran` is the top-level command whose action (or a sub-command's, e.g. `mcp install`) ran.
-  const quiet = (c: Command, top?: string): void => {
+  // `ran` is the command path that ran ("workflow run"): nested subcommands (mcp install, workflow run) count.
+  const quiet = (c: Command, prefix: string[]): void => {
     c.configureOutput({ writeOut: () => {}, writeErr: () => {} });
     for (const sub of c.commands) {
-      const name = top ?? sub.name();
+      const path = [...prefix, sub.name()];
       sub.action(() => {
-        ran = name;
+        ran = path.join(" ");
       });
-      quiet(sub, name);
+      quiet(sub, path);
     }
   };
-  quiet(program);
+  quiet(program, []);
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) return `${e.code}: ${e.message}`;
     throw e;
   }
-  return ran === argv[0] ? undefined : `no command ran for ${argv[0]}`;
+  const want = ran === undefined ? undefined : argv.slice(0, ran.split(" ").length).join(" ");
+  return ran !== undefined && ran === want ? undefined : `no command ran for ${argv[0]}`;
 }
 
 describe("README command samples", () => {

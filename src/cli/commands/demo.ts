@@ -4,6 +4,7 @@ import { createMuster } from "../../core/muster.js";
 import { shortId } from "../../util/ids.js";
 import { selfCommand } from "../../util/self-bin.js";
 import { clip, humanDuration, parseDuration, shellQuote } from "../format.js";
+import { takeInterrupt } from "../interrupt.js";
 import { ExitWith, printJson } from "../output.js";
 import { visible, visibleLine } from "../sanitize.js";
 import { exitCodeOf } from "./wait.js";
@@ -54,8 +55,7 @@ export function registerDemo(program: Command): void {
       let ticker: NodeJS.Timeout | undefined;
       // Ctrl-C ends the demo like its end does: the children are removed unless --keep.
       const controller = new AbortController();
-      const onSigint = (): void => controller.abort();
-      process.once("SIGINT", onSigint);
+      const release = takeInterrupt(() => controller.abort());
       let outcome: Awaited<ReturnType<typeof m.wait>>;
       let panes: { id: string; agent: string; attach: string[] | null }[];
       let removed: string[] = [];
@@ -119,7 +119,7 @@ export function registerDemo(program: Command): void {
         });
       } finally {
         if (ticker) clearInterval(ticker);
-        process.removeListener("SIGINT", onSigint);
+        release();
         // The demo's children are its own: close and remove them (pane, artifacts, conversation) unless --keep.
         if (!flags.keep && rows.length > 0)
           removed = (

@@ -8,6 +8,7 @@ import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { EXIT, STATUS_EXIT } from "../exit-codes.js";
 import { clip, humanDuration, parseDuration } from "../format.js";
+import { takeInterrupt } from "../interrupt.js";
 import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
@@ -20,8 +21,7 @@ export async function waitWithProgress(
 ): Promise<WaitOutcome> {
   let ids = Array.isArray(target) ? target : [];
   const controller = new AbortController();
-  const onSigint = (): void => controller.abort();
-  process.once("SIGINT", onSigint);
+  const release = takeInterrupt(() => controller.abort());
   const live = !json && process.stderr.isTTY;
   const started = Date.now();
   const last = new Map<string, string>();
@@ -61,7 +61,7 @@ export async function waitWithProgress(
       },
     });
   } finally {
-    process.removeListener("SIGINT", onSigint);
+    release();
     if (timer) clearInterval(timer);
     if (live) process.stderr.write("\r\x1b[2K");
   }

@@ -19,6 +19,7 @@ export function opencodeParser() {
   let answer = "";
   let error: string | undefined;
   let finished = false;
+  let settled = false;
   return jsonlParser(
     (o): AgentMessage[] => {
       const part = obj(o.part);
@@ -49,6 +50,12 @@ export function opencodeParser() {
         out.push({ type: "usage", usage: { input, output: num(t.output) ?? 0, ...(cost ? { cost } : {}) } });
         if (stepText) answer = stepText;
         if (part.reason !== "tool-calls") finished = true;
+        // A step that stopped (not for tool calls, a length cut or an error) ends the turn: its answer is the
+        // result now, without waiting for the process to exit (the host settles on it and reaps the process).
+        if (part.reason === "stop" && !error && !settled) {
+          settled = true;
+          out.push({ type: "result", status: "completed", text: answer });
+        }
       } else if (o.type === "error") {
         const e = obj(o.error);
         error = str(obj(e.data).message) ?? str(e.message) ?? str(e.name) ?? "opencode reported an error";
@@ -57,8 +64,8 @@ export function opencodeParser() {
       return out;
     },
     ({ code }) => {
-      if (error) return [];
-      // opencode has no closing record: a clean exit after a finished step is the answer.
+      if (error || settled) return [];
+      // A last step that did not say "stop": a clean exit after it is the answer.
       if (code === 0 && finished) return [{ type: "result", status: "completed", text: answer }];
       return [];
     },
@@ -111,6 +118,6 @@ export const opencodeRunner: Runner = {
       ...prompt.args,
     ];
     const env = { ...input.env, OPENCODE_CONFIG_CONTENT: childConfig(input) };
-    return cliPlan(input, argv, opencodeParser(), prompt, env);
+    return { ...cliPlan(input, argv, opencodeParser(), prompt, env), settleOnResult: true };
   },
 };

@@ -1,0 +1,310 @@
+import * as path from "node:path";
+import type { Command } from "commander";
+import { shortId } from "../../util/ids.js";
+import type { Progress, RunResult } from "../../workflows/run.js";
+import type { RunView } from "../../workflows/run-log.js";
+import { type CommonOptions, common, muster, readPrompt } from "../context.js";
+import { EXIT } from "../exit-codes.js";
+import { since, table } from "../format.js";
+import { takeInterrupt } from "../interrupt.js";
+import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
+import { visibleLine } from "../sanitize.js";
+import { displayPath, printWarnings } from "./agents.js";
+
+/** Exit code of a finished run: 0 when every step completed, 3 cancelled, 130 interrupted by Ctrl-C, else 1. */
+/** The workflow modules (smol-toml among them) load only when a workflow command runs. */
+async function engine() {
+  const [discover, host, run, log, cancel] = await Promise.all([
+    import("../../workflows/discover.js"),
+    import("../../workflows/host.js"),
+    import("../../workflows/run.js"),
+    import("../../workflows/run-log.js"),
+    import("../../workflows/cancel.js"),
+  ]);
+  return { ...discover, ...host, ...run, ...log, ...cancel };
+}
+
+/** A code workflow (trusted JS, run in this process) is named by its file. */
+const isCodeFile = (ref: string): boolean => /\.(mjs|js|cjs)$/.test(ref);
+
+/** `muster workflow run <file.mjs>`: runs the module's workflow function; prints its return value. */
+async function runCode(
+  m: ReturnType<typeof muster>,
+  file: string,
+  input: string,
+  signal: AbortSignal,
+  json: boolean,
+): Promise<"completed" | "failed" | "cancelled"> {
+  const { loadCodeWorkflow, runCodeWorkflow } = await import("../../workflows/code.js");
+  const { musterHost } = await import("../../workflows/host.js");
+  const abs = path.resolve(m.cwd, file);
+  const fn = await loadCodeWorkflow(abs);
+  const run = await runCodeWorkflow(musterHost(m), path.basename(abs).replace(/\.[cm]?js$/, ""), fn, input, {
+    signal,
+    onProgress: (p) => {
+      if (p.type === "agent_started")
+        warn(`muster: ${p.id} started: child ${shortId(p.childId)} (${p.agent})\n`);
+      else if (p.type === "agent_settled")
+        warn(
+          `muster: ${p.result.id} ${p.result.status}${p.result.reason ? `: ${visibleLine(p.result.reason)}` : ""}\n`,
+        );
+      else warn(`muster: ${visibleLine(p.text)}\n`);
+    },
+  });
+  if (json) printJson(run);
+  else {
+    if (typeof run.result === "string")
+      printAnswer(run.result.endsWith("\n") ? run.result : `${run.result}\n`);
+    else if (run.result !== undefined) say(`${JSON.stringify(run.result, null, 2)}\n`);
+    warn(
+      `muster: workflow run ${shortId(run.runId)} ${run.status}${run.error ? `: ${visibleLine(run.error)}` : ""}\n`,
+    );
+  }
+  return run.status;
+}
+
+function runExit(r: RunResult, interrupted: boolean): number {
+  if (interrupted) return EXIT.interrupted;
+  if (r.status === "completed") return EXIT.ok;
+  if (r.status === "cancelled") return EXIT.cancelled;
+  return EXIT.errored;
+}
+
+function progressLine(p: Progress): string | undefined {
+  if (p.type === "run_started") return `workflow run ${shortId(p.runId)} started (${p.dir})`;
+  if (p.type === "step_started") return `step ${p.stepId} started: child ${shortId(p.childId)} (${p.agent})`;
+  const s = p.step;
+  const why = s.reason ? `: ${visibleLine(s.reason)}` : "";
+  return `step ${s.id} ${s.status}${s.childId ? ` (child ${shortId(s.childId)})` : ""}${why}`;
+}
+
+function printRunView(v: RunView): void {
+  say(
+    `${table([
+      ["run", v.runId],
+      ["workflow", `${v.workflow} (${displayPath(v.source)})`],
+      ["status", v.status],
+      ["started", `${since(v.startedAt)} ago`],
+    ])}\n\n`,
+  );
+  const rows = [["STEP", "STATUS", "CHILD", "DETAIL"]];
+  for (const s of v.steps)
+    rows.push([s.id, s.status, s.childId ? shortId(s.childId) : "-", s.reason ? visibleLine(s.reason) : ""]);
+  say(`${table(rows)}\n`);
+}
+
+const onProgress = (p: Progress): void => {
+  const line = progressLine(p);
+  if (line) warn(`muster: ${line}\n`);
+};
+
+/** Prints a finished TOML run (terminal results on stdout, a summary on stderr) and ends with its exit code. */
+function report(run: RunResult, json: boolean, interrupted: boolean): void {
+  if (json) printJson(run);
+  else {
+    for (const r of run.results) {
+      say(`── ${r.id} · ${r.agent} · ${r.status}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}\n`);
+      if (r.text !== undefined) printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+    }
+    const counts = new Map<string, number>();
+    for (const s of run.steps) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+    warn(
+      `muster: workflow run ${shortId(run.runId)} ${run.status}: ${[...counts].map(([k, n]) => `${n} ${k}`).join(", ")}\n`,
+    );
+  }
+  const code = runExit(run, interrupted);
+  if (code !== 0) throw new ExitWith(code);
+}
+
+export function registerWorkflow(program: Command): void {
+  const wf = program
+    .command("workflow")
+    .summary("run TOML workflows: DAGs of steps, each step a child")
+    .description(
+      "Workflows are TOML files (name, description, [[steps]] id, agent, prompt, needs, model, reasoning) found in " +
+        "the bundled workflows/ folder, $XDG_CONFIG_HOME/muster/workflows (default ~/.config) and <cwd>/.muster/workflows " +
+        "(later shadows earlier by name). Each step runs as a real child you can watch and attach to.",
+    );
+
+  common(wf.command("list").description("list the workflows found, with the file that won each name")).action(
+    async (flags: CommonOptions) => {
+      const { discoverWorkflows } = await engine();
+      const m = muster(flags);
+      const d = discoverWorkflows(m.cwd, m.env);
+      printWarnings(d.warnings);
+      if (flags.json) {
+        printJson({
+          workflows: d.workflows.map((w) => ({
+            name: w.name,
+            description: w.description,
+            layer: w.layer,
+            source: w.source,
+            steps: w.steps.map((s) => ({ id: s.id, agent: s.agent, needs: s.needs })),
+            shadows: w.shadows,
+          })),
+          warnings: d.warnings,
+        });
+        return;
+      }
+      if (d.workflows.length === 0) {
+        say(`no workflows found; searched: ${d.dirs.map((x) => displayPath(x.dir)).join(", ")}\n`);
+        return;
+      }
+      const rows = [["NAME", "STEPS", "LAYER", "SOURCE", "DESCRIPTION"]];
+      for (const w of d.workflows)
+        rows.push([
+          w.name,
+          String(w.steps.length),
+          w.layer,
+          displayPath(w.source),
+          visibleLine(w.description),
+        ]);
+      say(`${table(rows)}\n`);
+    },
+  );
+
+  common(
+    wf
+      .command("run")
+      .summary("run a workflow by name or file (.toml, or trusted .mjs code)")
+      .description(
+        "Run a workflow by name or file. Every step gets the input; a step also gets the outputs of the steps it needs. " +
+          "Progress goes to stderr, the results of the final steps to stdout. Exit 0 when every step completed, " +
+          "1 when one did not, 3 when the run was cancelled, 130 on Ctrl-C (which cancels the run's children).",
+      )
+      .argument(
+        "<workflow>",
+        "a workflow name, a path to a .toml file, or a code workflow (.mjs/.js: trusted, runs here)",
+      )
+      .argument("[input]", "the workflow input (every step receives it)")
+      .option("--file <path>", "read the input from a file (- for stdin)"),
+  ).action(async (ref: string, inputArg: string | undefined, flags: CommonOptions & { file?: string }) => {
+    const { loadWorkflow, runWorkflow, musterHost } = await engine();
+    const m = muster(flags);
+    const def = isCodeFile(ref) ? undefined : loadWorkflow(ref, m.cwd, m.env);
+    const input = inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
+    const controller = new AbortController();
+    let interrupted = false;
+    const onSigint = (): void => {
+      interrupted = true;
+      warn("muster: interrupted; cancelling the run's children\n");
+      controller.abort();
+    };
+    const release = takeInterrupt(onSigint);
+    if (!def) {
+      let status: "completed" | "failed" | "cancelled";
+      try {
+        status = await runCode(m, ref, input, controller.signal, !!flags.json);
+      } finally {
+        release();
+      }
+      const code = interrupted
+        ? EXIT.interrupted
+        : status === "completed"
+          ? 0
+          : status === "cancelled"
+            ? EXIT.cancelled
+            : 1;
+      if (code !== 0) throw new ExitWith(code);
+      return;
+    }
+    try {
+      report(
+        await runWorkflow(musterHost(m), def, input, { signal: controller.signal, onProgress }),
+        !!flags.json,
+        interrupted,
+      );
+    } finally {
+      release();
+    }
+  });
+
+  common(
+    wf
+      .command("resume")
+      .summary("resume a TOML workflow run that was interrupted, cancelled or failed")
+      .description(
+        "Resume a TOML workflow run that is not running (its runner was killed, or it was cancelled or failed): completed steps keep " +
+          "their results, a child still running is waited for, every other step runs again. Output and exit codes as for run.",
+      )
+      .argument("<run>", "a run id, or a unique prefix or suffix"),
+  ).action(async (ref: string, flags: CommonOptions) => {
+    const { resolveRunId, musterHost } = await engine();
+    const { resumeWorkflow } = await import("../../workflows/resume.js");
+    const m = muster(flags);
+    const runId = resolveRunId(m.paths.dir, ref);
+    const controller = new AbortController();
+    let interrupted = false;
+    const onSigint = (): void => {
+      interrupted = true;
+      warn("muster: interrupted; cancelling the run's children\n");
+      controller.abort();
+    };
+    const release = takeInterrupt(onSigint);
+    try {
+      report(
+        await resumeWorkflow(musterHost(m), runId, { signal: controller.signal, onProgress }),
+        !!flags.json,
+        interrupted,
+      );
+    } finally {
+      release();
+    }
+  });
+
+  common(wf.command("runs").description("list this primary's workflow runs, oldest first")).action(
+    async (flags: CommonOptions) => {
+      const { listRuns } = await engine();
+      const m = muster(flags);
+      const runs = listRuns(m.paths.dir);
+      if (flags.json) {
+        printJson({ runs });
+        return;
+      }
+      if (runs.length === 0) {
+        say("no workflow runs\n");
+        return;
+      }
+      const rows = [["RUN", "WORKFLOW", "STATUS", "STEPS", "STARTED"]];
+      for (const r of runs) {
+        const done = r.steps.filter((s) => s.status === "completed").length;
+        rows.push([
+          shortId(r.runId),
+          r.workflow,
+          r.status,
+          `${done}/${r.steps.length} completed`,
+          `${since(r.startedAt)} ago`,
+        ]);
+      }
+      say(`${table(rows)}\n`);
+    },
+  );
+
+  common(
+    wf
+      .command("status")
+      .description("show a workflow run and its steps")
+      .argument("<run>", "a run id, or a unique prefix or suffix"),
+  ).action(async (ref: string, flags: CommonOptions) => {
+    const { readRun, resolveRunId } = await engine();
+    const m = muster(flags);
+    const view = readRun(m.paths.dir, resolveRunId(m.paths.dir, ref));
+    if (flags.json) printJson(view);
+    else printRunView(view);
+  });
+
+  common(
+    wf
+      .command("cancel")
+      .description("cancel a workflow run: nothing more starts and its running steps' children are cancelled")
+      .argument("<run>", "a run id, or a unique prefix or suffix"),
+  ).action(async (ref: string, flags: CommonOptions) => {
+    const { cancelRun, resolveRunId, musterHost } = await engine();
+    const m = muster(flags);
+    const view = await cancelRun(musterHost(m), resolveRunId(m.paths.dir, ref));
+    if (flags.json) printJson(view);
+    else printRunView(view);
+  });
+  // Usage errors in a subcommand end with exit 2 like everywhere else, not process.exit.
+  for (const c of wf.commands) c.exitOverride();
+}

@@ -1,0 +1,73 @@
+import type { Muster } from "../core/muster.js";
+
+/** How one step's child ended. `text` is its answer when it completed with one. */
+export interface StepOutcome {
+  status: "completed" | "errored" | "cancelled" | "exhausted" | "incomplete" | "lost";
+  reason?: string;
+  text?: string;
+}
+
+export interface StepSpawn {
+  agent: string;
+  prompt: string;
+  model?: string;
+  reasoning?: string;
+}
+
+/**
+ * What the workflow engine needs from muster, and nothing more: the engine is written against this seam so a
+ * change inside the core touches only the adapter below. Every step is a real child (pane, artifact dir,
+ * session), so the primary's run-slot bound, lineage limits and budget apply to it as to any other.
+ */
+export interface WorkflowHost {
+  /** Names of the agent profiles a spawn here can use. */
+  agents(): Set<string>;
+  /** The primary's state directory (created if needed); workflow runs live under `<dir>/workflows/`. */
+  stateDir(): string;
+  /** Starts a child with its first turn queued; returns at once. Throws (nothing created) when refused. */
+  spawn(opts: StepSpawn): Promise<{ id: string; turnId: string }>;
+  /** Waits for that turn to settle; never throws for a failed child (its failure is the outcome). */
+  wait(id: string, turnId: string): Promise<StepOutcome>;
+  /** Cancels these children (and their panes); unknown ids are ignored. */
+  cancel(ids: string[]): Promise<void>;
+}
+
+/** The WorkflowHost over the public library API (`createMuster()`). */
+export function musterHost(m: Muster): WorkflowHost {
+  return {
+    agents: () => new Set(m.agents().agents.map((a) => a.profile.name)),
+    stateDir: () => {
+      m.claimPrimary();
+      return m.paths.dir;
+    },
+    spawn: async (o) => {
+      const r = await m.spawn({
+        agent: o.agent,
+        prompt: o.prompt,
+        ...(o.model ? { model: o.model } : {}),
+        ...(o.reasoning ? { reasoning: o.reasoning } : {}),
+      });
+      return { id: r.id, turnId: r.turnId };
+    },
+    wait: async (id, turnId) => {
+      try {
+        const out = await m.wait([id], { turns: new Map([[id, turnId]]), withText: true });
+        const r = out.results[0];
+        if (!r) return { status: "lost", reason: "the wait ended without a result" };
+        return {
+          status: r.status,
+          ...(r.reason ? { reason: r.reason } : {}),
+          ...(r.text !== undefined ? { text: r.text } : {}),
+        };
+      } catch (e) {
+        // An unreadable or tampered snapshot is this step's failure, not the run's.
+        return { status: "errored", reason: (e as Error).message };
+      }
+    },
+    cancel: async (ids) => {
+      const known = new Set(Object.keys(m.registry.read().children));
+      const mine = ids.filter((i) => known.has(i));
+      if (mine.length > 0) await m.cancelMany(mine);
+    },
+  };
+}

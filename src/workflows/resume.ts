@@ -1,0 +1,78 @@
+import * as fs from "node:fs";
+import { readAllRecords } from "../artifacts/reader.js";
+import { MusterError } from "../base/errors.js";
+import { readJson } from "../util/fsx.js";
+import type { WorkflowHost } from "./host.js";
+import { execute, type Prior, type RunOptions, type RunResult } from "./run.js";
+import { processStart, type RunEvent, RunLog, readRun, runFiles } from "./run-log.js";
+import { checkAgents, checkWorkflow, type WorkflowDef } from "./toml.js";
+
+/**
+ * Resumes a TOML workflow run that is not running (its runner was killed, or it was cancelled or failed): the
+ * same run id, definition and input. Completed steps keep their results and are not re-run; a step whose
+ * child may still be running is waited for (and started again only if that child does not complete); every
+ * other step runs again.
+ */
+export async function resumeWorkflow(
+  host: WorkflowHost,
+  runId: string,
+  opts: RunOptions = {},
+): Promise<RunResult> {
+  const stateDir = host.stateDir();
+  const view = readRun(stateDir, runId);
+  if (view.status === "running")
+    throw new MusterError(
+      "not_running",
+      `workflow run ${runId} is still running; cancel it first to resume it`,
+    );
+  if (view.status === "completed")
+    throw new MusterError("not_running", `workflow run ${runId} has completed; there is nothing to resume`);
+  const files = runFiles(stateDir, runId);
+  if (!fs.existsSync(files.workflow))
+    throw new MusterError(
+      "unsupported",
+      `workflow run ${runId} is not a TOML workflow run (code workflows cannot be resumed yet)`,
+    );
+  const def = readJson<WorkflowDef>(files.workflow);
+  if (!Array.isArray(def.steps) || def.steps.length === 0)
+    throw new MusterError(
+      "unsupported",
+      `workflow run ${runId} is not a TOML workflow run (code workflows cannot be resumed yet)`,
+    );
+  checkWorkflow(def);
+  checkAgents(def, host.agents());
+  const input = fs.readFileSync(files.input, "utf8");
+
+  const prior: Prior = { completed: new Map(), attach: new Map() };
+  const started = new Map<string, { childId: string; turnId: string }>();
+  for (const e of readAllRecords<RunEvent>(files.events)) {
+    if (e.type === "step_started") started.set(e.stepId, { childId: e.childId, turnId: e.turnId });
+    else if (e.type === "step_settled") started.delete(e.stepId);
+    else if (e.type === "run_resumed") for (const id of e.rerun) prior.completed.delete(id);
+    if (e.type === "step_settled" && e.status === "completed") {
+      const step = def.steps.find((s) => s.id === e.stepId);
+      const text = e.output ? fs.readFileSync(files.output(e.stepId), "utf8") : "";
+      if (step)
+        prior.completed.set(e.stepId, {
+          id: e.stepId,
+          agent: step.agent,
+          status: "completed",
+          ...(e.childId ? { childId: e.childId } : {}),
+          text,
+        });
+    }
+  }
+  for (const [id, c] of started) if (!prior.completed.has(id)) prior.attach.set(id, c);
+
+  fs.rmSync(files.cancel, { force: true });
+  const log = RunLog.open(files);
+  const pidStart = processStart(process.pid);
+  log.append({
+    type: "run_resumed",
+    pid: process.pid,
+    ...(pidStart ? { pidStart } : {}),
+    rerun: def.steps.filter((s) => !prior.completed.has(s.id)).map((s) => s.id),
+  });
+  opts.onProgress?.({ type: "run_started", runId, dir: files.dir });
+  return execute(host, def, input, runId, log, prior, opts);
+}

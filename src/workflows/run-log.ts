@@ -1,0 +1,243 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { readAllRecords } from "../artifacts/reader.js";
+import { MusterError } from "../base/errors.js";
+import { appendJsonLines, ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
+import { assertIdOrPrefix, isFullId } from "../util/ids.js";
+import type { WorkflowDef } from "./toml.js";
+
+export type StepStatus =
+  | "completed"
+  | "errored"
+  | "cancelled"
+  | "exhausted"
+  | "incomplete"
+  | "lost"
+  | "skipped";
+export type RunStatus = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+
+/** One record of a run's `events.ndjson` (append + fsync, one line each). */
+export type RunEvent = { v: 1; seq: number; ts: string } & (
+  | {
+      type: "run_started";
+      runId: string;
+      workflow: string;
+      source: string;
+      /** The runner process, and its start time (see processStart) so a reused pid is not taken for it. */
+      pid: number;
+      pidStart?: string;
+      steps: string[];
+    }
+  | { type: "step_started"; stepId: string; childId: string; turnId: string; agent: string }
+  | {
+      type: "step_settled";
+      stepId: string;
+      status: StepStatus;
+      childId?: string;
+      reason?: string;
+      /** For a skipped step: the dependency that did not complete. */
+      cause?: { stepId: string; status: StepStatus };
+      /** The answer, copied to `outputs/<stepId>.md`. */
+      output?: { path: string; bytes: number };
+    }
+  | { type: "cancel_requested" }
+  | {
+      type: "run_resumed";
+      /** The new runner process (see run_started). */
+      pid: number;
+      pidStart?: string;
+      /** Steps that will be waited for or run again (every step that had not completed). */
+      rerun: string[];
+    }
+  | { type: "run_settled"; status: Exclude<RunStatus, "running" | "interrupted"> }
+);
+
+type Body<T> = T extends unknown ? Omit<T, "v" | "seq" | "ts"> : never;
+export type RunEventInput = Body<RunEvent>;
+
+/** Files of one run: `<primary dir>/workflows/<run id>/`. */
+export function runFiles(stateDir: string, runId: string) {
+  const dir = path.join(runsDir(stateDir), runId);
+  return {
+    dir,
+    events: path.join(dir, "events.ndjson"),
+    input: path.join(dir, "input.txt"),
+    workflow: path.join(dir, "workflow.json"),
+    /** Created by `muster workflow cancel`: the runner starts nothing more and cancels its children. */
+    cancel: path.join(dir, "cancel"),
+    output: (stepId: string) => path.join(dir, "outputs", `${stepId}.md`),
+  };
+}
+export type RunFiles = ReturnType<typeof runFiles>;
+
+export const runsDir = (stateDir: string): string => path.join(stateDir, "workflows");
+
+/** The writer of one run's event log; seq strictly increasing. */
+export class RunLog {
+  private seq = 0;
+  constructor(readonly files: RunFiles) {}
+
+  /** Creates the run directory with its input and definition (crash-safe writes). */
+  static create(files: RunFiles, def: WorkflowDef, input: string): RunLog {
+    ensureDir(path.join(files.dir, "outputs"));
+    writeFileAtomic(files.input, input);
+    writeJsonAtomic(files.workflow, def);
+    return new RunLog(files);
+  }
+
+  /** Continues an existing run's log (e.g. `muster workflow cancel` settling a run whose runner is gone). */
+  static open(files: RunFiles): RunLog {
+    const log = new RunLog(files);
+    for (const r of readAllRecords<{ seq?: unknown }>(files.events))
+      if (typeof r.seq === "number" && r.seq > log.seq) log.seq = r.seq;
+    return log;
+  }
+
+  append(e: RunEventInput): RunEvent {
+    this.seq += 1;
+    const record = { v: 1, seq: this.seq, ts: new Date().toISOString(), ...e } as RunEvent;
+    appendJsonLines(this.files.events, [record]);
+    return record;
+  }
+
+  writeOutput(stepId: string, text: string): { path: string; bytes: number } {
+    writeFileAtomic(this.files.output(stepId), text);
+    return { path: `outputs/${stepId}.md`, bytes: Buffer.byteLength(text) };
+  }
+}
+
+/** A run as read back from its directory. */
+export interface RunView {
+  runId: string;
+  workflow: string;
+  source: string;
+  status: RunStatus;
+  startedAt?: string;
+  settledAt?: string;
+  steps: {
+    id: string;
+    status: StepStatus | "pending" | "running";
+    childId?: string;
+    reason?: string;
+    cause?: { stepId: string; status: StepStatus };
+    output?: string;
+  }[];
+}
+
+/** A process's start time in clock ticks since boot (/proc/<pid>/stat field 22), to tell a reused pid apart. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so count fields after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" ? "zombie" : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the runner that wrote run_started still runs: its pid exists and (with /proc) started when it did. */
+function runnerAlive(pid: number, start: string | undefined): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  const now = processStart(pid);
+  if (now === "zombie") return false;
+  return start === undefined || now === undefined || now === start;
+}
+
+/** Folds a run's events; a run with no `run_settled` whose runner process is gone is `interrupted`. */
+export function readRun(stateDir: string, runId: string): RunView {
+  const files = runFiles(stateDir, runId);
+  const events = readAllRecords<RunEvent>(files.events);
+  const start = events.find((e) => e.type === "run_started");
+  if (!start || start.type !== "run_started")
+    throw new MusterError("not_found", `workflow run ${runId} has no run_started record`);
+  const steps = new Map<string, RunView["steps"][number]>(
+    start.steps.map((id) => [id, { id, status: "pending" as const }]),
+  );
+  let status: RunStatus = "running";
+  let settledAt: string | undefined;
+  let runner = { pid: start.pid, pidStart: start.pidStart };
+  for (const e of events) {
+    // A code workflow's steps (its ctx.agent calls) are known only as they start.
+    const step = (id: string) => {
+      if (!steps.has(id)) steps.set(id, { id, status: "pending" });
+      return steps.get(id)!;
+    };
+    if (e.type === "step_started") {
+      Object.assign(step(e.stepId), { status: "running", childId: e.childId });
+    } else if (e.type === "step_settled") {
+      const s = step(e.stepId);
+      s.status = e.status;
+      if (e.childId) s.childId = e.childId;
+      if (e.reason) s.reason = e.reason;
+      if (e.cause) s.cause = e.cause;
+      if (e.output) s.output = path.join(files.dir, e.output.path);
+    } else if (e.type === "run_resumed") {
+      status = "running";
+      settledAt = undefined;
+      runner = { pid: e.pid, pidStart: e.pidStart };
+      for (const id of e.rerun) {
+        const s = step(id);
+        s.status = "pending";
+        for (const k of ["reason", "cause", "output"] as const) delete s[k];
+      }
+    } else if (e.type === "run_settled") {
+      status = e.status;
+      settledAt = e.ts;
+    }
+  }
+  if (status === "running" && !runnerAlive(runner.pid, runner.pidStart)) status = "interrupted";
+  return {
+    runId,
+    workflow: start.workflow,
+    source: start.source,
+    status,
+    startedAt: start.ts,
+    ...(settledAt ? { settledAt } : {}),
+    steps: [...steps.values()],
+  };
+}
+
+/** Every run of this primary, oldest first (run ids are UUIDv7). */
+export function listRuns(stateDir: string): RunView[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(runsDir(stateDir));
+  } catch {
+    return [];
+  }
+  const out: RunView[] = [];
+  for (const n of names.filter(isFullId).sort()) {
+    try {
+      out.push(readRun(stateDir, n));
+    } catch {
+      // A run directory without its first record (a crash while creating it) is not a run.
+    }
+  }
+  return out;
+}
+
+/** A run id as a user gives it: full, or a unique prefix or suffix (at least 4 hex digits). */
+export function resolveRunId(stateDir: string, ref: string): string {
+  const want = assertIdOrPrefix(ref, "workflow run id");
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(runsDir(stateDir)).filter(isFullId);
+  } catch {}
+  if (names.includes(want)) return want;
+  const matches = names.filter((n) => n.startsWith(want) || n.endsWith(want));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1)
+    throw new MusterError(
+      "invalid_argument",
+      `workflow run "${ref}" is ambiguous: ${matches.sort().join(", ")}`,
+    );
+  throw new MusterError(
+    "not_found",
+    `no workflow run ${ref} in this primary; muster workflow runs lists them`,
+  );
+}

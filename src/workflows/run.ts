@@ -1,0 +1,280 @@
+import * as fs from "node:fs";
+import { uuidv7 } from "../util/ids.js";
+import type { StepOutcome, WorkflowHost } from "./host.js";
+import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "./run-log.js";
+import { checkAgents, checkWorkflow, terminalSteps, type WorkflowDef, type WorkflowStep } from "./toml.js";
+
+/** The settled result of one step. */
+export interface StepResult {
+  id: string;
+  agent: string;
+  status: StepStatus;
+  childId?: string;
+  reason?: string;
+  /** For a skipped step: the dependency that did not complete. */
+  cause?: { stepId: string; status: StepStatus };
+  text?: string;
+}
+
+export interface RunResult {
+  runId: string;
+  workflow: string;
+  status: Exclude<RunStatus, "running" | "interrupted">;
+  dir: string;
+  /** Every step, in declaration order. */
+  steps: StepResult[];
+  /** The terminal steps (those no step needs), in declaration order: the workflow's results. */
+  results: StepResult[];
+}
+
+export type Progress =
+  | { type: "run_started"; runId: string; dir: string }
+  | { type: "step_started"; stepId: string; childId: string; agent: string }
+  | { type: "step_settled"; step: StepResult };
+
+export interface RunOptions {
+  /** Aborting cancels the run: nothing more starts, running steps' children are cancelled. */
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  /** How often the run looks for a cancel request from another process (`muster workflow cancel`). */
+  cancelPollMs?: number;
+}
+
+/**
+ * The prompt a step's child receives: its own prompt, the workflow input, then each dependency's output,
+ * labelled and in the order of `needs`.
+ */
+export function stepPrompt(step: WorkflowStep, input: string, outputs: ReadonlyMap<string, string>): string {
+  const parts = [step.prompt];
+  if (input.trim() !== "") parts.push(`## Workflow input\n\n${input}`);
+  for (const n of step.needs) parts.push(`## Output of step "${n}"\n\n${outputs.get(n) ?? ""}`);
+  return `${parts.join("\n\n")}\n`;
+}
+
+/**
+ * Runs a TOML workflow: every ready step starts at once (each a real child, so the primary's run-slot bound
+ * applies); a step that does not complete skips only its dependents; results come back in declaration order.
+ * Validation (agents included) happens before anything is written. The run is recorded under
+ * `<primary dir>/workflows/<run id>/`.
+ */
+export async function runWorkflow(
+  host: WorkflowHost,
+  def: WorkflowDef,
+  input: string,
+  opts: RunOptions = {},
+): Promise<RunResult> {
+  checkWorkflow(def);
+  checkAgents(def, host.agents());
+  const runId = uuidv7();
+  const files = runFiles(host.stateDir(), runId);
+  const log = RunLog.create(files, def, input);
+  const pidStart = processStart(process.pid);
+  log.append({
+    type: "run_started",
+    runId,
+    workflow: def.name,
+    source: def.source,
+    pid: process.pid,
+    ...(pidStart ? { pidStart } : {}),
+    steps: def.steps.map((s) => s.id),
+  });
+  opts.onProgress?.({ type: "run_started", runId, dir: files.dir });
+  return execute(host, def, input, runId, log, { completed: new Map(), attach: new Map() }, opts);
+}
+
+/** What a resumed run starts from: completed steps (kept, not re-run) and children that may still be running. */
+export interface Prior {
+  completed: Map<string, StepResult>;
+  attach: Map<string, { childId: string; turnId: string }>;
+}
+
+/** The scheduling loop shared by a new run and a resumed one (resume.ts); `log` is the run's open event log. */
+export async function execute(
+  host: WorkflowHost,
+  def: WorkflowDef,
+  input: string,
+  runId: string,
+  log: RunLog,
+  prior: Prior,
+  opts: RunOptions,
+): Promise<RunResult> {
+  const files = log.files;
+  const settled = new Map<string, StepResult>(prior.completed);
+  const outputs = new Map<string, string>([...prior.completed].map(([id, r]) => [id, r.text ?? ""]));
+  const running = new Map<string, string>(); // step id → child id
+  const started = new Set<string>(prior.completed.keys());
+  let cancelled = false;
+  let finish!: () => void;
+  const done = new Promise<void>((r) => {
+    finish = r;
+  });
+
+  const settle = (r: StepResult, output?: { path: string; bytes: number }): void => {
+    settled.set(r.id, r);
+    log.append({
+      type: "step_settled",
+      stepId: r.id,
+      status: r.status,
+      ...(r.childId ? { childId: r.childId } : {}),
+      ...(r.reason ? { reason: r.reason } : {}),
+      ...(r.cause ? { cause: r.cause } : {}),
+      ...(output ? { output } : {}),
+    });
+    opts.onProgress?.({ type: "step_settled", step: r });
+  };
+
+  const runStep = async (step: WorkflowStep): Promise<void> => {
+    const base = { id: step.id, agent: step.agent };
+    // A resumed run first waits for the child its runner left running; only if that did not complete does
+    // the step start again.
+    const left = prior.attach.get(step.id);
+    if (left) {
+      running.set(step.id, left.childId);
+      const out = await host.wait(left.childId, left.turnId);
+      running.delete(step.id);
+      if (out.status === "completed") {
+        outputs.set(step.id, out.text ?? "");
+        const output = log.writeOutput(step.id, out.text ?? "");
+        settle(
+          {
+            ...base,
+            childId: left.childId,
+            status: "completed",
+            ...(out.text !== undefined ? { text: out.text } : {}),
+          },
+          output,
+        );
+        return;
+      }
+      if (cancelled) {
+        settle({
+          ...base,
+          childId: left.childId,
+          status: out.status,
+          ...(out.reason ? { reason: out.reason } : {}),
+        });
+        return;
+      }
+    }
+    let child: { id: string; turnId: string };
+    try {
+      child = await host.spawn({
+        agent: step.agent,
+        prompt: stepPrompt(step, input, outputs),
+        ...(step.model ? { model: step.model } : {}),
+        ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+      });
+    } catch (e) {
+      settle({ ...base, status: "errored", reason: `could not start: ${(e as Error).message}` });
+      return;
+    }
+    running.set(step.id, child.id);
+    log.append({
+      type: "step_started",
+      stepId: step.id,
+      childId: child.id,
+      turnId: child.turnId,
+      agent: step.agent,
+    });
+    opts.onProgress?.({ type: "step_started", stepId: step.id, childId: child.id, agent: step.agent });
+    // A cancel that came while this child was being started must reach it too.
+    if (cancelled) await host.cancel([child.id]).catch(() => {});
+    const out: StepOutcome = await host.wait(child.id, child.turnId);
+    running.delete(step.id);
+    const r: StepResult = {
+      ...base,
+      childId: child.id,
+      status: out.status,
+      ...(out.reason ? { reason: out.reason } : {}),
+      ...(out.text !== undefined ? { text: out.text } : {}),
+    };
+    let output: { path: string; bytes: number } | undefined;
+    if (out.status === "completed") {
+      outputs.set(step.id, out.text ?? "");
+      output = log.writeOutput(step.id, out.text ?? "");
+    }
+    settle(r, output);
+  };
+
+  // Starts every step whose needs have settled, skipping those with a need that did not complete; repeats
+  // until nothing changes (skips cascade). Called once at the start and after every settled step.
+  const schedule = (): void => {
+    // A cancel request may have cancelled a child before the poll saw it: look before deciding anything.
+    if (!cancelled && fs.existsSync(files.cancel)) cancel();
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const step of def.steps) {
+        if (started.has(step.id) || settled.has(step.id)) continue;
+        if (!step.needs.every((n) => settled.has(n))) continue;
+        const failed = step.needs.map((n) => settled.get(n)!).find((r) => r.status !== "completed");
+        if (failed || cancelled) {
+          started.add(step.id);
+          settle({
+            id: step.id,
+            agent: step.agent,
+            status: "skipped",
+            ...(failed
+              ? {
+                  reason: `needs "${failed.id}", which ${failed.status === "skipped" ? "was skipped" : failed.status}`,
+                  cause: { stepId: failed.id, status: failed.status },
+                }
+              : { reason: "the run was cancelled before it started" }),
+          });
+          changed = true;
+          continue;
+        }
+        started.add(step.id);
+        void runStep(step).then(
+          () => schedule(),
+          (e: unknown) => {
+            // Only a failure to record (a full disk) lands here: the step is settled as errored if it can be.
+            if (!settled.has(step.id))
+              settled.set(step.id, { id: step.id, agent: step.agent, status: "errored", reason: String(e) });
+            schedule();
+          },
+        );
+      }
+    }
+    if (settled.size === def.steps.length) finish();
+  };
+
+  function cancel(): void {
+    if (cancelled) return;
+    cancelled = true;
+    log.append({ type: "cancel_requested" });
+    void host.cancel([...running.values()]).catch(() => {});
+    schedule();
+  }
+  const onAbort = (): void => cancel();
+  if (opts.signal?.aborted) cancelled = true;
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  const poll = setInterval(() => {
+    if (fs.existsSync(files.cancel)) cancel();
+  }, opts.cancelPollMs ?? 500);
+  poll.unref();
+
+  try {
+    schedule();
+    await done;
+  } finally {
+    clearInterval(poll);
+    opts.signal?.removeEventListener("abort", onAbort);
+  }
+
+  const steps = def.steps.map((s) => settled.get(s.id)!);
+  const status = cancelled
+    ? "cancelled"
+    : steps.every((s) => s.status === "completed")
+      ? "completed"
+      : "failed";
+  log.append({ type: "run_settled", status });
+  const terminal = new Set(terminalSteps(def).map((s) => s.id));
+  return {
+    runId,
+    workflow: def.name,
+    status,
+    dir: files.dir,
+    steps,
+    results: steps.filter((s) => terminal.has(s.id)),
+  };
+}

@@ -1,0 +1,188 @@
+import { parse, TomlError } from "smol-toml";
+import { MusterError } from "../base/errors.js";
+
+/** One step of a TOML workflow: a child started with `agent` once every step in `needs` has completed. */
+export interface WorkflowStep {
+  id: string;
+  agent: string;
+  prompt: string;
+  /** Steps whose outputs this one receives, in this order. */
+  needs: string[];
+  model?: string;
+  reasoning?: string;
+}
+
+/** A validated TOML workflow (a fixed DAG of steps). */
+export interface WorkflowDef {
+  name: string;
+  description: string;
+  steps: WorkflowStep[];
+  /** The file it was read from (or a label such as "<inline>"). */
+  source: string;
+}
+
+/** Workflow names and step ids: they become parts of file names and command words. */
+export const WORKFLOW_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const TOP_KEYS = new Set(["name", "description", "steps"]);
+const STEP_KEYS = new Set(["id", "agent", "prompt", "needs", "model", "reasoning"]);
+
+const bad = (source: string, message: string): MusterError =>
+  new MusterError("invalid_config", `workflow ${source}: ${message}`);
+
+function str(v: unknown, where: string, source: string, required: boolean): string | undefined {
+  if (v === undefined) {
+    if (required) throw bad(source, `${where} is missing`);
+    return undefined;
+  }
+  if (typeof v !== "string") throw bad(source, `${where} must be a string, not ${JSON.stringify(v)}`);
+  return v;
+}
+
+/**
+ * Parses and validates a TOML workflow before any work: TOML syntax (with line and column), unknown keys,
+ * names, duplicate step ids, unknown `needs`, and cycles (the error names one). Agents are checked separately
+ * (checkAgents), against the profiles known where the workflow runs.
+ */
+export function parseWorkflow(text: string, source: string): WorkflowDef {
+  let doc: Record<string, unknown>;
+  try {
+    doc = parse(text) as Record<string, unknown>;
+  } catch (e) {
+    if (e instanceof TomlError) {
+      const what = e.message.replace(/^Invalid TOML document:\s*/, "").split("\n")[0];
+      throw new MusterError(
+        "invalid_config",
+        `workflow ${source}:${e.line}:${e.column}: invalid TOML: ${what}`,
+        {
+          cause: e,
+        },
+      );
+    }
+    throw bad(source, `invalid TOML: ${(e as Error).message.split("\n")[0]}`);
+  }
+  for (const k of Object.keys(doc)) {
+    if (!TOP_KEYS.has(k)) throw bad(source, `unknown key "${k}" (known: name, description, steps)`);
+  }
+  const name = str(doc.name, '"name"', source, true)!;
+  if (!WORKFLOW_NAME.test(name))
+    throw bad(source, `name ${JSON.stringify(name)} is not valid: use letters, digits, ".", "_" or "-"`);
+  const description = str(doc.description, '"description"', source, false) ?? "";
+  if (!Array.isArray(doc.steps) || doc.steps.length === 0)
+    throw bad(source, "needs at least one [[steps]] table");
+  const steps: WorkflowStep[] = doc.steps.map((raw, i) => parseStep(raw, i, source));
+  checkGraph(steps, source);
+  return { name, description, steps, source };
+}
+
+function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
+  const at = `step ${i + 1}`;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw bad(source, `${at} must be a [[steps]] table`);
+  const t = raw as Record<string, unknown>;
+  for (const k of Object.keys(t)) {
+    if (!STEP_KEYS.has(k))
+      throw bad(source, `${at}: unknown key "${k}" (known: ${[...STEP_KEYS].join(", ")})`);
+  }
+  const id = str(t.id, `${at}: "id"`, source, true)!;
+  if (!WORKFLOW_NAME.test(id))
+    throw bad(source, `${at}: id ${JSON.stringify(id)} is not valid: use letters, digits, ".", "_" or "-"`);
+  const where = `step "${id}"`;
+  const agent = str(t.agent, `${where}: "agent"`, source, true)!;
+  const prompt = str(t.prompt, `${where}: "prompt"`, source, true)!;
+  let needs: string[] = [];
+  if (t.needs !== undefined) {
+    if (!Array.isArray(t.needs) || t.needs.some((n) => typeof n !== "string"))
+      throw bad(source, `${where}: "needs" must be a list of step ids`);
+    needs = t.needs as string[];
+    const dup = needs.find((n, k) => needs.indexOf(n) !== k);
+    if (dup !== undefined) throw bad(source, `${where} lists "${dup}" twice in needs`);
+  }
+  const model = str(t.model, `${where}: "model"`, source, false);
+  const reasoning = str(t.reasoning, `${where}: "reasoning"`, source, false);
+  return {
+    id,
+    agent,
+    prompt,
+    needs,
+    ...(model !== undefined ? { model } : {}),
+    ...(reasoning !== undefined ? { reasoning } : {}),
+  };
+}
+
+/**
+ * Checks a definition built in code (the library takes any WorkflowDef) as parseWorkflow checks a file: names
+ * (step ids become file names) and the graph.
+ */
+export function checkWorkflow(def: WorkflowDef): void {
+  if (!WORKFLOW_NAME.test(def.name)) throw bad(def.source, `name ${JSON.stringify(def.name)} is not valid`);
+  if (def.steps.length === 0) throw bad(def.source, "needs at least one step");
+  for (const s of def.steps) {
+    if (!WORKFLOW_NAME.test(s.id)) throw bad(def.source, `step id ${JSON.stringify(s.id)} is not valid`);
+    if (typeof s.prompt !== "string" || typeof s.agent !== "string" || !Array.isArray(s.needs))
+      throw bad(def.source, `step "${s.id}" needs a string agent and prompt and a needs list`);
+  }
+  checkGraph(def.steps, def.source);
+}
+
+function checkGraph(steps: WorkflowStep[], source: string): void {
+  const byId = new Map<string, WorkflowStep>();
+  for (const s of steps) {
+    if (byId.has(s.id)) throw bad(source, `duplicate step id "${s.id}"`);
+    byId.set(s.id, s);
+  }
+  for (const s of steps) {
+    for (const n of s.needs) {
+      if (!byId.has(n))
+        throw bad(
+          source,
+          `step "${s.id}" needs "${n}", which is not a step (steps: ${[...byId.keys()].join(", ")})`,
+        );
+    }
+  }
+  const cycle = findCycle(steps);
+  if (cycle) throw bad(source, `steps form a cycle: ${cycle.join(" → ")}`);
+}
+
+/** A cycle as step ids, first repeated at the end ("a → b → a"), or undefined; found by DFS in declaration order. */
+export function findCycle(steps: WorkflowStep[]): string[] | undefined {
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (id: string): string[] | undefined => {
+    state.set(id, "open");
+    stack.push(id);
+    for (const n of byId.get(id)?.needs ?? []) {
+      if (state.get(n) === "open") return [...stack.slice(stack.indexOf(n)), n];
+      if (!state.has(n)) {
+        const c = visit(n);
+        if (c) return c;
+      }
+    }
+    stack.pop();
+    state.set(id, "done");
+    return undefined;
+  };
+  for (const s of steps) {
+    if (state.has(s.id)) continue;
+    const c = visit(s.id);
+    if (c) return c;
+  }
+  return undefined;
+}
+
+/** Refuses a workflow whose steps name agents that are not known here (the error names each such step). */
+export function checkAgents(def: WorkflowDef, known: ReadonlySet<string>): void {
+  const unknown = def.steps.filter((s) => !known.has(s.agent));
+  if (unknown.length === 0) return;
+  const list = unknown.map((s) => `step "${s.id}" uses "${s.agent}"`).join(", ");
+  throw new MusterError("not_found", `workflow ${def.name} (${def.source}): unknown agent: ${list}`, {
+    next: { action: "agents" },
+  });
+}
+
+/** Steps no other step needs: their results are the workflow's results. */
+export function terminalSteps(def: WorkflowDef): WorkflowStep[] {
+  const needed = new Set(def.steps.flatMap((s) => s.needs));
+  return def.steps.filter((s) => !needed.has(s.id));
+}
