@@ -1,7 +1,5 @@
 /** Library entry: the same core the CLI uses, with the built-in backends registered. */
 
-export type { Budget, TreeUsage } from "./artifacts/budget.js";
-export type { ChildMeta, CompletionStatus, MusterEvent } from "./artifacts/events.js";
 export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.js";
 export type { LoadedChild } from "./core/children.js";
 export type { FollowUp, TurnSettings } from "./core/follow-up.js";
@@ -16,8 +14,16 @@ export {
 } from "./core/muster.js";
 export type { TurnResult } from "./core/results.js";
 export type { ChildStatus } from "./core/state.js";
+export type {
+  Budget,
+  ChildMeta,
+  CompletionStatus,
+  DeliveryRecord,
+  Manifest,
+  MusterEvent,
+  TreeUsage,
+} from "./core/types.js";
 export type { WaitOptions, WaitOutcome } from "./core/wait.js";
-export type { DeliveryRecord, Manifest } from "./delivery/records.js";
 export type {
   Backend,
   DeadStatus,

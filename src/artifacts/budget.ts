@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
-import { readJsonIfExists } from "../util/fsx.js";
+import { readJsonIfExists, writeJsonAtomic } from "../util/fsx.js";
 import { READ_CAPS } from "../util/safe-read.js";
 import type { MusterEvent } from "./events.js";
+import { childFiles, primaryPathsAt } from "./layout.js";
 import { readAllRecords } from "./reader.js";
 
 /** A shared budget for a primary's whole tree; any field may be absent (unbounded). */
@@ -23,7 +23,32 @@ export interface TreeUsage {
 }
 
 /** `primaries/<primary>/budget.json`, from the primary's dir. */
-export const budgetFile = (primaryDir: string): string => path.join(primaryDir, "budget.json");
+export const budgetFile = (primaryDir: string): string => primaryPathsAt(primaryDir).budget;
+
+/** The budget in force (null without one), what the tree used since it was set, and why it is spent. */
+export function budgetReport(primaryDir: string): {
+  budget: Budget | null;
+  used: TreeUsage;
+  exhausted: string | null;
+} {
+  const budget = readBudget(primaryDir) ?? null;
+  const used = treeUsage(primaryDir, budget?.since);
+  return { budget, used, exhausted: budgetExhausted(budget ?? undefined, used) ?? null };
+}
+
+/**
+ * Sets (or with null clears) the shared budget. A new budget counts from now: turns that ran before it
+ * do not use it up. Changing a budget in force keeps its start (raising a limit does not refill it).
+ */
+export function writeBudget(primaryDir: string, b: Omit<Budget, "v" | "since"> | null): void {
+  const file = budgetFile(primaryDir);
+  if (b === null) {
+    fs.rmSync(file, { force: true });
+    return;
+  }
+  const since = readBudget(primaryDir)?.since ?? new Date().toISOString();
+  writeJsonAtomic(file, { v: 1, ...b, since });
+}
 
 export const readBudget = (primaryDir: string): Budget | undefined =>
   readJsonIfExists<Budget>(budgetFile(primaryDir), READ_CAPS.smallJson);
@@ -35,10 +60,10 @@ export const readBudget = (primaryDir: string): Budget | undefined =>
  */
 export function treeUsage(primaryDir: string, since?: string): TreeUsage {
   const usage: TreeUsage = { turns: 0, tokens: 0, cost: 0 };
-  const artifacts = path.join(primaryDir, "artifacts");
+  const layout = primaryPathsAt(primaryDir);
   let children: string[];
   try {
-    children = fs.readdirSync(artifacts);
+    children = fs.readdirSync(layout.artifacts);
   } catch {
     return usage;
   }
@@ -47,7 +72,7 @@ export function treeUsage(primaryDir: string, since?: string): TreeUsage {
   for (const child of children) {
     let events: MusterEvent[];
     try {
-      events = readAllRecords<MusterEvent>(path.join(artifacts, child, "events.ndjson"));
+      events = readAllRecords<MusterEvent>(childFiles(layout.artifactDir(child)).events);
     } catch {
       continue; // a sibling's unreadable log (a symlink, a FIFO) must not stop this turn; its own status names it
     }

@@ -1,4 +1,79 @@
+/**
+ * The on-disk layout of the state root, in one place (DESIGN.md §3; the artifact dir: artifacts/README.md).
+ * Every path under the state root is spelled here and nowhere else:
+ *
+ *   <root>/primaries/<primary>/{registry.json, receipts.ndjson, budget.json, groups/, slots/,
+ *                               artifacts/<child>/…, subagents/<child>.jsonl}
+ *   <root>/workspaces/<sha256(dir)[:32]>.json
+ *   <root>/bin/<hash>/muster
+ *   <root>/backends/<name>/                (a backend's own state)
+ */
+import { createHash } from "node:crypto";
+import * as os from "node:os";
 import * as path from "node:path";
+import { workingDir } from "../util/cwd.js";
+
+/** State root: $MUSTER_HOME, else ${XDG_STATE_HOME:-~/.local/state}/muster. */
+export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
+  // A relative MUSTER_HOME is taken from the working directory, which may be gone (see workingDir).
+  if (env.MUSTER_HOME) return path.resolve(workingDir(env), env.MUSTER_HOME);
+  const state = env.XDG_STATE_HOME || path.join(env.HOME || os.homedir(), ".local", "state");
+  return path.join(state, "muster");
+}
+
+/** `<root>/primaries`: one folder per primary. */
+export const primariesDir = (root: string): string => path.join(root, "primaries");
+
+/** `<root>/workspaces/<hash>.json`: the primary recorded for a workspace directory. */
+export const workspaceFile = (root: string, dir: string): string =>
+  path.join(root, "workspaces", `${createHash("sha256").update(dir).digest("hex").slice(0, 32)}.json`);
+
+/** `<root>/bin`: folders of `muster` shims for children's PATH (see util/self-bin.ts). */
+export const selfBinRoot = (root: string): string => path.join(root, "bin");
+
+/** `<root>/backends/<name>`: the state a backend keeps for itself. */
+export const backendStateDir = (root: string, name: string): string => path.join(root, "backends", name);
+
+/** Paths of one primary's state. */
+export function primaryPaths(root: string, primary: string) {
+  return primaryPathsAt(path.join(primariesDir(root), primary));
+}
+
+/** Paths of one primary's state, from its folder (`<root>/primaries/<primary>`). */
+export function primaryPathsAt(dir: string) {
+  return {
+    dir,
+    registry: path.join(dir, "registry.json"),
+    /** Consumed delivery records (append + fsync). */
+    receipts: path.join(dir, "receipts.ndjson"),
+    groups: path.join(dir, "groups"),
+    /** The tree's shared budget. */
+    budget: path.join(dir, "budget.json"),
+    /** Run-slot tickets of the child hosts. */
+    slots: path.join(dir, "slots"),
+    artifacts: path.join(dir, "artifacts"),
+    artifactDir: (child: string) => path.join(dir, "artifacts", child),
+    /** Each child's conversation, `subagents/<child>.jsonl`. */
+    subagents: path.join(dir, "subagents"),
+    sessionFile: (child: string) => path.join(dir, "subagents", `${child}.jsonl`),
+  };
+}
+
+export type PrimaryPaths = ReturnType<typeof primaryPathsAt>;
+
+/** A child's artifact dir is `<root>/primaries/<primary>/artifacts/<child>`: the state root, its primary's paths and the child's id, from it. */
+export function pathsOfArtifactDir(artifactDir: string): {
+  root: string;
+  primary: PrimaryPaths;
+  child: string;
+} {
+  const primaryDir = path.resolve(artifactDir, "..", "..");
+  return {
+    root: path.resolve(primaryDir, "..", ".."),
+    primary: primaryPathsAt(primaryDir),
+    child: path.basename(artifactDir),
+  };
+}
 
 /** File names inside one child's artifact dir (spec: artifacts/README.md). */
 export function childFiles(dir: string) {
@@ -17,6 +92,8 @@ export function childFiles(dir: string) {
     envFile: path.join(dir, "env.json"),
     /** Present while a parent is cancelling the child: its host starts no turn from then on. */
     closing: path.join(dir, "closing"),
+    /** Disk space the host keeps to record a failure on a full disk. */
+    reserve: path.join(dir, ".reserve"),
   };
 }
 

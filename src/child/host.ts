@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { budgetExhausted, readBudget, treeUsage } from "../artifacts/budget.js";
 import type { ChildMeta } from "../artifacts/events.js";
 import { readInboxItem } from "../artifacts/inbox.js";
-import { childFiles } from "../artifacts/layout.js";
+import { childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { limitsFrom } from "../config/limits.js";
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const files = childFiles(dir);
+  const layout = pathsOfArtifactDir(dir);
   const render = new PaneRenderer();
   // Nothing may end the host with a stack trace in the pane (a full disk, a vanished file): one line, then exit;
   // the parent sees the host gone and settles what it left open.
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
   // Agents call `muster progress|done|error`: this install's muster goes first on their PATH (state root =
   // <root>/primaries/<p>/artifacts/<id>), whether or not the user has muster on theirs.
   try {
-    const selfBin = ensureSelfBinDir(path.resolve(dir, "..", "..", "..", ".."));
+    const selfBin = ensureSelfBinDir(selfBinRoot(layout.root));
     env.PATH = `${selfBin}${path.delimiter}${env.PATH ?? "/usr/local/bin:/usr/bin:/bin"}`;
   } catch (e) {
     render.info(`muster is not on this child's PATH: ${(e as Error).message}`);
@@ -146,15 +147,9 @@ async function main(): Promise<void> {
   // A parent cancelling this child marks it first: from then on no turn starts here.
   const closing = (): boolean => fs.existsSync(files.closing);
   // The primary's bound on running turns, shared with every other child host of the primary.
-  const reserve = new DiskReserve(path.join(dir, ".reserve"));
+  const reserve = new DiskReserve(files.reserve);
   process.on("exit", () => reserve.release());
-  const slots = new RunSlots(
-    path.join(dir, "..", "..", "slots"),
-    limitsFrom(env).maxRunning,
-    meta.id,
-    dir,
-    meta.parent,
-  );
+  const slots = new RunSlots(layout.primary.slots, limitsFrom(env).maxRunning, meta.id, dir, meta.parent);
   process.on("exit", () => slots.release());
   let n = 0;
   for (;;) {
@@ -184,7 +179,7 @@ async function main(): Promise<void> {
     n += 1;
     current = new TurnControl(item.turnId);
     current.beforeDecide = () => controls.drain();
-    const primaryDir = path.join(dir, "..", "..");
+    const primaryDir = layout.primary.dir;
     const refuse = (): Refusal | undefined => {
       if (closing())
         return { status: "cancelled", reason: "cancelled by muster cancel before the agent started" };

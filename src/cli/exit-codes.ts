@@ -1,6 +1,6 @@
-import type { CompletionStatus } from "../artifacts/events.js";
 import type { MusterErrorCode } from "../base/errors.js";
 import type { TurnResult } from "../core/results.js";
+import type { CompletionStatus } from "../core/types.js";
 
 /**
  * The CLI's exit codes, the one place they are decided (README "Exit codes" and `muster --help`). The core

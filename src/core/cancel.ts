@@ -1,8 +1,8 @@
 /** Cancelling children: many at once, queued turns dropped before any signal, panes closed afterwards. */
 import * as fs from "node:fs";
 import type { LoadedChild } from "./children.js";
+import type { CoreContext } from "./context.js";
 import { settleFromParent } from "./liveness.js";
-import type { Muster } from "./muster.js";
 import type { RegistryDoc } from "./registry.js";
 
 export interface CancelOptions {
@@ -68,7 +68,7 @@ async function eachBounded<T>(items: T[], limit: number, fn: (item: T) => Promis
  * Results come deepest first.
  */
 export async function cancelChildren(
-  m: Muster,
+  m: CoreContext,
   ids: string[],
   opts: CancelOptions = {},
 ): Promise<CancelResult[]> {
@@ -105,7 +105,7 @@ export async function cancelChildren(
 }
 
 /** Stops one child (already marked closing) and closes its pane unless asked to keep it. */
-async function cancelOne(m: Muster, c: LoadedChild, opts: CancelOptions): Promise<CancelResult> {
+async function cancelOne(m: CoreContext, c: LoadedChild, opts: CancelOptions): Promise<CancelResult> {
   const { paneClosed, ...settled } = await stopChild(m, c, opts.graceMs ?? 5000);
   const pane = c.entry.pane;
   if (!pane) return { ...settled, pane: "none" };
@@ -123,7 +123,7 @@ async function cancelOne(m: Muster, c: LoadedChild, opts: CancelOptions): Promis
 
 type Stopped = Omit<CancelResult, "pane"> & { paneClosed?: boolean };
 
-async function stopChild(m: Muster, loaded: LoadedChild, graceMs: number): Promise<Stopped> {
+async function stopChild(m: CoreContext, loaded: LoadedChild, graceMs: number): Promise<Stopped> {
   const id = loaded.entry.id;
   // Fresh state: a host may have started (or ended) since the children were first read.
   const c = m.reload(loaded.entry);

@@ -1,12 +1,12 @@
 import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
 import { listInbox } from "../artifacts/inbox.js";
+import type { PrimaryPaths } from "../artifacts/layout.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
 import { type MalformedLine, readAllRecords } from "../artifacts/reader.js";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { readJsonIfExists } from "../util/fsx.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
 import { READ_CAPS } from "../util/safe-read.js";
-import type { PrimaryPaths } from "./paths.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
 import { applyEvents, type ChildState, type ChildStatus, childStatus, emptyState } from "./state.js";
 

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { writeInboxItem } from "../artifacts/inbox.js";
+import { primariesDir, primaryPaths } from "../artifacts/layout.js";
 import { resolveResumeSettings } from "../profiles/settings.js";
 import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
@@ -67,17 +67,16 @@ export function queueTurn(
 /** Which primary owns a child id (or unique prefix/suffix), by its conversation file; undefined if none does. */
 export function findOwner(root: string, idOrPrefix: string): string | undefined {
   const want = assertIdOrPrefix(idOrPrefix);
-  const primaries = path.join(root, "primaries");
   let names: string[];
   try {
-    names = fs.readdirSync(primaries);
+    names = fs.readdirSync(primariesDir(root));
   } catch {
     return undefined;
   }
   for (const p of names) {
     let files: string[];
     try {
-      files = fs.readdirSync(path.join(primaries, p, "subagents"));
+      files = fs.readdirSync(primaryPaths(root, p).subagents);
     } catch {
       continue;
     }

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
-import type { Muster } from "./muster.js";
+import type { CoreContext } from "./context.js";
 
 export interface GcOptions {
   /** Only children whose last activity is older than this. */
@@ -20,7 +20,7 @@ export interface GcReport {
 const lastActive = (c: LoadedChild): string => c.state.lastActivity?.ts ?? c.entry.createdAt;
 
 /** Removes settled children past their age: pane, artifact dir, conversation, registry entry. Never a running one. */
-export async function collectGarbage(m: Muster, opts: GcOptions): Promise<GcReport> {
+export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<GcReport> {
   const report: GcReport = { removed: [], skipped: [], dryRun: !!opts.dryRun };
   const cutoff = Date.now() - opts.olderThanMs;
   for (const c of await m.list()) {

@@ -8,7 +8,7 @@ import {
   toRecord,
 } from "../delivery/records.js";
 import { loadChildOrUnreadable } from "./children.js";
-import type { Muster } from "./muster.js";
+import type { CoreContext } from "./context.js";
 
 /** A group whose members are held back from the inbox: not sealed yet, or not every member settled. */
 export interface WaitingGroup {
@@ -19,7 +19,7 @@ export interface WaitingGroup {
 }
 
 /** See Muster.inbox: pending records (completions without receipts), groups held back until ready. */
-export function buildInbox(m: Muster): {
+export function buildInbox(m: CoreContext): {
   manifest: Manifest & { waitingGroups: WaitingGroup[] };
   consume: () => void;
 } {

@@ -4,7 +4,7 @@ import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend, HostControl, PaneRef } from "../mux/backend.js";
-import { withFileLock } from "./registry.js";
+import { withFileLock } from "../util/lock.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
 
 // A pane that never produced child_started gets this long before it counts as lost.

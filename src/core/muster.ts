@@ -1,48 +1,45 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
-import {
-  type Budget,
-  budgetExhausted,
-  budgetFile,
-  readBudget,
-  type TreeUsage,
-  treeUsage,
-} from "../artifacts/budget.js";
+import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
-import { isMusterError, MusterError } from "../base/errors.js";
+import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
+import { MusterError } from "../base/errors.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
-import {
-  type Backend,
-  LEGACY_BACKEND,
-  type PaneRef,
-  type Placement,
-  type PopupOptions,
-  paneLabel,
-  placementWarning,
-} from "../mux/backend.js";
+import type { Backend, PaneRef, Placement, PopupOptions } from "../mux/backend.js";
 import { BackendSet } from "../mux/registry.js";
-import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
-import { writeJsonAtomic } from "../util/fsx.js";
+import { workingDir } from "../util/cwd.js";
 import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
+import {
+  type AgentInfo,
+  type AgentList,
+  listAgents,
+  type ModelQuery,
+  type ModelsAnswer,
+  models,
+  showAgent,
+} from "./catalog.js";
 import { type LoadedChild, loadChild, loadChildOrUnreadable, resolveChildId } from "./children.js";
+import type { CoreContext } from "./context.js";
+import { type DoctorReport, doctor } from "./doctor.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
-import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
+import { checkPrompt } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type Limits, limitsFrom } from "./limits.js";
-import { probeChild, settleFromParent, settleQueuedFromParent } from "./liveness.js";
-import { type PrimaryPaths, stateRoot, workingDir } from "./paths.js";
-import { OwnPrimary, resolvePrimary } from "./primary.js";
+import { probeChild, settleFromParent } from "./liveness.js";
+import { backendNameOf } from "./panes.js";
+import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
 import { resolveTurn, type TurnResult, toResult } from "./results.js";
-import { spawnChild } from "./spawn.js";
+import { resumeChild } from "./resume.js";
+import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
+import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
 import { lastCompletion } from "./state.js";
 import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
-import { PrimaryWatcher, type WatchOptions } from "./watcher.js";
+import { eventStream, PrimaryWatcher, type WatchOptions } from "./watcher.js";
 
 export interface MusterOptions {
   /** State root; default $MUSTER_HOME or ${XDG_STATE_HOME:-~/.local/state}/muster. */
@@ -55,41 +52,8 @@ export interface MusterOptions {
   backend?: Backend;
 }
 
-export interface SpawnOptions {
-  agent: string;
-  prompt: string;
-  cwd?: string;
-  /** argv for the command runner. */
-  command?: string[];
-  model?: string;
-  reasoning?: string;
-  placement?: Placement;
-  /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
-  backend?: string;
-  /** Deliver this child's first result together with the rest of this explicit group. */
-  group?: string;
-  /** Seal the group once this child has joined it. */
-  seal?: boolean;
-}
-
-export interface SpawnResult {
-  id: string;
-  turnId: string;
-  agent: string;
-  artifactDir: string;
-  /** The backend it runs in and its pane's id there. */
-  backend: string;
-  paneId: string;
-  /** The model and reasoning the first turn runs with (call ?? profile ?? primary). */
-  model?: string;
-  reasoning?: string;
-  /** Profile and settings warnings (a bad field, a model spelling passed over). */
-  warnings: string[];
-  group?: string;
-}
-
 /** The core: every front end (CLI, MCP, library) calls these and nothing else. */
-export class Muster {
+export class Muster implements CoreContext {
   readonly root: string;
   /** Every backend this process has used, by name; a child's operations go to the one it recorded. */
   readonly backends: BackendSet;
@@ -138,7 +102,7 @@ export class Muster {
 
   /** The backend a child runs in, by its record: its pane's backend, else the one it was spawned for. */
   backendOf(entry: Pick<RegistryEntry, "pane" | "backend">): Backend {
-    return this.backends.get(entry.pane?.backend ?? entry.backend ?? LEGACY_BACKEND);
+    return this.backends.get(backendNameOf(entry));
   }
 
   /** Checks once per instance and backend that the multiplexer runs (throws mux_unavailable). */
@@ -154,6 +118,16 @@ export class Muster {
   /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
   spawn(opts: SpawnOptions): Promise<SpawnResult> {
     return spawnChild(this, opts);
+  }
+
+  /** A new child (agent) or the next turn of a settled one (resume), as one request; see StartRequest. */
+  start(req: StartRequest): Promise<SpawnResult | FollowUp> {
+    return startTurn(this, req);
+  }
+
+  /** What is wrong with a start request (check it before reading a prompt), or undefined. */
+  startConflict(req: Omit<StartRequest, "prompt">): StartConflict | undefined {
+    return startConflict(req);
   }
 
   /** Queues the child's next turn (it starts when the current one ends); the child must still be running. */
@@ -176,93 +150,12 @@ export class Muster {
    * Continues a settled child owned by this primary: a new turn in its pane, or — when the pane's host is
    * gone — in a new pane, from its stored conversation (native runner resume, or a transcript).
    */
-  async resume(
+  resume(
     idOrPrefix: string,
     prompt: string,
     opts: TurnSettings & { placement?: Placement } = {},
   ): Promise<FollowUp> {
-    checkPrompt(prompt);
-    const c = this.childForResume(idOrPrefix);
-    if (c.status === "running" || c.status === "starting" || c.status === "queued") {
-      throw new MusterError(
-        "busy",
-        `child ${c.entry.id} already has an active turn; wait for it or cancel it first`,
-        { next: { action: "wait", ids: [c.entry.id] } },
-      );
-    }
-    const session = loadSession(sessionFileOf(c.files.dir));
-    if (!isResumable(session)) {
-      throw new MusterError(
-        "not_resumable",
-        `child ${c.entry.id} is not resumable: no turn of it has completed with a result`,
-        { next: continueHint(c, this.cwd) },
-      );
-    }
-    if (c.status === "idle") return queueTurn(c, prompt, opts, this.env);
-    // The cancel that closed it is over: the new host may start turns again.
-    fs.rmSync(c.files.closing, { force: true });
-    const follow = queueTurn(c, prompt, opts, this.env);
-    // A resumed child starts again where it ran: its own backend, whatever the default is now.
-    const backend = this.backendOf(c.entry);
-    handOverForResume(c.files.envFile, c.meta, this.env, this.cwd);
-    const pane = await backend
-      .spawn({
-        argv: [...hostArgv(c.files.dir), "--resume"],
-        start: "immediate",
-        cwd: c.entry.cwd,
-        name: `${c.entry.agent}-${c.entry.id.slice(-6)}`,
-        ...(opts.placement ? { placement: opts.placement } : {}),
-      })
-      .catch((e: unknown) => {
-        fs.rmSync(c.files.envFile, { force: true });
-        throw e;
-      });
-    await this.registry.update((doc) => {
-      const e = doc.children[c.entry.id];
-      if (!e) return;
-      // Every pane the child ever had is remembered: gc closes the old ones too.
-      if (e.pane && paneLabel(e.pane) !== paneLabel(pane)) e.panes = [...(e.panes ?? []), e.pane];
-      e.pane = pane;
-    });
-    // Return once the new host runs, so every later reader sees a live child, not the old exit.
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const now = this.reload(c.entry);
-      if (!now.state.exited && now.state.hostPid !== c.state.hostPid) break;
-      if (Date.now() > deadline || (await backend.alive(pane)) === "dead") {
-        await backend.kill(pane).catch(() => {});
-        fs.rmSync(c.files.envFile, { force: true });
-        await settleQueuedFromParent(c.files.dir, "the resumed child host did not start");
-        throw new MusterError(
-          "mux_unavailable",
-          `the resumed child ${c.entry.id} did not start in its new pane`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 15));
-    }
-    return {
-      ...follow,
-      queued: false,
-      newPane: paneLabel(pane),
-      warnings: [...follow.warnings, ...placementWarning(backend, opts.placement)],
-    };
-  }
-
-  /** Like child(), but says so when the id belongs to another primary (only the owner may resume). */
-  private childForResume(idOrPrefix: string): LoadedChild {
-    try {
-      return this.child(idOrPrefix);
-    } catch (e) {
-      const owner = isMusterError(e) && e.code === "not_found" ? findOwner(this.root, idOrPrefix) : undefined;
-      if (owner && owner !== this.primary) {
-        throw new MusterError(
-          "other_primary",
-          `child ${idOrPrefix} belongs to another primary (${owner}); only its owner can resume it`,
-          { cause: e },
-        );
-      }
-      throw e;
-    }
+    return resumeChild(this, idOrPrefix, prompt, opts);
   }
 
   /** Waits for the named children's current turns; see waitForTurns. */
@@ -275,6 +168,20 @@ export class Muster {
       "wait",
     );
     return outcome;
+  }
+
+  /**
+   * Waits for an explicit group. Awaiting a group seals it: its members are then all there is, and it is
+   * delivered whole (every member settled). `onMembers` hears who that is before the wait starts.
+   */
+  async waitGroup(
+    groupId: string,
+    opts: Omit<WaitOptions, "mode"> & { onMembers?: (ids: string[]) => void } = {},
+  ): Promise<WaitOutcome> {
+    const { onMembers, ...rest } = opts;
+    const ids = (await this.sealGroup(groupId)).members.map((mb) => this.child(mb.id).entry.id);
+    onMembers?.(ids);
+    return this.wait(ids, { ...rest, mode: "all" });
   }
 
   /**
@@ -293,9 +200,7 @@ export class Muster {
 
   /** The tree's shared budget and what the tree has used so far. */
   budget(): { budget: Budget | null; used: TreeUsage; exhausted: string | null } {
-    const budget = readBudget(this.paths.dir) ?? null;
-    const used = treeUsage(this.paths.dir, budget?.since);
-    return { budget, used, exhausted: budgetExhausted(budget ?? undefined, used) ?? null };
+    return budgetReport(this.paths.dir);
   }
 
   /**
@@ -303,13 +208,8 @@ export class Muster {
    * do not use it up. Changing a budget in force keeps its start (raising a limit does not refill it).
    */
   setBudget(b: Omit<Budget, "v" | "since"> | null): void {
-    if (b === null) {
-      fs.rmSync(budgetFile(this.paths.dir), { force: true });
-      return;
-    }
-    this.claimPrimary();
-    const since = readBudget(this.paths.dir)?.since ?? new Date().toISOString();
-    writeJsonAtomic(budgetFile(this.paths.dir), { v: 1, ...b, since });
+    if (b !== null) this.claimPrimary();
+    writeBudget(this.paths.dir, b);
   }
 
   /** Marks delivery records consumed (receipts are appended with fsync). */
@@ -372,6 +272,16 @@ export class Muster {
     const out: LoadedChild[] = [];
     for (const entry of Object.values(doc.children).sort((a, b) => a.id.localeCompare(b.id))) {
       out.push(await this.reconcile(loadChildOrUnreadable(this.paths, entry)));
+    }
+    return out;
+  }
+
+  /** Every primary under the state root with its children, this one included. */
+  async listAll(): Promise<{ primary: string; children: LoadedChild[] }[]> {
+    const out = [];
+    for (const primary of listPrimaries(this.root)) {
+      const other = primary === this.primary ? this : new Muster({ home: this.root, primary, env: this.env });
+      out.push({ primary, children: await other.list() });
     }
     return out;
   }
@@ -445,6 +355,35 @@ export class Muster {
     await backend.popup(pane ? { pane } : (target as { argv: string[]; cwd?: string }), opts);
   }
 
+  /** A child's pane and the command that attaches a terminal to it (throws not_running without a pane). */
+  attach(idOrPrefix: string): { id: string; pane: PaneRef; command: string[] } {
+    const c = this.child(idOrPrefix);
+    const command = this.attachCommand(c);
+    if (!c.entry.pane || !command)
+      throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+    return { id: c.entry.id, pane: c.entry.pane, command };
+  }
+
+  /** The agent profiles found from this primary's cwd, each with whether it could start here. */
+  agents(opts: { compat?: boolean } = {}): AgentList {
+    return listAgents({ cwd: this.cwd, env: this.env, ...opts });
+  }
+
+  /** One agent profile in full. */
+  agent(name: string, opts: { compat?: boolean } = {}): AgentInfo {
+    return showAgent(name, { cwd: this.cwd, env: this.env, ...opts });
+  }
+
+  /** One bounded question to the model catalog. */
+  models(q: ModelQuery, opts: { compat?: boolean } = {}): ModelsAnswer {
+    return models(q, { cwd: this.cwd, env: this.env, ...opts });
+  }
+
+  /** What is available here: the multiplexer, the runners, the agent CLIs. */
+  doctor(): Promise<DoctorReport> {
+    return doctor(this.env, this.backends);
+  }
+
   /** Starts the long-lived watcher of this primary (events of every child, lost detection). */
   async watch(opts: WatchOptions): Promise<PrimaryWatcher> {
     // The watcher follows this primary's artifacts directory, so the primary must exist (and keep its id).
@@ -455,27 +394,8 @@ export class Muster {
   }
 
   /** Every event of every child of this primary as an async iterator (existing events first); break to stop. */
-  async *events(opts: { livenessMs?: number } = {}): AsyncGenerator<{ id: string; event: MusterEvent }> {
-    const queue: { id: string; event: MusterEvent }[] = [];
-    let wake: (() => void) | undefined;
-    const w = await this.watch({
-      onEvent: (id, event) => {
-        queue.push({ id, event });
-        wake?.();
-      },
-      ...(opts.livenessMs ? { livenessMs: opts.livenessMs } : {}),
-    });
-    try {
-      for (;;) {
-        while (queue.length > 0) yield queue.shift()!;
-        await new Promise<void>((r) => {
-          wake = r;
-        });
-        wake = undefined;
-      }
-    } finally {
-      await w.close();
-    }
+  events(opts: { livenessMs?: number } = {}): AsyncGenerator<{ id: string; event: MusterEvent }> {
+    return eventStream((o) => this.watch(o), opts);
   }
 
   child(idOrPrefix: string): LoadedChild {
@@ -493,4 +413,4 @@ export class Muster {
 
 export const createMuster = (opts: MusterOptions = {}): Muster => new Muster(opts);
 
-export type { CancelOptions, CancelResult, MusterEvent };
+export type { CancelOptions, CancelResult, MusterEvent, SpawnOptions, SpawnResult };

@@ -1,11 +1,11 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { type PrimaryPaths, primariesDir, primaryPaths, workspaceFile } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
 import { ensureDir, fsyncDir, readJson, readJsonIfExists, writeFileAtomic } from "../util/fsx.js";
 import { assertFullId, assertIdOrPrefix, isFullId, shortId, uuidv7 } from "../util/ids.js";
-import { type PrimaryPaths, primaryPaths } from "./paths.js";
 import { Registry } from "./registry.js";
 
 export interface PrimarySource {
@@ -103,10 +103,6 @@ function isGitWorkTree(dir: string): boolean {
   }
 }
 
-function workspaceFile(root: string, dir: string): string {
-  return path.join(root, "workspaces", `${createHash("sha256").update(dir).digest("hex").slice(0, 32)}.json`);
-}
-
 /** The primary recorded for a workspace directory, if any. */
 function recordedPrimary(root: string, dir: string): string | undefined {
   const existing = readJsonIfExists<{ primary: string }>(workspaceFile(root, dir));
@@ -141,7 +137,7 @@ export function claimWorkspacePrimary(root: string, dir: string, id: string): st
 export function listPrimaries(root: string): string[] {
   try {
     return fs
-      .readdirSync(path.join(root, "primaries"), { withFileTypes: true })
+      .readdirSync(primariesDir(root), { withFileTypes: true })
       .filter((e) => e.isDirectory() && /^[0-9a-f-]{36}$/.test(e.name))
       .map((e) => e.name)
       .sort();

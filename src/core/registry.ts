@@ -1,6 +1,6 @@
-import lockfile from "proper-lockfile";
 import { normalizePaneRef, type PaneRef } from "../mux/backend.js";
 import { readJsonIfExists, writeJsonAtomic } from "../util/fsx.js";
+import { withFileLock } from "../util/lock.js";
 
 /** One child as the primary's registry knows it; live state comes from its events. */
 export interface RegistryEntry {
@@ -21,23 +21,6 @@ export interface RegistryDoc {
   v: 1;
   primary: string;
   children: Record<string, RegistryEntry>;
-}
-
-// Two parents may update at once: wait for the lock rather than fail (proper-lockfile's default is 0 retries).
-const LOCK_OPTIONS = {
-  realpath: false,
-  stale: 10_000,
-  retries: { retries: 200, factor: 1.3, minTimeout: 2, maxTimeout: 50, randomize: true },
-};
-
-/** Runs fn while holding the lock on `target` (which need not exist). */
-export async function withFileLock<T>(target: string, fn: () => T | Promise<T>): Promise<T> {
-  const release = await lockfile.lock(target, LOCK_OPTIONS);
-  try {
-    return await fn();
-  } finally {
-    await release();
-  }
 }
 
 /** The per-primary registry: JSON replaced atomically, every change made under a lock. */

@@ -3,7 +3,7 @@ import { MusterError } from "../base/errors.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { resolveChildId } from "./children.js";
-import type { Muster } from "./muster.js";
+import type { CoreContext } from "./context.js";
 
 export interface RemoveOptions {
   /** Cancel a running (or queued) turn first instead of refusing. */
@@ -28,7 +28,7 @@ const busy = (c: LoadedChild): boolean =>
  * touched, so an unknown id or a running child (without force) removes nothing.
  */
 export async function removeChildren(
-  m: Muster,
+  m: CoreContext,
   ids: string[],
   opts: RemoveOptions = {},
 ): Promise<RemovedChild[]> {

@@ -5,7 +5,7 @@ import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
-import { paneLabel, placementWarning } from "../mux/backend.js";
+import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
@@ -17,13 +17,46 @@ import { sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { loadChildOrUnreadable } from "./children.js";
+import type { CoreContext } from "./context.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
-import type { Muster, SpawnOptions, SpawnResult } from "./muster.js";
 import type { RegistryEntry } from "./registry.js";
 
+export interface SpawnOptions {
+  agent: string;
+  prompt: string;
+  cwd?: string;
+  /** argv for the command runner. */
+  command?: string[];
+  model?: string;
+  reasoning?: string;
+  placement?: Placement;
+  /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
+  backend?: string;
+  /** Deliver this child's first result together with the rest of this explicit group. */
+  group?: string;
+  /** Seal the group once this child has joined it. */
+  seal?: boolean;
+}
+
+export interface SpawnResult {
+  id: string;
+  turnId: string;
+  agent: string;
+  artifactDir: string;
+  /** The backend it runs in and its pane's id there. */
+  backend: string;
+  paneId: string;
+  /** The model and reasoning the first turn runs with (call ?? profile ?? primary). */
+  model?: string;
+  reasoning?: string;
+  /** Profile and settings warnings (a bad field, a model spelling passed over). */
+  warnings: string[];
+  group?: string;
+}
+
 /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
-export async function spawnChild(m: Muster, opts: SpawnOptions): Promise<SpawnResult> {
+export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<SpawnResult> {
   checkPrompt(opts.prompt);
   if (opts.group !== undefined) assertGroupId(opts.group);
   const profile = loadProfile(opts.agent, m.cwd, m.env);

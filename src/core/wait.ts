@@ -2,8 +2,8 @@ import type { MusterEvent } from "../artifacts/events.js";
 import { EventTail } from "../artifacts/tail.js";
 import { uuidv7Time } from "../util/ids.js";
 import { type LoadedChild, targetTurn } from "./children.js";
+import type { CoreContext } from "./context.js";
 import { probeChild, settleFromParent } from "./liveness.js";
-import type { Muster } from "./muster.js";
 import { type TurnResult, toResult } from "./results.js";
 import { applyEvents, emptyState, resumable } from "./state.js";
 
@@ -35,7 +35,7 @@ export interface WaitOutcome {
  * read-to-EOF (a safety poll covers lost notifications); a liveness probe turns a dead host into `lost`.
  */
 export function waitForTurns(
-  muster: Muster,
+  muster: CoreContext,
   children: LoadedChild[],
   opts: WaitOptions = {},
 ): Promise<WaitOutcome> {

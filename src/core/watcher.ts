@@ -5,8 +5,8 @@ import { childFiles } from "../artifacts/layout.js";
 import { EventTail } from "../artifacts/tail.js";
 import type { Backend } from "../mux/backend.js";
 import { isFullId } from "../util/ids.js";
+import type { CoreContext } from "./context.js";
 import { probeChild, settleFromParent } from "./liveness.js";
-import type { Muster } from "./muster.js";
 import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
 
 export interface WatchOptions {
@@ -31,7 +31,7 @@ export class PrimaryWatcher {
   private closed = false;
 
   constructor(
-    private readonly muster: Muster,
+    private readonly muster: CoreContext,
     private readonly opts: WatchOptions,
   ) {}
 
@@ -85,7 +85,7 @@ export class PrimaryWatcher {
    */
   private async checkLiveness(): Promise<void> {
     this.tick += 1;
-    let registry: ReturnType<Muster["registry"]["read"]> | undefined;
+    let registry: ReturnType<CoreContext["registry"]["read"]> | undefined;
     for (const [id, { tail, state, dir }] of this.tails) {
       if (this.closed) return;
       if (state.exited) continue;
@@ -125,5 +125,32 @@ export class PrimaryWatcher {
     for (const { tail } of this.tails.values()) tail.close();
     this.tails.clear();
     await this.discovery?.close();
+  }
+}
+
+/** Every event of every child of a primary as an async iterator (existing events first); break to stop. */
+export async function* eventStream(
+  watch: (opts: WatchOptions) => Promise<PrimaryWatcher>,
+  opts: { livenessMs?: number } = {},
+): AsyncGenerator<{ id: string; event: MusterEvent }> {
+  const queue: { id: string; event: MusterEvent }[] = [];
+  let wake: (() => void) | undefined;
+  const w = await watch({
+    onEvent: (id, event) => {
+      queue.push({ id, event });
+      wake?.();
+    },
+    ...(opts.livenessMs ? { livenessMs: opts.livenessMs } : {}),
+  });
+  try {
+    for (;;) {
+      while (queue.length > 0) yield queue.shift()!;
+      await new Promise<void>((r) => {
+        wake = r;
+      });
+      wake = undefined;
+    }
+  } finally {
+    await w.close();
   }
 }

@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
-import { withFileLock } from "../core/registry.js";
 import { readJsonIfExists, writeJsonAtomic } from "../util/fsx.js";
+import { withFileLock } from "../util/lock.js";
 
 /** An explicit completion group: delivered together once sealed and every member's turn is terminal. */
 export interface Group {

@@ -1,10 +1,10 @@
 import { MusterError } from "../base/errors.js";
-import { DEFAULT_WAIT_MODE, defaultAgent } from "../core/defaults.js";
+import type { ModelQuery } from "../core/catalog.js";
+import { DEFAULT_WAIT_MODE } from "../core/defaults.js";
 import type { Muster } from "../core/muster.js";
+import type { StartConflict } from "../core/start.js";
+import type { MusterEvent } from "../core/types.js";
 import type { WaitOutcome } from "../core/wait.js";
-import { discoverProfiles } from "../profiles/discover.js";
-import { type ModelQuery, queryModels } from "../profiles/query.js";
-import { runnerReadiness } from "../runners/availability.js";
 import { shortId } from "../util/ids.js";
 import type { CallProgress } from "./progress.js";
 import { childDetail, childRow, type McpResult, oneLine, shapeResult } from "./shape.js";
@@ -32,6 +32,15 @@ export interface RunArgs {
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
 
+/** Each refused combination of parameters, in the tools' words (only these two can arise here). */
+const CONFLICT: Record<StartConflict, string> = {
+  agent_and_resume: "give agent (a new child) or id (continue a settled child), not both",
+  group_with_resume: "groupId is for new children (agent), not resume (id)",
+  backend_with_resume: "id continues a child where it ran",
+  resume_with_command_or_cwd: "id continues a child as it was",
+  seal_without_group: "seal goes with groupId",
+};
+
 /** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */
 async function waitReporting(
   ctx: CallContext,
@@ -39,33 +48,32 @@ async function waitReporting(
   opts: { mode: "all" | "first"; timeoutMs?: number; turns?: ReadonlyMap<string, string> },
 ): Promise<WaitOutcome> {
   if (ctx.signal.aborted) return { results: [], pending: ids, timedOut: false, interrupted: true };
-  return ctx.m.wait(ids, {
-    ...opts,
-    withText: true,
-    signal: ctx.signal,
-    onEvent: (id, e) => ctx.progress.event(id, e),
-  });
+  return ctx.m.wait(ids, { ...opts, ...reporting(ctx) });
 }
+
+/** Wait options that report the waited children's events as this call's progress. */
+const reporting = (ctx: CallContext) => ({
+  withText: true,
+  signal: ctx.signal,
+  onEvent: (id: string, e: MusterEvent) => ctx.progress.event(id, e),
+});
 
 /** subagents_run: a new child (agent) or a resumed one (id); waits for the turn unless `await` is false. */
 export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Record<string, unknown>> {
-  if (a.agent !== undefined && a.id !== undefined)
-    throw usage("give agent (a new child) or id (continue a settled child), not both");
-  if (a.id !== undefined && a.groupId !== undefined)
-    throw usage("groupId is for new children (agent), not resume (id)");
-  const settings = {
+  const conflict = ctx.m.startConflict({
+    ...(a.agent !== undefined ? { agent: a.agent } : {}),
+    ...(a.id !== undefined ? { resume: a.id } : {}),
+    ...(a.groupId !== undefined ? { group: a.groupId } : {}),
+  });
+  if (conflict) throw usage(CONFLICT[conflict]);
+  const started = await ctx.m.start({
+    prompt: a.prompt,
+    ...(a.agent !== undefined ? { agent: a.agent } : {}),
+    ...(a.id !== undefined ? { resume: a.id } : {}),
     ...(a.model !== undefined ? { model: a.model } : {}),
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
-  };
-  const started =
-    a.id === undefined
-      ? await ctx.m.spawn({
-          agent: a.agent ?? defaultAgent(ctx.m.env),
-          prompt: a.prompt,
-          ...settings,
-          ...(a.groupId ? { group: a.groupId } : {}),
-        })
-      : await ctx.m.resume(a.id, a.prompt, settings);
+    ...(a.groupId ? { group: a.groupId } : {}),
+  });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.
   const statusNow = async () => (await ctx.m.status(started.id)).status;
@@ -91,16 +99,19 @@ export async function awaitChildren(
   ctx: CallContext,
 ) {
   if ((a.groupId === undefined) === (a.ids === undefined)) throw usage("give ids or groupId");
-  // Awaiting a group seals it: its members are all there is, and it is delivered whole.
-  const named =
-    a.groupId !== undefined ? (await ctx.m.sealGroup(a.groupId)).members.map((mb) => mb.id) : a.ids!;
   if (a.groupId !== undefined && a.mode === "first") throw usage("a group is awaited whole (mode all)");
-  const ids = named.map((i) => ctx.m.child(i).entry.id);
-  ctx.progress.say(`waiting for ${ids.length === 1 ? shortId(ids[0]!) : `${ids.length} children`}`);
-  const outcome = await waitReporting(ctx, ids, {
-    mode: a.mode ?? DEFAULT_WAIT_MODE,
-    ...(a.timeoutMs !== undefined ? { timeoutMs: a.timeoutMs } : {}),
-  });
+  const waiting = (ids: string[]): void =>
+    ctx.progress.say(`waiting for ${ids.length === 1 ? shortId(ids[0]!) : `${ids.length} children`}`);
+  const timeout = a.timeoutMs !== undefined ? { timeoutMs: a.timeoutMs } : {};
+  let outcome: WaitOutcome;
+  if (a.groupId !== undefined) {
+    // Awaiting a group seals it (in the core); an already-cancelled call is interrupted there.
+    outcome = await ctx.m.waitGroup(a.groupId, { ...reporting(ctx), ...timeout, onMembers: waiting });
+  } else {
+    const ids = a.ids!.map((i) => ctx.m.child(i).entry.id);
+    waiting(ids);
+    outcome = await waitReporting(ctx, ids, { mode: a.mode ?? DEFAULT_WAIT_MODE, ...timeout });
+  }
   return {
     results: outcome.results.map(shapeResult),
     pending: outcome.pending,
@@ -153,24 +164,21 @@ export function inbox(a: { peek?: boolean }, ctx: CallContext) {
 
 /** subagents_models: one bounded catalog question. */
 export function models(a: ModelQuery, ctx: CallContext) {
-  return queryModels(a, { cwd: ctx.m.cwd, env: ctx.m.env });
+  return ctx.m.models(a);
 }
 
 /** subagents_agents: the profiles found, one line each. */
 export function agents(_a: Record<string, never>, ctx: CallContext) {
-  const found = discoverProfiles({ cwd: ctx.m.cwd, env: ctx.m.env });
+  const found = ctx.m.agents();
   return {
-    agents: found.profiles.map((p) => {
-      const r = runnerReadiness(p.runner, ctx.m.env);
-      return {
-        name: p.name,
-        runner: p.runner,
-        ...(p.model ? { model: p.model } : {}),
-        description: oneLine(p.description, 120),
-        // Only the exception is spelled out: an agent whose CLI is missing here cannot start.
-        ...(r.ready ? {} : { ready: false, notReady: r.why }),
-      };
-    }),
+    agents: found.agents.map(({ profile: p, readiness: r }) => ({
+      name: p.name,
+      runner: p.runner,
+      ...(p.model ? { model: p.model } : {}),
+      description: oneLine(p.description, 120),
+      // Only the exception is spelled out: an agent whose CLI is missing here cannot start.
+      ...(r.ready ? {} : r),
+    })),
     ...(found.warnings.length > 0 ? { warnings: found.warnings } : {}),
   };
 }

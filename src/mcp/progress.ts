@@ -1,5 +1,5 @@
-import type { MusterEvent } from "../artifacts/events.js";
 import { applyEvents, type ChildState, emptyState } from "../core/state.js";
+import type { MusterEvent } from "../core/types.js";
 import { shortId } from "../util/ids.js";
 
 /** What a progress notification carries (MCP `notifications/progress` params). */

@@ -13,7 +13,6 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { isMusterError } from "../base/errors.js";
 import { createMuster, type Muster } from "../core/muster.js";
 import { loadBackendModules } from "../mux/builtin.js";
-import { discoverProfiles } from "../profiles/discover.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import type { CallContext } from "./handlers.js";
 import { mcpErrorText } from "./next-step.js";
@@ -60,7 +59,7 @@ function version(): string {
 
 /** An MCP server over one Muster: tools/list and tools/call from the tool table; `idle()` awaits calls in flight. */
 export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Server; idle(): Promise<void> } {
-  const tools = (): Tool[] => toolTable(agentsLine(discoverProfiles({ cwd: m.cwd, env: m.env })));
+  const tools = (): Tool[] => toolTable(agentsLine({ profiles: m.agents().agents.map((a) => a.profile) }));
   const ajv = new Ajv({ allErrors: false });
   const validators = new Map<string, ValidateFunction>();
   const byName = new Map<string, Tool>();

@@ -1,8 +1,7 @@
-import type { Usage } from "../artifacts/events.js";
 import type { LoadedChild } from "../core/children.js";
 import type { TurnResult } from "../core/results.js";
 import { lastCompletion, queuedTurns, resumable } from "../core/state.js";
-import type { Discovery } from "../profiles/discover.js";
+import type { Usage } from "../core/types.js";
 import { shortId } from "../util/ids.js";
 
 /** A settled turn as the MCP tools return it. */
@@ -88,7 +87,7 @@ export const AGENT_LIST_BUDGET = 1400;
 const more = (n: number): string => `+${n} more (the subagents_agents tool lists all)`;
 
 /** The `agent` parameter's description: one `name: one line` per profile, bounded; the overflow is counted. */
-export function agentsLine(found: Discovery): string {
+export function agentsLine(found: { profiles: readonly { name: string; description: string }[] }): string {
   const lines = ["Profile for a new child:"];
   let used = lines[0]!.length;
   for (const [i, p] of found.profiles.entries()) {

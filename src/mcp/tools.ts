@@ -1,5 +1,5 @@
+import { MAX_LIMIT, type ModelQuery } from "../core/catalog.js";
 import { DEFAULT_AGENT, DEFAULT_WAIT_MODE } from "../core/defaults.js";
-import { MAX_LIMIT, type ModelQuery } from "../profiles/query.js";
 import * as h from "./handlers.js";
 
 /** A JSON Schema object (the subset the tool inputs use). */

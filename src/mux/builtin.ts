@@ -5,6 +5,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
+import { workingDir } from "../util/cwd.js";
 import { localHostControl } from "./local-host.js";
 import { type BackendModuleApi, registerBackend } from "./registry.js";
 import { createTmuxBackend } from "./tmux/backend.js";
@@ -18,7 +19,11 @@ const loaded = new Map<string, Promise<void>>();
  * A module exports `register(api)` and calls `api.registerBackend(name, factory)`: it gets muster's own
  * registry that way, whichever copy of muster it could import itself.
  */
-export async function loadBackendModules(env: NodeJS.ProcessEnv = process.env, cwd?: string): Promise<void> {
+export async function loadBackendModules(
+  env: NodeJS.ProcessEnv = process.env,
+  // workingDir, not process.cwd(): that throws in a deleted directory, where muster must still start.
+  cwd = workingDir(env),
+): Promise<void> {
   const spec = env.MUSTER_BACKEND_MODULE;
   if (!spec) return;
   for (const p of spec.split(":").filter((s) => s !== "")) {

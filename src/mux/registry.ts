@@ -3,6 +3,7 @@
  * from MUSTER_BACKEND_MODULE; the core only asks for a backend by the name a child recorded, so it never
  * imports a concrete one.
  */
+import { backendStateDir } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
 import type { Backend, PaneRef } from "./backend.js";
 
@@ -56,7 +57,7 @@ export class BackendSet {
         `backend "${name}" is not available here (available: ${backendNames().join(", ") || "none"}); a backend from outside muster is loaded with MUSTER_BACKEND_MODULE=<file.mjs>`,
       );
     }
-    const b = factory({ env: this.env, stateDir: `${this.stateRoot}/backends/${name}` });
+    const b = factory({ env: this.env, stateDir: backendStateDir(this.stateRoot, name) });
     this.made.set(name, b);
     return b;
   }

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../artifacts/events.js";
+import { pathsOfArtifactDir } from "../artifacts/layout.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import { appendJsonLines } from "../util/fsx.js";
 
@@ -59,7 +60,8 @@ export type SessionLine = SessionHeader | SessionMessage;
 
 /** `primaries/<primary>/subagents/<child>.jsonl`, from the child's artifact dir (`primaries/<primary>/artifacts/<child>`). */
 export function sessionFileOf(artifactDir: string): string {
-  return path.join(artifactDir, "..", "..", "subagents", `${path.basename(artifactDir)}.jsonl`);
+  const { primary, child } = pathsOfArtifactDir(artifactDir);
+  return primary.sessionFile(child);
 }
 
 /** Appends conversation lines durably (one write + fsync per call); the file is created 0600 on first use. */

@@ -15,13 +15,14 @@ export function selfShim(node: string = process.execPath): string {
 }
 
 /**
- * The folder holding an executable `muster` for this install, under the state root (so it works however the
- * package was installed: a clone, npm install, npm install -g). One folder per install and node, by content
- * hash, so two installs sharing a state root never overwrite each other's shim.
+ * The folder holding an executable `muster` for this install, under `binRoot` (the state root's bin/, see
+ * artifacts/layout.ts), so it works however the package was installed: a clone, npm install, npm install -g.
+ * One folder per install and node, by content hash, so two installs sharing a state root never overwrite
+ * each other's shim.
  */
-export function ensureSelfBinDir(root: string, node: string = process.execPath): string {
+export function ensureSelfBinDir(binRoot: string, node: string = process.execPath): string {
   const text = selfShim(node);
-  const dir = path.join(root, "bin", createHash("sha256").update(text).digest("hex").slice(0, 12));
+  const dir = path.join(binRoot, createHash("sha256").update(text).digest("hex").slice(0, 12));
   const file = path.join(dir, "muster");
   try {
     if (fs.readFileSync(file, "utf8") === text) return dir;

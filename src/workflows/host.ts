@@ -1,5 +1,4 @@
 import type { Muster } from "../core/muster.js";
-import { discoverProfiles } from "../profiles/discover.js";
 
 /** How one step's child ended. `text` is its answer when it completed with one. */
 export interface StepOutcome {
@@ -36,7 +35,7 @@ export interface WorkflowHost {
 /** The WorkflowHost over the public library API (`createMuster()`). */
 export function musterHost(m: Muster): WorkflowHost {
   return {
-    agents: () => new Set(discoverProfiles({ cwd: m.cwd, env: m.env }).profiles.map((p) => p.name)),
+    agents: () => new Set(m.agents().agents.map((a) => a.profile.name)),
     stateDir: () => {
       m.claimPrimary();
       return m.paths.dir;

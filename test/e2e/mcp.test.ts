@@ -218,6 +218,14 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     await fails("subagents_run", { id: a.id, prompt: "x", groupId: "mcp-g" }, /groupId is for new children/);
   });
 
+  it("a refused group await (mode first) leaves the group open: the refusal seals nothing", async () => {
+    const a = await ok("subagents_run", { agent: "mock", prompt: "h1", await: false, groupId: "mcp-h" });
+    await fails("subagents_await", { groupId: "mcp-h", mode: "first" }, /whole/);
+    const b = await ok("subagents_run", { agent: "mock", prompt: "h2", await: false, groupId: "mcp-h" });
+    const all = await ok("subagents_await", { groupId: "mcp-h" });
+    expect(all.results.map((r: { id: string }) => r.id).sort()).toEqual([a.id, b.id].sort());
+  });
+
   it("sends progress notifications while a run waits, when the client gives a progress token", async () => {
     const seen: Progress[] = [];
     const r = await call(

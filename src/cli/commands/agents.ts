@@ -1,12 +1,8 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Command } from "commander";
-import { workingDir } from "../../core/paths.js";
-import { discoverProfiles } from "../../profiles/discover.js";
-import { loadProfile } from "../../profiles/profile.js";
-import type { ResolvedProfile } from "../../profiles/types.js";
-import { runnerReadiness } from "../../runners/availability.js";
-import { getRunner } from "../../runners/registry.js";
+import { type AgentInfo, listAgents, type ResolvedProfile, showAgent } from "../../core/catalog.js";
+import { workingDir } from "../../util/cwd.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { clip, table } from "../format.js";
 import { printJson, say, warn } from "../output.js";
@@ -43,17 +39,12 @@ function profileJson(p: ResolvedProfile, full: boolean) {
   };
 }
 
-function readinessJson(runner: string): { ready: boolean; notReady?: string } {
-  const r = runnerReadiness(runner, process.env);
-  return r.ready ? { ready: true } : { ready: false, notReady: r.why };
-}
-
-function showOne(p: ResolvedProfile): void {
+function showOne({ profile: p, runs }: AgentInfo): void {
   const rows: [string, string][] = [
     ["name", p.name],
     ["description", p.description || "-"],
     ["runner", p.runner],
-    ...(getRunner(p.runner)?.usage ? ([["runs", getRunner(p.runner)!.usage!]] as [string, string][]) : []),
+    ...(runs ? ([["runs", runs]] as [string, string][]) : []),
     ["model", p.model ?? "- (inherits)"],
     ["reasoning", p.reasoning ?? "- (inherits)"],
   ];
@@ -88,34 +79,34 @@ export function registerAgents(program: Command): void {
       "ignore other harnesses' agent folders (also: MUSTER_COMPAT_AGENTS=0 or config compatAgents: false)",
     )
     .action((name: string | undefined, flags: { json?: boolean }, cmd: Command) => {
-      const compat = compatFlag(cmd);
+      const ctx = { cwd: workingDir(), env: process.env, ...compatFlag(cmd) };
       if (name !== undefined) {
-        const p = loadProfile(name, workingDir(), process.env, compat);
+        const one = showAgent(name, ctx);
+        const p = one.profile;
         printWarnings(p.warnings);
         if (flags.json) return printJson({ agent: profileJson(p, true), warnings: p.warnings });
-        return showOne(p);
+        return showOne(one);
       }
-      const found = discoverProfiles({ cwd: workingDir(), env: process.env, ...compat });
+      const found = listAgents(ctx);
       printWarnings(found.warnings);
       if (flags.json) {
         return printJson({
-          agents: found.profiles.map((p) => ({ ...profileJson(p, false), ...readinessJson(p.runner) })),
+          agents: found.agents.map((a) => ({ ...profileJson(a.profile, false), ...a.readiness })),
           compat: found.compat,
-          searched: found.dirs,
+          searched: found.searched,
           warnings: found.warnings,
         });
       }
-      if (found.profiles.length === 0) {
+      if (found.agents.length === 0) {
         say("no agent profiles found\n");
         return;
       }
       const rows = [["NAME", "RUNNER", "READY", "MODEL", "LAYER", "SHADOWS", "SOURCE", "DESCRIPTION"]];
-      for (const p of found.profiles) {
-        const r = runnerReadiness(p.runner, process.env);
+      for (const { profile: p, readiness: r } of found.agents) {
         rows.push([
           p.name,
           p.runner,
-          r.ready ? "yes" : clip(`no: ${r.why}`, 28),
+          r.ready ? "yes" : clip(`no: ${r.notReady}`, 28),
           p.model ?? "-",
           p.layer,
           p.shadows.map((s) => s.layer).join(",") || "-",

@@ -37,7 +37,7 @@ export function registerDemo(program: Command): void {
     .action(async (flags: { json?: boolean; timeout: string; keep?: boolean }) => {
       const m = createMuster();
       try {
-        await m.backend.version();
+        await m.ensureMux();
       } catch (e) {
         throw new MusterError(
           "mux_unavailable",

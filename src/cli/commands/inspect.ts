@@ -1,9 +1,7 @@
 import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
-import { createMuster, type Muster } from "../../core/muster.js";
-import { listPrimaries } from "../../core/primary.js";
+import { backendNameOf, paneWhere } from "../../core/panes.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
-import { isTmuxRef, LEGACY_BACKEND, type PaneRef, paneLabel } from "../../mux/backend.js";
 import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
@@ -11,29 +9,11 @@ import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from 
 import { printJson, say, withSelf } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
-/** Every primary under the state root with its children (ls --all). */
-async function listAllPrimaries(m: Muster): Promise<{ primary: string; children: LoadedChild[] }[]> {
-  const out = [];
-  for (const primary of listPrimaries(m.root)) {
-    const other = primary === m.primary ? m : createMuster({ home: m.root, primary });
-    out.push({ primary, children: await other.list() });
-  }
-  return out;
-}
-
 /** "N malformed line(s) at offset …" for events.ndjson (the spans are skipped by every reader). */
 function malformedLine(m: LoadedChild["malformed"]): string {
   const spans = m.spans.map((s) => `${s.offset} (${s.length} B: ${clip(s.reason, 60)})`).join(", ");
   const more = m.count > m.spans.length ? `, and ${m.count - m.spans.length} more` : "";
   return `${m.count} malformed line${m.count === 1 ? "" : "s"} at offset ${spans}${more}`;
-}
-
-/** Where a child's pane is, for `status`. */
-function paneLine(pane: PaneRef | null): string {
-  if (!pane) return "-";
-  return isTmuxRef(pane)
-    ? `${pane.paneId} in session ${pane.session}`
-    : `${paneLabel(pane)} (${pane.backend})`;
 }
 
 /** The JSON shape of an unreadable child in ls (its files were refused: nothing else is known). */
@@ -55,7 +35,7 @@ export function childSummary(c: LoadedChild) {
     queuedTurns: queuedTurns(c.state, c.pending),
     lastActivity: c.state.lastActivity ?? null,
     usage: c.state.usage ?? null,
-    backend: c.entry.pane?.backend ?? c.entry.backend ?? LEGACY_BACKEND,
+    backend: backendNameOf(c.entry),
     pane: c.entry.pane,
     artifactDir: c.files.dir,
     resumable: resumable(c.state),
@@ -84,7 +64,7 @@ export function registerInspect(program: Command): void {
       .option("--all", "children of every primary, grouped by primary"),
   ).action(async (flags: CommonOptions & { all?: boolean }) => {
     const m = muster(flags);
-    const groups = flags.all ? await listAllPrimaries(m) : [{ primary: m.primary, children: await m.list() }];
+    const groups = flags.all ? await m.listAll() : [{ primary: m.primary, children: await m.list() }];
     if (flags.json) {
       const shaped = groups.map((g) => ({
         primary: g.primary,
@@ -154,7 +134,7 @@ export function registerInspect(program: Command): void {
       `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
       `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
       `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)`,
-      `pane       ${paneLine(c.entry.pane)}`,
+      `pane       ${paneWhere(c.entry.pane)}`,
       `artifacts  ${c.files.dir}`,
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,

@@ -1,7 +1,12 @@
 import type { Command } from "commander";
-import { workingDir } from "../../core/paths.js";
-import { MAX_LIMIT, type ModelQuery, type ModelsAnswer, queryModels } from "../../profiles/query.js";
-import type { SettingSource } from "../../profiles/settings.js";
+import {
+  MAX_LIMIT,
+  type ModelQuery,
+  type ModelsAnswer,
+  models,
+  type SettingSource,
+} from "../../core/catalog.js";
+import { workingDir } from "../../util/cwd.js";
 import { parsePositiveInt, table } from "../format.js";
 import { printJson, say } from "../output.js";
 import { compatFlag, displayPath, printWarnings } from "./agents.js";
@@ -120,7 +125,7 @@ export function registerModels(program: Command): void {
         ...(flags.model !== undefined ? { model: flags.model } : {}),
         ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
       };
-      const answer = queryModels(q, { cwd: workingDir(), env: process.env, ...compatFlag(cmd) });
+      const answer = models(q, { cwd: workingDir(), env: process.env, ...compatFlag(cmd) });
       printWarnings(answer.warnings);
       if (flags.json) return printJson(answer);
       printHuman(answer);

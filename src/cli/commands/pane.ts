@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
-import { helperCwd } from "../../core/paths.js";
+import { helperCwd } from "../../util/cwd.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { shellQuote } from "../format.js";
 import { ExitWith, printJson, say } from "../output.js";
@@ -8,17 +8,16 @@ import { ExitWith, printJson, say } from "../output.js";
 /** attach and focus: inside tmux switch the current client to the pane; outside, attach this terminal. */
 async function goToPane(id: string, flags: CommonOptions & { print?: boolean }): Promise<void> {
   const m = muster(flags);
-  const c = m.child(id);
-  const command = m.attachCommand(c);
-  if (!command) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
+  const target = m.attach(id);
+  const { command } = target;
   if (flags.json || flags.print) {
-    if (flags.json) printJson({ id: c.entry.id, pane: c.entry.pane, command });
+    if (flags.json) printJson(target);
     else say(`${shellQuote(command)}\n`);
     return;
   }
   let unfocused: unknown;
   try {
-    await m.focus(c);
+    await m.focus(m.child(target.id));
     return;
   } catch (e) {
     // Not inside the same tmux server: attach this terminal instead.

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
-import { defaultAgent } from "../../core/defaults.js";
+import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
@@ -21,6 +21,15 @@ interface SpawnFlags extends CommonOptions {
   file?: string;
   backend?: string;
 }
+
+/** Each refused combination of flags, in the CLI's words. */
+const CONFLICT: Record<StartConflict, string> = {
+  seal_without_group: "--seal goes with --group",
+  agent_and_resume: "give either --agent (a new child) or --resume <id> (an existing one), not both",
+  group_with_resume: "--group takes new children: use it with --agent, not --resume",
+  backend_with_resume: "--resume continues a child where it ran: no --backend",
+  resume_with_command_or_cwd: "--resume continues a child as it was: no argv after -- and no --cwd",
+};
 
 export function registerSpawn(program: Command): void {
   common(
@@ -61,49 +70,24 @@ export function registerSpawn(program: Command): void {
       .option("--seal", "with --group: seal the group after this child joins (no more members)"),
   ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
     const m = muster(flags);
-    if (flags.seal && flags.group === undefined)
-      throw new MusterError("invalid_argument", "--seal goes with --group");
-    const text = readPrompt(prompt, flags.file);
-    const settings = {
+    const req = {
+      ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+      ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
       ...(flags.model ? { model: flags.model } : {}),
       ...(flags.reasoning ? { reasoning: flags.reasoning } : {}),
+      ...(argv.length > 0 ? { command: argv } : {}),
+      ...(flags.cwd ? { cwd: flags.cwd } : {}),
+      ...(flags.split ? { placement: "split" as const } : {}),
+      ...(flags.group !== undefined ? { group: flags.group } : {}),
+      ...(flags.seal ? { seal: true } : {}),
+      ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
     };
-    let started: { id: string; turnId: string; warnings: string[] };
-    if (flags.resume !== undefined) {
-      if (flags.agent !== undefined)
-        throw new MusterError(
-          "invalid_argument",
-          "give either --agent (a new child) or --resume <id> (an existing one), not both",
-        );
-      if (flags.group !== undefined)
-        throw new MusterError(
-          "invalid_argument",
-          "--group takes new children: use it with --agent, not --resume",
-        );
-      if (flags.backend !== undefined)
-        throw new MusterError("invalid_argument", "--resume continues a child where it ran: no --backend");
-      if (argv.length > 0 || flags.cwd)
-        throw new MusterError(
-          "invalid_argument",
-          "--resume continues a child as it was: no argv after -- and no --cwd",
-        );
-      started = await m.resume(flags.resume, text, {
-        ...settings,
-        ...(flags.split ? { placement: "split" as const } : {}),
-      });
-    } else {
-      started = await m.spawn({
-        agent: flags.agent ?? defaultAgent(m.env),
-        prompt: text,
-        ...settings,
-        ...(argv.length > 0 ? { command: argv } : {}),
-        ...(flags.cwd ? { cwd: flags.cwd } : {}),
-        ...(flags.split ? { placement: "split" as const } : {}),
-        ...(flags.group !== undefined ? { group: flags.group } : {}),
-        ...(flags.seal ? { seal: true } : {}),
-        ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
-      });
-    }
+    const conflict = m.startConflict(req);
+    if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);
+    const started: { id: string; turnId: string; warnings: string[] } = await m.start({
+      ...req,
+      prompt: readPrompt(prompt, flags.file),
+    });
     for (const w of started.warnings) warn(`muster: warning: ${w}\n`);
     if (!flags.wait) {
       if (flags.json) printJson(started);

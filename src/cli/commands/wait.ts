@@ -15,10 +15,11 @@ import { visibleLine } from "../sanitize.js";
 /** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
 export async function waitWithProgress(
   m: Muster,
-  ids: string[],
+  target: string[] | { group: string },
   opts: WaitOptions,
   json: boolean,
 ): Promise<WaitOutcome> {
+  let ids = Array.isArray(target) ? target : [];
   const controller = new AbortController();
   const release = takeInterrupt(() => controller.abort());
   const live = !json && process.stderr.isTTY;
@@ -33,7 +34,7 @@ export async function waitWithProgress(
   };
   if (live) timer = setInterval(draw, 1000);
   try {
-    return await m.wait(ids, {
+    const waitOpts: WaitOptions = {
       ...opts,
       withText: true,
       signal: controller.signal,
@@ -49,6 +50,14 @@ export async function waitWithProgress(
           );
           if (live) draw();
         }
+      },
+    };
+    if (Array.isArray(target)) return await m.wait(ids, waitOpts);
+    const { mode: _all, ...groupOpts } = waitOpts;
+    return await m.waitGroup(target.group, {
+      ...groupOpts,
+      onMembers: (members) => {
+        ids = members;
       },
     });
   } finally {
@@ -125,18 +134,14 @@ export function registerWait(program: Command): void {
     }
     const m = muster(flags);
     const timeout = flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {};
-    let targets = ids;
-    if (flags.group !== undefined) {
-      if (flags.first)
-        throw new MusterError(
-          "invalid_argument",
-          "a group is delivered whole: --first does not go with --group",
-        );
-      targets = (await m.sealGroup(flags.group)).members.map((mb) => mb.id);
-    }
+    if (flags.group !== undefined && flags.first)
+      throw new MusterError(
+        "invalid_argument",
+        "a group is delivered whole: --first does not go with --group",
+      );
     const outcome = await waitWithProgress(
       m,
-      targets,
+      flags.group !== undefined ? { group: flags.group } : ids,
       { mode: flags.first ? "first" : DEFAULT_WAIT_MODE, ...timeout },
       !!flags.json,
     );

@@ -1,0 +1,90 @@
+/** What is available here for muster: the multiplexer, the built-in runners, the agent CLIs. Plain data. */
+import { stateRoot } from "../artifacts/layout.js";
+import { BackendSet } from "../mux/registry.js";
+import { runnerReadiness } from "../runners/availability.js";
+import { getRunner, runnerNames } from "../runners/registry.js";
+import { helperCwd } from "../util/cwd.js";
+
+export interface DoctorReport {
+  /** Whether muster can run children here (the multiplexer answers). */
+  ok: boolean;
+  node: string;
+  tmux: { ok: boolean; version?: string; error?: string };
+  socket: string | null;
+  insideTmux: boolean;
+  stateRoot: string;
+  runners: { name: string; available: true }[];
+  agentClis: AgentCliReport[];
+}
+
+/** Checks the multiplexer and every agent CLI a runner drives. */
+export async function doctor(
+  env: NodeJS.ProcessEnv = process.env,
+  backends: BackendSet = new BackendSet(env, stateRoot(env)),
+): Promise<DoctorReport> {
+  let tmux: DoctorReport["tmux"];
+  try {
+    tmux = { ok: true, version: await backends.get("tmux").version() };
+  } catch (e) {
+    tmux = { ok: false, error: (e as Error).message };
+  }
+  const clis = await agentClis(env);
+  return {
+    ok: tmux.ok,
+    node: process.version,
+    tmux,
+    socket: env.MUSTER_TMUX_SOCKET ?? null,
+    insideTmux: !!env.TMUX,
+    stateRoot: stateRoot(env),
+    runners: runnerNames().map((name) => ({ name, available: true as const })),
+    agentClis: clis,
+  };
+}
+
+/** An agent CLI muster can drive, and whether it is installed here. */
+export interface AgentCliReport {
+  name: string;
+  found: boolean;
+  path: string | null;
+  version: string | null;
+  envVar: string;
+  install: string;
+  tested: string | null;
+}
+
+/** The CLIs of the runners that drive one, each checked (PATH or MUSTER_<CLI>_BIN) and asked its version. */
+function agentClis(env: NodeJS.ProcessEnv): Promise<AgentCliReport[]> {
+  return Promise.all(
+    runnerNames()
+      .map((name) => getRunner(name)!)
+      .filter((r) => r.binary)
+      .map(async (r) => {
+        const bin = r.binary!;
+        const ready = runnerReadiness(r.name, env);
+        const p = ready.ready ? ready.path : undefined;
+        return {
+          name: r.name,
+          found: !!p,
+          path: p ?? null,
+          version: p ? ((await versionOf(p)) ?? null) : null,
+          envVar: bin.envVar,
+          install: bin.install,
+          tested: bin.tested?.version ?? null,
+        };
+      }),
+  );
+}
+
+async function versionOf(bin: string): Promise<string | undefined> {
+  const { execa } = await import("execa"); // ~150 ms to load: only for doctor
+  // execa needs a cwd that exists: a deleted one must not break doctor.
+  const r = await execa(bin, ["--version"], {
+    cwd: helperCwd(),
+    reject: false,
+    timeout: 5000,
+    stdin: "ignore",
+  });
+  // Some CLIs (pi) print their version on stderr.
+  const text = String(r.stdout).trim() || String(r.stderr).trim();
+  return r.exitCode === 0 ? text.split("\n")[0]?.trim() || undefined : undefined;
+}

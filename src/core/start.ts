@@ -1,0 +1,91 @@
+/**
+ * One start of a turn, as every front end asks for it: a new child (an agent) or the next turn of a settled
+ * child (resume). Which combinations make sense is decided here, once; each front end names the conflict in
+ * its own words (its flags or parameters).
+ */
+import { MusterError } from "../base/errors.js";
+import type { Placement } from "../mux/backend.js";
+import { defaultAgent } from "./defaults.js";
+import type { FollowUp, TurnSettings } from "./follow-up.js";
+import type { SpawnOptions, SpawnResult } from "./spawn.js";
+
+export interface StartRequest extends TurnSettings {
+  prompt: string;
+  /** A new child of this profile (default $MUSTER_AGENT, else the default agent). */
+  agent?: string;
+  /** Continue this settled child of the primary instead. */
+  resume?: string;
+  placement?: Placement;
+  /** New children only: */
+  cwd?: string;
+  command?: string[];
+  /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
+  backend?: string;
+  group?: string;
+  seal?: boolean;
+}
+
+/** What is wrong with a start request, as data: each front end says it in its own words. */
+export type StartConflict =
+  /** both an agent (a new child) and a child to resume */
+  | "agent_and_resume"
+  /** a group is for new children */
+  | "group_with_resume"
+  /** a resumed child continues where it ran: no other backend */
+  | "backend_with_resume"
+  /** resume continues a child as it was: no new argv, no new cwd */
+  | "resume_with_command_or_cwd"
+  /** sealing needs a group */
+  | "seal_without_group";
+
+export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict | undefined {
+  if (req.seal && req.group === undefined) return "seal_without_group";
+  if (req.resume === undefined) return undefined;
+  if (req.agent !== undefined) return "agent_and_resume";
+  if (req.group !== undefined) return "group_with_resume";
+  if (req.backend !== undefined) return "backend_with_resume";
+  if ((req.command !== undefined && req.command.length > 0) || req.cwd !== undefined)
+    return "resume_with_command_or_cwd";
+  return undefined;
+}
+
+const CONFLICT_TEXT: Record<StartConflict, string> = {
+  agent_and_resume: "give an agent (a new child) or a child to resume, not both",
+  group_with_resume: "a group takes new children, not a resumed one",
+  backend_with_resume: "a resumed child continues where it ran: no other backend",
+  resume_with_command_or_cwd: "a resumed child continues as it was: no command and no cwd",
+  seal_without_group: "seal goes with a group",
+};
+
+/** What start() needs of the core. */
+export interface Starter {
+  readonly env: NodeJS.ProcessEnv;
+  spawn(opts: SpawnOptions): Promise<SpawnResult>;
+  resume(
+    idOrPrefix: string,
+    prompt: string,
+    opts: TurnSettings & { placement?: Placement },
+  ): Promise<FollowUp>;
+}
+
+/** Spawns or resumes as the request says; a conflicting request starts nothing. */
+export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnResult | FollowUp> {
+  const conflict = startConflict(req);
+  if (conflict) throw new MusterError("invalid_argument", CONFLICT_TEXT[conflict]);
+  const settings = {
+    ...(req.model !== undefined ? { model: req.model } : {}),
+    ...(req.reasoning !== undefined ? { reasoning: req.reasoning } : {}),
+    ...(req.placement ? { placement: req.placement } : {}),
+  };
+  if (req.resume !== undefined) return m.resume(req.resume, req.prompt, settings);
+  return m.spawn({
+    agent: req.agent ?? defaultAgent(m.env),
+    prompt: req.prompt,
+    ...settings,
+    ...(req.command && req.command.length > 0 ? { command: req.command } : {}),
+    ...(req.cwd !== undefined ? { cwd: req.cwd } : {}),
+    ...(req.group !== undefined ? { group: req.group } : {}),
+    ...(req.seal ? { seal: true } : {}),
+    ...(req.backend !== undefined ? { backend: req.backend } : {}),
+  });
+}

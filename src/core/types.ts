@@ -1,0 +1,4 @@
+/** Types of the records a front end shows (artifacts, delivery), re-exported so front ends import only the core. */
+export type { Budget, TreeUsage } from "../artifacts/budget.js";
+export type { ChildMeta, CompletionStatus, MusterEvent, Usage } from "../artifacts/events.js";
+export type { DeliveryRecord, Manifest } from "../delivery/records.js";
