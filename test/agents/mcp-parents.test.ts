@@ -114,13 +114,14 @@ function defineParent(client: Client, scope: "user" | "project"): void {
       expect(r.exitCode, r.stderr).toBe(0);
       const again = await sb.run(args, { env });
       expect(again.stdout).toContain("already configured");
-      const doc = await sb.run(["mcp", "doctor", ...args.slice(2)], { env });
-      expect(doc.exitCode, doc.stdout).toBe(0);
       if (client === "codex" && scope === "project") {
-        // Codex reads a project's .codex/config.toml only in a trusted project (the user's own decision).
+        // Codex reads a project's .codex/config.toml only in a trusted project (the user's own decision);
+        // mcp doctor checks that trust.
         const user = path.join(env.CODEX_HOME as string, "config.toml");
         fs.appendFileSync(user, `\n[projects.${JSON.stringify(sb.cwd)}]\ntrust_level = "trusted"\n`);
       }
+      const doc = await sb.run(["mcp", "doctor", ...args.slice(2)], { env });
+      expect(doc.exitCode, doc.stdout).toBe(0);
       if (client === "gemini" && scope === "project")
         // Gemini CLI reads a project's .gemini/settings.json only in a trusted folder (`gemini trust` writes this).
         fs.writeFileSync(

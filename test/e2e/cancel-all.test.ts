@@ -43,14 +43,21 @@ describe("cancel --all", () => {
       Array.from({ length: N }, (_, i) => sb.json(["spawn", `hang ${i}\nmock: hang`], { env })),
     );
     const paneIds = spawned.map((s) => s.data.paneId as string);
+    // The states last seen, for the failure message if they never settle as expected.
+    let last = "";
     await until(
       async () => {
         const rows = await children();
+        last = JSON.stringify(rows.map((r) => r.status));
         return count(rows, "running") === BOUND && count(rows, "queued") === N - BOUND;
       },
       90_000,
       250,
-    );
+    ).catch((e: Error) => {
+      throw new Error(
+        `${e.message}; last ls: ${last}; spawns: ${JSON.stringify(spawned.map((s) => s.exitCode))}`,
+      );
+    });
     sampling = false;
     await sampler;
     expect(runningSeen.length).toBeGreaterThan(0);
@@ -83,5 +90,5 @@ describe("cancel --all", () => {
     }
     // Every cancelled child's pane is closed.
     expect((await panes()).filter((p) => paneIds.includes(p))).toEqual([]);
-  });
+  }, 180_000);
 });

@@ -172,7 +172,7 @@ describe("a next step is data; each front end says it in its own words", () => {
         }
         throw new Error("did not throw");
       };
-      // A client's config file that cannot be read (a directory): the read error is the cause.
+      // A client's config file that cannot be read (a directory): the bounded reader's refusal is the cause.
       const edit = {
         file: dir,
         format: "json" as const,
@@ -182,7 +182,10 @@ describe("a next step is data; each front end says it in its own words", () => {
       };
       const unreadable = caught(() => load(edit));
       expect(unreadable.code).toBe("invalid_config");
-      expect(unreadable.cause).toMatchObject({ code: "EISDIR" });
+      expect(unreadable.cause).toMatchObject({
+        code: "integrity",
+        message: expect.stringMatching(/not a regular file|directory/),
+      });
       // One that does not parse: the parser's error.
       fs.writeFileSync(path.join(dir, "c.toml"), "= broken");
       const unparsed = caught(() => load({ ...edit, file: path.join(dir, "c.toml"), format: "toml" }));
