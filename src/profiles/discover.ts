@@ -5,6 +5,7 @@ import { isMusterError } from "../base/errors.js";
 import { loadConfig, type MusterConfig } from "../config/config.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { readFileBounded } from "../util/safe-read.js";
+import { findFiles } from "../util/tree.js";
 import { PROFILE_NAME } from "./fields.js";
 import { parseProfile } from "./parse.js";
 import type { ProfileFormat, ProfileLayer, ResolvedProfile } from "./types.js";
@@ -98,39 +99,13 @@ export function profileLayers(cwd: string, env: NodeJS.ProcessEnv, compat: boole
   return dirs;
 }
 
-/** `**\/*.md` under `dir`, shallowest first then by path; hidden entries skipped, symlink loops guarded. */
+/** `**\/*.md` under `dir` (see findFiles); a FIFO or device named *.md is listed too: reading it is refused with a warning naming it. */
 export function markdownFiles(dir: string, warnings: string[]): string[] {
-  const found: { file: string; depth: number }[] = [];
-  const seen = new Set<string>();
-  const visit = (d: string, depth: number): void => {
-    let real: string;
-    try {
-      real = fs.realpathSync(d);
-    } catch {
-      return;
-    }
-    if (seen.has(real) || depth > MAX_DEPTH) return;
-    seen.add(real);
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.name.startsWith(".")) continue;
-      const p = path.join(d, e.name);
-      const st = e.isSymbolicLink() ? fs.statSync(p, { throwIfNoEntry: false }) : e;
-      if (st?.isDirectory()) visit(p, depth + 1);
-      // A FIFO or device named *.md is listed too: reading it is refused with a warning naming it.
-      else if (st && e.name.endsWith(".md")) found.push({ file: p, depth });
-    }
-  };
-  visit(dir, 0);
-  found.sort((a, b) => a.depth - b.depth || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-  if (found.length > MAX_FILES)
-    warnings.push(`${dir}: more than ${MAX_FILES} profiles; the rest are ignored`);
-  return found.slice(0, MAX_FILES).map((f) => f.file);
+  return findFiles(
+    dir,
+    { ext: ".md", what: "profiles", special: true, maxDepth: MAX_DEPTH, maxFiles: MAX_FILES },
+    warnings,
+  );
 }
 
 /**

@@ -3,6 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
+import { findFiles } from "../util/tree.js";
 import { parseWorkflow, WORKFLOW_NAME, type WorkflowDef } from "./toml.js";
 
 export type WorkflowLayer = "bundled" | "user" | "project";
@@ -48,38 +49,13 @@ export function workflowDirs(cwd: string, env: NodeJS.ProcessEnv): { layer: Work
   ];
 }
 
-/** `**\/*.toml` under `dir`, shallowest first then by path; hidden entries skipped, symlink loops guarded. */
+/** `**\/*.toml` under `dir` (see findFiles). */
 function tomlFiles(dir: string, warnings: string[]): string[] {
-  const found: { file: string; depth: number }[] = [];
-  const seen = new Set<string>();
-  const visit = (d: string, depth: number): void => {
-    let real: string;
-    try {
-      real = fs.realpathSync(d);
-    } catch {
-      return;
-    }
-    if (seen.has(real) || depth > MAX_DEPTH) return;
-    seen.add(real);
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.name.startsWith(".")) continue;
-      const p = path.join(d, e.name);
-      const st = e.isSymbolicLink() ? fs.statSync(p, { throwIfNoEntry: false }) : e;
-      if (st?.isDirectory()) visit(p, depth + 1);
-      else if (st?.isFile() && e.name.endsWith(".toml")) found.push({ file: p, depth });
-    }
-  };
-  visit(dir, 0);
-  found.sort((a, b) => a.depth - b.depth || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-  if (found.length > MAX_FILES)
-    warnings.push(`${dir}: more than ${MAX_FILES} workflows; the rest are ignored`);
-  return found.slice(0, MAX_FILES).map((f) => f.file);
+  return findFiles(
+    dir,
+    { ext: ".toml", what: "workflows", maxDepth: MAX_DEPTH, maxFiles: MAX_FILES },
+    warnings,
+  );
 }
 
 /** Reads one workflow file (at most 1 MiB); throws a one-line MusterError "invalid_config" for any problem. */

@@ -116,6 +116,22 @@ function report(run: RunResult, json: boolean, interrupted: boolean): void {
   if (code !== 0) throw new ExitWith(code);
 }
 
+/** Ctrl-C during a run: say so and cancel the run's children (through the signal); exit 130 follows. */
+function cancelOnInterrupt(): {
+  controller: AbortController;
+  interrupted: () => boolean;
+  release: () => void;
+} {
+  const controller = new AbortController();
+  let hit = false;
+  const release = takeInterrupt(() => {
+    hit = true;
+    warn("muster: interrupted; cancelling the run's children\n");
+    controller.abort();
+  });
+  return { controller, interrupted: () => hit, release };
+}
+
 export function registerWorkflow(program: Command): void {
   const wf = program
     .command("workflow")
@@ -183,14 +199,7 @@ export function registerWorkflow(program: Command): void {
     const m = muster(flags);
     const def = isCodeFile(ref) ? undefined : loadWorkflow(ref, m.cwd, m.env);
     const input = inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
-    const controller = new AbortController();
-    let interrupted = false;
-    const onSigint = (): void => {
-      interrupted = true;
-      warn("muster: interrupted; cancelling the run's children\n");
-      controller.abort();
-    };
-    const release = takeInterrupt(onSigint);
+    const { controller, interrupted, release } = cancelOnInterrupt();
     if (!def) {
       let status: "completed" | "failed" | "cancelled";
       try {
@@ -198,7 +207,7 @@ export function registerWorkflow(program: Command): void {
       } finally {
         release();
       }
-      const code = interrupted
+      const code = interrupted()
         ? EXIT.interrupted
         : status === "completed"
           ? 0
@@ -212,7 +221,7 @@ export function registerWorkflow(program: Command): void {
       report(
         await runWorkflow(musterHost(m), def, input, { signal: controller.signal, onProgress }),
         !!flags.json,
-        interrupted,
+        interrupted(),
       );
     } finally {
       release();
@@ -233,19 +242,12 @@ export function registerWorkflow(program: Command): void {
     const { resumeWorkflow } = await import("../../workflows/resume.js");
     const m = muster(flags);
     const runId = resolveRunId(m.paths.dir, ref);
-    const controller = new AbortController();
-    let interrupted = false;
-    const onSigint = (): void => {
-      interrupted = true;
-      warn("muster: interrupted; cancelling the run's children\n");
-      controller.abort();
-    };
-    const release = takeInterrupt(onSigint);
+    const { controller, interrupted, release } = cancelOnInterrupt();
     try {
       report(
         await resumeWorkflow(musterHost(m), runId, { signal: controller.signal, onProgress }),
         !!flags.json,
-        interrupted,
+        interrupted(),
       );
     } finally {
       release();
