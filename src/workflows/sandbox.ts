@@ -55,7 +55,8 @@ export async function runSandboxed(
     async (ctx, inp) => {
       const rt = qjs.newRuntime();
       rt.setMemoryLimit(memoryBytes);
-      rt.setMaxStackSize(512 * 1024);
+      // Small enough that QuickJS reports the overflow before the host's own stack runs out (512 KiB did not).
+      rt.setMaxStackSize(256 * 1024);
       const vm = rt.newContext();
       try {
         return await drive(rt, vm, source, inp, {
@@ -67,6 +68,10 @@ export async function runSandboxed(
           cpuMs,
           wallMs,
         });
+      } catch (e) {
+        // The host's stack ran out inside the interpreter: the program's fault, said plainly.
+        if (e instanceof RangeError) throw new SandboxStop("the program overflowed its stack");
+        throw e;
       } finally {
         try {
           vm.dispose();
@@ -141,7 +146,14 @@ async function drive(
   const pump = (): void => {
     if (closed) return;
     enter();
-    const r = rt.executePendingJobs();
+    let r: ReturnType<QuickJSRuntime["executePendingJobs"]>;
+    try {
+      r = rt.executePendingJobs();
+    } catch (e) {
+      // Called from a settled child's callback: a throw here would be an unhandled rejection in the host.
+      fail(e instanceof RangeError ? new SandboxStop("the program overflowed its stack") : (e as Error));
+      return;
+    }
     if ("error" in r && r.error) {
       const err = vm.dump(r.error);
       r.error.dispose();

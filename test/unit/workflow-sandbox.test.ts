@@ -151,6 +151,12 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
     expect(s.error).toMatch(/memory limit of 8 MiB/);
   });
 
+  it("unbounded recursion ends with a stack overflow error, not a crash of the host", async () => {
+    const r = await run(`const f = (n) => f(n + 1) + 1; return f(0);`);
+    expect(r.status).toBe("failed");
+    expect(r.error).toMatch(/stack overflow|overflowed its stack/i);
+  });
+
   it("no host reaches the program: process, require, import, constructor tricks, timers", async () => {
     const r = await run(`
       const probe = (f) => { try { const v = f(); return v === undefined ? "undefined" : typeof v; } catch (e) { return "threw"; } };
