@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { StepOutcome, StepSpawn, WorkflowHost } from "../../src/workflows/host.js";
-import { runSandboxed } from "../../src/workflows/sandbox.js";
+import { runSandboxed, type SandboxOptions } from "../../src/workflows/sandbox.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -44,7 +44,8 @@ class RecordingHost implements WorkflowHost {
   }
 }
 
-const run = (source: string, host = new RecordingHost(), opts = {}) => runSandboxed(source, "in", host, opts);
+const run = (source: string, host = new RecordingHost(), opts: SandboxOptions = {}) =>
+  runSandboxed(source, "in", host, opts);
 
 describe("sandboxed workflows: the ctx API inside QuickJS", () => {
   it("fans out, joins with ctx.await all / first and ctx.parallel; a failed child is a value; input and log reach it", async () => {
@@ -168,6 +169,7 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
         processGlobal: typeof process,
         setTimeout: typeof setTimeout,
         fetch: typeof fetch,
+        strictThis: (function () { return this; })() === undefined,
         importFs: await import("fs").then(() => "loaded", (e) => "refused"),
       };
     `);
@@ -180,6 +182,7 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
       processGlobal: "undefined",
       setTimeout: "undefined",
       fetch: "undefined",
+      strictThis: true,
       importFs: "refused",
     });
   });
@@ -208,5 +211,21 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
     expect(r.status).toBe("failed");
     expect(r.error).toMatch(/wall-clock bound/);
     expect(host.cancelled).toEqual(["c1"]);
+  });
+
+  it("cancelling the run stops the program and cancels its running child; the run is cancelled", async () => {
+    const host = new RecordingHost();
+    host.hang = true;
+    const ac = new AbortController();
+    const p = run(`await ctx.agent({ agent: "mock", prompt: "a" }).await(); return "done";`, host, {
+      signal: ac.signal,
+      onProgress: (e) => {
+        if (e.type === "agent_started") ac.abort();
+      },
+    });
+    const r = await p;
+    expect(r.status).toBe("cancelled");
+    expect(r.result).toBeUndefined();
+    expect(host.cancelled).toContain("c1");
   });
 });
