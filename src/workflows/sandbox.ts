@@ -46,8 +46,14 @@ export async function runSandboxed(
   const cpuMs = opts.cpuMs ?? 1000;
   const wallMs = opts.wallMs ?? 60 * 60 * 1000;
   const { name, maxChildren: _m, memoryBytes: _b, cpuMs: _c, wallMs: _w, ...codeOpts } = opts;
-  if (!Number.isInteger(maxChildren) || maxChildren < 0)
-    throw new MusterError("invalid_argument", "maxChildren must be a whole number ≥ 0");
+  for (const [k, v, min] of [
+    ["maxChildren", maxChildren, 0],
+    ["memoryBytes", memoryBytes, MiB],
+    ["cpuMs", cpuMs, 1],
+    ["wallMs", wallMs, 1],
+  ] as const)
+    if (!Number.isSafeInteger(v) || v < min)
+      throw new MusterError("invalid_argument", `${k} must be a whole number ≥ ${min}`);
   const qjs = await newQuickJSWASMModule();
   return runCodeWorkflow(
     host,
@@ -134,15 +140,37 @@ async function drive(
       );
     return new SandboxStop(`the program threw ${msg.slice(0, 2000)}`);
   };
-  const unwrap = <T>(r: { error: QuickJSHandle } | { value: T }): T => {
-    if ("error" in r) {
-      const err = vm.dump(r.error);
-      r.error.dispose();
-      throw explain(err);
+  // The thrown value, copied out; a VM too broken to copy it (out of memory) still gives a reason.
+  const take = (h: QuickJSHandle): unknown => {
+    try {
+      return vm.dump(h);
+    } catch {
+      return { name: "InternalError", message: "its error could not be copied out of the sandbox" };
+    } finally {
+      if (h.alive) h.dispose();
     }
+  };
+  const unwrap = <T>(r: { error: QuickJSHandle } | { value: T }): T => {
+    if ("error" in r) throw explain(take(r.error));
     return r.value;
   };
+  const pending = new Set<QuickJSDeferredPromise>();
   let closed = false;
+  let program: QuickJSHandle | undefined;
+  // With no child awaited and no job queued, nothing can ever settle the program (it has no timers): say so now
+  // rather than at the wall-clock bound.
+  const checkStuck = (): void => {
+    if (!program?.alive || pending.size > 0 || rt.hasPendingJob()) return;
+    const st = vm.getPromiseState(program);
+    if (st.type === "fulfilled") st.value.dispose();
+    else if (st.type === "rejected") st.error.dispose();
+    else
+      fail(
+        new SandboxStop(
+          "the program awaits a promise that nothing can settle (only ctx.agent results arrive later)",
+        ),
+      );
+  };
   const pump = (): void => {
     if (closed) return;
     enter();
@@ -154,15 +182,12 @@ async function drive(
       fail(e instanceof RangeError ? new SandboxStop("the program overflowed its stack") : (e as Error));
       return;
     }
-    if ("error" in r && r.error) {
-      const err = vm.dump(r.error);
-      r.error.dispose();
-      fail(explain(err));
-    } else if (interrupted) fail(explain(undefined));
+    if ("error" in r && r.error) fail(explain(take(r.error)));
+    else if (interrupted) fail(explain(undefined));
+    else checkStuck();
   };
 
   const handles = new Map<string, AgentHandle>();
-  const pending = new Set<QuickJSDeferredPromise>();
   let started = 0;
   const start = vm.newFunction("start", (arg) => {
     let call: unknown;
@@ -227,6 +252,7 @@ async function drive(
     enter();
     const promise = unwrap(vm.callFunction(fn, vm.undefined, ctx, inp));
     owned.push(promise);
+    program = promise;
     const settled = vm.resolvePromise(promise);
     pump();
     const value = unwrap(await Promise.race([settled, failed]));

@@ -88,6 +88,13 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
     ]);
   });
 
+  it("bad limits are refused before any run is recorded", async () => {
+    const host = new RecordingHost();
+    await expect(run("return 1;", host, { cpuMs: 0 })).rejects.toThrow(/cpuMs must be a whole number ≥ 1/);
+    await expect(run("return 1;", host, { maxChildren: 1.5 })).rejects.toThrow(/maxChildren/);
+    expect(fs.readdirSync(host.stateDir())).toEqual([]);
+  });
+
   it("a throw ends the run failed with the program's message", async () => {
     const r = await run(`throw new Error("nope, " + input);`);
     expect(r.status).toBe("failed");
@@ -138,6 +145,14 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
       },
     );
     expect(r.error).toMatch(/CPU budget exceeded/);
+  });
+
+  it("awaiting a promise nothing can settle ends at once with a clear error, not at the wall-clock bound", async () => {
+    const host = new RecordingHost();
+    const r = await run(`ctx.agent({ agent: "mock", prompt: "a" }); await new Promise(() => {});`, host);
+    expect(r.status).toBe("failed");
+    expect(r.error).toMatch(/awaits a promise that nothing can settle/);
+    expect(host.spawns).toHaveLength(1);
   });
 
   it("a huge allocation, or doubling a string, ends with a memory-limit error", async () => {
