@@ -212,17 +212,24 @@ async function drive(
     pending.add(d);
     void h.await().then((r) => {
       if (closed) return;
-      const s = vm.newString(JSON.stringify(r));
-      d.resolve(s);
-      s.dispose();
-      pending.delete(d);
-      d.dispose();
+      // This runs on the host's own queue: anything thrown here must end the run, not become an unhandled rejection.
+      try {
+        const s = vm.newString(JSON.stringify(r));
+        d.resolve(s);
+        s.dispose();
+        pending.delete(d);
+        d.dispose();
+      } catch (e) {
+        fail(e as Error);
+        return;
+      }
       pump();
     });
     return d.handle;
   });
   const log = vm.newFunction("log", (arg) => {
-    b.log(vm.getString(arg));
+    // One progress line, not a channel for megabytes.
+    b.log(vm.getString(arg).slice(0, 4000));
   });
 
   const onAbort = (): void => fail(new SandboxStop("the run was cancelled"));
