@@ -157,7 +157,9 @@ export async function runCodeWorkflow(
 
   const settle = (r: AgentResult): AgentResult => {
     results.push(r);
-    const output = r.status === "completed" ? log.writeOutput(r.id, r.text ?? "") : undefined;
+    // A structured worker's recorded output is its decoded value, not the prose around it.
+    const text = "output" in r ? JSON.stringify(r.output, null, 2) : (r.text ?? "");
+    const output = r.status === "completed" ? log.writeOutput(r.id, text) : undefined;
     log.append({
       type: "step_settled",
       stepId: r.id,

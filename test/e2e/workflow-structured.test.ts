@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
 import { runCodeWorkflow } from "../../src/workflows/code.js";
 import { musterHost } from "../../src/workflows/host.js";
+import { runWorkflow } from "../../src/workflows/run.js";
+import { parseWorkflow } from "../../src/workflows/toml.js";
 import { useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-wfstruct");
@@ -17,9 +19,9 @@ const FILES = {
     additionalProperties: false,
   },
 };
-// The mock answers with `reply=` on its first turn and `then=` on a later one (URI-encoded: no spaces).
+// The mock answers with `reply=` on its first turn and `reply2=` on a later one (URI-encoded: no spaces).
 const reply = (first: string, then?: string): string =>
-  `mock: reply=${encodeURIComponent(first)}${then !== undefined ? ` then=${encodeURIComponent(then)}` : ""}`;
+  `mock: reply=${encodeURIComponent(first)}${then !== undefined ? ` reply2=${encodeURIComponent(then)}` : ""}`;
 
 const runEvents = (dir: string) =>
   fs
@@ -149,5 +151,42 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
     expect(run.status).toBe("completed");
     expect(run.result).toEqual(["Review x.ts", "Review y.ts", "Review z.ts"]);
     expect(run.agents).toHaveLength(4);
+  });
+
+  it("TOML: a step with an output table is a structured worker; its dependent receives the decoded JSON", async () => {
+    const m = createMuster({ env: sb.env, cwd: sb.cwd });
+    const toml = [
+      'name = "structured"',
+      "[[steps]]",
+      'id = "list"',
+      'agent = "mock"',
+      `prompt = """List files.\n${reply("none", '{"files":["q.ts"]}')}"""`,
+      `output = { description = "files", schema = '${JSON.stringify(FILES.schema)}' }`,
+      "[[steps]]",
+      'id = "use"',
+      'agent = "mock"',
+      'prompt = "Use them."',
+      'needs = ["list"]',
+    ].join("\n");
+    const run = await runWorkflow(musterHost(m), parseWorkflow(toml, "inline"), "");
+    expect(run.status).toBe("completed");
+    expect(run.steps[0]).toMatchObject({ status: "completed", output: { files: ["q.ts"] } });
+    const dir = m.child(run.steps[1]!.childId!).files.prompts;
+    const prompt = fs.readFileSync(path.join(dir, fs.readdirSync(dir)[0]!), "utf8");
+    expect(prompt).toContain('## Output of step "list"\n\n{\n  "files": [\n    "q.ts"\n  ]\n}');
+    expect(runEvents(run.dir).filter((e) => e.type === "step_retried")).toHaveLength(1);
+  });
+
+  it("TOML: a bad output schema or an unknown output key refuses the workflow at parse time", () => {
+    const head = 'name = "w"\n[[steps]]\nid = "a"\nagent = "mock"\nprompt = "x"\n';
+    expect(() => parseWorkflow(`${head}output = { schema = { type = 3 } }`, "inline")).toThrow(
+      /step "a": output schema is not valid/,
+    );
+    expect(() => parseWorkflow(`${head}output = { schema = "{nope" }`, "inline")).toThrow(
+      /output schema is not JSON/,
+    );
+    expect(() => parseWorkflow(`${head}output = { shape = {} }`, "inline")).toThrow(
+      /unknown output key "shape"/,
+    );
   });
 });

@@ -135,8 +135,8 @@ async function main(): Promise<void> {
     process.stderr.write(`mock: failing with exit code ${opts.exit} as asked\n`);
     process.exit(opts.exit);
   }
-  // A later turn can follow a script set by the session's first prompt (`then=`), as a corrected answer.
-  const scripted = history.length > 0 ? parseMockOptions(history[0]!).then : undefined;
+  // A later turn can follow a script set by the session's first prompt (`reply2=`), as a corrected answer.
+  const scripted = history.length > 0 ? parseMockOptions(history[0]!).laterReply : undefined;
   const answer =
     opts.bytes !== undefined
       ? sizedAnswer(opts.bytes)
