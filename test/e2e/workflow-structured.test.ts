@@ -189,4 +189,21 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
       /unknown output key "shape"/,
     );
   });
+
+  it("CLI: workflow run prints a structured terminal step's decoded value, and the errors of a refused one", async () => {
+    const file = path.join(sb.cwd, "structured-cli.toml");
+    const schema = JSON.stringify(FILES.schema);
+    const stepOf = (id: string, answer: string) =>
+      `[[steps]]\nid = "${id}"\nagent = "mock"\nprompt = """Files.\n${reply(answer, answer)}"""\noutput = { schema = '${schema}' }\n`;
+    fs.writeFileSync(
+      file,
+      `name = "sc"\n${stepOf("good", 'Sure:\n```json\n{"files":["k.ts"]}\n```')}${stepOf("bad", '{"files":3}')}`,
+    );
+    const r = await sb.run(["workflow", "run", file, ""]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toContain('{\n  "files": [\n    "k.ts"\n  ]\n}\n');
+    expect(r.stdout).not.toContain("Sure:");
+    expect(r.stdout).toMatch(/bad · mock · errored · the answer did not match the output schema/);
+    expect(r.stdout).toContain("/files must be array");
+  });
 });
