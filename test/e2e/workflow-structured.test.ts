@@ -1,12 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
 import { runCodeWorkflow } from "../../src/workflows/code.js";
 import { musterHost } from "../../src/workflows/host.js";
 import { runWorkflow } from "../../src/workflows/run.js";
 import { parseWorkflow } from "../../src/workflows/toml.js";
-import { useSandbox } from "../helpers/cli.js";
+import { BIN, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-wfstruct");
 
@@ -205,5 +206,52 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
     expect(r.stdout).not.toContain("Sure:");
     expect(r.stdout).toMatch(/bad · mock · errored · the answer did not match the output schema/);
     expect(r.stdout).toContain("/files must be array");
+  });
+
+  it("resume after kill -9: a completed structured step keeps its decoded output; a running one is replaced, not re-attached", async () => {
+    const gate = path.join(sb.cwd, "gate-structured");
+    const schema = JSON.stringify(FILES.schema);
+    const file = path.join(sb.cwd, "structured-resume.toml");
+    fs.writeFileSync(
+      file,
+      [
+        'name = "sresume"',
+        "[[steps]]",
+        'id = "a"',
+        'agent = "mock"',
+        `prompt = """A.\n${reply('{"files":["a.ts"]}')}"""`,
+        `output = { schema = '${schema}' }`,
+        "[[steps]]",
+        'id = "b"',
+        'agent = "mock"',
+        `prompt = """B.\n${reply('{"files":["b.ts"]}')} gate=${encodeURIComponent(gate)}"""`,
+        `output = { schema = '${schema}' }`,
+        'needs = ["a"]',
+      ].join("\n"),
+    );
+    const runner = execa(process.execPath, [BIN, "workflow", "run", file], {
+      cwd: sb.cwd,
+      env: sb.env,
+      extendEnv: false,
+      reject: false,
+      stdin: "ignore",
+    });
+    const before = await until(async () => {
+      const runs = (await sb.json(["workflow", "runs"])).data.runs;
+      const r = runs.find((x: { workflow: string }) => x.workflow === "sresume");
+      return r?.steps[1].status === "running" ? r : undefined;
+    }, 20_000);
+    runner.kill("SIGKILL");
+    await runner;
+    fs.writeFileSync(gate, "open");
+    const r = await sb.json(["workflow", "resume", before.runId]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.data.steps.map((s: { output: unknown }) => s.output)).toEqual([
+      { files: ["a.ts"] },
+      { files: ["b.ts"] },
+    ]);
+    expect(r.data.steps[0].childId).toBe(before.steps[0].childId);
+    expect(r.data.steps[1].childId).not.toBe(before.steps[1].childId);
+    expect((await sb.json(["status", before.steps[1].childId])).data.status).toBe("closed");
   });
 });
