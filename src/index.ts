@@ -41,6 +41,7 @@ export { loadBackendModules } from "./mux/builtin.js";
 export { localHostControl } from "./mux/local-host.js";
 export { type BackendContext, type BackendFactory, backendNames, registerBackend } from "./mux/registry.js";
 export {
+  type AgentCall,
   type AgentHandle,
   type AgentResult,
   type CodeRunResult,
@@ -52,4 +53,5 @@ export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
 export { musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
 export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";
 export { runSandboxed, type SandboxOptions } from "./workflows/sandbox.js";
+export type { OutputSpec, StructuredOutcome } from "./workflows/structured.js";
 export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/toml.js";

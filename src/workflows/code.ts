@@ -6,6 +6,7 @@ import { writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import type { StepSpawn, WorkflowHost } from "./host.js";
 import { processStart, RunLog, runFiles, type StepStatus } from "./run-log.js";
+import { compileOutput, finishStructured, type OutputSpec, structuredPrompt } from "./structured.js";
 
 /** One `ctx.agent` call's settled result. A child's failure is a value (status, reason), never thrown. */
 export interface AgentResult {
@@ -16,6 +17,15 @@ export interface AgentResult {
   childId?: string;
   reason?: string;
   text?: string;
+  /** A structured worker's decoded answer (the call had `output`). */
+  output?: unknown;
+  /** Why a structured worker's answer was refused after its corrective retry: one line per error. */
+  errors?: string[];
+}
+
+/** A ctx.agent call; with `output` the child is a one-shot structured worker (see structured.ts). */
+export interface AgentCall extends StepSpawn {
+  output?: OutputSpec;
 }
 
 export interface AgentHandle {
@@ -24,8 +34,8 @@ export interface AgentHandle {
 }
 
 export interface WorkflowContext {
-  /** Starts a child at once and returns its handle. */
-  agent(call: StepSpawn): AgentHandle;
+  /** Starts a child at once and returns its handle. Throws (no child) when `output` has a bad schema. */
+  agent(call: AgentCall): AgentHandle;
   /** "all": every result, in the handles' order. */
   await(handles: AgentHandle[], mode?: "all"): Promise<AgentResult[]>;
   /** "first": the first result to settle, and the handles still open (in their order). */
@@ -147,7 +157,9 @@ export async function runCodeWorkflow(
 
   const settle = (r: AgentResult): AgentResult => {
     results.push(r);
-    const output = r.status === "completed" ? log.writeOutput(r.id, r.text ?? "") : undefined;
+    // A structured worker's recorded output is its decoded value, not the prose around it.
+    const text = "output" in r ? JSON.stringify(r.output, null, 2) : (r.text ?? "");
+    const output = r.status === "completed" ? log.writeOutput(r.id, text) : undefined;
     log.append({
       type: "step_settled",
       stepId: r.id,
@@ -160,7 +172,11 @@ export async function runCodeWorkflow(
     return r;
   };
 
-  const start = async (id: string, call: StepSpawn): Promise<AgentResult> => {
+  const start = async (
+    id: string,
+    call: AgentCall,
+    validate?: ReturnType<typeof compileOutput>,
+  ): Promise<AgentResult> => {
     const base = { id, agent: String(call?.agent) };
     if (controller.signal.aborted)
       return settle({ ...base, status: "cancelled", reason: "the run was cancelled" });
@@ -170,7 +186,7 @@ export async function runCodeWorkflow(
     try {
       child = await host.spawn({
         agent: call.agent,
-        prompt: call.prompt,
+        prompt: validate && call.output ? structuredPrompt(call.prompt, call.output) : call.prompt,
         ...(call.model ? { model: call.model } : {}),
         ...(call.reasoning ? { reasoning: call.reasoning } : {}),
       });
@@ -187,22 +203,35 @@ export async function runCodeWorkflow(
     });
     opts.onProgress?.({ type: "agent_started", id, childId: child.id, agent: call.agent });
     if (controller.signal.aborted) await host.cancel([child.id]).catch(() => {});
-    const out = await host.wait(child.id, child.turnId);
+    const out =
+      validate && call.output
+        ? await finishStructured(host, child, call.output, validate, (turnId) =>
+            log.append({ type: "step_retried", stepId: id, turnId }),
+          )
+        : await host.wait(child.id, child.turnId);
     running.delete(id);
+    const structured = out as { output?: unknown; errors?: string[] };
     return settle({
       ...base,
       childId: child.id,
       status: out.status,
       ...(out.reason ? { reason: out.reason } : {}),
       ...(out.text !== undefined ? { text: out.text } : {}),
+      ...("output" in structured ? { output: structured.output } : {}),
+      ...(structured.errors ? { errors: structured.errors } : {}),
     });
   };
 
   const ctx: WorkflowContext = {
     agent(call) {
+      // A bad schema is the caller's bug: refused here, before any child starts or any step is counted.
+      const validate =
+        call?.output !== undefined
+          ? compileOutput(call.output, `ctx.agent (${String(call.agent)})`)
+          : undefined;
       calls += 1;
       const id = `agent-${calls}`;
-      const p = start(id, call);
+      const p = start(id, call, validate);
       return { id, await: () => p };
     },
     // biome-ignore lint/suspicious/noExplicitAny: one implementation for both overloads

@@ -26,6 +26,8 @@ export interface WorkflowHost {
   stateDir(): string;
   /** Starts a child with its first turn queued; returns at once. Throws (nothing created) when refused. */
   spawn(opts: StepSpawn): Promise<{ id: string; turnId: string }>;
+  /** Queues the next turn of a child still open (a structured worker's corrective retry). Throws when refused. */
+  send(id: string, prompt: string): Promise<{ turnId: string }>;
   /** Waits for that turn to settle; never throws for a failed child (its failure is the outcome). */
   wait(id: string, turnId: string): Promise<StepOutcome>;
   /** Cancels these children (and their panes); unknown ids are ignored. */
@@ -49,6 +51,7 @@ export function musterHost(m: Muster): WorkflowHost {
       });
       return { id: r.id, turnId: r.turnId };
     },
+    send: async (id, prompt) => ({ turnId: (await m.send(id, prompt)).turnId }),
     wait: async (id, turnId) => {
       try {
         const out = await m.wait([id], { turns: new Map([[id, turnId]]), withText: true });

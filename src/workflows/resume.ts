@@ -59,6 +59,8 @@ export async function resumeWorkflow(
           status: "completed",
           ...(e.childId ? { childId: e.childId } : {}),
           text,
+          // A structured step's recorded output is its decoded value, as JSON.
+          ...(step.output ? { output: parseRecorded(text) } : {}),
         });
     }
   }
@@ -75,4 +77,12 @@ export async function resumeWorkflow(
   });
   opts.onProgress?.({ type: "run_started", runId, dir: files.dir });
   return execute(host, def, input, runId, log, prior, opts);
+}
+
+function parseRecorded(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -29,6 +29,8 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
       steps: string[];
     }
   | { type: "step_started"; stepId: string; childId: string; turnId: string; agent: string }
+  /** A structured worker's corrective turn (its first answer did not match the output schema). */
+  | { type: "step_retried"; stepId: string; turnId: string }
   | {
       type: "step_settled";
       stepId: string;

@@ -1,7 +1,8 @@
 import * as fs from "node:fs";
 import { uuidv7 } from "../util/ids.js";
-import type { StepOutcome, WorkflowHost } from "./host.js";
+import type { WorkflowHost } from "./host.js";
 import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "./run-log.js";
+import { compileOutput, finishStructured, type StructuredOutcome, structuredPrompt } from "./structured.js";
 import { checkAgents, checkWorkflow, terminalSteps, type WorkflowDef, type WorkflowStep } from "./toml.js";
 
 /** The settled result of one step. */
@@ -14,6 +15,10 @@ export interface StepResult {
   /** For a skipped step: the dependency that did not complete. */
   cause?: { stepId: string; status: StepStatus };
   text?: string;
+  /** A structured step's decoded answer (its dependents receive it as JSON). */
+  output?: unknown;
+  /** Why a structured step's answer was refused after its corrective retry: one line per error. */
+  errors?: string[];
 }
 
 export interface RunResult {
@@ -127,8 +132,10 @@ export async function execute(
     const base = { id: step.id, agent: step.agent };
     // A resumed run first waits for the child its runner left running; only if that did not complete does
     // the step start again.
+    // A structured worker is one-shot: a child left running by an interrupted run is not attached but replaced.
     const left = prior.attach.get(step.id);
-    if (left) {
+    if (left && step.output) await host.cancel([left.childId]).catch(() => {});
+    if (left && !step.output) {
       running.set(step.id, left.childId);
       const out = await host.wait(left.childId, left.turnId);
       running.delete(step.id);
@@ -160,7 +167,9 @@ export async function execute(
     try {
       child = await host.spawn({
         agent: step.agent,
-        prompt: stepPrompt(step, input, outputs),
+        prompt: step.output
+          ? structuredPrompt(stepPrompt(step, input, outputs), step.output)
+          : stepPrompt(step, input, outputs),
         ...(step.model ? { model: step.model } : {}),
         ...(step.reasoning ? { reasoning: step.reasoning } : {}),
       });
@@ -179,7 +188,11 @@ export async function execute(
     opts.onProgress?.({ type: "step_started", stepId: step.id, childId: child.id, agent: step.agent });
     // A cancel that came while this child was being started must reach it too.
     if (cancelled) await host.cancel([child.id]).catch(() => {});
-    const out: StepOutcome = await host.wait(child.id, child.turnId);
+    const out: StructuredOutcome = step.output
+      ? await finishStructured(host, child, step.output, compileOutput(step.output, step.id), (turnId) =>
+          log.append({ type: "step_retried", stepId: step.id, turnId }),
+        )
+      : await host.wait(child.id, child.turnId);
     running.delete(step.id);
     const r: StepResult = {
       ...base,
@@ -187,11 +200,15 @@ export async function execute(
       status: out.status,
       ...(out.reason ? { reason: out.reason } : {}),
       ...(out.text !== undefined ? { text: out.text } : {}),
+      ...("output" in out ? { output: out.output } : {}),
+      ...(out.errors ? { errors: out.errors } : {}),
     };
     let output: { path: string; bytes: number } | undefined;
     if (out.status === "completed") {
-      outputs.set(step.id, out.text ?? "");
-      output = log.writeOutput(step.id, out.text ?? "");
+      // A structured step hands on its decoded value, not the prose around it.
+      const text = "output" in out ? JSON.stringify(out.output, null, 2) : (out.text ?? "");
+      outputs.set(step.id, text);
+      output = log.writeOutput(step.id, text);
     }
     settle(r, output);
   };

@@ -1,5 +1,6 @@
 import { parse, TomlError } from "smol-toml";
 import { MusterError } from "../base/errors.js";
+import { compileOutput, type OutputSpec } from "./structured.js";
 
 /** One step of a TOML workflow: a child started with `agent` once every step in `needs` has completed. */
 export interface WorkflowStep {
@@ -10,6 +11,8 @@ export interface WorkflowStep {
   needs: string[];
   model?: string;
   reasoning?: string;
+  /** Makes the step a one-shot structured worker: its answer is one JSON value matching `schema`. */
+  output?: OutputSpec;
 }
 
 /** A validated TOML workflow (a fixed DAG of steps). */
@@ -25,7 +28,7 @@ export interface WorkflowDef {
 export const WORKFLOW_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 const TOP_KEYS = new Set(["name", "description", "steps"]);
-const STEP_KEYS = new Set(["id", "agent", "prompt", "needs", "model", "reasoning"]);
+const STEP_KEYS = new Set(["id", "agent", "prompt", "needs", "model", "reasoning", "output"]);
 
 const bad = (source: string, message: string): MusterError =>
   new MusterError("invalid_config", `workflow ${source}: ${message}`);
@@ -100,6 +103,7 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
   }
   const model = str(t.model, `${where}: "model"`, source, false);
   const reasoning = str(t.reasoning, `${where}: "reasoning"`, source, false);
+  const output = t.output === undefined ? undefined : parseOutput(t.output, `workflow ${source}: ${where}`);
   return {
     id,
     agent,
@@ -107,7 +111,37 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
     needs,
     ...(model !== undefined ? { model } : {}),
     ...(reasoning !== undefined ? { reasoning } : {}),
+    ...(output !== undefined ? { output } : {}),
   };
+}
+
+/**
+ * A step's `output` table; its `schema` is a table or a string of JSON (deep schemas read better as JSON).
+ * The schema is compiled here, so a bad one refuses the whole workflow before any child starts.
+ */
+function parseOutput(raw: unknown, where: string): OutputSpec {
+  let spec = raw as Record<string, unknown>;
+  if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    for (const k of Object.keys(raw)) {
+      if (k !== "description" && k !== "schema")
+        throw new MusterError(
+          "invalid_config",
+          `${where}: unknown output key "${k}" (known: description, schema)`,
+        );
+    }
+    if (typeof spec.schema === "string") {
+      try {
+        spec = { ...spec, schema: JSON.parse(spec.schema) };
+      } catch (e) {
+        throw new MusterError(
+          "invalid_config",
+          `${where}: output schema is not JSON: ${(e as Error).message}`,
+        );
+      }
+    }
+  }
+  compileOutput(spec, where);
+  return spec as unknown as OutputSpec;
 }
 
 /**
@@ -121,6 +155,7 @@ export function checkWorkflow(def: WorkflowDef): void {
     if (!WORKFLOW_NAME.test(s.id)) throw bad(def.source, `step id ${JSON.stringify(s.id)} is not valid`);
     if (typeof s.prompt !== "string" || typeof s.agent !== "string" || !Array.isArray(s.needs))
       throw bad(def.source, `step "${s.id}" needs a string agent and prompt and a needs list`);
+    if (s.output !== undefined) compileOutput(s.output, `workflow ${def.source}: step "${s.id}"`);
   }
   checkGraph(def.steps, def.source);
 }

@@ -128,7 +128,11 @@ function report(run: RunResult, json: boolean, interrupted: boolean): void {
   else {
     for (const r of run.results) {
       say(`── ${r.id} · ${r.agent} · ${r.status}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}\n`);
-      if (r.text !== undefined) printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+      // A structured step's result is its decoded value, not the prose around it.
+      if ("output" in r) printAnswer(`${JSON.stringify(r.output, null, 2)}\n`);
+      else if (r.text !== undefined)
+        printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+      for (const e of r.errors ?? []) say(`   ${visibleLine(e)}\n`);
     }
     const counts = new Map<string, number>();
     for (const s of run.steps) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);

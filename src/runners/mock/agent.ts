@@ -135,10 +135,12 @@ async function main(): Promise<void> {
     process.stderr.write(`mock: failing with exit code ${opts.exit} as asked\n`);
     process.exit(opts.exit);
   }
+  // A later turn can follow a script set by the session's first prompt (`reply2=`), as a corrected answer.
+  const scripted = history.length > 0 ? parseMockOptions(history[0]!).laterReply : undefined;
   const answer =
     opts.bytes !== undefined
       ? sizedAnswer(opts.bytes)
-      : (opts.reply ?? defaultAnswer(prompt, text, args, session, history));
+      : (opts.reply ?? scripted ?? defaultAnswer(prompt, text, args, session, history));
   writeFileSync(sessionFile(session), JSON.stringify([...history, text]));
   emit({ type: "usage", input: Math.ceil(prompt.length / 4), output: Math.ceil(answer.length / 4), cost: 0 });
   const final = opts.stamp ? `final-record-at ${performance.timeOrigin + performance.now()}\n` : answer;

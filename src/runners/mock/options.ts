@@ -8,6 +8,8 @@ export interface MockOptions {
   crash: boolean;
   /** A fixed answer instead of the default one. */
   reply?: string;
+  /** The answer of this session's later turns whose prompts set no reply (`reply2=`: a scripted second answer). */
+  laterReply?: string;
   /** Answer at this wall-clock time (epoch ms), so many mocks can finish at the same moment. */
   at?: number;
   /** Answer once this file exists (benchmarks release many mocks at one instant). */
@@ -34,6 +36,7 @@ export function parseMockOptions(prompt: string): MockOptions {
       else if (key === "crash") opts.crash = true;
       else if (key === "stamp") opts.stamp = true;
       else if (key === "reply") opts.reply = decodeURIComponent(value);
+      else if (key === "reply2") opts.laterReply = decodeURIComponent(value);
       else if (key === "gate" && value) opts.gate = decodeURIComponent(value);
       else if (NUM.test(value)) {
         const n = Number(value);

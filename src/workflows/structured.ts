@@ -1,0 +1,150 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { MusterError } from "../base/errors.js";
+import type { StepOutcome, WorkflowHost } from "./host.js";
+
+/** A step's `output`: its answer must be one JSON value matching `schema` (a JSON Schema). */
+export interface OutputSpec {
+  description?: string;
+  schema: object;
+}
+
+/** A structured worker's settled outcome: `output` is the decoded value, never prose. */
+export interface StructuredOutcome extends StepOutcome {
+  output?: unknown;
+  /** Why the answer was refused after the corrective retry: one line per validation error. */
+  errors?: string[];
+}
+
+/**
+ * Compiles the spec's schema, refusing a bad spec (not an object, or a schema ajv rejects) with a one-line
+ * invalid_config error, so a workflow with one fails before any child starts.
+ */
+export function compileOutput(spec: unknown, where: string): ValidateFunction {
+  const s = spec as OutputSpec | null;
+  if (typeof s !== "object" || s === null || Array.isArray(s))
+    throw new MusterError("invalid_config", `${where}: "output" must be a table {description, schema}`);
+  if (s.description !== undefined && typeof s.description !== "string")
+    throw new MusterError("invalid_config", `${where}: output "description" must be a string`);
+  if (typeof s.schema !== "object" || s.schema === null || Array.isArray(s.schema))
+    throw new MusterError("invalid_config", `${where}: output "schema" must be a JSON Schema object`);
+  try {
+    return new Ajv({ allErrors: true, strict: false }).compile(s.schema);
+  } catch (e) {
+    throw new MusterError(
+      "invalid_config",
+      `${where}: output schema is not valid: ${(e as Error).message.split("\n")[0]}`,
+    );
+  }
+}
+
+/** The prompt with the format instruction appended (the generic path: no runner-native structured output). */
+export function structuredPrompt(prompt: string, spec: OutputSpec): string {
+  return [
+    prompt,
+    "",
+    "Answer with one JSON value only, in a ```json fenced block, matching this JSON Schema:",
+    ...(spec.description ? [`(${spec.description})`] : []),
+    "```json",
+    JSON.stringify(spec.schema, null, 2),
+    "```",
+  ].join("\n");
+}
+
+/** The corrective second turn: the validation errors, and the same demand again. */
+export function correctionPrompt(errors: string[], spec: OutputSpec): string {
+  return [
+    "Your answer did not match the required JSON Schema:",
+    ...errors.map((e) => `- ${e}`),
+    "",
+    "Answer again with one JSON value only, in a ```json fenced block, matching this JSON Schema:",
+    "```json",
+    JSON.stringify(spec.schema, null, 2),
+    "```",
+  ].join("\n");
+}
+
+/**
+ * The JSON value in an answer: the last ```json (or bare ```) fenced block that parses, else the whole answer
+ * trimmed, else the last line-starting `{`/`[` from which the rest of the answer parses.
+ */
+export function extractJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  const tryParse = (s: string): { ok: true; value: unknown } | undefined => {
+    try {
+      return { ok: true, value: JSON.parse(s) };
+    } catch {
+      return undefined;
+    }
+  };
+  const fences = [...text.matchAll(/```(?:json)?[ \t]*\n([\s\S]*?)\n[ \t]*```/g)].map((m) => m[1]!);
+  for (const f of fences.reverse()) {
+    const v = tryParse(f.trim());
+    if (v) return v;
+  }
+  const whole = tryParse(text.trim());
+  if (whole) return whole;
+  const starts = [...text.matchAll(/^[ \t]*[[{]/gm)].map((m) => m.index!);
+  for (const i of starts.reverse()) {
+    const v = tryParse(text.slice(i).trim());
+    if (v) return v;
+  }
+  return { ok: false, error: "the answer holds no JSON value (expected a ```json fenced block)" };
+}
+
+/** One line per ajv error: where in the value, and what is wrong. */
+export function errorLines(errors: ErrorObject[] | null | undefined): string[] {
+  return (errors ?? []).map((e) => {
+    const at = e.instancePath === "" ? "the value" : e.instancePath;
+    const extra = e.keyword === "additionalProperties" ? ` (${String(e.params.additionalProperty)})` : "";
+    return `${at} ${e.message ?? e.keyword}${extra}`;
+  });
+}
+
+/** Decodes and validates one answer. */
+export function checkAnswer(
+  validate: ValidateFunction,
+  text: string,
+): { ok: true; value: unknown } | { ok: false; errors: string[] } {
+  const got = extractJson(text);
+  if (!got.ok) return { ok: false, errors: [got.error] };
+  if (validate(got.value)) return { ok: true, value: got.value };
+  return { ok: false, errors: errorLines(validate.errors) };
+}
+
+/**
+ * Finishes a structured worker whose first turn is already started: waits, validates, allows one corrective
+ * turn with the validation errors, then closes the child (one-shot: it is not resumed). Never throws; a
+ * failed child or an answer still invalid after the retry is an `errored` outcome with its errors.
+ */
+export async function finishStructured(
+  host: WorkflowHost,
+  child: { id: string; turnId: string },
+  spec: OutputSpec,
+  validate: ValidateFunction,
+  onRetry?: (turnId: string) => void,
+): Promise<StructuredOutcome> {
+  try {
+    let out = await host.wait(child.id, child.turnId);
+    if (out.status !== "completed") return out;
+    let check = checkAnswer(validate, out.text ?? "");
+    if (check.ok) return { ...out, output: check.value };
+    let retry: { turnId: string };
+    try {
+      retry = await host.send(child.id, correctionPrompt(check.errors, spec));
+    } catch (e) {
+      return { status: "errored", reason: `could not retry: ${(e as Error).message}`, errors: check.errors };
+    }
+    onRetry?.(retry.turnId);
+    out = await host.wait(child.id, retry.turnId);
+    if (out.status !== "completed") return { ...out, errors: check.errors };
+    check = checkAnswer(validate, out.text ?? "");
+    if (check.ok) return { ...out, output: check.value };
+    return {
+      status: "errored",
+      reason: "the answer did not match the output schema, also after one corrective retry",
+      ...(out.text !== undefined ? { text: out.text } : {}),
+      errors: check.errors,
+    };
+  } finally {
+    await host.cancel([child.id]).catch(() => {});
+  }
+}
