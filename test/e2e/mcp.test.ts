@@ -98,6 +98,7 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
       "subagents_cancel",
       "subagents_inbox",
       "subagents_models",
+      "subagents_workflow",
       "subagents_agents",
     ]);
     const size = JSON.stringify(list).length;

@@ -1,0 +1,201 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Progress } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, useSandbox } from "../helpers/cli.js";
+
+const sb = useSandbox("mt-mcpwf");
+
+let client: Client;
+let stderr = "";
+
+// biome-ignore lint/suspicious/noExplicitAny: tool results are read loosely
+type Data = any;
+
+async function call(
+  args: Record<string, unknown>,
+  onprogress?: (p: Progress) => void,
+): Promise<{ isError: boolean; text: string; data: Data }> {
+  const r = await client.callTool({ name: "subagents_workflow", arguments: args }, undefined, {
+    timeout: 60_000,
+    ...(onprogress ? { onprogress } : {}),
+  });
+  const text = (r.content as { type: string; text: string }[])[0]?.text ?? "";
+  return { isError: !!r.isError, text, data: r.isError ? undefined : JSON.parse(text) };
+}
+
+const ok = async (args: Record<string, unknown>, onprogress?: (p: Progress) => void): Promise<Data> => {
+  const r = await call(args, onprogress);
+  if (r.isError) throw new Error(`subagents_workflow failed: ${r.text}\n${stderr}`);
+  return r.data;
+};
+
+const runsDir = (): string => {
+  const primaries = path.join(sb.home, "primaries");
+  if (!fs.existsSync(primaries)) return "";
+  for (const p of fs.readdirSync(primaries)) {
+    const d = path.join(primaries, p, "workflows");
+    if (fs.existsSync(d)) return d;
+  }
+  return "";
+};
+const runCount = (): number => (runsDir() ? fs.readdirSync(runsDir()).length : 0);
+
+const step = (id: string, prompt: string, needs: string[] = []) => ({ id, agent: "mock", prompt, needs });
+
+describe("subagents_workflow and workflow prompts over stdio (real server, tmux, mock agent)", () => {
+  beforeAll(async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp"],
+      env: sb.env as Record<string, string>,
+      cwd: sb.cwd,
+      stderr: "pipe",
+    });
+    transport.stderr?.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    client = new Client({ name: "muster-test", version: "1.0.0" });
+    await client.connect(transport);
+  });
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  it("tools/list has subagents_workflow, one-line description, and stays compact", async () => {
+    const list = await client.listTools();
+    const wf = list.tools.find((t) => t.name === "subagents_workflow");
+    expect(wf).toBeDefined();
+    expect(wf!.description).not.toContain("\n");
+    expect(Object.keys(wf!.inputSchema.properties ?? {})).not.toContain("source");
+    expect(JSON.stringify(list).length).toBeLessThan(6000);
+  });
+
+  it("runs the bundled review-chain by name: every step in declaration order, the synthesis as result, progress per step", async () => {
+    const seen: Progress[] = [];
+    const r = await ok({ name: "review-chain", input: "the change under review" }, (p) => seen.push(p));
+    expect(r.workflow).toBe("review-chain");
+    expect(r.status).toBe("completed");
+    expect(r.runId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.steps.map((s: Data) => [s.id, s.status])).toEqual([
+      ["correctness", "completed"],
+      ["tests", "completed"],
+      ["synthesis", "completed"],
+    ]);
+    for (const s of r.steps) expect(s.childId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.results).toHaveLength(1);
+    expect(r.results[0]).toMatchObject({ id: "synthesis", agent: "reviewer", status: "completed" });
+    expect(r.results[0].output).toContain("Task: Synthesize the findings");
+    const messages = seen.map((p) => p.message ?? "");
+    for (const s of r.steps)
+      expect(messages).toContain(`step ${s.id} started: child ${s.childId.slice(-8)} (reviewer)`);
+    expect(messages).toContain("step correctness completed");
+    expect(messages).toContain("step tests completed");
+    expect(seen.map((p) => p.progress)).toEqual(seen.map((_, i) => i + 1));
+  });
+
+  it("a transient steps list: a failed step skips its dependents with the cause; an independent branch completes", async () => {
+    const r = await ok({
+      steps: [
+        step("broken", "Fail.\nmock: exit=3"),
+        step("after", "Never runs.", ["broken"]),
+        step("fine", "Runs anyway.\nmock: reply=FINE"),
+      ],
+      input: "x",
+    });
+    expect(r.workflow).toBe("transient");
+    expect(r.status).toBe("failed");
+    expect(r.steps.map((s: Data) => [s.id, s.status])).toEqual([
+      ["broken", "errored"],
+      ["after", "skipped"],
+      ["fine", "completed"],
+    ]);
+    expect(r.steps[1]).toMatchObject({ cause: { stepId: "broken", status: "errored" } });
+    expect(r.steps[1].error).toMatch(/needs "broken", which errored/);
+    expect(r.steps[1].childId).toBeUndefined();
+    expect(r.results.map((s: Data) => [s.id, s.output])).toEqual([
+      ["after", undefined],
+      ["fine", "FINE"],
+    ]);
+  });
+
+  it("a bad definition is a one-line error and starts nothing: a cycle (named), an unknown agent, a bad argument mix", async () => {
+    const before = runCount();
+    const cycle = await call({
+      steps: [step("a", "A", ["b"]), step("b", "B", ["a"])],
+    });
+    expect(cycle.isError).toBe(true);
+    expect(cycle.text).toMatch(/^invalid_config: .*steps form a cycle: a → b → a$/);
+    const agent = await call({ steps: [{ id: "a", agent: "nobody", prompt: "A" }] });
+    expect(agent.isError).toBe(true);
+    expect(agent.text).toMatch(/unknown agent: step "a" uses "nobody"; the subagents_agents tool lists them/);
+    const both = await call({ name: "review-chain", steps: [step("a", "A")] });
+    expect(both.text).toMatch(/^invalid_argument: give exactly one of name, steps or runId$/);
+    const file = await call({ name: "../x.toml" });
+    expect(file.text).toMatch(/^invalid_argument: .*must be a workflow name, not a file$/);
+    const unknown = await call({ name: "no-such-flow" });
+    expect(unknown.text).toMatch(/^not_found: unknown workflow "no-such-flow"; available: .*review-chain/);
+    const extra = await call({ name: "review-chain", source: "ctx.agent()" });
+    expect(extra.text).toMatch(/unknown argument "source"/);
+    for (const t of [cycle, agent, both, file, unknown, extra]) expect(t.text).not.toContain("\n");
+    expect(runCount()).toBe(before);
+    const ls = (await client.callTool({ name: "subagents_status", arguments: {} })).content as {
+      text: string;
+    }[];
+    const children = JSON.parse(ls[0]!.text).children as { agent: string }[];
+    expect(children.some((c) => c.agent === "nobody")).toBe(false);
+  });
+
+  it("await false returns the run id at once; {runId} then awaits and returns the results", async () => {
+    const started = await ok({
+      steps: [
+        step("slow", "Slow.\nmock: sleep=2 reply=SLOW"),
+        step("next", "Next.\nmock: reply=NEXT", ["slow"]),
+      ],
+      await: false,
+    });
+    expect(started).toMatchObject({ workflow: "transient", status: "running" });
+    expect(started.steps).toBeUndefined();
+    // Not settled yet: await false on the run reads where it stands.
+    const now = await ok({ runId: started.runId, await: false });
+    expect(now).toMatchObject({ runId: started.runId, status: "running" });
+    const seen: Progress[] = [];
+    const done = await ok({ runId: started.runId.slice(-8) }, (p) => seen.push(p));
+    expect(done.runId).toBe(started.runId);
+    expect(done.status).toBe("completed");
+    expect(done.steps.map((s: Data) => s.id)).toEqual(["slow", "next"]);
+    expect(done.results).toEqual([expect.objectContaining({ id: "next", output: "NEXT" })]);
+    expect(seen[0]?.message).toBe(`waiting for workflow run ${started.runId.slice(-8)}`);
+    // Once settled, asking again answers at once with the same results.
+    const again = await ok({ runId: started.runId });
+    expect(again).toEqual(done);
+    const bad = await call({ runId: "zzzz" });
+    expect(bad.isError).toBe(true);
+    expect(bad.text).not.toContain("\n");
+  });
+
+  it("prompts/list offers every workflow as workflow:<name>; prompts/get asks for the subagents_workflow tool", async () => {
+    const list = await client.listPrompts();
+    const rc = list.prompts.find((p) => p.name === "workflow:review-chain");
+    expect(rc).toMatchObject({
+      description: "Inspect a change from two angles, then synthesize",
+      arguments: [expect.objectContaining({ name: "input", required: false })],
+    });
+    expect(list.prompts.map((p) => p.name)).toContain("workflow:scout-then-plan");
+    const got = await client.getPrompt({
+      name: "workflow:review-chain",
+      arguments: { input: 'the diff of HEAD~1, "quoted"' },
+    });
+    expect(got.messages).toHaveLength(1);
+    expect(got.messages[0]!.role).toBe("user");
+    const text = (got.messages[0]!.content as { type: string; text: string }).text;
+    expect(text).toContain("the subagents_workflow tool");
+    expect(text).toContain(JSON.stringify({ name: "review-chain", input: 'the diff of HEAD~1, "quoted"' }));
+    const bare = await client.getPrompt({ name: "workflow:review-chain" });
+    expect((bare.messages[0]!.content as { text: string }).text).toMatch(/input from this conversation/);
+    await expect(client.getPrompt({ name: "workflow:no-such-flow" })).rejects.toThrow(/unknown workflow/);
+    await expect(client.getPrompt({ name: "other" })).rejects.toThrow(/unknown prompt/);
+  });
+});
