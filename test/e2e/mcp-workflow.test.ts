@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, useSandbox } from "../helpers/cli.js";
+import { BIN, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-mcpwf");
 
@@ -45,20 +46,26 @@ const runCount = (): number => (runsDir() ? fs.readdirSync(runsDir()).length : 0
 
 const step = (id: string, prompt: string, needs: string[] = []) => ({ id, agent: "mock", prompt, needs });
 
+/** A client on a real `muster mcp` process (its stderr kept for failure messages). */
+async function connect(): Promise<{ client: Client; pid: number }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, "mcp"],
+    env: sb.env as Record<string, string>,
+    cwd: sb.cwd,
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const c = new Client({ name: "muster-test", version: "1.0.0" });
+  await c.connect(transport);
+  return { client: c, pid: transport.pid! };
+}
+
 describe("subagents_workflow and workflow prompts over stdio (real server, tmux, mock agent)", () => {
   beforeAll(async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, "mcp"],
-      env: sb.env as Record<string, string>,
-      cwd: sb.cwd,
-      stderr: "pipe",
-    });
-    transport.stderr?.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    client = new Client({ name: "muster-test", version: "1.0.0" });
-    await client.connect(transport);
+    ({ client } = await connect());
   });
   afterAll(async () => {
     await client?.close();
@@ -197,5 +204,75 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     expect((bare.messages[0]!.content as { text: string }).text).toMatch(/input from this conversation/);
     await expect(client.getPrompt({ name: "workflow:no-such-flow" })).rejects.toThrow(/unknown workflow/);
     await expect(client.getPrompt({ name: "other" })).rejects.toThrow(/unknown prompt/);
+  });
+
+  it("cancelling a waiting call cancels its run: the running step's child is cancelled, its dependent skipped", async () => {
+    const controller = new AbortController();
+    const seen: Progress[] = [];
+    const doomed = client
+      .callTool(
+        {
+          name: "subagents_workflow",
+          arguments: { steps: [step("hangs", "Hang.\nmock: hang"), step("after", "After.", ["hangs"])] },
+        },
+        undefined,
+        { timeout: 60_000, signal: controller.signal, onprogress: (p) => seen.push(p) },
+      )
+      .catch((e: Error) => e);
+    await until(() => seen.some((p) => /^step hangs started/.test(p.message ?? "")), 20_000);
+    const short = /^workflow run ([0-9a-f]{8}) started$/.exec(seen[0]?.message ?? "")?.[1];
+    expect(short).toBeDefined();
+    controller.abort();
+    expect(await doomed).toBeInstanceOf(Error);
+    const r = await ok({ runId: short });
+    expect(r.status).toBe("cancelled");
+    expect(r.steps.map((s: Data) => [s.id, s.status])).toEqual([
+      ["hangs", "cancelled"],
+      ["after", "skipped"],
+    ]);
+  });
+
+  it("a run started with await false outlives the connection: the server finishes it once stdin ends, then exits", async () => {
+    // A raw stdio client: the SDK's close() kills the server two seconds after ending its stdin.
+    const server = spawn(process.execPath, [BIN, "mcp"], { cwd: sb.cwd, env: sb.env, stdio: "pipe" });
+    const exited = new Promise<number | null>((resolve) => server.once("exit", (code) => resolve(code)));
+    let out = "";
+    server.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const send = (msg: Record<string, unknown>) =>
+      server.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...msg })}\n`);
+    const answer = (id: number) =>
+      until(
+        () =>
+          out
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+            .find((m) => m.id === id),
+        20_000,
+      );
+    send({
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    expect((await answer(1)).result.capabilities).toMatchObject({ tools: {}, prompts: {} });
+    send({ method: "notifications/initialized" });
+    send({
+      id: 2,
+      method: "tools/call",
+      params: {
+        name: "subagents_workflow",
+        arguments: { steps: [step("slow", "Slow.\nmock: sleep=2 reply=LATE")], await: false },
+      },
+    });
+    const { runId } = JSON.parse((await answer(2)).result.content[0].text);
+    server.stdin.end();
+    expect(await exited).toBe(0);
+    // The server exited only after the run settled: its record says so.
+    const view = (await sb.json(["workflow", "status", runId])).data;
+    expect(view.status).toBe("completed");
+    expect(view.steps).toEqual([expect.objectContaining({ id: "slow", status: "completed" })]);
   });
 });
