@@ -178,9 +178,10 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     // Once settled, asking again answers at once with the same results.
     const again = await ok({ runId: started.runId });
     expect(again).toEqual(done);
-    const bad = await call({ runId: "zzzz" });
-    expect(bad.isError).toBe(true);
-    expect(bad.text).not.toContain("\n");
+    const bad = await call({ runId: "ffffffff" });
+    expect(bad.text).toBe(
+      "not_found: no workflow run ffffffff in this primary; the muster CLI's workflow runs lists them",
+    );
   });
 
   it("prompts/list offers every workflow as workflow:<name>; prompts/get asks for the subagents_workflow tool", async () => {
