@@ -108,7 +108,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     {
       name: "subagents_workflow",
       description:
-        "Run a workflow (a DAG of subagent steps) by name or as a steps list, or await a run (runId).",
+        "Run a workflow (a DAG of subagent steps) by name or as a steps list, or await a run (runId); {}: list them.",
       inputSchema: object({
         name: str("A discovered workflow."),
         steps: {

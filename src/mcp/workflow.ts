@@ -198,10 +198,32 @@ async function existing(a: WorkflowArgs, ctx: WorkflowCall) {
   return readRun(ctx.m.paths.dir, runId);
 }
 
-/** subagents_workflow: runs a discovered workflow (name) or a transient step list (steps), or follows a run. */
+/** No arguments: the workflows a name can run (the model does not see the prompts that list them). */
+async function found(ctx: WorkflowCall) {
+  const { discoverWorkflows } = await engine();
+  const d = discoverWorkflows(ctx.m.cwd, ctx.m.env);
+  return {
+    workflows: d.workflows.map((w) => ({
+      name: w.name,
+      description: w.description,
+      steps: w.steps.map((s) => ({
+        id: s.id,
+        agent: s.agent,
+        ...(s.needs.length ? { needs: s.needs } : {}),
+      })),
+    })),
+    ...(d.warnings.length > 0 ? { warnings: d.warnings } : {}),
+  };
+}
+
+/**
+ * subagents_workflow: runs a discovered workflow (name) or a transient step list (steps), follows a run
+ * (runId), or with no arguments lists the workflows found.
+ */
 export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
+  if (Object.keys(a).length === 0) return found(ctx);
   const given = [a.name, a.steps, a.runId].filter((v) => v !== undefined).length;
-  if (given !== 1) throw usage("give exactly one of name, steps or runId");
+  if (given !== 1) throw usage("give exactly one of name, steps or runId (or nothing: the workflows found)");
   if (a.runId !== undefined) return existing(a, ctx);
   let def: WorkflowDef;
   if (a.name !== undefined) {

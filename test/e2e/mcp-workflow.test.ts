@@ -80,6 +80,19 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     expect(JSON.stringify(list).length).toBeLessThan(6000);
   });
 
+  it("no arguments: the workflows a name can run, with their steps", async () => {
+    const r = await ok({});
+    expect(r.workflows.find((w: Data) => w.name === "review-chain")).toEqual({
+      name: "review-chain",
+      description: "Inspect a change from two angles, then synthesize.",
+      steps: [
+        { id: "correctness", agent: "reviewer" },
+        { id: "tests", agent: "reviewer" },
+        { id: "synthesis", agent: "reviewer", needs: ["correctness", "tests"] },
+      ],
+    });
+  });
+
   it("runs the bundled review-chain by name: every step in declaration order, the synthesis as result, progress per step", async () => {
     const seen: Progress[] = [];
     const r = await ok({ name: "review-chain", input: "the change under review" }, (p) => seen.push(p));
@@ -139,14 +152,16 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     expect(agent.isError).toBe(true);
     expect(agent.text).toMatch(/unknown agent: step "a" uses "nobody"; the subagents_agents tool lists them/);
     const both = await call({ name: "review-chain", steps: [step("a", "A")] });
-    expect(both.text).toMatch(/^invalid_argument: give exactly one of name, steps or runId$/);
+    expect(both.text).toMatch(/^invalid_argument: give exactly one of name, steps or runId \(/);
+    const inputOnly = await call({ input: "x" });
+    expect(inputOnly.text).toMatch(/^invalid_argument: give exactly one of name, steps or runId/);
     const file = await call({ name: "../x.toml" });
     expect(file.text).toMatch(/^invalid_argument: .*must be a workflow name, not a file$/);
     const unknown = await call({ name: "no-such-flow" });
     expect(unknown.text).toMatch(/^not_found: unknown workflow "no-such-flow"; available: .*review-chain/);
     const extra = await call({ name: "review-chain", source: "ctx.agent()" });
     expect(extra.text).toMatch(/unknown argument "source"/);
-    for (const t of [cycle, agent, both, file, unknown, extra]) expect(t.text).not.toContain("\n");
+    for (const t of [cycle, agent, both, inputOnly, file, unknown, extra]) expect(t.text).not.toContain("\n");
     expect(runCount()).toBe(before);
     const ls = (await client.callTool({ name: "subagents_status", arguments: {} })).content as {
       text: string;
