@@ -51,4 +51,5 @@ export {
 export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
 export { musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
 export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";
+export { runSandboxed, type SandboxOptions } from "./workflows/sandbox.js";
 export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/toml.js";

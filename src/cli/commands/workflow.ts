@@ -1,6 +1,9 @@
 import * as path from "node:path";
 import type { Command } from "commander";
+import { MusterError } from "../../base/errors.js";
 import { shortId } from "../../util/ids.js";
+import { readFileBounded } from "../../util/safe-read.js";
+import type { CodeRunOptions, CodeRunResult } from "../../workflows/code.js";
 import type { Progress, RunResult } from "../../workflows/run.js";
 import type { RunView } from "../../workflows/run-log.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
@@ -27,30 +30,40 @@ async function engine() {
 /** A code workflow (trusted JS, run in this process) is named by its file. */
 const isCodeFile = (ref: string): boolean => /\.(mjs|js|cjs)$/.test(ref);
 
-/** `muster workflow run <file.mjs>`: runs the module's workflow function; prints its return value. */
+/**
+ * `muster workflow run <file.mjs>`: runs the module's workflow function; prints its return value.
+ * With `sandbox`, the file is untrusted program text run in QuickJS (see workflows/sandbox.ts), never imported.
+ */
 async function runCode(
   m: ReturnType<typeof muster>,
   file: string,
   input: string,
   signal: AbortSignal,
   json: boolean,
+  sandbox: boolean,
 ): Promise<"completed" | "failed" | "cancelled"> {
   const { loadCodeWorkflow, runCodeWorkflow } = await import("../../workflows/code.js");
   const { musterHost } = await import("../../workflows/host.js");
   const abs = path.resolve(m.cwd, file);
-  const fn = await loadCodeWorkflow(abs);
-  const run = await runCodeWorkflow(musterHost(m), path.basename(abs).replace(/\.[cm]?js$/, ""), fn, input, {
-    signal,
-    onProgress: (p) => {
-      if (p.type === "agent_started")
-        warn(`muster: ${p.id} started: child ${shortId(p.childId)} (${p.agent})\n`);
-      else if (p.type === "agent_settled")
-        warn(
-          `muster: ${p.result.id} ${p.result.status}${p.result.reason ? `: ${visibleLine(p.result.reason)}` : ""}\n`,
-        );
-      else warn(`muster: ${visibleLine(p.text)}\n`);
-    },
-  });
+  const name = path.basename(abs).replace(/\.[cm]?js$/, "");
+  const onProgress: CodeRunOptions["onProgress"] = (p) => {
+    if (p.type === "agent_started")
+      warn(`muster: ${p.id} started: child ${shortId(p.childId)} (${p.agent})\n`);
+    else if (p.type === "agent_settled")
+      warn(
+        `muster: ${p.result.id} ${p.result.status}${p.result.reason ? `: ${visibleLine(p.result.reason)}` : ""}\n`,
+      );
+    else warn(`muster: ${visibleLine(p.text)}\n`);
+  };
+  let run: CodeRunResult;
+  if (sandbox) {
+    const { runSandboxed } = await import("../../workflows/sandbox.js");
+    run = await runSandboxed(readSource(abs), input, musterHost(m), { name, signal, onProgress });
+  } else
+    run = await runCodeWorkflow(musterHost(m), name, await loadCodeWorkflow(abs), input, {
+      signal,
+      onProgress,
+    });
   if (json) printJson(run);
   else {
     if (typeof run.result === "string")
@@ -61,6 +74,17 @@ async function runCode(
     );
   }
   return run.status;
+}
+
+/** A sandboxed program's text (at most 1 MiB: it is a short program); a missing file is a clear error. */
+function readSource(file: string): string {
+  try {
+    return readFileBounded(file, 1024 * 1024, { follow: true }).toString("utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT")
+      throw new MusterError("invalid_argument", `no such file: ${file}`);
+    throw e;
+  }
 }
 
 function runExit(r: RunResult, interrupted: boolean): number {
@@ -193,40 +217,51 @@ export function registerWorkflow(program: Command): void {
         "a workflow name, a path to a .toml file, or a code workflow (.mjs/.js: trusted, runs here)",
       )
       .argument("[input]", "the workflow input (every step receives it)")
-      .option("--file <path>", "read the input from a file (- for stdin)"),
-  ).action(async (ref: string, inputArg: string | undefined, flags: CommonOptions & { file?: string }) => {
-    const { loadWorkflow, runWorkflow, musterHost } = await engine();
-    const m = muster(flags);
-    const def = isCodeFile(ref) ? undefined : loadWorkflow(ref, m.cwd, m.env);
-    const input = inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
-    const { controller, interrupted, release } = cancelOnInterrupt();
-    if (!def) {
-      let status: "completed" | "failed" | "cancelled";
+      .option("--file <path>", "read the input from a file (- for stdin)")
+      .option(
+        "--sandbox",
+        "run <workflow> as an untrusted program (the body of async (ctx, input) => …) in a QuickJS sandbox",
+      ),
+  ).action(
+    async (
+      ref: string,
+      inputArg: string | undefined,
+      flags: CommonOptions & { file?: string; sandbox?: boolean },
+    ) => {
+      const { loadWorkflow, runWorkflow, musterHost } = await engine();
+      const m = muster(flags);
+      const def = flags.sandbox || isCodeFile(ref) ? undefined : loadWorkflow(ref, m.cwd, m.env);
+      const input =
+        inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
+      const { controller, interrupted, release } = cancelOnInterrupt();
+      if (!def) {
+        let status: "completed" | "failed" | "cancelled";
+        try {
+          status = await runCode(m, ref, input, controller.signal, !!flags.json, !!flags.sandbox);
+        } finally {
+          release();
+        }
+        const code = interrupted()
+          ? EXIT.interrupted
+          : status === "completed"
+            ? 0
+            : status === "cancelled"
+              ? EXIT.cancelled
+              : 1;
+        if (code !== 0) throw new ExitWith(code);
+        return;
+      }
       try {
-        status = await runCode(m, ref, input, controller.signal, !!flags.json);
+        report(
+          await runWorkflow(musterHost(m), def, input, { signal: controller.signal, onProgress }),
+          !!flags.json,
+          interrupted(),
+        );
       } finally {
         release();
       }
-      const code = interrupted()
-        ? EXIT.interrupted
-        : status === "completed"
-          ? 0
-          : status === "cancelled"
-            ? EXIT.cancelled
-            : 1;
-      if (code !== 0) throw new ExitWith(code);
-      return;
-    }
-    try {
-      report(
-        await runWorkflow(musterHost(m), def, input, { signal: controller.signal, onProgress }),
-        !!flags.json,
-        interrupted(),
-      );
-    } finally {
-      release();
-    }
-  });
+    },
+  );
 
   common(
     wf
