@@ -27,7 +27,9 @@ export type NextStep =
   /** The child belongs to another primary: reach it through that one. `ref` is the id as the user gave it. */
   | { action: "reach"; primary: string; ref: string }
   /** No more groups can be made: join one that is not sealed, or start the child without a group. */
-  | { action: "reuse_group" };
+  | { action: "reuse_group" }
+  /** This primary's workflow runs are listed (no tool lists them: the CLI does). */
+  | { action: "workflow_runs" };
 
 export type NextAction = NextStep["action"];
 
@@ -45,4 +47,5 @@ export const NEXT_ACTIONS = Object.keys({
   primaries: 0,
   reach: 0,
   reuse_group: 0,
+  workflow_runs: 0,
 } satisfies Record<NextAction, 0>) as NextAction[];

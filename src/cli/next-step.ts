@@ -36,6 +36,8 @@ export function cliNextStep(n: NextStep): string {
     }
     case "reuse_group":
       return "join a group that is not sealed yet, or spawn without --group";
+    case "workflow_runs":
+      return "muster workflow runs lists them";
     default:
       return unknownStep(n);
   }

@@ -8,6 +8,7 @@ import type { WaitOutcome } from "../core/wait.js";
 import { shortId } from "../util/ids.js";
 import type { CallProgress } from "./progress.js";
 import { childDetail, childRow, type McpResult, oneLine, shapeResult } from "./shape.js";
+import type { WorkflowRuns } from "./workflow.js";
 
 /** What a handler gets besides its arguments: the core and this call's abort signal and progress. */
 export interface CallContext {
@@ -17,6 +18,8 @@ export interface CallContext {
   /** After an abort: "cancelled" (the client cancelled this call) or "closed" (the connection went away). */
   abortReason(): Promise<"cancelled" | "closed">;
   progress: CallProgress;
+  /** The workflow runs this server started (subagents_workflow). */
+  runs: WorkflowRuns;
 }
 
 /** Arguments of subagents_run (checked against its schema before the handler runs). */

@@ -39,6 +39,8 @@ export function mcpNextStep(n: NextStep): string {
       return `it is reachable from an MCP server started with muster mcp --primary ${n.primary}`;
     case "reuse_group":
       return "reuse a groupId that is not sealed yet, or run without groupId";
+    case "workflow_runs":
+      return "the muster CLI's workflow runs lists them";
     default:
       return unknownStep(n);
   }

@@ -6,6 +6,8 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListToolsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -17,8 +19,10 @@ import { PACKAGE_ROOT } from "../util/pkg.js";
 import type { CallContext } from "./handlers.js";
 import { mcpErrorText } from "./next-step.js";
 import { CallProgress } from "./progress.js";
+import { getPrompt, listPrompts, PromptError } from "./prompts.js";
 import { agentsLine } from "./shape.js";
 import { type Tool, toolTable } from "./tools.js";
+import { WorkflowRuns } from "./workflow.js";
 
 /** Writes one line to stderr (stdout is the protocol). */
 export type Log = (line: string) => void;
@@ -57,7 +61,10 @@ function version(): string {
   }
 }
 
-/** An MCP server over one Muster: tools/list and tools/call from the tool table; `idle()` awaits calls in flight. */
+/**
+ * An MCP server over one Muster: tools/list and tools/call from the tool table, prompts/list and prompts/get
+ * for the workflows; `idle()` awaits calls in flight and the workflow runs started here.
+ */
 export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Server; idle(): Promise<void> } {
   const tools = (): Tool[] => toolTable(agentsLine({ profiles: m.agents().agents.map((a) => a.profile) }));
   const ajv = new Ajv({ allErrors: false });
@@ -68,10 +75,16 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
     byName.set(t.name, t);
   }
   const inFlight = new Set<Promise<unknown>>();
+  const runs = new WorkflowRuns();
   let closed = false;
 
   // The SDK's low-level Server: muster's tool table carries plain JSON Schemas, which McpServer cannot take.
-  const server = new Server({ name: "muster", version: version() }, { capabilities: { tools: {} } });
+  const server = new Server(
+    { name: "muster", version: version() },
+    {
+      capabilities: { tools: {}, prompts: {} },
+    },
+  );
   server.onclose = () => {
     closed = true;
   };
@@ -80,6 +93,17 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools().map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
   }));
+
+  // Workflows as prompts: a client that offers prompts as slash commands offers `workflow:<name>`.
+  server.setRequestHandler(ListPromptsRequestSchema, () => listPrompts(m));
+  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+    try {
+      return await getPrompt(m, req.params.name, req.params.arguments);
+    } catch (e) {
+      if (e instanceof PromptError) throw new McpError(ErrorCode.InvalidParams, e.message);
+      throw e;
+    }
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const { name } = req.params;
@@ -96,6 +120,7 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
       m,
       signal,
       progress,
+      runs,
       // The SDK aborts the same signal for a client's cancel and for a closed connection; onclose (which
       // runs right after the aborts) tells them apart, so decide a microtask later.
       abortReason: () =>
@@ -123,6 +148,8 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
     server,
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      // Workflow runs started with await false finish (and record their end) before the server exits.
+      await runs.idle();
     },
   };
 }

@@ -81,8 +81,11 @@ export function oneLine(text: string, max = 60): string {
   return sentence.length <= max ? sentence : `${sentence.slice(0, max - 1).trimEnd()}…`;
 }
 
-/** Longest the agent list inside the `agent` parameter's description may grow (the rest is counted). */
-export const AGENT_LIST_BUDGET = 1400;
+/**
+ * Longest the agent list inside the `agent` parameter's description may grow (the rest is counted): with it
+ * at this bound the whole tools/list stays under 6,000 characters (about 1,500 tokens).
+ */
+export const AGENT_LIST_BUDGET = 850;
 
 const more = (n: number): string => `+${n} more (the subagents_agents tool lists all)`;
 

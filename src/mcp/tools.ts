@@ -1,6 +1,7 @@
 import { MAX_LIMIT, type ModelQuery } from "../core/catalog.js";
 import { DEFAULT_AGENT, DEFAULT_WAIT_MODE } from "../core/defaults.js";
 import * as h from "./handlers.js";
+import { type WorkflowArgs, workflow } from "./workflow.js";
 
 /** A JSON Schema object (the subset the tool inputs use). */
 export type JsonSchema = Record<string, unknown>;
@@ -14,6 +15,8 @@ export interface Tool {
 }
 
 const str = (description: string, minLength = 1): JsonSchema => ({ type: "string", minLength, description });
+/** A plain string (its name says what it is; the workflow check refuses a bad one). */
+const S: JsonSchema = { type: "string" };
 const ID = str("Child id (full, or its last 8 hex digits).");
 const object = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
   type: "object",
@@ -101,6 +104,28 @@ export function toolTable(agentsDescription: string): Tool[] {
         agent: str("One profile: its effective model and reasoning."),
       }),
       handler: (a, c) => h.models(a as ModelQuery, c),
+    },
+    {
+      name: "subagents_workflow",
+      description:
+        "Run a workflow (a DAG of subagent steps) by name or as a steps list, or await a run (runId); {}: list them.",
+      inputSchema: object({
+        name: str("A discovered workflow."),
+        steps: {
+          type: "array",
+          minItems: 1,
+          maxItems: 256,
+          description: "Or: TOML [[steps]] tables.",
+          items: object(
+            { id: S, agent: S, prompt: S, needs: { type: "array", items: S }, model: S, reasoning: S },
+            ["id", "agent", "prompt"],
+          ),
+        },
+        input: { type: "string", description: "Every step gets it." },
+        await: { type: "boolean", description: "false: the runId at once." },
+        runId: str("A run's id."),
+      }),
+      handler: (a, c) => workflow(a as WorkflowArgs, c),
     },
     {
       name: "subagents_agents",

@@ -238,8 +238,7 @@ export function resolveRunId(stateDir: string, ref: string): string {
       "invalid_argument",
       `workflow run "${ref}" is ambiguous: ${matches.sort().join(", ")}`,
     );
-  throw new MusterError(
-    "not_found",
-    `no workflow run ${ref} in this primary; muster workflow runs lists them`,
-  );
+  throw new MusterError("not_found", `no workflow run ${ref} in this primary`, {
+    next: { action: "workflow_runs" },
+  });
 }

@@ -109,6 +109,13 @@ const SAMPLES: Record<NextAction, [NextStep, string, string][]> = {
       "reuse a groupId that is not sealed yet, or run without groupId",
     ],
   ],
+  workflow_runs: [
+    [
+      { action: "workflow_runs" },
+      "muster workflow runs lists them",
+      "the muster CLI's workflow runs lists them",
+    ],
+  ],
 };
 
 const all = Object.values(SAMPLES).flat();

@@ -1,0 +1,246 @@
+import { MusterError } from "../base/errors.js";
+import type { Muster } from "../core/muster.js";
+import { shortId } from "../util/ids.js";
+import type { Progress, RunResult, StepResult } from "../workflows/run.js";
+import type { WorkflowDef, WorkflowStep } from "../workflows/toml.js";
+import type { CallProgress } from "./progress.js";
+
+/** A step of a transient workflow, as subagents_workflow takes it (a TOML `[[steps]]` table as JSON). */
+export interface StepArg {
+  id: string;
+  agent: string;
+  prompt: string;
+  needs?: string[];
+  model?: string;
+  reasoning?: string;
+}
+
+/** Arguments of subagents_workflow (checked against its schema before the handler runs). */
+export interface WorkflowArgs {
+  name?: string;
+  steps?: StepArg[];
+  input?: string;
+  await?: boolean;
+  runId?: string;
+}
+
+/** What the handler needs besides its arguments (a subset of the tools' CallContext). */
+export interface WorkflowCall {
+  m: Muster;
+  signal: AbortSignal;
+  abortReason(): Promise<"cancelled" | "closed">;
+  progress: CallProgress;
+  runs: WorkflowRuns;
+}
+
+/** The name a transient step list runs under (its run record and `muster workflow runs` show it). */
+export const TRANSIENT = "transient";
+
+const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
+
+/** The workflow modules (smol-toml among them) load only when a workflow is first used. */
+export const engine = async () => {
+  const [discover, host, run, log] = await Promise.all([
+    import("../workflows/discover.js"),
+    import("../workflows/host.js"),
+    import("../workflows/run.js"),
+    import("../workflows/run-log.js"),
+  ]);
+  return { ...discover, ...host, ...run, ...log };
+};
+
+/** A run this server process started: it goes on after the call that started it returns (await false). */
+interface LiveRun {
+  runId: string;
+  done: Promise<RunResult>;
+  result?: RunResult;
+  controller: AbortController;
+  listeners: Set<(p: Progress) => void>;
+}
+
+/** Most settled runs kept in memory; older ones are read back from their run directory. */
+const KEEP_SETTLED = 50;
+
+/** The workflow runs of one MCP server: started here, followed by any later call, awaited before it exits. */
+export class WorkflowRuns {
+  private readonly live = new Map<string, LiveRun>();
+
+  /**
+   * Starts a run; resolves once it is recorded (its run id known). A definition that does not validate
+   * rejects here, with nothing started.
+   */
+  async start(m: Muster, def: WorkflowDef, input: string): Promise<LiveRun> {
+    const { runWorkflow, musterHost } = await engine();
+    const controller = new AbortController();
+    const listeners = new Set<(p: Progress) => void>();
+    let started!: (id: string) => void;
+    const id = new Promise<string>((resolve) => {
+      started = resolve;
+    });
+    const done = runWorkflow(musterHost(m), def, input, {
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.type === "run_started") started(p.runId);
+        for (const l of listeners) l(p);
+      },
+    });
+    const runId = await Promise.race([id, done.then((r) => r.runId)]);
+    const run: LiveRun = { runId, done, controller, listeners };
+    this.live.set(runId, run);
+    done.then(
+      (r) => {
+        run.result = r;
+        this.forgetOld();
+      },
+      () => {},
+    );
+    return run;
+  }
+
+  get(runId: string): LiveRun | undefined {
+    return this.live.get(runId);
+  }
+
+  /** Resolves once every run started here has settled. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.live.values()].map((r) => r.done));
+  }
+
+  private forgetOld(): void {
+    const settled = [...this.live.values()].filter((r) => r.result);
+    for (const r of settled.slice(0, Math.max(0, settled.length - KEEP_SETTLED))) this.live.delete(r.runId);
+  }
+}
+
+/** A transient step list as a workflow definition (checked like a TOML file when the run starts). */
+function transient(steps: StepArg[]): WorkflowDef {
+  return {
+    name: TRANSIENT,
+    description: "",
+    source: "<transient steps>",
+    steps: steps.map(
+      (s): WorkflowStep => ({
+        id: s.id,
+        agent: s.agent,
+        prompt: s.prompt,
+        needs: s.needs ?? [],
+        ...(s.model !== undefined ? { model: s.model } : {}),
+        ...(s.reasoning !== undefined ? { reasoning: s.reasoning } : {}),
+      }),
+    ),
+  };
+}
+
+/** One progress line per run event: the steps starting and settling. */
+function progressLine(p: Progress): string {
+  if (p.type === "run_started") return `workflow run ${shortId(p.runId)} started`;
+  if (p.type === "step_started") return `step ${p.stepId} started: child ${shortId(p.childId)} (${p.agent})`;
+  const s = p.step;
+  return `step ${s.id} ${s.status}${s.reason ? `: ${s.reason}` : ""}`;
+}
+
+/** A step in the tool's answer: `output` is its answer (the results carry it), `error` why it did not complete. */
+function shapeStep(s: StepResult, withOutput: boolean) {
+  return {
+    id: s.id,
+    agent: s.agent,
+    status: s.status,
+    ...(s.childId ? { childId: s.childId } : {}),
+    ...(withOutput && s.text !== undefined ? { output: s.text } : {}),
+    ...(s.status !== "completed" ? { error: s.reason ?? s.status } : {}),
+    ...(s.cause ? { cause: s.cause } : {}),
+  };
+}
+
+/** A settled run: every step in declaration order, and the terminal steps' answers as `results`. */
+export function shapeRun(r: RunResult) {
+  return {
+    runId: r.runId,
+    workflow: r.workflow,
+    status: r.status,
+    steps: r.steps.map((s) => shapeStep(s, false)),
+    results: r.results.map((s) => shapeStep(s, true)),
+  };
+}
+
+/** Waits for a live run, reporting its steps as this call's progress; undefined when the call was aborted first. */
+async function follow(run: LiveRun, ctx: WorkflowCall): Promise<RunResult | undefined> {
+  const say = (p: Progress): void => ctx.progress.say(progressLine(p));
+  run.listeners.add(say);
+  let onAbort = (): void => {};
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    if (ctx.signal.aborted) resolve(undefined);
+    else ctx.signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([run.done, aborted]);
+  } finally {
+    run.listeners.delete(say);
+    ctx.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** `{runId}`: a run's result (awaited unless `await` is false), or, for a run not started here, its record. */
+async function existing(a: WorkflowArgs, ctx: WorkflowCall) {
+  if (a.input !== undefined) throw usage("input goes with name or steps, not runId");
+  const { resolveRunId, readRun } = await engine();
+  const runId = resolveRunId(ctx.m.paths.dir, a.runId!);
+  const run = ctx.runs.get(runId);
+  if (!run) return readRun(ctx.m.paths.dir, runId);
+  if (run.result) return shapeRun(run.result);
+  if (a.await !== false) {
+    ctx.progress.say(`waiting for workflow run ${shortId(runId)}`);
+    const r = await follow(run, ctx);
+    if (r) return shapeRun(r);
+  }
+  // Not awaited, or this call was cancelled (the run itself goes on): where it stands now.
+  return readRun(ctx.m.paths.dir, runId);
+}
+
+/** No arguments: the workflows a name can run (the model does not see the prompts that list them). */
+async function found(ctx: WorkflowCall) {
+  const { discoverWorkflows } = await engine();
+  const d = discoverWorkflows(ctx.m.cwd, ctx.m.env);
+  return {
+    workflows: d.workflows.map((w) => ({
+      name: w.name,
+      description: w.description,
+      steps: w.steps.map((s) => ({
+        id: s.id,
+        agent: s.agent,
+        ...(s.needs.length ? { needs: s.needs } : {}),
+      })),
+    })),
+    ...(d.warnings.length > 0 ? { warnings: d.warnings } : {}),
+  };
+}
+
+/**
+ * subagents_workflow: runs a discovered workflow (name) or a transient step list (steps), follows a run
+ * (runId), or with no arguments lists the workflows found.
+ */
+export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
+  if (Object.keys(a).length === 0) return found(ctx);
+  const given = [a.name, a.steps, a.runId].filter((v) => v !== undefined).length;
+  if (given !== 1) throw usage("give exactly one of name, steps or runId (or nothing: the workflows found)");
+  if (a.runId !== undefined) return existing(a, ctx);
+  let def: WorkflowDef;
+  if (a.name !== undefined) {
+    // A name only: files are for the trusted CLI, not for a tool call.
+    if (a.name.includes("/") || a.name.endsWith(".toml"))
+      throw usage(`name ${JSON.stringify(a.name)} must be a workflow name, not a file`);
+    const { loadWorkflow } = await engine();
+    def = loadWorkflow(a.name, ctx.m.cwd, ctx.m.env);
+  } else def = transient(a.steps!);
+  const run = await ctx.runs.start(ctx.m, def, a.input ?? "");
+  if (a.await === false) return { runId: run.runId, workflow: def.name, status: "running" };
+  ctx.progress.say(`workflow run ${shortId(run.runId)} started`);
+  const r = await follow(run, ctx);
+  if (r) return shapeRun(r);
+  // The client cancelled this call: cancel the run (its running children, nothing more starts). A closed
+  // connection leaves the run going: the server awaits it before it exits.
+  if ((await ctx.abortReason()) === "cancelled") run.controller.abort();
+  const { readRun } = await engine();
+  return readRun(ctx.m.paths.dir, run.runId);
+}
