@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const DEPCRUISE = path.join(ROOT, "node_modules", "dependency-cruiser", "bin", "dependency-cruise.mjs");
-const CONFIG = path.join(ROOT, ".dependency-cruiser.cjs");
+const CONFIG = path.join(ROOT, "scripts", "import-rules.cjs");
 const FIXTURE = path.join(ROOT, "test", "fixtures", "import-rules");
 
 interface Violation {
@@ -28,7 +28,7 @@ async function cruise(cwd: string): Promise<{ code: number; violations: Violatio
   return { code, violations };
 }
 
-describe("import rules (.dependency-cruiser.cjs)", () => {
+describe("import rules (scripts/import-rules.cjs)", () => {
   it("reports each deliberately wrong import of the fixture tree, and none of the right ones", async () => {
     const { code, violations } = await cruise(FIXTURE);
     expect(code).not.toBe(0);
