@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { BIN, REPO, until, useSandbox } from "../helpers/cli.js";
+import { REPO, useSandbox } from "../helpers/cli.js";
+import { runInBackground, whenStepRunning } from "../helpers/workflow.js";
 
 const sb = useSandbox("mt-wfcli");
 
@@ -121,18 +121,8 @@ describe("muster workflow (CLI)", () => {
       "flows/long.toml",
       `name = "long"\n${step("hang", "Hang.\nmock: hang")}${step("after", "After.", ["hang"])}`,
     );
-    const runner = execa(process.execPath, [BIN, "workflow", "run", file, "--json"], {
-      cwd: sb.cwd,
-      env: sb.env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-    });
-    const running = await until(async () => {
-      const runs = (await sb.json(["workflow", "runs"])).data.runs;
-      const r = runs.find((x: { workflow: string }) => x.workflow === "long");
-      return r?.steps[0].status === "running" ? r : undefined;
-    }, 20_000);
+    const runner = runInBackground(sb, file, true);
+    const running = await whenStepRunning(sb, "long");
     const c = await sb.json(["workflow", "cancel", running.runId]);
     expect(c.exitCode).toBe(0);
     expect(c.data.status).toBe("cancelled");
@@ -153,18 +143,8 @@ describe("muster workflow (CLI)", () => {
       "flows/orphan.toml",
       `name = "orphan"\n${step("hang", "Hang.\nmock: hang")}${step("next", "Next.", ["hang"])}`,
     );
-    const runner = execa(process.execPath, [BIN, "workflow", "run", file], {
-      cwd: sb.cwd,
-      env: sb.env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-    });
-    const running = await until(async () => {
-      const runs = (await sb.json(["workflow", "runs"])).data.runs;
-      const r = runs.find((x: { workflow: string }) => x.workflow === "orphan");
-      return r?.steps[0].status === "running" ? r : undefined;
-    }, 20_000);
+    const runner = runInBackground(sb, file);
+    const running = await whenStepRunning(sb, "orphan");
     runner.kill("SIGKILL");
     await runner;
     const st = await sb.json(["workflow", "status", running.runId]);
@@ -186,18 +166,8 @@ describe("muster workflow (CLI)", () => {
       "flows/interrupt.toml",
       `name = "interrupt"\n${step("hang", "Hang.\nmock: hang")}${step("then", "Then.", ["hang"])}`,
     );
-    const runner = execa(process.execPath, [BIN, "workflow", "run", file, "--json"], {
-      cwd: sb.cwd,
-      env: sb.env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-    });
-    const running = await until(async () => {
-      const runs = (await sb.json(["workflow", "runs"])).data.runs;
-      const r = runs.find((x: { workflow: string }) => x.workflow === "interrupt");
-      return r?.steps[0].status === "running" ? r : undefined;
-    }, 20_000);
+    const runner = runInBackground(sb, file, true);
+    const running = await whenStepRunning(sb, "interrupt");
     runner.kill("SIGINT");
     const done = await runner;
     expect(done.exitCode).toBe(130);
@@ -212,18 +182,8 @@ describe("muster workflow (CLI)", () => {
       "flows/crash.toml",
       `name = "crash"\n${step("a", "A.")}${step("b", `B.\nmock: gate=${encodeURIComponent(gate)}`, ["a"])}${step("c", "C.", ["b"])}`,
     );
-    const runner = execa(process.execPath, [BIN, "workflow", "run", file], {
-      cwd: sb.cwd,
-      env: sb.env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-    });
-    const before = await until(async () => {
-      const runs = (await sb.json(["workflow", "runs"])).data.runs;
-      const r = runs.find((x: { workflow: string }) => x.workflow === "crash");
-      return r?.steps[1].status === "running" ? r : undefined;
-    }, 20_000);
+    const runner = runInBackground(sb, file);
+    const before = await whenStepRunning(sb, "crash", 1);
     runner.kill("SIGKILL");
     await runner;
     expect((await sb.json(["workflow", "status", before.runId])).data.status).toBe("interrupted");
@@ -260,18 +220,8 @@ describe("muster workflow (CLI)", () => {
       "flows/again.toml",
       `name = "again"\n${step("x", `X.\nmock: gate=${encodeURIComponent(gate)}`)}${step("y", "Y.", ["x"])}`,
     );
-    const runner = execa(process.execPath, [BIN, "workflow", "run", file], {
-      cwd: sb.cwd,
-      env: sb.env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-    });
-    const before = await until(async () => {
-      const runs = (await sb.json(["workflow", "runs"])).data.runs;
-      const r = runs.find((x: { workflow: string }) => x.workflow === "again");
-      return r?.steps[0].status === "running" ? r : undefined;
-    }, 20_000);
+    const runner = runInBackground(sb, file);
+    const before = await whenStepRunning(sb, "again");
     expect((await sb.json(["workflow", "cancel", before.runId])).data.status).toBe("cancelled");
     expect((await runner).exitCode).toBe(3);
     fs.writeFileSync(gate, "open");

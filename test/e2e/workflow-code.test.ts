@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
 import { type AgentResult, runCodeWorkflow } from "../../src/workflows/code.js";
 import { musterHost } from "../../src/workflows/host.js";
 import { readRun } from "../../src/workflows/run-log.js";
-import { BIN, until, useSandbox } from "../helpers/cli.js";
+import { useSandbox } from "../helpers/cli.js";
+import { runInBackground, whenStepRunning } from "../helpers/workflow.js";
 
 const sb = useSandbox("mt-wfcode");
 
@@ -165,18 +165,8 @@ describe("code workflows (ctx.agent, await, parallel) on real children", () => {
       file,
       `export default async (ctx) => {\n  const r = await ctx.agent({ agent: "mock", prompt: "Hang.\\nmock: hang" }).await();\n  return r.status;\n};\n`,
     );
-    const runner = execa(process.execPath, [BIN, "workflow", "run", file, "--json"], {
-      cwd: sb.cwd,
-      env: sb.env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-    });
-    const running = await until(async () => {
-      const runs = (await sb.json(["workflow", "runs"])).data.runs;
-      const r = runs.find((x: { workflow: string }) => x.workflow === "hang");
-      return r?.steps[0]?.status === "running" ? r : undefined;
-    }, 20_000);
+    const runner = runInBackground(sb, file, true);
+    const running = await whenStepRunning(sb, "hang");
     const c = await sb.json(["workflow", "cancel", running.runId]);
     expect(c.data.status).toBe("cancelled");
     const done = await runner;

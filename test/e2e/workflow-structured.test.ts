@@ -1,13 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
 import { runCodeWorkflow } from "../../src/workflows/code.js";
 import { musterHost } from "../../src/workflows/host.js";
 import { runWorkflow } from "../../src/workflows/run.js";
 import { parseWorkflow } from "../../src/workflows/toml.js";
-import { BIN, until, useSandbox } from "../helpers/cli.js";
+import { useSandbox } from "../helpers/cli.js";
+import { runInBackground, whenStepRunning } from "../helpers/workflow.js";
 
 const sb = useSandbox("mt-wfstruct");
 
@@ -229,18 +229,8 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
         'needs = ["a"]',
       ].join("\n"),
     );
-    const runner = execa(process.execPath, [BIN, "workflow", "run", file], {
-      cwd: sb.cwd,
-      env: sb.env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-    });
-    const before = await until(async () => {
-      const runs = (await sb.json(["workflow", "runs"])).data.runs;
-      const r = runs.find((x: { workflow: string }) => x.workflow === "sresume");
-      return r?.steps[1].status === "running" ? r : undefined;
-    }, 20_000);
+    const runner = runInBackground(sb, file);
+    const before = await whenStepRunning(sb, "sresume", 1);
     runner.kill("SIGKILL");
     await runner;
     fs.writeFileSync(gate, "open");
