@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { childFiles } from "../dist/artifacts/layout.js";
 import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
+import { benchEnv } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { pct, round } from "./stats.mjs";
@@ -18,14 +19,7 @@ const quick = process.argv.includes("--quick");
 const root = path.resolve(import.meta.dirname, "..");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-"));
 const socket = `mb-${process.pid}`;
-// The run-slot bound (default 4) is lifted: these measure delivery and idling, not scheduling.
-const env = {
-  ...process.env,
-  MUSTER_HOME: path.join(base, "home"),
-  MUSTER_TMUX_SOCKET: socket,
-  MUSTER_MAX_RUNNING: "100",
-};
-for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
+const env = benchEnv(base, socket);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (s) => process.stderr.write(`${s}\n`);

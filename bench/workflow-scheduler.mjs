@@ -8,6 +8,7 @@ import { createMuster } from "../dist/index.js";
 import { musterHost } from "../dist/workflows/host.js";
 import { runWorkflow } from "../dist/workflows/run.js";
 import { parseWorkflow } from "../dist/workflows/toml.js";
+import { benchEnv } from "./env.mjs";
 import { pct, round } from "./stats.mjs";
 
 /** Runs the workflow once; returns per-step latencies in ms. */
@@ -66,13 +67,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(process.argv[2] ?? 64);
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-wf-"));
   const socket = `mbw-${process.pid}`;
-  const env = {
-    ...process.env,
-    MUSTER_HOME: path.join(base, "home"),
-    MUSTER_TMUX_SOCKET: socket,
-    MUSTER_MAX_RUNNING: "100",
-  };
-  for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
+  const env = benchEnv(base, socket);
   const cwd = path.join(base, "work");
   fs.mkdirSync(cwd, { recursive: true });
   try {

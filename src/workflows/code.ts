@@ -6,7 +6,13 @@ import { writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import type { StepSpawn, WorkflowHost } from "./host.js";
 import { processStart, RunLog, runFiles, type StepStatus } from "./run-log.js";
-import { compileOutput, finishStructured, type OutputSpec, structuredPrompt } from "./structured.js";
+import {
+  compileOutput,
+  finishStructured,
+  type OutputSpec,
+  outcomeFields,
+  structuredPrompt,
+} from "./structured.js";
 
 /** One `ctx.agent` call's settled result. A child's failure is a value (status, reason), never thrown. */
 export interface AgentResult {
@@ -210,16 +216,7 @@ export async function runCodeWorkflow(
           )
         : await host.wait(child.id, child.turnId);
     running.delete(id);
-    const structured = out as { output?: unknown; errors?: string[] };
-    return settle({
-      ...base,
-      childId: child.id,
-      status: out.status,
-      ...(out.reason ? { reason: out.reason } : {}),
-      ...(out.text !== undefined ? { text: out.text } : {}),
-      ...("output" in structured ? { output: structured.output } : {}),
-      ...(structured.errors ? { errors: structured.errors } : {}),
-    });
+    return settle({ ...base, childId: child.id, ...outcomeFields(out) });
   };
 
   const ctx: WorkflowContext = {

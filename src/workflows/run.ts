@@ -2,7 +2,13 @@ import * as fs from "node:fs";
 import { uuidv7 } from "../util/ids.js";
 import type { WorkflowHost } from "./host.js";
 import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "./run-log.js";
-import { compileOutput, finishStructured, type StructuredOutcome, structuredPrompt } from "./structured.js";
+import {
+  compileOutput,
+  finishStructured,
+  outcomeFields,
+  type StructuredOutcome,
+  structuredPrompt,
+} from "./structured.js";
 import { checkAgents, checkWorkflow, terminalSteps, type WorkflowDef, type WorkflowStep } from "./toml.js";
 
 /** The settled result of one step. */
@@ -194,15 +200,7 @@ export async function execute(
         )
       : await host.wait(child.id, child.turnId);
     running.delete(step.id);
-    const r: StepResult = {
-      ...base,
-      childId: child.id,
-      status: out.status,
-      ...(out.reason ? { reason: out.reason } : {}),
-      ...(out.text !== undefined ? { text: out.text } : {}),
-      ...("output" in out ? { output: out.output } : {}),
-      ...(out.errors ? { errors: out.errors } : {}),
-    };
+    const r: StepResult = { ...base, childId: child.id, ...outcomeFields(out) };
     let output: { path: string; bytes: number } | undefined;
     if (out.status === "completed") {
       // A structured step hands on its decoded value, not the prose around it.

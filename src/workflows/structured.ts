@@ -15,6 +15,17 @@ export interface StructuredOutcome extends StepOutcome {
   errors?: string[];
 }
 
+/** A step's settled fields from its outcome (a structured step's decoded output or refusal included). */
+export function outcomeFields(out: StructuredOutcome) {
+  return {
+    status: out.status,
+    ...(out.reason ? { reason: out.reason } : {}),
+    ...(out.text !== undefined ? { text: out.text } : {}),
+    ...("output" in out ? { output: out.output } : {}),
+    ...(out.errors ? { errors: out.errors } : {}),
+  };
+}
+
 /**
  * Compiles the spec's schema, refusing a bad spec (not an object, or a schema ajv rejects) with a one-line
  * invalid_config error, so a workflow with one fails before any child starts.
