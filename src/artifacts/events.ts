@@ -185,6 +185,8 @@ export interface ChildMeta {
     tools?: string[];
     disallowedTools?: string[];
     maxTurns?: number;
+    /** The profile's runner mode, when it names one (absent: session where the CLI has one). */
+    runnerMode?: "session" | "oneshot";
   };
   /** Names of the environment variables handed to the child (never values). */
   envNames: string[];

@@ -26,6 +26,8 @@ export interface CliCase {
   errorMessage: RegExp;
   /** The CLI streams text as it is generated (not only whole messages): the pane must show it mid-turn. */
   streamsText?: boolean;
+  /** The CLI has a long-lived mode muster runs it in by default (runner mode `session`, issue 14). */
+  session?: boolean;
   /** Extra env for this CLI in the tests (e.g. fewer retries against the scripted 500). */
   env?: Record<string, string>;
 }
@@ -151,6 +153,12 @@ export function defineCliChecks(c: CliCase): void {
       expect(sent).toContain(answer1);
       const [c1, c2] = completions(first.result.artifactDir);
       expect(c2.runnerSessionId).toBe(c1.runnerSessionId);
+      const starts = readEvents(first.result.artifactDir).filter((e) => e.type === "runner_started");
+      if (c.session) {
+        // One process across both turns, still alive between them (runner mode session).
+        expect(starts.map((e) => e.pid)).toEqual([starts[0]!.pid]);
+        expect(groupAlive(starts[0]!.pid as number)).toBe(true);
+      } else expect(starts).toHaveLength(2);
       resumed = { id: first.id, artifactDir: first.result.artifactDir };
     });
 
@@ -241,6 +249,28 @@ export function defineCliChecks(c: CliCase): void {
       await until(() => !groupAlive(pgid), 5_000);
       expect(processesOfChild(id, hostPid)).toEqual([]);
     });
+
+    if (c.session) {
+      it("6. MUSTER_RUNNER_MODE=oneshot runs the same turns a process each, and they still resume", async () => {
+        ep.setScenario("text");
+        const oneshot = { ...env, MUSTER_RUNNER_MODE: "oneshot" };
+        const first = await spawnAndWait(
+          sb,
+          oneshot,
+          childArgs(workDir("oneshot"), "remember the word plum"),
+        );
+        expect(first.result.status, first.result.reason).toBe("completed");
+        const before = ep.requests.length;
+        const second = await sb.json(["send", first.id, "--wait", "--timeout", "120", "the word?"], {
+          env: oneshot,
+          timeout: 150_000,
+        });
+        expect(second.data.results?.[0]?.status, JSON.stringify(second.data)).toBe("completed");
+        expect(lastModelBody(before)).toContain("remember the word plum");
+        const starts = readEvents(first.result.artifactDir).filter((e) => e.type === "runner_started");
+        expect(new Set(starts.map((e) => e.pid)).size).toBe(2);
+      });
+    }
 
     it("5. an upstream 500 settles errored with the CLI's own message, not a hang", async () => {
       ep.setScenario("error500");
