@@ -104,11 +104,11 @@ function cancelOnInterrupt(): {
 export function registerWorkflow(program: Command): void {
   const wf = program
     .command("workflow")
-    .summary("run TOML workflows: DAGs of steps, each step a child")
+    .summary("run workflows: TOML DAGs of steps or JS code, each step a child")
     .description(
-      "Workflows are TOML files (name, description, [[steps]] id, agent, prompt, needs, model, reasoning) found in " +
-        "the bundled workflows/ folder, $XDG_CONFIG_HOME/muster/workflows (default ~/.config) and <cwd>/.muster/workflows " +
-        "(later shadows earlier by name). Each step runs as a real child you can watch and attach to.",
+      "Workflows are TOML files (name, description, [[steps]] id, agent, prompt, needs, model, reasoning) or code modules " +
+        "(.mjs/.js) found in the bundled workflows/ folder, $XDG_CONFIG_HOME/muster/workflows (default ~/.config) and " +
+        "<cwd>/.muster/workflows (later shadows earlier by name). Each step runs as a real child you can watch and attach to.",
     );
 
   common(wf.command("list").description("list the workflows found, with the file that won each name")).action(
@@ -121,6 +121,7 @@ export function registerWorkflow(program: Command): void {
         printJson({
           workflows: d.workflows.map((w) => ({
             name: w.name,
+            kind: w.kind,
             description: w.description,
             layer: w.layer,
             source: w.source,
@@ -135,11 +136,12 @@ export function registerWorkflow(program: Command): void {
         say(`no workflows found; searched: ${d.dirs.map((x) => displayPath(x.dir)).join(", ")}\n`);
         return;
       }
-      const rows = [["NAME", "STEPS", "LAYER", "SOURCE", "DESCRIPTION"]];
+      const rows = [["NAME", "KIND", "STEPS", "LAYER", "SOURCE", "DESCRIPTION"]];
       for (const w of d.workflows)
         rows.push([
           w.name,
-          String(w.steps.length),
+          w.kind,
+          w.kind === "code" ? "-" : String(w.steps.length),
           w.layer,
           displayPath(w.source),
           visibleLine(w.description),
@@ -179,10 +181,12 @@ export function registerWorkflow(program: Command): void {
       const input =
         inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
       const { controller, interrupted, release } = cancelOnInterrupt();
-      if (!def) {
+      if (!def || def.kind === "code") {
         let status: "completed" | "failed" | "cancelled";
         try {
-          status = await runCode(m, ref, input, controller.signal, !!flags.json, !!flags.sandbox);
+          // A code workflow found by name runs from the file that won the name, under that name.
+          const [file, name] = def ? [def.source, def.name] : [ref, undefined];
+          status = await runCode(m, file, input, controller.signal, !!flags.json, !!flags.sandbox, name);
         } finally {
           release();
         }
