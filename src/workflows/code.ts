@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
@@ -34,7 +35,10 @@ export function workflow(fn: WorkflowFn): CodeWorkflow {
 export async function loadCodeWorkflow(file: string): Promise<WorkflowFn> {
   let mod: { default?: unknown };
   try {
-    mod = (await import(pathToFileURL(path.resolve(file)).href)) as { default?: unknown };
+    // The file's mtime in the URL: a long-lived process (the MCP server) imports an edited module afresh.
+    const url = pathToFileURL(path.resolve(file));
+    url.search = `mtime=${fs.statSync(url).mtimeMs}`;
+    mod = (await import(url.href)) as { default?: unknown };
   } catch (e) {
     throw new MusterError(
       "invalid_config",

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { readAllRecords } from "../artifacts/reader.js";
 import { readJsonIfExists } from "../util/fsx.js";
@@ -73,6 +72,3 @@ export function readReplay(files: RunFiles): ReplayLog {
   out.failed = [...failed];
   return out;
 }
-
-/** Whether a code run has any call file at all (a run recorded before replay existed has none). */
-export const hasCallFiles = (files: RunFiles): boolean => fs.existsSync(path.join(files.dir, "calls"));

@@ -223,6 +223,11 @@ export function readRun(stateDir: string, runId: string): RunView {
         s.status = "pending";
         for (const k of ["reason", "cause", "output"] as const) delete s[k];
       }
+    } else if (e.type === "replay_ended") {
+      // A resumed code run took its own path from this call on: later calls of earlier attempts are not its.
+      const from = Number(e.stepId.slice("agent-".length));
+      for (const id of [...steps.keys()])
+        if (/^agent-\d+$/.test(id) && Number(id.slice("agent-".length)) >= from) steps.delete(id);
     } else if (e.type === "run_settled") {
       status = e.status;
       settledAt = e.ts;

@@ -80,8 +80,8 @@ describe("workflow resume of code workflows: deterministic replay from the run l
       host,
       "diverge",
       async (ctx) => {
-        for (const p of ["A", "B", "C"]) await ctx.agent({ agent: "mock", prompt: p }).await();
-        throw new Error("gave up after C");
+        for (const p of ["A", "B", "C", "D"]) await ctx.agent({ agent: "mock", prompt: p }).await();
+        throw new Error("gave up after D");
       },
       "in",
     );
@@ -110,7 +110,14 @@ describe("workflow resume of code workflows: deterministic replay from the run l
       }),
     ]);
     expect(["agent-1", "agent-2", "agent-3"].map((id) => startsOf(events, id))).toEqual([1, 2, 2]);
-    expect(readRun(m.paths.dir, first.runId).status).toBe("completed");
+    // The status shows this attempt's calls: the old agent-4, which the new path never made, is gone.
+    const view = readRun(m.paths.dir, first.runId);
+    expect(view.status).toBe("completed");
+    expect(view.steps.map((s) => `${s.id}:${s.status}`)).toEqual([
+      "agent-1:completed",
+      "agent-2:completed",
+      "agent-3:completed",
+    ]);
     // A function handed to the library cannot be found again by itself.
     const lone = await runCodeWorkflow(
       host,
