@@ -4,6 +4,7 @@ import { shortId } from "../util/ids.js";
 import type { Progress, RunResult, StepResult } from "../workflows/run.js";
 import type { WorkflowDef, WorkflowStep } from "../workflows/toml.js";
 import type { CallProgress } from "./progress.js";
+import { runCodeByName } from "./workflow-code.js";
 
 /** A step of a transient workflow, as subagents_workflow takes it (a TOML `[[steps]]` table as JSON). */
 export interface StepArg {
@@ -205,6 +206,7 @@ async function found(ctx: WorkflowCall) {
   return {
     workflows: d.workflows.map((w) => ({
       name: w.name,
+      ...(w.kind === "code" ? { kind: "code" } : {}),
       description: w.description,
       steps: w.steps.map((s) => ({
         id: s.id,
@@ -231,7 +233,9 @@ export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
     if (a.name.includes("/") || a.name.endsWith(".toml"))
       throw usage(`name ${JSON.stringify(a.name)} must be a workflow name, not a file`);
     const { loadWorkflow } = await engine();
-    def = loadWorkflow(a.name, ctx.m.cwd, ctx.m.env);
+    const named = loadWorkflow(a.name, ctx.m.cwd, ctx.m.env);
+    if (named.kind === "code") return runCodeByName(named, a, ctx);
+    def = named;
   } else def = transient(a.steps!);
   const run = await ctx.runs.start(ctx.m, def, a.input ?? "");
   if (a.await === false) return { runId: run.runId, workflow: def.name, status: "running" };

@@ -12,6 +12,8 @@ export interface StepSpawn {
   prompt: string;
   model?: string;
   reasoning?: string;
+  /** The child's working directory (default: the primary's). */
+  cwd?: string;
 }
 
 /**
@@ -48,6 +50,7 @@ export function musterHost(m: Muster): WorkflowHost {
         prompt: o.prompt,
         ...(o.model ? { model: o.model } : {}),
         ...(o.reasoning ? { reasoning: o.reasoning } : {}),
+        ...(o.cwd ? { cwd: o.cwd } : {}),
       });
       return { id: r.id, turnId: r.turnId };
     },
