@@ -108,7 +108,13 @@ async function main(): Promise<void> {
     render.stderr(why),
   );
   const controls = new ControlWatcher(files.control, (req) => {
-    if (req.kind === "progress") {
+    if (req.kind === "interrupt") {
+      // Only the turn the parent saw running: one that started since (its follow-up) is left alone.
+      if (current?.turnId === req.turnId) {
+        render.info(req.why === "steered" ? "interrupted: a follow-up runs now" : "stopped by the parent");
+        current.stop(req.why);
+      }
+    } else if (req.kind === "progress") {
       log.append({
         type: "progress",
         ...(current ? { turnId: current.turnId } : {}),

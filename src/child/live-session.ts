@@ -13,7 +13,7 @@ import type { AgentMessage, SessionSpec } from "../runners/types.js";
 import { groupAlive, signalGroup, terminateGroup } from "../util/process-group.js";
 import { firstLine } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
-import type { TurnControl } from "./turn-control.js";
+import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
 
 const MAX_LINE = 16 * 1024 * 1024;
 const STDERR_KEEP = 2048;
@@ -139,7 +139,7 @@ export class LiveSession {
     const reader = acpTurnReader();
     this.turn = { reader, onMessage };
     control.onStop(() => {
-      if (control.reason === "interrupted") this.interrupt();
+      if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) this.interrupt();
       else this.kill();
     });
     try {

@@ -56,6 +56,8 @@ export const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason:
   cancelled: { status: "cancelled", reason: "cancelled by muster cancel" },
   interrupted: { status: "cancelled", reason: "interrupted in the pane (Ctrl-C)" },
   lost: { status: "lost", reason: "the pane was closed while the turn ran" },
+  steered: { status: "interrupted", reason: "interrupted by a follow-up (send --mode now)" },
+  stopped: { status: "interrupted", reason: "stopped by the parent (send --mode stop)" },
 };
 
 /** Runs the runner's process to its end, turning its stdout into events, pane lines and the answer. */
