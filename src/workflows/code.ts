@@ -108,6 +108,7 @@ export interface CodeRunOptions {
   signal?: AbortSignal;
   onProgress?: (
     p:
+      | { type: "run_started"; runId: string; dir: string }
       | { type: "agent_started"; id: string; childId: string; agent: string }
       | { type: "agent_settled"; result: AgentResult }
       | { type: "log"; text: string },
@@ -141,6 +142,7 @@ export async function runCodeWorkflow(
     ...(pidStart ? { pidStart } : {}),
     steps: [],
   });
+  opts.onProgress?.({ type: "run_started", runId, dir: files.dir });
   const max = opts.maxAgents ?? 256;
   const controller = new AbortController();
   const running = new Map<string, string>();

@@ -53,7 +53,7 @@ async function runCode(
       warn(
         `muster: ${p.result.id} ${p.result.status}${p.result.reason ? `: ${visibleLine(p.result.reason)}` : ""}\n`,
       );
-    else warn(`muster: ${visibleLine(p.text)}\n`);
+    else if (p.type === "log") warn(`muster: ${visibleLine(p.text)}\n`);
   };
   let run: CodeRunResult;
   if (sandbox) {
