@@ -27,6 +27,7 @@ function shapeAgent(a: AgentResult) {
     status: a.status,
     ...(a.childId ? { childId: a.childId } : {}),
     ...(a.status !== "completed" ? { error: a.reason ?? a.status } : {}),
+    ...(a.structured ? { structured: a.structured } : {}),
     ...(a.errors ? { errors: a.errors } : {}),
   };
 }

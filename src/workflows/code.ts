@@ -9,9 +9,11 @@ import { processStart, RunLog, runFiles, type StepStatus } from "./run-log.js";
 import {
   compileOutput,
   finishStructured,
+  modeOf,
   type OutputSpec,
   outcomeFields,
-  structuredPrompt,
+  type StructuredMode,
+  structuredSpawn,
 } from "./structured.js";
 
 /** One `ctx.agent` call's settled result. A child's failure is a value (status, reason), never thrown. */
@@ -25,6 +27,8 @@ export interface AgentResult {
   text?: string;
   /** A structured worker's decoded answer (the call had `output`). */
   output?: unknown;
+  /** A structured worker: whether the runner enforced the schema ("native") or the prompt asked ("instructed"). */
+  structured?: StructuredMode;
   /** Why a structured worker's answer was refused after its corrective retry: one line per error. */
   errors?: string[];
 }
@@ -191,13 +195,15 @@ export async function runCodeWorkflow(
     if (calls > max)
       return settle({ ...base, status: "errored", reason: `the run's cap of ${max} children is reached` });
     let child: { id: string; turnId: string };
+    const plain: StepSpawn = {
+      agent: call.agent,
+      prompt: call.prompt,
+      ...(call.model ? { model: call.model } : {}),
+      ...(call.reasoning ? { reasoning: call.reasoning } : {}),
+    };
+    const spawn = validate && call.output ? structuredSpawn(host, plain, call.output) : plain;
     try {
-      child = await host.spawn({
-        agent: call.agent,
-        prompt: validate && call.output ? structuredPrompt(call.prompt, call.output) : call.prompt,
-        ...(call.model ? { model: call.model } : {}),
-        ...(call.reasoning ? { reasoning: call.reasoning } : {}),
-      });
+      child = await host.spawn(spawn);
     } catch (e) {
       return settle({ ...base, status: "errored", reason: `could not start: ${(e as Error).message}` });
     }
@@ -213,8 +219,13 @@ export async function runCodeWorkflow(
     if (controller.signal.aborted) await host.cancel([child.id]).catch(() => {});
     const out =
       validate && call.output
-        ? await finishStructured(host, child, call.output, validate, (turnId) =>
-            log.append({ type: "step_retried", stepId: id, turnId }),
+        ? await finishStructured(
+            host,
+            child,
+            call.output,
+            validate,
+            (turnId) => log.append({ type: "step_retried", stepId: id, turnId }),
+            modeOf(spawn),
           )
         : await host.wait(child.id, child.turnId);
     running.delete(id);
