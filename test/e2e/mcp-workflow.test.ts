@@ -231,7 +231,8 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     // A durable run like the others: its record lists both children.
     const view = (await sb.json(["workflow", "status", r.runId])).data;
     expect(view.status).toBe("completed");
-    expect(view.steps.map((s: Data) => [s.id, s.status])).toEqual([
+    // (the record lists a program's steps as they started: two at once may come in either order)
+    expect(view.steps.map((s: Data) => [s.id, s.status]).sort()).toEqual([
       ["agent-1", "completed"],
       ["agent-2", "completed"],
     ]);
@@ -314,6 +315,34 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
       ["hangs", "cancelled"],
       ["after", "skipped"],
     ]);
+  });
+
+  it("cancelling a waiting source call cancels the program's run and its running child", async () => {
+    const controller = new AbortController();
+    const seen: Progress[] = [];
+    const doomed = client
+      .callTool(
+        {
+          name: "subagents_workflow",
+          arguments: {
+            source:
+              'return (await ctx.agent({ agent: "mock", prompt: "Hang.\\nmock: hang" }).await()).status;',
+          },
+        },
+        undefined,
+        { timeout: 60_000, signal: controller.signal, onprogress: (p) => seen.push(p) },
+      )
+      .catch((e: Error) => e);
+    await until(() => seen.some((p) => /^step agent-1 started/.test(p.message ?? "")), 20_000);
+    const short = /^workflow run ([0-9a-f]{8}) started$/.exec(seen[0]?.message ?? "")?.[1];
+    expect(short).toBeDefined();
+    controller.abort();
+    expect(await doomed).toBeInstanceOf(Error);
+    const r = await until(async () => {
+      const x = await ok({ runId: short, await: false });
+      return x.status === "cancelled" ? x : undefined;
+    }, 20_000);
+    expect(r.steps).toEqual([expect.objectContaining({ id: "agent-1", status: "cancelled" })]);
   });
 
   it("a run started with await false outlives the connection: the server finishes it once stdin ends, then exits", async () => {
