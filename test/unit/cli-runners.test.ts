@@ -86,7 +86,13 @@ describe("agent CLI runners build argv arrays in each CLI's own spelling", () =>
     const open = { type: "object", properties: { files: { type: "array" } }, required: ["files"] };
     const optional = { ...strict, required: [] };
     const deepOpen = { ...strict, properties: { o: { type: "object", properties: {} } }, required: ["o"] };
-    expect([strict, open, { type: "array" }].map((s) => takes("claude", s))).toEqual([true, true, false]);
+    const huge = { type: "object", description: "x".repeat(70 * 1024) };
+    expect([strict, open, { type: "array" }, huge].map((s) => takes("claude", s))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
     expect([strict, open, optional, deepOpen, { type: "array" }].map((s) => takes("codex", s))).toEqual([
       true,
       false,

@@ -1,5 +1,5 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
-import { objectRooted } from "./schema.js";
+import { inlineObjectSchema } from "./schema.js";
 import {
   arr,
   binaryOf,
@@ -146,7 +146,7 @@ export const claudeRunner: Runner = {
   },
   resumeMode: () => "native",
   // --json-schema makes the schema the input of a StructuredOutput tool the model must call: an object root.
-  nativeSchema: objectRooted,
+  nativeSchema: inlineObjectSchema,
   plan(input: TurnInput): TurnPlan {
     const { id } = splitModel(input.model);
     const allowed = input.tools && input.tools.length > 0 ? input.tools : ["Bash"];

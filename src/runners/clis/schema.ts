@@ -13,6 +13,11 @@ export function objectRooted(schema: object): boolean {
   return (schema as Record<string, unknown>).type === "object";
 }
 
+/** Claude Code takes the schema inline, as one argv word: one well under the OS's 128 KiB per word. */
+export function inlineObjectSchema(schema: object): boolean {
+  return objectRooted(schema) && Buffer.byteLength(JSON.stringify(schema)) <= 64 * 1024;
+}
+
 /**
  * A schema OpenAI's strict structured outputs accept (Codex sends `--output-schema` with `strict: true`, and
  * the API refuses any other): an object root, and every object closed (`additionalProperties: false`) with
