@@ -17,7 +17,7 @@ export interface Tool {
 const str = (description: string, minLength = 1): JsonSchema => ({ type: "string", minLength, description });
 /** A plain string (its name says what it is; the workflow check refuses a bad one). */
 const S: JsonSchema = { type: "string" };
-const ID = str("Child id or its last 8 hex digits.");
+const ID = str("Child id (or last 8 hex).");
 const object = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
   type: "object",
   properties,
@@ -50,8 +50,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_await",
-      description:
-        "Wait for children's current turns: all, or the first to settle (the rest listed as pending).",
+      description: "Await children's current turns: all, or the first to settle (the rest listed pending).",
       inputSchema: object({
         ids: { type: "array", items: ID, minItems: 1 },
         groupId: str("Or: seal this group and await all of it."),
@@ -68,7 +67,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_result",
-      description: "A settled turn's output (default: the latest turn).",
+      description: "A settled turn's output (default: the latest).",
       inputSchema: object({ id: ID, turnId: str("A specific turn.") }, ["id"]),
       handler: (a, c) => h.result(a as { id: string }, c),
     },
@@ -98,8 +97,8 @@ export function toolTable(agentsDescription: string): Tool[] {
         provider: str("Only this provider."),
         query: str("Model ids containing this text."),
         limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT },
-        model: str("One model: its runner and reasoning levels."),
-        agent: str("One profile: its effective model and reasoning."),
+        model: str("A model's runner and reasoning levels."),
+        agent: str("A profile's effective model and reasoning."),
       }),
       handler: (a, c) => h.models(a as ModelQuery, c),
     },
@@ -120,7 +119,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           ),
         },
         source: str(
-          "Or: JS body of async (ctx, input)=>{…}, sandboxed: ctx.agent({agent,prompt}).await(), ctx.await(hs,'all'|'first'), ctx.parallel, ctx.log; return = result.",
+          "Or: sandboxed JS body of async (ctx,input)=>{}: ctx.agent({agent,prompt}).await(), ctx.await(hs,'all'|'first'), ctx.parallel, ctx.log.",
         ),
         input: { type: "string", description: "Every step gets it." },
         await: { type: "boolean", description: "false: the runId at once." },
