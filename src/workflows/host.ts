@@ -44,9 +44,14 @@ export function musterHost(m: Muster): WorkflowHost {
   return {
     agents: () => new Set(m.agents().agents.map((a) => a.profile.name)),
     nativeOutput: (agent, schema) => {
-      const profile = m.agents().agents.find((a) => a.profile.name === agent)?.profile;
-      const runner = profile ? getRunner(profile.runner) : undefined;
-      return !!runner?.nativeSchema?.(schema);
+      try {
+        const profile = m.agents().agents.find((a) => a.profile.name === agent)?.profile;
+        const runner = profile ? getRunner(profile.runner) : undefined;
+        return !!runner?.nativeSchema?.(schema);
+      } catch {
+        // Profiles that cannot be read now: the instructed way works with any runner (the spawn will say why it fails).
+        return false;
+      }
     },
     stateDir: () => {
       m.claimPrimary();
