@@ -8,7 +8,6 @@ export type { ControlRequest } from "../artifacts/control.js";
 // `muster done --file` carries an answer (a snapshot is at most 1 MiB): JSON-escaped at most 6 MiB, plus slack.
 const MAX_CONTROL_BYTES = 6 * 1024 * 1024 + 64 * 1024;
 
-
 /** Watches control/ and hands each request over once (the file is removed after reading). */
 export class ControlWatcher {
   private readonly watcher: fs.FSWatcher | undefined;

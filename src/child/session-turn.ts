@@ -30,7 +30,8 @@ export class SessionHolder {
 
   /** The session this turn runs on, or undefined: one-shot (the mode, or a CLI or input without one). */
   specFor(runner: Runner, input: TurnInput): SessionSpec | undefined {
-    if (this.mode === "oneshot" || !runner.session) return undefined;
+    // A schema-enforced answer is the one-shot CLI's flag (--json-schema, --output-schema): such a turn runs one-shot.
+    if (this.mode === "oneshot" || !runner.session || input.outputSchema) return undefined;
     const spec = runner.session(input);
     // A conversation this process did not start, on a CLI that cannot reload it over the protocol: one-shot.
     if (spec?.resume && spec.reloads === false && !this.live?.alive) return undefined;

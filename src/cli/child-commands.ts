@@ -2,8 +2,6 @@
  * Commands an agent runs inside its pane (done, error, progress). Kept free of heavy imports:
  * bin/muster.js loads only this file for them, so they start about as fast as bare node.
  */
-import { randomBytes } from "node:crypto";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { dropJsonFile } from "../util/fsx.js";
 import { readFileBounded } from "../util/safe-read.js";

@@ -12,6 +12,7 @@ function progressLine(p: CodeProgress): string {
     return `${p.result.id} ${p.result.status}${p.result.reason ? `: ${p.result.reason}` : ""}`;
   if (p.type === "replay_ended") return `replay ended at ${p.id}`;
   if (p.type === "phase") return `phase ${p.name}`;
+  if (p.type === "run_started") return `workflow run ${shortId(p.runId)} started`;
   return p.text;
 }
 

@@ -11,10 +11,10 @@ import type {
   WorkflowFn,
 } from "./code-types.js";
 import { awaitHandles, parallel, pipeline } from "./ctx-flow.js";
-import type { WorkflowHost } from "./host.js";
+import type { StepSpawn, WorkflowHost } from "./host.js";
 import { callFile, callKey, type ReplayLog } from "./replay.js";
 import type { RunFiles, RunLog } from "./run-log.js";
-import { compileOutput, finishStructured, outcomeFields, structuredPrompt } from "./structured.js";
+import { compileOutput, finishStructured, modeOf, outcomeFields, structuredSpawn } from "./structured.js";
 
 /** A run whose directory and first records exist: new (runCodeWorkflow) or resumed (resumeCode). */
 export interface CodeRun {
@@ -99,14 +99,16 @@ export async function executeCode(
         key,
       );
     let child: { id: string; turnId: string };
+    const plain: StepSpawn = {
+      agent: call.agent,
+      prompt: call.prompt,
+      ...(call.model ? { model: call.model } : {}),
+      ...(call.reasoning ? { reasoning: call.reasoning } : {}),
+      ...(call.cwd ? { cwd: call.cwd } : {}),
+    };
+    const spawn = validate && call.output ? structuredSpawn(host, plain, call.output) : plain;
     try {
-      child = await host.spawn({
-        agent: call.agent,
-        prompt: validate && call.output ? structuredPrompt(call.prompt, call.output) : call.prompt,
-        ...(call.model ? { model: call.model } : {}),
-        ...(call.reasoning ? { reasoning: call.reasoning } : {}),
-        ...(call.cwd ? { cwd: call.cwd } : {}),
-      });
+      child = await host.spawn(spawn);
     } catch (e) {
       return settle({ ...base, status: "errored", reason: `could not start: ${(e as Error).message}` }, key);
     }
@@ -124,8 +126,13 @@ export async function executeCode(
     if (controller.signal.aborted) await host.cancel([child.id]).catch(() => {});
     const out =
       validate && call.output
-        ? await finishStructured(host, child, call.output, validate, (turnId) =>
-            log.append({ type: "step_retried", stepId: id, turnId }),
+        ? await finishStructured(
+            host,
+            child,
+            call.output,
+            validate,
+            (turnId) => log.append({ type: "step_retried", stepId: id, turnId }),
+            modeOf(spawn),
           )
         : await host.wait(child.id, child.turnId);
     running.delete(id);

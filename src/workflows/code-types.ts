@@ -1,7 +1,7 @@
 import type { Stage } from "./ctx-flow.js";
 import type { StepSpawn } from "./host.js";
 import type { StepStatus } from "./run-log.js";
-import type { OutputSpec } from "./structured.js";
+import type { OutputSpec, StructuredMode } from "./structured.js";
 
 /** One `ctx.agent` call's settled result. A child's failure is a value (status, reason), never thrown. */
 export interface AgentResult {
@@ -14,6 +14,8 @@ export interface AgentResult {
   text?: string;
   /** A structured worker's decoded answer (the call had `output`). */
   output?: unknown;
+  /** A structured worker: whether the runner enforced the schema ("native") or the prompt asked ("instructed"). */
+  structured?: StructuredMode;
   /** Why a structured worker's answer was refused after its corrective retry: one line per error. */
   errors?: string[];
 }
@@ -69,6 +71,7 @@ export interface CodeRunResult {
 }
 
 export type CodeProgress =
+  | { type: "run_started"; runId: string; dir: string }
   | { type: "agent_started"; id: string; childId: string; agent: string }
   | { type: "agent_settled"; result: AgentResult }
   /** A resumed run's call answered from the log: no child started. */

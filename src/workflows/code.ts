@@ -90,5 +90,6 @@ export async function runCodeWorkflow(
     ...(pidStart ? { pidStart } : {}),
     steps: [],
   });
+  opts.onProgress?.({ type: "run_started", runId, dir: files.dir });
   return executeCode(host, { runId, name, files, log }, fn, input, opts);
 }

@@ -272,6 +272,33 @@ export function defineCliChecks(c: CliCase): void {
       });
     }
 
+    if (c.session) {
+      it("7. send --mode now interrupts a slow streamed answer through the protocol; the process stays for turn 2", async () => {
+        ep.setScenario("slow");
+        const before = ep.requests.length;
+        const s = await sb.json(["spawn", ...childArgs(workDir("steer"), "write a long story")], { env });
+        expect(s.exitCode, s.stderr).toBe(0);
+        const id = s.data.id as string;
+        await until(
+          () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
+          60_000,
+        );
+        ep.setScenario("text");
+        const r = await sb.json(["send", id, "--mode", "now", "--wait", "--timeout", "120", "stop; say hi"], {
+          env,
+          timeout: 150_000,
+        });
+        expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+        const [first, second] = completions(s.data.artifactDir);
+        expect(first).toMatchObject({ turnId: s.data.turnId, status: "interrupted" });
+        expect(second.status).toBe("completed");
+        const starts = readEvents(s.data.artifactDir).filter((e) => e.type === "runner_started");
+        expect(starts).toHaveLength(1);
+        expect(groupAlive(starts[0]!.pid as number)).toBe(true);
+        await sb.run(["cancel", id], { env });
+      });
+    }
+
     it("5. an upstream 500 settles errored with the CLI's own message, not a hang", async () => {
       ep.setScenario("error500");
       const r = await spawnAndWait(sb, env, childArgs(workDir("err"), "fail"));

@@ -26,7 +26,7 @@ const onProgress: CodeRunOptions["onProgress"] = (p) => {
       `muster: replay ended at ${p.id} after ${p.replayed} call(s): ${p.reason}; children run from here\n`,
     );
   else if (p.type === "phase") warn(`muster: phase ${visibleLine(p.name)}\n`);
-  else warn(`muster: ${visibleLine(p.text)}\n`);
+  else if (p.type === "log") warn(`muster: ${visibleLine(p.text)}\n`);
 };
 
 /** Prints a finished code run: its returned value on stdout (or the whole run with --json), a summary on stderr. */
