@@ -12,6 +12,7 @@ import { createMuster } from "../dist/index.js";
 import { benchEnv } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
+import { sessionCliRows, sessionClis } from "./session-clis.mjs";
 import { pct, round } from "./stats.mjs";
 import { schedulerOverhead, schedulerRow } from "./workflow-scheduler.mjs";
 
@@ -192,6 +193,8 @@ try {
   results.finalRecordToWaiterMs = await finalRecordToWaiter(muster, quick ? 10 : 20);
   log("final record → waiter, real agent CLIs against the scripted endpoint…");
   results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
+  log("runner mode session vs oneshot, real agent CLIs (follow-up and delivery)…");
+  results.sessionVsOneshotMs = await sessionClis(3, log);
 } finally {
   spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
   await sleep(1500);
@@ -222,6 +225,7 @@ const rows = [
   schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
+  ...Object.entries(results.sessionVsOneshotMs).flatMap(([name, r]) => sessionCliRows(name, r)),
 ];
 const w0 = Math.max(...rows.map((r) => r[0].length));
 const w1 = Math.max(...rows.map((r) => r[1].length));
