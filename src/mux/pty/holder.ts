@@ -153,8 +153,31 @@ function writeAtomic(file: string, text: string): void {
   fs.renameSync(tmp, file);
 }
 
+// The socket is the holder's only door: nobody else may connect (0600 from the umask, set just for it).
+fs.rmSync(spec.socket, { force: true });
+const umask = process.umask(0o177);
+server.on("error", (e) => {
+  // No socket, no pane: the program is hung up and the backend's spawn reports the holder's exit.
+  process.stderr.write(`pty holder: ${e.message}\n`);
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {}
+  process.exit(1);
+});
+const listening = new Promise<void>((resolve) =>
+  server.listen(spec.socket, () => {
+    process.umask(umask);
+    // Tells the backend the pane is up (and the program's pid); then stdout is not used again.
+    fs.writeSync(1, `${JSON.stringify({ childPid: child.pid })}\n`);
+    fs.closeSync(1);
+    resolve();
+  }),
+);
+
 child.onExit(async ({ exitCode, signal }) => {
   exited = true;
+  // A program that ends at once still gets a pane that started (and says how it ended).
+  await listening;
   const status = signal ? { exitCode: null, signal } : { exitCode, signal: null };
   try {
     // The last screen first: whoever sees exit.json may read screen.txt at once.
@@ -187,13 +210,3 @@ function hangUp(): void {
 process.on("SIGTERM", hangUp);
 process.on("SIGHUP", hangUp);
 process.on("SIGINT", hangUp);
-
-// The socket is the holder's only door: nobody else may connect (0600 from the umask, set just for it).
-fs.rmSync(spec.socket, { force: true });
-const umask = process.umask(0o177);
-server.listen(spec.socket, () => {
-  process.umask(umask);
-  // Tells the backend the pane is up (and the program's pid); then stdout is not used again.
-  fs.writeSync(1, `${JSON.stringify({ childPid: child.pid })}\n`);
-  fs.closeSync(1);
-});
