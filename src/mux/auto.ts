@@ -2,9 +2,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-/** Whether an executable `bin` is in one of PATH's folders. */
+/** Whether an executable `bin` is in one of PATH's folders (without PATH, where execvp looks then). */
 export function onPath(bin: string, env: NodeJS.ProcessEnv): boolean {
-  for (const d of (env.PATH ?? "").split(path.delimiter)) {
+  for (const d of (env.PATH ?? "/usr/bin:/bin").split(path.delimiter)) {
     if (!d || !path.isAbsolute(d)) continue;
     try {
       fs.accessSync(path.join(d, bin), fs.constants.X_OK);
@@ -15,11 +15,13 @@ export function onPath(bin: string, env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * tmux where it exists (or MUSTER_TMUX_BIN names it); else Zellij where it exists and a backend for it is
- * registered; else muster's own pty backend; tmux (whose absence the spawn then reports) without that.
+ * Inside a Zellij session, Zellij (when a backend for it is registered); else tmux where it exists (or
+ * MUSTER_TMUX_BIN names it); else Zellij where it exists; else muster's own pty backend; tmux (whose
+ * absence a spawn then reports) when not even that is registered.
  */
 export function autoBackendName(env: NodeJS.ProcessEnv, registered: (name: string) => boolean): string {
+  if (env.ZELLIJ && registered("zellij")) return "zellij";
   if (env.MUSTER_TMUX_BIN || onPath("tmux", env)) return "tmux";
-  if ((env.ZELLIJ || onPath("zellij", env)) && registered("zellij")) return "zellij";
+  if (onPath("zellij", env) && registered("zellij")) return "zellij";
   return registered("pty") ? "pty" : "tmux";
 }
