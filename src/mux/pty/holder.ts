@@ -57,16 +57,38 @@ const child = pty.spawn(spec.argv[0] ?? "", spec.argv.slice(1), {
 const replay: Buffer[] = [];
 let replayBytes = 0;
 const viewers = new Set<net.Socket>();
-// The model loads after the program has started (it is not on the start-up path); output waits in order.
-const screen: Promise<Screen> = import("./screen.js").then((m) => new m.Screen(cols, rows));
 let exited = false;
+
+// The terminal model costs ~100-300 ms of CPU to load: it must not compete with the program's own start,
+// so it loads when first needed, once output piles up, or a little after the start; output waits in order.
+const MODEL_DELAY_MS = 2000;
+const MODEL_PENDING_MAX = 1024 * 1024;
+let model: Promise<Screen> | null = null;
+let pending: Buffer[] = [];
+let pendingBytes = 0;
+function screen(): Promise<Screen> {
+  model ??= import("./screen.js").then((m) => {
+    const s = new m.Screen(cols, rows);
+    for (const d of pending) s.write(d);
+    pending = [];
+    return s;
+  });
+  return model;
+}
+setTimeout(() => void screen(), MODEL_DELAY_MS).unref();
+function toModel(data: Buffer): void {
+  if (model) return void model.then((s) => s.write(data));
+  pending.push(data);
+  pendingBytes += data.length;
+  if (pendingBytes > MODEL_PENDING_MAX) void screen();
+}
 
 child.onData((d) => {
   const data = d as unknown as Buffer;
   replay.push(data);
   replayBytes += data.length;
   while (replayBytes > REPLAY_MAX_BYTES && replay.length > 1) replayBytes -= replay.shift()?.length ?? 0;
-  void screen.then((s) => s.write(data));
+  toModel(data);
   const frame = encodeFrame(FRAME.OUTPUT, data);
   for (const v of viewers) send(v, frame);
 });
@@ -90,7 +112,8 @@ function resize(c: unknown, r: unknown): void {
   } catch {
     return; // the program is exiting
   }
-  void screen.then((s) => s.resize(cols, rows));
+  // Resizes are in order with the output around them (a model not loaded yet starts at the new size).
+  if (model) void model.then((s) => s.resize(cols, rows));
 }
 
 async function handle(sock: net.Socket, f: Frame, role: { viewer: boolean; hello: boolean }): Promise<void> {
@@ -118,13 +141,13 @@ async function handle(sock: net.Socket, f: Frame, role: { viewer: boolean; hello
     if (exited) return void send(sock, jsonFrame(FRAME.ACK, { error: "the program has exited" }));
     const text = typeof p.text === "string" ? p.text : "";
     if (text !== "") {
-      const bracketed = await (await screen).bracketedPaste();
+      const bracketed = await (await screen()).bracketedPaste();
       child.write(bracketed ? `\x1b[200~${text}\x1b[201~` : text);
     }
     if (p.enter) child.write("\r");
     send(sock, jsonFrame(FRAME.ACK, { ok: true }));
   } else if (f.type === FRAME.CAPTURE) {
-    send(sock, encodeFrame(FRAME.TEXT, await (await screen).render()));
+    send(sock, encodeFrame(FRAME.TEXT, await (await screen()).render()));
   }
 }
 
@@ -181,7 +204,7 @@ child.onExit(async ({ exitCode, signal }) => {
   const status = signal ? { exitCode: null, signal } : { exitCode, signal: null };
   try {
     // The last screen first: whoever sees exit.json may read screen.txt at once.
-    writeAtomic(path.join(dir, "screen.txt"), await (await screen).render());
+    writeAtomic(path.join(dir, "screen.txt"), await (await screen()).render());
   } catch {}
   try {
     writeAtomic(path.join(dir, "exit.json"), JSON.stringify(status));
