@@ -26,7 +26,8 @@ import { checkAck, request } from "./client.js";
 import { FRAME, jsonFrame } from "./protocol.js";
 
 export const PTY_BACKEND = "pty";
-const HOLDER_JS = path.join(PACKAGE_ROOT, "dist", "mux", "pty", "holder.js");
+// One CommonJS file (scripts/bundle.mjs): the holder is on every pty pane's start-up path.
+const HOLDER_JS = path.join(PACKAGE_ROOT, "dist", "mux", "pty", "holder.cjs");
 export const ATTACH_JS = path.join(PACKAGE_ROOT, "dist", "mux", "pty", "attach.js");
 const ID = /^pty-[0-9a-f]{12}$/;
 /** A fresh pane's size until a viewer brings its own (tmux's default-size is 80x24; agents print wider). */

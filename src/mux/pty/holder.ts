@@ -9,7 +9,7 @@
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import pty from "node-pty";
+import * as pty from "node-pty";
 import {
   clampSize,
   encodeFrame,
