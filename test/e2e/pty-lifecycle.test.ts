@@ -57,6 +57,11 @@ describe("only on pty", () => {
     fs.symlinkSync("/usr/bin/env", path.join(bin, "env"));
     // A PATH with env and node (the host's command; the mock runner needs nothing else), no multiplexer.
     const noMux = { PATH: bin, MUSTER_BACKEND: "" };
+    // doctor: tmux is missing, but children can run here (exit 0).
+    const doc = await sb.json(["doctor"], { env: noMux });
+    expect(doc.exitCode).toBe(0);
+    expect(doc.data).toMatchObject({ ok: true, tmux: { ok: false }, backend: { name: "pty", ok: true } });
+    expect(doc.data.backend.version).toMatch(/^node-pty \d/);
     const s = await sb.json(["spawn", "--wait", "auto"], { env: noMux });
     expect(s.exitCode).toBe(0);
     expect(s.data.spawned.backend).toBe("pty");
