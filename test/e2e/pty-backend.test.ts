@@ -2,7 +2,16 @@
  * The pty backend on its own: a holder process per pane (node-pty) behind a Unix socket. Real programs in
  * real pseudo-terminals; every pane a test opens is killed, and the file checks that no holder is left.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -62,6 +71,8 @@ beforeAll(() => {
 
 afterAll(async () => {
   for (const r of opened) await pty.kill(r).catch(() => undefined);
+  pty.close();
+  await until(() => holders().length === 0, 5000).catch(() => undefined);
   const left = holders();
   for (const p of left) process.kill(p.pid, "SIGKILL");
   rmSync(dir, { recursive: true, force: true });
@@ -69,8 +80,43 @@ afterAll(async () => {
 });
 
 describe("the pty backend: a holder process per pane, no multiplexer", () => {
-  it("reports node-pty's version", async () => {
+  it("reports node-pty's version, and starts a spare holder that the next spawn takes", async () => {
     expect(await pty.version()).toMatch(/^node-pty \d+\.\d+/);
+    const spare = await until(() => holders()[0]);
+    const ref = await spawn(["sleep", "30"]);
+    expect(ref.data.pid).toBe(spare.pid);
+    expect(holders().map((p) => p.pid)).toEqual([spare.pid]); // no new spare after a first spawn
+    await pty.kill(ref);
+  });
+
+  it("a spare dies with its starter: stdin closes, it leaves and removes its folder", async () => {
+    const state = join(dir, "state-starter");
+    const script = join(dir, "starter.mjs");
+    const backend = join(import.meta.dirname, "..", "..", "dist", "mux", "pty", "backend.js");
+    writeFileSync(
+      script,
+      `const { createPtyBackend } = await import(${JSON.stringify(backend)});
+       await createPtyBackend({ env: {}, stateDir: ${JSON.stringify(state)} }).version();
+       console.log("started");`,
+    );
+    const { execa } = await import("execa");
+    // The starter exits at once: nothing of the spare keeps it alive.
+    const r = await execa(node, [script], { timeout: 10_000 });
+    expect(r.stdout).toBe("started");
+    await until(() => processesMentioning(state).length === 0, 10_000);
+    await until(() => !existsSync(state) || readdirSync(state).length === 0, 5000);
+  });
+
+  it("a spare killed while it waited: the spawn starts a fresh holder", async () => {
+    const b = createPtyBackend({ env: { PATH: process.env.PATH }, stateDir: join(dir, "state", "k") });
+    await b.version();
+    const spare = await until(() => processesMentioning(join(dir, "state", "k"))[0]);
+    process.kill(spare.pid, "SIGKILL");
+    await until(() => !pidAlive(spare.pid));
+    const ref = (await b.spawn({ argv: ["sh", "-c", "echo fresh; sleep 30"], cwd: dir, name: "t" })) as Ref;
+    expect(ref.data.pid).not.toBe(spare.pid);
+    expect(await until(async () => ((await b.capture(ref)) === "fresh" ? "ok" : undefined))).toBe("ok");
+    await b.kill(ref);
   });
 
   it("runs argv literally in cwd with env, on a terminal of its own (not the caller's tmux)", async () => {

@@ -36,6 +36,8 @@ const DEFAULT_SIZE = { cols: 120, rows: 40 };
 const SUN_PATH_MAX = 107;
 const READY_TIMEOUT_MS = 15_000;
 const KILL_WAIT_MS = 3000;
+/** After a spawn, the next spare starts this much later: the new child's own start goes first. */
+const REPLENISH_DELAY_MS = 250;
 
 export interface PtyPaneData {
   /** The holder's pid; its command line names the pane's folder, which guards against pid reuse. */
@@ -46,6 +48,14 @@ export interface PtyPaneData {
 }
 
 type PtyRef = OtherPaneRef & { data: PtyPaneData };
+
+/** A holder process this backend started, before and while it is handed its spec. */
+interface Holder {
+  id: string;
+  dir: string;
+  proc: ChildProcess;
+  exited: boolean;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -61,25 +71,89 @@ export class PtyBackend implements Backend<PtyRef> {
     exitStatus: async (h) => (h.pane?.backend === PTY_BACKEND ? this.deadStatus(h.pane as PtyRef) : null),
   };
 
+  private spare: Holder | null = null;
+  private spawned = 0;
+
   constructor(
     private readonly env: NodeJS.ProcessEnv,
     private readonly root: string,
   ) {}
 
-  /** node-pty's version; throws mux_unavailable when its native part cannot load here. */
+  /**
+   * node-pty's version; throws mux_unavailable when its native part is missing. The core asks this once
+   * before its first spawn, so it also starts a spare holder: Node's start then overlaps the spawn's own
+   * work instead of delaying the child (the holder loads node-pty itself: a broken build fails the spawn).
+   */
   async version(): Promise<string> {
+    const root = path.join(PACKAGE_ROOT, "node_modules", "node-pty");
+    let v: string | undefined;
     try {
-      await import("node-pty");
+      v = (JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version?: string })
+        .version;
+      fs.accessSync(path.join(root, "build", "Release", "pty.node"));
     } catch (e) {
-      throw new MusterError("mux_unavailable", `node-pty cannot load: ${(e as Error).message}`, { cause: e });
+      throw new MusterError(
+        "mux_unavailable",
+        `node-pty is not installed or not built: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
     }
-    const pkg = JSON.parse(
-      fs.readFileSync(path.join(PACKAGE_ROOT, "node_modules", "node-pty", "package.json"), "utf8"),
-    ) as { version?: string };
-    return `node-pty ${pkg.version ?? "?"}`;
+    this.prestart();
+    return `node-pty ${v ?? "?"}`;
   }
 
-  /** Starts a holder for argv and returns once its socket listens (or says why it could not start). */
+  /** Starts a spare holder unless one waits already (best effort: a spawn starts its own without one). */
+  private prestart(): void {
+    if (this.spare) return;
+    try {
+      this.spare = this.startHolder();
+    } catch {
+      this.spare = null;
+    }
+  }
+
+  /**
+   * A holder waiting for its spec on stdin, in a folder of its own. Nothing of it keeps this process
+   * alive: a spare nobody uses sees stdin close when this process exits, and leaves.
+   */
+  private startHolder(): Holder {
+    const id = `pty-${randomBytes(6).toString("hex")}`;
+    const dir = this.dirOf(id);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const log = fs.openSync(path.join(dir, "holder.log"), "a", 0o600);
+    let proc: ChildProcess;
+    try {
+      // Its own session (no terminal of ours), no environment of ours: the program's comes with the spec.
+      proc = spawn(process.execPath, [HOLDER_JS, dir], {
+        cwd: dir,
+        detached: true,
+        env: {},
+        stdio: ["pipe", "pipe", log],
+      });
+    } catch (e) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw e;
+    } finally {
+      fs.closeSync(log);
+    }
+    const h: Holder = { id, dir, proc, exited: false };
+    proc.once("exit", () => {
+      h.exited = true;
+      if (this.spare === h) this.spare = null;
+    });
+    proc.once("error", () => {
+      h.exited = true;
+    });
+    proc.stdin?.on("error", () => undefined);
+    proc.unref();
+    (proc.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    (proc.stdout as unknown as { unref?: () => void } | null)?.unref?.();
+    return h;
+  }
+
+  /** Hands argv to a holder (the spare, else a new one) and returns once its socket listens, or says why not. */
   async spawn(opts: SpawnPaneOptions): Promise<PtyRef> {
     if (opts.argv.length === 0) throw new MusterError("invalid_argument", "spawn: empty argv");
     if (!path.isAbsolute(opts.cwd) || !fs.statSync(opts.cwd, { throwIfNoEntry: false })?.isDirectory())
@@ -87,12 +161,26 @@ export class PtyBackend implements Backend<PtyRef> {
         "invalid_argument",
         `spawn: cwd is not an existing absolute directory: ${opts.cwd}`,
       );
-    const id = `pty-${randomBytes(6).toString("hex")}`;
-    const dir = this.dirOf(id);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    let holder: ChildProcess | undefined;
+    const spare = this.spare && !this.spare.exited ? this.spare : null;
+    this.spare = null;
+    this.spawned += 1;
+    let ref: PtyRef;
     try {
-      const socket = socketPath(dir, id, this.env);
+      ref = await this.start(spare ?? this.startHolder(), opts);
+    } catch (e) {
+      // A spare may have died while it waited (killed, or its idle time ran out): one more, fresh.
+      if (!spare) throw e;
+      ref = await this.start(this.startHolder(), opts);
+    }
+    // A process that spawns again and again (a server, a workflow) keeps the next holder warm.
+    if (this.spawned > 1) setTimeout(() => this.prestart(), REPLENISH_DELAY_MS).unref();
+    return ref;
+  }
+
+  /** Hands the spec to holder `h` and waits for its socket; on failure the holder and its folder go. */
+  private async start(h: Holder, opts: SpawnPaneOptions): Promise<PtyRef> {
+    try {
+      const socket = socketPath(h.dir, h.id, this.env);
       const spec = {
         argv: opts.argv,
         cwd: opts.cwd,
@@ -100,31 +188,26 @@ export class PtyBackend implements Backend<PtyRef> {
         ...DEFAULT_SIZE,
         socket,
       };
-      fs.writeFileSync(path.join(dir, "spec.json"), JSON.stringify(spec), { mode: 0o600, flag: "wx" });
-      const log = fs.openSync(path.join(dir, "holder.log"), "a", 0o600);
-      try {
-        // Its own session (no terminal of ours), no environment of ours: the program's is in spec.json.
-        holder = spawn(process.execPath, [HOLDER_JS, dir], {
-          cwd: dir,
-          detached: true,
-          env: {},
-          stdio: ["ignore", "pipe", log],
-        });
-      } finally {
-        fs.closeSync(log);
-      }
-      const childPid = await readReady(holder, dir);
-      holder.unref();
-      return { backend: PTY_BACKEND, id, data: { pid: holder.pid as number, childPid, socket } };
+      const ready = readReady(h.proc, h.dir);
+      h.proc.stdin?.end(`${JSON.stringify(spec)}\n`);
+      const childPid = await ready;
+      return { backend: PTY_BACKEND, id: h.id, data: { pid: h.proc.pid as number, childPid, socket } };
     } catch (e) {
-      if (holder?.pid) signal(holder.pid, "SIGKILL");
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (h.proc.pid) signal(h.proc.pid, "SIGKILL");
+      fs.rmSync(h.dir, { recursive: true, force: true });
       throw e instanceof MusterError
         ? e
         : new MusterError("mux_unavailable", `pty: cannot start a pane: ${(e as Error).message}`, {
             cause: e,
           });
     }
+  }
+
+  /** Ends the spare holder, if one waits (for a process that goes on living without spawning). */
+  close(): void {
+    const h = this.spare;
+    this.spare = null;
+    if (h && !h.exited) h.proc.stdin?.end();
   }
 
   /** Alive while its holder runs: the holder exits right after its program does. */
@@ -269,30 +352,42 @@ export function socketPath(dir: string, id: string, env: NodeJS.ProcessEnv): str
 function readReady(holder: ChildProcess, dir: string): Promise<number> {
   return new Promise((resolve, reject) => {
     let out = "";
-    const fail = (why: string) => {
+    let timer: NodeJS.Timeout | undefined;
+    const stop = () => {
       clearTimeout(timer);
+      holder.off("exit", onExit);
+      holder.off("error", onError);
+      holder.stdout?.off("data", onData);
+    };
+    const fail = (why: string) => {
+      stop();
       let log = "";
       try {
         log = fs.readFileSync(path.join(dir, "holder.log"), "utf8").trim().split("\n").slice(-3).join(" / ");
       } catch {}
       reject(new MusterError("mux_unavailable", `pty: the pane's holder ${why}${log ? `: ${log}` : ""}`));
     };
-    const timer = setTimeout(
-      () => fail(`did not start within ${READY_TIMEOUT_MS / 1000}s`),
-      READY_TIMEOUT_MS,
-    );
-    holder.once("error", (e) => fail(`could not run (${e.message})`));
-    holder.stdout?.on("data", (d: Buffer) => {
+    const onExit = (code: number | null, sig: NodeJS.Signals | null) =>
+      fail(`exited at once (${sig ?? `exit code ${code}`})`);
+    const onError = (e: Error) => fail(`could not run (${e.message})`);
+    const onData = (d: Buffer) => {
       out += d.toString("utf8");
       const nl = out.indexOf("\n");
       if (nl < 0) return;
-      clearTimeout(timer);
+      stop();
       holder.stdout?.destroy();
-      holder.removeAllListeners("exit");
-      const pid = Number((JSON.parse(out.slice(0, nl)) as { childPid?: unknown }).childPid);
+      let pid = Number.NaN;
+      try {
+        pid = Number((JSON.parse(out.slice(0, nl)) as { childPid?: unknown }).childPid);
+      } catch {}
       if (Number.isInteger(pid) && pid > 0) resolve(pid);
       else fail("sent no program pid");
-    });
-    holder.once("exit", (code, sig) => fail(`exited at once (${sig ?? `exit code ${code}`})`));
+    };
+    // A holder that waited as a spare may have been gone since: its exit was seen already.
+    if (holder.exitCode !== null || holder.signalCode !== null) return fail("had exited");
+    timer = setTimeout(() => fail(`did not start within ${READY_TIMEOUT_MS / 1000}s`), READY_TIMEOUT_MS);
+    holder.once("exit", onExit);
+    holder.once("error", onError);
+    holder.stdout?.on("data", onData);
   });
 }
