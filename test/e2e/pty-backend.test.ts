@@ -138,8 +138,11 @@ describe("the pty backend: a holder process per pane, no multiplexer", () => {
     // The socket and the pane's folder are the user's alone.
     expect(statSync(ref.data.socket).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, "state", ref.id)).mode & 0o777).toBe(0o700);
-    // The spec (with the environment) is gone once the holder read it.
-    expect(existsSync(join(dir, "state", ref.id, "spec.json"))).toBe(false);
+    // The environment (it may hold secrets) went over the holder's stdin: no file and no argv has it.
+    const paneDir = join(dir, "state", ref.id);
+    for (const f of readdirSync(paneDir).filter((f) => f !== "sock"))
+      expect(readFileSync(join(paneDir, f), "utf8")).not.toContain("v;#{x}");
+    expect(readFileSync(`/proc/${ref.data.pid}/cmdline`, "utf8")).not.toContain("v;#{x}");
   });
 
   it("rejects a missing cwd or an empty argv and leaves nothing behind", async () => {
