@@ -37,6 +37,8 @@ export interface SpawnOptions {
   group?: string;
   /** Seal the group once this child has joined it. */
   seal?: boolean;
+  /** A JSON Schema the first turn's answer must match, enforced by the runner's CLI (check `nativeSchema` first). */
+  outputSchema?: object;
 }
 
 export interface SpawnResult {
@@ -176,6 +178,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       source: "inbox",
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+      ...(opts.outputSchema ? { outputSchema: opts.outputSchema } : {}),
       createdAt: meta.createdAt,
     });
     await m.registry.update((doc) => {
