@@ -37,7 +37,7 @@ const SUN_PATH_MAX = 107;
 const READY_TIMEOUT_MS = 15_000;
 const KILL_WAIT_MS = 3000;
 /** After a spawn, the next spare starts this much later: the new child's own start goes first. */
-const REPLENISH_DELAY_MS = 250;
+const REPLENISH_DELAY_MS = 100;
 
 export interface PtyPaneData {
   /** The holder's pid; its command line names the pane's folder, which guards against pid reuse. */
