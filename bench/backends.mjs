@@ -13,6 +13,8 @@ import { benchEnv } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
 export const BACKENDS = ["tmux", "pty"];
+const SETTLE_MS = 500;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** One child: spawn → first event seen, final record → completion seen; then its pane is closed. */
 async function sample(m) {
@@ -33,6 +35,9 @@ async function sample(m) {
   if (!Number.isFinite(stamp) || first === undefined || done === undefined)
     throw new Error(`no stamped completion from ${s.backend}`);
   await m.cancel(s.id);
+  // tmux's kill-pane returns before the pane's processes are gone (pty's waits for its holder): let them
+  // go, so that one backend's teardown does not fall on the other's next sample.
+  await sleep(SETTLE_MS);
   return { firstEvent: first - t0, toWaiter: done - stamp };
 }
 
