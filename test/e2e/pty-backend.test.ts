@@ -117,6 +117,8 @@ describe("the pty backend: a holder process per pane, no multiplexer", () => {
     await until(() => !pidAlive(spare.pid));
     const ref = (await b.spawn({ argv: ["sh", "-c", "echo fresh; sleep 30"], cwd: dir, name: "t" })) as Ref;
     expect(ref.data.pid).not.toBe(spare.pid);
+    // The dead spare's folder (the last word of its command line) went with it.
+    expect(existsSync(spare.cmdline.split(" ").pop() as string)).toBe(false);
     expect(await until(async () => ((await b.capture(ref)) === "fresh" ? "ok" : undefined))).toBe("ok");
     await b.kill(ref);
   });

@@ -161,17 +161,16 @@ export class PtyBackend implements Backend<PtyRef> {
         "invalid_argument",
         `spawn: cwd is not an existing absolute directory: ${opts.cwd}`,
       );
-    const spare = this.spare && !this.spare.exited ? this.spare : null;
+    // A spare that died while it waited (killed, or its idle time ran out) is dropped, never retried
+    // after the spec went out: a holder that failed later may have started the program already.
+    let spare = this.spare;
     this.spare = null;
-    this.spawned += 1;
-    let ref: PtyRef;
-    try {
-      ref = await this.start(spare ?? this.startHolder(), opts);
-    } catch (e) {
-      // A spare may have died while it waited (killed, or its idle time ran out): one more, fresh.
-      if (!spare) throw e;
-      ref = await this.start(this.startHolder(), opts);
+    if (spare && (spare.exited || !spare.proc.pid || !hostAlive(spare.proc.pid, spare.dir))) {
+      fs.rmSync(spare.dir, { recursive: true, force: true });
+      spare = null;
     }
+    this.spawned += 1;
+    const ref = await this.start(spare ?? this.startHolder(), opts);
     // A process that spawns again and again (a server, a workflow) keeps the next holder warm.
     if (this.spawned > 1) setTimeout(() => this.prestart(), REPLENISH_DELAY_MS).unref();
     return ref;
