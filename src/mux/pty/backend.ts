@@ -141,7 +141,10 @@ export class PtyBackend implements Backend<PtyRef> {
     const h: Holder = { id, dir, proc, exited: false };
     proc.once("exit", () => {
       h.exited = true;
-      if (this.spare === h) this.spare = null;
+      // A spare that died unused (a used one's folder is its pane's, kept for exit.json and screen.txt).
+      if (this.spare !== h) return;
+      this.spare = null;
+      fs.rmSync(dir, { recursive: true, force: true });
     });
     proc.once("error", () => {
       h.exited = true;
