@@ -7,10 +7,12 @@ import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
 import { workingDir } from "../util/cwd.js";
 import { localHostControl } from "./local-host.js";
+import { createPtyBackend } from "./pty/backend.js";
 import { type BackendModuleApi, registerBackend } from "./registry.js";
 import { createTmuxBackend } from "./tmux/backend.js";
 
 registerBackend("tmux", ({ env }) => createTmuxBackend(env));
+registerBackend("pty", (ctx) => createPtyBackend(ctx));
 
 const loaded = new Map<string, Promise<void>>();
 
