@@ -20,7 +20,7 @@ export function runnerModeOf(profileMode: RunnerMode | undefined, env: Record<st
 }
 
 /** What may share a process: everything but the session to reload and the first prompt's preamble. */
-const shareKey = (spec: SessionSpec): string => specKey({ ...spec, resume: undefined, preamble: undefined });
+const shareKey = (spec: SessionSpec): string => specKey(spec);
 
 export class SessionHolder {
   private live: LiveSession | undefined;
