@@ -161,6 +161,20 @@ export type EventInput = MusterEvent extends infer E
     : never
   : never;
 
+/** Caps enforced outside the model (artifacts/caps.ts): per turn, clocks; cumulative, counts. */
+export interface Caps {
+  /** Wall clock of one turn, from its start. */
+  maxTimeMs?: number;
+  /** Time a running turn may go without any output from its agent. */
+  idleTimeoutMs?: number;
+  maxTurns?: number;
+  maxToolCalls?: number;
+  /** Input + output tokens. */
+  maxTokens?: number;
+  /** US dollars, where runners report cost. */
+  maxCost?: number;
+}
+
 /** meta.json: immutable manifest of one child. */
 export interface ChildMeta {
   v: number;
@@ -188,4 +202,6 @@ export interface ChildMeta {
   };
   /** Names of the environment variables handed to the child (never values). */
   envNames: string[];
+  /** Caps on this child and everything it spawns (artifacts/caps.ts), enforced by its host. */
+  caps?: Caps;
 }

@@ -16,6 +16,7 @@ import { getRunner } from "../runners/registry.js";
 import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { readJson } from "../util/fsx.js";
 import { ensureSelfBinDir } from "../util/self-bin.js";
+import { CapGuard } from "./caps-guard.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
@@ -151,6 +152,8 @@ async function main(): Promise<void> {
   process.on("exit", () => reserve.release());
   const slots = new RunSlots(layout.primary.slots, limitsFrom(env).maxRunning, meta.id, dir, meta.parent);
   process.on("exit", () => slots.release());
+  // Caps outside the model: this child's (from its spawn) and the tree's (budget.json), checked as turns run.
+  const caps = new CapGuard(layout.primary.dir, meta.id, meta.caps);
   let n = 0;
   for (;;) {
     const file = await source.next();
@@ -183,6 +186,8 @@ async function main(): Promise<void> {
     const refuse = (): Refusal | undefined => {
       if (closing())
         return { status: "cancelled", reason: "cancelled by muster cancel before the agent started" };
+      const capped = caps.refuse();
+      if (capped) return { status: "exhausted", reason: capped };
       // Without a budget there is nothing to add up: the tree's events are read only when one is set.
       const budget = readBudget(primaryDir);
       if (!budget) return undefined;
@@ -191,6 +196,12 @@ async function main(): Promise<void> {
       const spent = budgetExhausted(budget, { ...used, turns: used.turns - 1 });
       return spent ? { status: "exhausted", reason: spent } : undefined;
     };
+    const turn = current;
+    turn.onMessage = (m) => caps.message(m);
+    caps.start((why) => {
+      render.info(why);
+      turn.exhaust(why);
+    });
     const { reap } = await runTurn(
       { files, meta, log, render, runner, env, conversation, refuse, reserve },
       item,
@@ -198,6 +209,7 @@ async function main(): Promise<void> {
       n,
       current,
     );
+    caps.stop();
     current = undefined;
     reaping = reap;
     await reap.done;

@@ -65,6 +65,13 @@ const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string
   cancelled: { status: "cancelled", reason: "cancelled by muster cancel" },
   interrupted: { status: "cancelled", reason: "interrupted in the pane (Ctrl-C)" },
   lost: { status: "lost", reason: "the pane was closed while the turn ran" },
+  exhausted: { status: "exhausted", reason: "cap reached" },
+};
+
+/** How a stopped turn settles: a cap names itself. */
+const stopped = (control: TurnControl): { status: CompletionStatus; reason: string } => {
+  const s = STOP_STATUS[control.reason!];
+  return control.reason === "exhausted" && control.capReason ? { ...s, reason: control.capReason } : s;
 };
 
 /** The first non-blank line (bounded): what a one-line reason quotes. */
@@ -203,6 +210,7 @@ export function runPlan(
           render.raw(m.text);
           break;
       }
+      control.onMessage?.(m);
     };
     const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) =>
       render.info(`(dropped a ${bytes}-byte output line)`),
@@ -261,7 +269,7 @@ function decide(
   cmd: string,
 ): Outcome {
   const base = { exitCode: code, signal };
-  if (control.reason) return { ...base, ...STOP_STATUS[control.reason] };
+  if (control.reason) return { ...base, ...stopped(control) };
   if (control.failure) return { ...base, status: "errored", reason: control.failure.message };
   if (spawnError) {
     // Node reports a negated errno as the "exit code" of a process that never started.
@@ -302,7 +310,7 @@ function missingDir(dir: string): string | undefined {
 
 /** The outcome of a turn stopped before its runner started. */
 export function outcomeWithoutRunner(control: TurnControl, failure: Error): Outcome {
-  if (control.reason) return { exitCode: null, signal: null, ...STOP_STATUS[control.reason] };
+  if (control.reason) return { exitCode: null, signal: null, ...stopped(control) };
   return { exitCode: null, signal: null, status: "errored", reason: failure.message };
 }
 

@@ -1,3 +1,4 @@
+import { CAP_NAMES } from "../core/caps.js";
 import { MAX_LIMIT, type ModelQuery } from "../core/catalog.js";
 import { DEFAULT_AGENT, DEFAULT_WAIT_MODE } from "../core/defaults.js";
 import * as h from "./handlers.js";
@@ -43,6 +44,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           reasoning: str("Reasoning level for the model."),
           await: { type: "boolean", description: "Wait for the result (default true)." },
           groupId: str("New children only: deliver with this group (subagents_await {groupId} seals it)."),
+          caps: { type: "object", description: `New child's caps (numbers): ${CAP_NAMES.join(" ")}` },
         },
         ["prompt"],
       ),
