@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { childFiles } from "../dist/artifacts/layout.js";
 import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
+import { capOvershoot, capRow } from "./caps.mjs";
 import { benchEnv } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
@@ -190,6 +191,8 @@ try {
 
   log("final record → waiter (mock, and lingering 120 ms after it as pi does)…");
   results.finalRecordToWaiterMs = await finalRecordToWaiter(muster, quick ? 10 : 20);
+  log("cap overshoot…");
+  results.capOvershootMs = await capOvershoot(muster, quick ? 5 : 15);
   log("final record → waiter, real agent CLIs against the scripted endpoint…");
   results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
 } finally {
@@ -221,6 +224,7 @@ const rows = [
   ],
   schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
+  capRow(results.capOvershootMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
 ];
 const w0 = Math.max(...rows.map((r) => r[0].length));
