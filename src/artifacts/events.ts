@@ -108,10 +108,26 @@ export interface ProgressEvent extends Base {
   text: string;
 }
 
+/** The agent asks its parent (`muster ask`) and waits: a pending request until an `answered` names it. */
 export interface QuestionEvent extends Base {
   type: "question";
   turnId?: string;
+  /** The request's id: what `muster answer <id>` names. */
+  requestId: string;
   text: string;
+  /** The answers offered, when the question has a fixed set. */
+  choices?: string[];
+}
+
+/** A pending request (a question) is over: answered by a parent, or its asker stopped waiting. */
+export interface AnsweredEvent extends Base {
+  type: "answered";
+  turnId?: string;
+  requestId: string;
+  /** answered: the asker got the parent's answer; timeout: it gave up waiting. */
+  outcome: "answered" | "timeout";
+  /** The answer, bounded (it is in answers/<requestId>.json whole). */
+  text?: string;
 }
 
 export interface CompletionEvent extends Base {
@@ -149,6 +165,7 @@ export type MusterEvent =
   | UsageEvent
   | ProgressEvent
   | QuestionEvent
+  | AnsweredEvent
   | CompletionEvent
   | ChildExitedEvent;
 

@@ -5,10 +5,32 @@ import { readJsonBounded } from "../util/safe-read.js";
 // `muster done --file` carries an answer (a snapshot is at most 1 MiB): JSON-escaped at most 6 MiB, plus slack.
 const MAX_CONTROL_BYTES = 6 * 1024 * 1024 + 64 * 1024;
 
-/** A request from an agent inside the pane (`muster progress|done|error`), written to control/. */
-export interface ControlRequest {
-  kind: "progress" | "done" | "error";
-  text: string;
+/**
+ * A request from the agent inside the pane, written to control/: `muster progress|done|error`, and
+ * `muster ask` (kind ask when it asks, answered when it got the answer or gave up waiting).
+ */
+export type ControlRequest =
+  | { kind: "progress" | "done" | "error"; text: string }
+  | { kind: "ask"; text: string; requestId: string; choices?: string[] }
+  | { kind: "answered"; text: string; requestId: string; outcome: "answered" | "timeout" };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Whether a parsed file is a well-formed request (anything else is dropped). */
+function wellFormed(r: unknown): r is ControlRequest {
+  const q = r as Record<string, unknown> | null;
+  if (!q || typeof q.text !== "string") return false;
+  if (q.kind === "progress" || q.kind === "done" || q.kind === "error") return true;
+  if (typeof q.requestId !== "string" || !UUID.test(q.requestId)) return false;
+  if (q.kind === "ask")
+    return (
+      q.text.trim() !== "" &&
+      (q.choices === undefined ||
+        (Array.isArray(q.choices) &&
+          q.choices.length > 0 &&
+          q.choices.every((c) => typeof c === "string" && c !== "")))
+    );
+  return q.kind === "answered" && (q.outcome === "answered" || q.outcome === "timeout");
 }
 
 /** Watches control/ and hands each request over once (the file is removed after reading). */
@@ -44,20 +66,14 @@ export class ControlWatcher {
     }
     for (const name of names) {
       const file = path.join(this.dir, name);
-      let req: ControlRequest | undefined;
+      let req: unknown;
       try {
-        req = readJsonBounded<ControlRequest>(file, MAX_CONTROL_BYTES);
+        req = readJsonBounded<unknown>(file, MAX_CONTROL_BYTES);
       } catch {
         req = undefined;
       }
       fs.rmSync(file, { force: true });
-      if (
-        req &&
-        (req.kind === "progress" || req.kind === "done" || req.kind === "error") &&
-        typeof req.text === "string"
-      ) {
-        this.onRequest(req);
-      }
+      if (wellFormed(req)) this.onRequest(req);
     }
   }
 

@@ -96,14 +96,42 @@ async function main(): Promise<void> {
   });
 
   let current: TurnControl | undefined;
+  // Caps outside the model: this child's (from its spawn) and the tree's (budget.json), checked as turns run.
+  const caps = new CapGuard(layout.primary.dir, meta.id, meta.caps);
   // The previous turn's runner, settled but maybe still exiting: the next turn starts once it is gone.
   let reaping: Reap | undefined;
   let exitReason: "cancelled" | "lost" | undefined;
   const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined, (why) =>
     render.stderr(why),
   );
+  // Questions this host's agent asked and still waits on (muster ask): the idle clock pauses meanwhile.
+  const asking = new Set<string>();
   const controls = new ControlWatcher(files.control, (req) => {
-    if (req.kind === "progress") {
+    if (req.kind === "ask" || req.kind === "answered") {
+      const turn = current ? { turnId: current.turnId } : {};
+      if (req.kind === "ask") {
+        asking.add(req.requestId);
+        log.append({
+          type: "question",
+          ...turn,
+          requestId: req.requestId,
+          text: boundText(req.text),
+          ...(req.choices ? { choices: req.choices.map((c) => boundText(c, 200)) } : {}),
+        });
+        render.info(`question ${req.requestId.slice(-8)} to the parent: ${req.text}`);
+      } else {
+        asking.delete(req.requestId);
+        log.append({
+          type: "answered",
+          ...turn,
+          requestId: req.requestId,
+          outcome: req.outcome,
+          ...(req.outcome === "answered" ? { text: boundText(req.text) } : {}),
+        });
+        render.info(req.outcome === "answered" ? `answer: ${req.text}` : "no answer in time");
+      }
+      caps.setWaiting(asking.size > 0);
+    } else if (req.kind === "progress") {
       log.append({
         type: "progress",
         ...(current ? { turnId: current.turnId } : {}),
@@ -152,8 +180,6 @@ async function main(): Promise<void> {
   process.on("exit", () => reserve.release());
   const slots = new RunSlots(layout.primary.slots, limitsFrom(env).maxRunning, meta.id, dir, meta.parent);
   process.on("exit", () => slots.release());
-  // Caps outside the model: this child's (from its spawn) and the tree's (budget.json), checked as turns run.
-  const caps = new CapGuard(layout.primary.dir, meta.id, meta.caps);
   let n = 0;
   for (;;) {
     const file = await source.next();
@@ -210,6 +236,7 @@ async function main(): Promise<void> {
       current,
     );
     caps.stop();
+    asking.clear();
     current = undefined;
     reaping = reap;
     await reap.done;

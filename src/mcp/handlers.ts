@@ -170,6 +170,12 @@ export function inbox(a: { peek?: boolean }, ctx: CallContext) {
   return manifest;
 }
 
+/** subagents_answer: answers a child's pending question (subagents_inbox lists them under `requests`). */
+export function answer(a: { id: string; text: string }, ctx: CallContext) {
+  const r = ctx.m.answer(a.id, a.text);
+  return { answered: r.id, child: r.child };
+}
+
 /** subagents_models: one bounded catalog question. */
 export function models(a: ModelQuery, ctx: CallContext) {
   return ctx.m.models(a);

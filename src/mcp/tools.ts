@@ -95,6 +95,12 @@ export function toolTable(agentsDescription: string): Tool[] {
       handler: (a, c) => h.inbox(a as { peek?: boolean }, c),
     },
     {
+      name: "subagents_answer",
+      description: "Answer a child's question (inbox requests).",
+      inputSchema: object({ id: str("Request id."), text: S }, ["id", "text"]),
+      handler: (a, c) => h.answer(a as { id: string; text: string }, c),
+    },
+    {
       name: "subagents_models",
       description:
         "Ask the model catalog one bounded question; no arguments: the defaults and counts per runner.",
