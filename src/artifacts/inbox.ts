@@ -11,6 +11,8 @@ export interface InboxItem {
   source: "inbox" | "typed";
   model?: string;
   reasoning?: string;
+  /** A cancellation snapshot (snapshots/<turnId>.json) the runner gets ahead of the prompt (spawn --resume). */
+  context?: string;
   createdAt: string;
 }
 
