@@ -1,5 +1,5 @@
-// Caps on a real agent CLI (Claude Code, pinned) against the scripted endpoint: the host ends the CLI's
-// turn from outside — its whole process group — and the turn settles exhausted, naming the cap.
+// Issue 15 on a real agent CLI (Claude Code, pinned) against the scripted endpoint: caps end the CLI's turn
+// from outside (its whole process group, outcome exhausted naming the cap), and muster ask through its shell.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,7 +41,8 @@ describe("caps on a real CLI (claude, scripted endpoint)", { timeout: 180_000 },
   it("--idle-timeout and --max-time end a slow stream exhausted; no process of the CLI is left", async () => {
     ep.setScenario("slow");
     const before = ep.requests.length;
-    // The slow scenario streams a chunk every 500 ms: never idle for 2 s, so the wall clock is what ends it.
+    // The slow scenario streams a chunk every 500 ms for a minute: never idle for 15 s (the CLI's own start-up
+    // under load may take several), so the wall clock is what ends it.
     const s = await sb.json(
       [
         "spawn",
@@ -50,9 +51,9 @@ describe("caps on a real CLI (claude, scripted endpoint)", { timeout: 180_000 },
         "--model",
         TEST_MODELS.claude as string,
         "--idle-timeout",
-        "2s",
+        "15s",
         "--max-time",
-        "25s",
+        "30s",
         "write a long story",
       ],
       { env },
@@ -62,7 +63,7 @@ describe("caps on a real CLI (claude, scripted endpoint)", { timeout: 180_000 },
     const w = await sb.json(["wait", s.data.id, "--timeout", "120s"], { env });
     expect(w.data.results[0], JSON.stringify(w.data)).toMatchObject({
       status: "exhausted",
-      reason: expect.stringContaining("max-time 25s"),
+      reason: expect.stringContaining("max-time 30s"),
     });
     const pgid = readEvents(s.data.artifactDir).find((e) => e.type === "runner_started")?.pid as number;
     await until(() => !groupAlive(pgid), 5_000);
@@ -80,5 +81,28 @@ describe("caps on a real CLI (claude, scripted endpoint)", { timeout: 180_000 },
       status: "exhausted",
       reason: expect.stringContaining("max-tool-calls 1"),
     });
+  });
+
+  it("claude's shell tool runs muster ask: the question reaches the parent, the answer reaches the model", async () => {
+    ep.setScenario("ask");
+    const s = await sb.json(
+      ["spawn", "--agent", "claude", "--model", TEST_MODELS.claude as string, "pick a color"],
+      { env },
+    );
+    expect(s.exitCode, s.stderr).toBe(0);
+    const q = await until(
+      async () =>
+        (await sb.json(["inbox", "--peek"], { env })).data.requests.find(
+          (r: { child: string }) => r.child === s.data.id,
+        ),
+      90_000,
+      200,
+    );
+    expect(q).toMatchObject({ type: "question", text: "Which color?" });
+    expect((await sb.run(["answer", q.id, "teal"], { env })).exitCode).toBe(0);
+    const w = await sb.json(["wait", s.data.id, "--timeout", "120s"], { env });
+    expect(w.data.results[0], JSON.stringify(w.data)).toMatchObject({ status: "completed" });
+    expect((await sb.run(["result", s.data.id], { env })).stdout).toContain("PARENT SAID:");
+    expect((await sb.run(["result", s.data.id], { env })).stdout).toContain("teal");
   });
 });
