@@ -18,7 +18,7 @@ export interface Tool {
 const str = (description: string, minLength = 1): JsonSchema => ({ type: "string", minLength, description });
 /** A plain string (its name says what it is; the workflow check refuses a bad one). */
 const S: JsonSchema = { type: "string" };
-const ID = str("Child id (full, or its last 8 hex digits).");
+const ID = str("Child id (or its last 8 hex).");
 const object = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
   type: "object",
   properties,
@@ -32,7 +32,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     {
       name: "subagents_run",
       description:
-        "Start a subagent (agent) or continue a settled one (id) with a prompt; returns its result (or, with await false, its id at once).",
+        "Start a subagent (agent) or continue a settled one (id); returns its result (await false: its id at once).",
       inputSchema: object(
         {
           agent: str(
@@ -44,7 +44,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           reasoning: str("Reasoning level for the model."),
           await: { type: "boolean", description: "Wait for the result (default true)." },
           groupId: str("New children only: deliver with this group (subagents_await {groupId} seals it)."),
-          caps: { type: "object", description: `New child's caps (numbers): ${CAP_NAMES.join(" ")}` },
+          caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
         },
         ["prompt"],
       ),
@@ -52,8 +52,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_await",
-      description:
-        "Wait for children's current turns: all, or the first to settle (the rest listed as pending).",
+      description: "Wait for children's current turns: all, or the first (the rest listed as pending).",
       inputSchema: object({
         ids: { type: "array", items: ID, minItems: 1 },
         groupId: str("Or: seal this group and await all of it."),
@@ -77,7 +76,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_send",
-      description: "Queue the next turn of a running child (it starts when the current one ends).",
+      description: "Queue the next turn of a running child.",
       inputSchema: object({ id: ID, prompt: str("The follow-up.") }, ["id", "prompt"]),
       handler: (a, c) => h.send(a as { id: string; prompt: string }, c),
     },
@@ -89,15 +88,14 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_inbox",
-      description:
-        "Completions not yet delivered to you (by result, await or an earlier inbox); marks them delivered unless peek.",
+      description: "Undelivered completions (marked delivered unless peek) and children's questions.",
       inputSchema: object({ peek: { type: "boolean", description: "Show without marking delivered." } }),
       handler: (a, c) => h.inbox(a as { peek?: boolean }, c),
     },
     {
       name: "subagents_answer",
-      description: "Answer a child's question (inbox requests).",
-      inputSchema: object({ id: str("Request id."), text: S }, ["id", "text"]),
+      description: "Answer an inbox question.",
+      inputSchema: object({ id: S, text: S }, ["id", "text"]),
       handler: (a, c) => h.answer(a as { id: string; text: string }, c),
     },
     {
