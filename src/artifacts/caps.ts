@@ -108,6 +108,19 @@ export function usageOfEvents(events: MusterEvent[], since?: string): CapUsage {
   return u;
 }
 
+// A host checking caps re-reads the tree once a second: a log that has not changed is not read again.
+const seen = new Map<string, { size: number; mtimeMs: number; since: string | undefined; usage: CapUsage }>();
+
+function cachedUsage(file: string, since: string | undefined): CapUsage {
+  const st = fs.statSync(file);
+  const hit = seen.get(file);
+  if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.since === since) return hit.usage;
+  const usage = usageOfEvents(readAllRecords<MusterEvent>(file), since);
+  if (seen.size > 4096) seen.clear();
+  seen.set(file, { size: st.size, mtimeMs: st.mtimeMs, since, usage });
+  return usage;
+}
+
 interface ChildUsage {
   parent: string | null;
   usage: CapUsage;
@@ -128,10 +141,7 @@ export function usageByChild(primaryDir: string, since?: string): Map<string, Ch
     try {
       const meta = readJsonIfExists<ChildMeta>(files.meta, READ_CAPS.smallJson);
       if (!meta) continue;
-      out.set(id, {
-        parent: meta.parent,
-        usage: usageOfEvents(readAllRecords<MusterEvent>(files.events), since),
-      });
+      out.set(id, { parent: meta.parent, usage: cachedUsage(files.events, since) });
     } catch {
       // A sibling's unreadable files must not stop this child's turn; its own status names them.
     }

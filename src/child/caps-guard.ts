@@ -102,7 +102,7 @@ export class CapGuard {
   /** Starts the clocks of a turn; `exhaust` ends it, naming the cap. */
   start(exhaust: (reason: string) => void): void {
     this.stop();
-    if (!this.active()) this.scopes = this.readScopes();
+    this.scopes = this.readScopes();
     if (!this.active()) return;
     const fire = (reason: string | undefined): void => {
       if (!reason) return;

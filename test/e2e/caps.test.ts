@@ -58,8 +58,11 @@ describe("caps enforced outside the model", () => {
     const turns = await spawn(["--max-turns", "1", "one turn only"]);
     const tokens = await spawn(["--max-tokens", "5", "a few tokens"]);
     expect((await settled(turns.id)).status).toBe("completed");
-    // The answer's usage arrives with the final record: the cap is reached by it.
-    expect((await settled(tokens.id)).status).toMatch(/completed|exhausted/);
+    // The mock reports its usage just before its final record: the cap is reached there, and ends the turn.
+    expect(await settled(tokens.id)).toMatchObject({
+      status: "exhausted",
+      reason: expect.stringContaining("max-tokens 5"),
+    });
     for (const c of [turns, tokens]) {
       const s = await sb.json(["send", c.id, "again"]);
       expect(s.exitCode, s.stderr).toBe(0);
@@ -70,7 +73,7 @@ describe("caps enforced outside the model", () => {
     }
     const last = (dir: string) => readEvents(dir).filter((e) => e.type === "completion")[1]!.reason;
     expect(last(turns.dir)).toContain("max-turns 1");
-    expect(last(tokens.dir)).toContain("max-tokens 5");
+    expect(last(tokens.dir)).toContain("max-tokens 5 (this child and its children used");
   });
 
   it("a profile's caps apply, and a bad cap there is a warning, not a failure", async () => {
