@@ -93,6 +93,32 @@ describe("MCP: caps on subagents_run, questions in subagents_inbox, subagents_an
     expect((await ok("subagents_inbox", { peek: true })).requests).toEqual([]);
   });
 
+  it("a blocking subagents_run reports the question as progress the moment it is asked; answering ends the wait", async () => {
+    const progress: string[] = [];
+    let answered: Promise<unknown> | undefined;
+    const run = client.callTool(
+      { name: "subagents_run", arguments: { agent: "asker", prompt: "go" } },
+      undefined,
+      {
+        timeout: 50_000,
+        onprogress: (p) => {
+          progress.push(p.message ?? "");
+          // The question arrives while the run call waits: answer it through a second call.
+          if (!answered && p.message?.includes("asks: Ship it?"))
+            answered = (async () => {
+              const q = (await ok("subagents_inbox", { peek: true })).requests[0];
+              return ok("subagents_answer", { id: q.id, text: "yes" });
+            })();
+        },
+      },
+    );
+    const r = await run;
+    const data = JSON.parse((r.content as { text: string }[])[0]!.text);
+    expect(data, progress.join("\n")).toMatchObject({ status: "completed" });
+    expect(data.output.trim()).toBe("ship: yes");
+    expect(await answered).toMatchObject({ answered: expect.any(String) });
+  });
+
   it("bad caps are refused before anything starts", async () => {
     for (const caps of [{ maxTimeMs: -1 }, { maxTurnz: 2 }, { maxTokens: "many" }]) {
       const r = await call("subagents_run", { agent: "mock", prompt: "x", caps });
