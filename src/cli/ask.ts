@@ -17,6 +17,7 @@ export const ASK_USAGE =
 // An answer is at most what a prompt may be (1 MiB of text), JSON-escaped, plus slack.
 const MAX_ANSWER_FILE = 6 * 1024 * 1024 + 64 * 1024;
 const POLL_MS = 250;
+const MAX_CHOICES = 32;
 export const NO_ANSWER_EXIT = 124;
 
 function durationMs(s: string): number | undefined {
@@ -47,6 +48,8 @@ function parse(argv: string[]): AskArgs | string {
         .map((c) => c.trim())
         .filter((c) => c !== "");
       if (!choices || choices.length === 0) return "--choices needs a comma-separated list, e.g. yes,no";
+      if (choices.length > MAX_CHOICES || choices.some((c) => c.length > 200))
+        return `--choices takes at most ${MAX_CHOICES} choices of at most 200 characters each`;
     } else if (a === "--timeout") {
       const v = argv[++i];
       timeoutMs = v === undefined ? undefined : durationMs(v);

@@ -88,6 +88,8 @@ describe("caps enforced outside the model", () => {
     expect(r.data.warnings.join("\n")).toContain("caps.maxTurns");
     const meta = JSON.parse(fs.readFileSync(path.join(r.data.artifactDir, "meta.json"), "utf8"));
     expect(meta.caps).toEqual({ maxTimeMs: 2000 });
+    expect((await sb.json(["status", r.data.id])).data.caps).toEqual({ maxTimeMs: 2000 });
+    expect((await sb.run(["status", r.data.id])).stdout).toContain("caps       maxTimeMs=2000");
     expect(await settled(r.data.id)).toMatchObject({ status: "exhausted" });
   });
 

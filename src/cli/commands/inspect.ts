@@ -135,6 +135,7 @@ export function registerInspect(program: Command): void {
         turnList: turns,
         attachCommand: attach,
         malformed: c.malformed,
+        ...(c.meta?.caps ? { caps: c.meta.caps } : {}),
         ...(snapshot ? { snapshot } : {}),
       });
     const lines = [
@@ -147,6 +148,13 @@ export function registerInspect(program: Command): void {
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,
       `attach     ${attach ? shellQuote(attach) : "-"}`,
+      ...(c.meta?.caps
+        ? [
+            `caps       ${Object.entries(c.meta.caps)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(" ")}`,
+          ]
+        : []),
       ...(snapshot
         ? [
             `snapshot   ${snapshot.path} (kept ${since(snapshot.takenAt)} ago${snapshot.openTool ? ` · open tool: ${visibleLine(snapshot.openTool)}` : ""}; spawn --resume continues from it)`,
