@@ -31,8 +31,9 @@ export async function resumeChild(
     );
   }
   const session = loadSession(sessionFileOf(c.files.dir));
-  // A turn cancelled with --snapshot is resumable from its snapshot, even before any turn completed.
-  const snapshot = lastSnapshot(c);
+  // A turn cancelled mid-way with --snapshot is resumable from its snapshot, even before any turn completed.
+  const kept = lastSnapshot(c);
+  const snapshot = kept?.running ? kept : undefined;
   if (!isResumable(session) && !snapshot) {
     throw new MusterError(
       "not_resumable",

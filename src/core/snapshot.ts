@@ -90,7 +90,7 @@ export async function takeCancelSnapshot(c: LoadedChild, backend: Backend): Prom
 /** The snapshot of the child's last turn, if one was kept: what `status` shows and a resume uses. */
 export function lastSnapshot(
   c: LoadedChild,
-): { path: string; turnId: string; takenAt: string; openTool?: string } | undefined {
+): { path: string; turnId: string; takenAt: string; running: boolean; openTool?: string } | undefined {
   const turn = c.state.turns.at(-1);
   const s = turn ? readCancelSnapshot(c.files.dir, turn.turnId) : undefined;
   if (!s) return undefined;
@@ -98,6 +98,7 @@ export function lastSnapshot(
     path: path.join(c.files.dir, snapshotPath(s.turnId)),
     turnId: s.turnId,
     takenAt: s.takenAt,
+    running: s.running,
     ...(s.openTool ? { openTool: `${s.openTool.name} ${s.openTool.summary}`.trim() } : {}),
   };
 }

@@ -38,7 +38,12 @@ describe("muster cancel --snapshot", () => {
     expect(readEvents(c.dir).find((e) => e.type === "completion")).toMatchObject({ status: "cancelled" });
 
     const st = await sb.json(["status", c.id]);
-    expect(st.data.snapshot).toMatchObject({ path: file, turnId, openTool: "read_file step 1 of 2" });
+    expect(st.data.snapshot).toMatchObject({
+      path: file,
+      turnId,
+      running: true,
+      openTool: "read_file step 1 of 2",
+    });
     expect((await sb.run(["status", c.id])).stdout).toMatch(/snapshot {3}.*open tool: read_file/);
 
     // No turn of it ever completed: only the snapshot makes it resumable.
@@ -66,5 +71,20 @@ describe("muster cancel --snapshot", () => {
     const resumed = await sb.run(["spawn", "--resume", c.id, "carry on"]);
     expect(resumed.exitCode).not.toBe(0);
     expect(resumed.stderr).toContain("not resumable");
+  });
+
+  it("an idle child's snapshot is kept and shown, but a resume does not present it as cancelled work", async () => {
+    const s = await sb.json(["spawn", "--wait", "first task"]);
+    expect(s.exitCode, s.stderr).toBe(0);
+    const id = s.data.spawned.id as string;
+    const dir = s.data.results[0].artifactDir as string;
+    const r = await sb.json(["cancel", "--snapshot", id]);
+    expect(r.data.cancelled[0].snapshot).toBeDefined();
+    expect((await sb.json(["status", id])).data.snapshot).toMatchObject({ running: false });
+    const resumed = await sb.json(["spawn", "--resume", id, "--wait", "--timeout", "30s", "second task"]);
+    expect(resumed.data.results[0].status).toBe("completed");
+    const next = resumed.data.resumed.turnId as string;
+    expect(fs.existsSync(path.join(dir, "prompts", `${next}.runner.txt`))).toBe(false);
+    await sb.run(["cancel", id]);
   });
 });
