@@ -149,6 +149,35 @@ export function usageByChild(primaryDir: string, since?: string): Map<string, Ch
   return out;
 }
 
+/**
+ * Total size of the event logs of `root`'s descendants: it grows while any of them records anything, which
+ * is how a parent waiting on its children (saying nothing itself) is told apart from an idle one.
+ */
+export function descendantLogBytes(primaryDir: string, root: string): number {
+  const layout = primaryPathsAt(primaryDir);
+  const parents = new Map<string, ChildUsage>();
+  let names: string[];
+  try {
+    names = fs.readdirSync(layout.artifacts);
+  } catch {
+    return 0;
+  }
+  for (const id of names) {
+    try {
+      const meta = readJsonIfExists<ChildMeta>(childFiles(layout.artifactDir(id)).meta, READ_CAPS.smallJson);
+      if (meta) parents.set(id, { parent: meta.parent, usage: NO_USAGE });
+    } catch {}
+  }
+  let bytes = 0;
+  for (const id of subtreeOf(parents, root)) {
+    if (id === root) continue;
+    try {
+      bytes += fs.statSync(childFiles(layout.artifactDir(id)).events).size;
+    } catch {}
+  }
+  return bytes;
+}
+
 /** The ids of `root` and all its descendants, by the parent links in `all`. */
 export function subtreeOf(all: Map<string, ChildUsage>, root: string): Set<string> {
   const members = new Set([root]);

@@ -12,6 +12,7 @@ import {
   type Caps,
   type CapUsage,
   capSpent,
+  descendantLogBytes,
   hasCaps,
   NO_USAGE,
   subtreeOf,
@@ -43,6 +44,8 @@ export class CapGuard {
   private idleTimer: NodeJS.Timeout | undefined;
   private idleMs: number | undefined;
   private waiting = false;
+  /** What the descendants' event logs held at the last look. */
+  private childBytes = 0;
   private scopes: Scopes = { child: undefined, tree: undefined, since: undefined };
   /** Usage on disk at the last read: this child's subtree and the whole tree. */
   private disk = { subtree: { ...NO_USAGE }, tree: { ...NO_USAGE } };
@@ -122,10 +125,14 @@ export class CapGuard {
     const idle = Math.min(child?.idleTimeoutMs ?? Infinity, tree?.idleTimeoutMs ?? Infinity);
     if (idle !== Infinity) {
       this.idleMs = idle;
-      this.idleFire = () =>
+      this.childBytes = descendantLogBytes(this.primaryDir, this.childId);
+      this.idleFire = () => {
+        // Its children recorded something meanwhile: it waits on working children, it is not idle.
+        if (this.childrenActive()) return;
         fire(
-          `cap reached: ${CAP_FLAG.idleTimeoutMs} ${formatMs(idle)} (no output from the agent for that long)`,
+          `cap reached: ${CAP_FLAG.idleTimeoutMs} ${formatMs(idle)} (no output from the agent or its children for that long)`,
         );
+      };
       this.armIdle();
     }
     this.timers.push(
@@ -134,12 +141,26 @@ export class CapGuard {
         this.scopes = this.readScopes();
         this.readDisk();
         this.check();
+        this.childrenActive();
       }, TICK_MS),
     );
   }
 
   private check: () => void = () => {};
   private idleFire: () => void = () => {};
+
+  /**
+   * Whether its children recorded anything since the last look (then the idle clock starts over): an agent
+   * waiting on working children is not idle.
+   */
+  private childrenActive(): boolean {
+    if (this.idleMs === undefined) return false;
+    const bytes = descendantLogBytes(this.primaryDir, this.childId);
+    const active = bytes !== this.childBytes;
+    this.childBytes = bytes;
+    if (active) this.armIdle();
+    return active;
+  }
 
   private armIdle(): void {
     clearTimeout(this.idleTimer);

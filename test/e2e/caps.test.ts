@@ -124,6 +124,27 @@ describe("caps enforced outside the model", () => {
     for (const x of w.data.results) expect(x).toMatchObject({ status: "exhausted" });
   });
 
+  it("--idle-timeout: a parent that says nothing while its child works is not idle", async () => {
+    const r = await sb.run([
+      "spawn",
+      "--json",
+      "--agent",
+      "command",
+      "--idle-timeout",
+      "2s",
+      "delegate",
+      "--",
+      process.execPath,
+      BIN,
+      "spawn",
+      "--wait",
+      "busy child\nmock: sleep=6 tools=12",
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const parent = JSON.parse(r.stdout).id as string;
+    expect(await settled(parent)).toMatchObject({ status: "completed" });
+  });
+
   it("a tree cap (muster budget --max-tool-calls) ends running turns everywhere and refuses new children", async () => {
     const b = await sb.json(["budget", "--max-tool-calls", "4"]);
     expect(b.exitCode, b.stderr).toBe(0);
