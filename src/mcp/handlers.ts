@@ -1,4 +1,5 @@
 import { MusterError } from "../base/errors.js";
+import { assertCaps, type Caps } from "../core/caps.js";
 import type { ModelQuery } from "../core/catalog.js";
 import { DEFAULT_WAIT_MODE } from "../core/defaults.js";
 import type { SendMode } from "../core/follow-up.js";
@@ -32,6 +33,7 @@ export interface RunArgs {
   reasoning?: string;
   await?: boolean;
   groupId?: string;
+  caps?: Caps;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -70,6 +72,8 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.groupId !== undefined ? { group: a.groupId } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
+  if (a.caps && a.id !== undefined)
+    throw usage("caps are set when a child starts (agent), not on resume (id)");
   const started = await ctx.m.start({
     prompt: a.prompt,
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
@@ -77,6 +81,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.model !== undefined ? { model: a.model } : {}),
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
     ...(a.groupId ? { group: a.groupId } : {}),
+    ...(a.caps ? { caps: assertCaps(a.caps) } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.
@@ -170,6 +175,12 @@ export function inbox(a: { peek?: boolean }, ctx: CallContext) {
   const { manifest, consume } = ctx.m.inbox();
   if (!a.peek) consume();
   return manifest;
+}
+
+/** subagents_answer: answers a child's pending question (subagents_inbox lists them under `requests`). */
+export function answer(a: { id: string; text: string }, ctx: CallContext) {
+  const r = ctx.m.answer(a.id, a.text);
+  return { answered: r.id, child: r.child };
 }
 
 /** subagents_models: one bounded catalog question. */
