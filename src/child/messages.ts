@@ -43,6 +43,8 @@ export function turnMessages(
         render.text(m.text);
         break;
       case "tool":
+        // The answer so far is on disk before the tool shows: a reader of output.md (cancel --snapshot) sees it.
+        state.sink.flush();
         log.append({
           type: "tool_activity",
           turnId,
