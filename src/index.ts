@@ -4,6 +4,7 @@ export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.
 export type { LoadedChild } from "./core/children.js";
 export type { FollowUp, TurnSettings } from "./core/follow-up.js";
 export type { WaitingGroup } from "./core/inbox.js";
+export type { LiveState, LiveStateName } from "./core/live-state.js";
 export {
   type CancelResult,
   createMuster,

@@ -108,6 +108,19 @@ export interface ProgressEvent extends Base {
   text: string;
 }
 
+/**
+ * A runner reported a permission: asked and not answered yet (`pending`), answered (`granted`), or refused
+ * (`denied`: headless runners refuse what the profile did not allow; the turn goes on without it).
+ */
+export interface PermissionEvent extends Base {
+  type: "permission";
+  turnId: string;
+  state: "pending" | "granted" | "denied";
+  /** The tool (or action) the permission is for. */
+  tool: string;
+  summary?: string;
+}
+
 export interface QuestionEvent extends Base {
   type: "question";
   turnId?: string;
@@ -148,6 +161,7 @@ export type MusterEvent =
   | ToolActivityEvent
   | UsageEvent
   | ProgressEvent
+  | PermissionEvent
   | QuestionEvent
   | CompletionEvent
   | ChildExitedEvent;

@@ -24,9 +24,11 @@ export function childSummary(c: LoadedChild) {
   const last = lastCompletion(c.state);
   return {
     id: c.entry.id,
+    ...(c.name !== undefined ? { name: c.name } : {}),
     agent: c.entry.agent,
     runner: c.entry.runner,
     status: c.status,
+    live: c.live,
     lastOutcome: last?.status ?? null,
     createdAt: c.entry.createdAt,
     parent: c.entry.parent,
@@ -40,6 +42,18 @@ export function childSummary(c: LoadedChild) {
     artifactDir: c.files.dir,
     resumable: resumable(c.state),
   };
+}
+
+/** States whose detail says what the child does now (the others show its last activity). */
+const ACTIVE_STATES = new Set(["working", "stalled", "waiting-permission", "queued"]);
+
+/** The ACTIVITY cell of `ls`: what it does now (active states), else its last activity, one line. */
+export function activityCell(c: LoadedChild): string {
+  if (c.unreadable !== undefined) return visibleLine(c.unreadable);
+  if (ACTIVE_STATES.has(c.live.state) && c.live.detail)
+    return `${since(c.live.since)} · ${clip(visibleLine(c.live.detail), 60)}`;
+  const act = c.state.lastActivity;
+  return act ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}` : "-";
 }
 
 const WAITING_FOR = {
@@ -78,27 +92,32 @@ export function registerInspect(program: Command): void {
       say(withSelf('no children yet — try: muster spawn --agent mock "hello"\n'));
       return;
     }
+    const named = groups.some((g) => g.children.some((c) => c.name !== undefined));
     const rows = [
-      ["ID", "AGENT", "STATUS", "LAST", "TURNS", "AGE", "ACTIVITY", ...(flags.all ? ["PRIMARY"] : [])],
+      [
+        "ID",
+        ...(named ? ["NAME"] : []),
+        "AGENT",
+        "STATE",
+        "LAST",
+        "TURNS",
+        "AGE",
+        "ACTIVITY",
+        ...(flags.all ? ["PRIMARY"] : []),
+      ],
     ];
     for (const g of groups) {
       for (const c of g.children) {
         const last = lastCompletion(c.state);
-        const act = c.state.lastActivity;
-        const activity =
-          c.unreadable !== undefined
-            ? visibleLine(c.unreadable)
-            : act
-              ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}`
-              : "-";
         rows.push([
           shortId(c.entry.id),
+          ...(named ? [c.name ?? "-"] : []),
           c.entry.agent,
-          c.status,
+          c.live.state,
           last?.status ?? "-",
           String(c.state.turns.length),
           since(c.entry.createdAt),
-          activity,
+          activityCell(c),
           ...(flags.all
             ? [g.primary === m.primary ? `${shortId(g.primary)} (this)` : shortId(g.primary)]
             : []),
@@ -131,8 +150,10 @@ export function registerInspect(program: Command): void {
       return printJson({ ...summary, turnList: turns, attachCommand: attach, malformed: c.malformed });
     const lines = [
       `id         ${c.entry.id}`,
+      ...(c.name !== undefined ? [`name       ${visibleLine(c.name)}`] : []),
       `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
       `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
+      `state      ${c.live.state} (${since(c.live.since)})${c.live.detail ? ` · ${visibleLine(c.live.detail)}` : ""}`,
       `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)`,
       `pane       ${paneWhere(c.entry.pane)}`,
       `artifacts  ${c.files.dir}`,
