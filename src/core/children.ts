@@ -8,6 +8,7 @@ import { readJsonIfExists } from "../util/fsx.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
 import { READ_CAPS } from "../util/safe-read.js";
 import { DEFAULT_STALL_MS, deriveLive, type LiveState } from "./live-state.js";
+import { childNamed, isChildName } from "./names.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
 import {
   applyEvents,
@@ -163,6 +164,14 @@ export function resolveChildId(
   idOrPrefix: string,
   ownerElsewhere?: (want: string) => string | undefined,
 ): RegistryEntry {
+  // A name is matched first and exactly; names never look like ids (see names.ts), so neither shadows the other.
+  if (isChildName(idOrPrefix)) {
+    const named = childNamed(doc, idOrPrefix);
+    if (named) return named;
+    throw new MusterError("not_found", `no child of this primary is named "${idOrPrefix}"`, {
+      next: { action: "list" },
+    });
+  }
   const want = assertIdOrPrefix(idOrPrefix);
   const exact = doc.children[want];
   if (exact) return exact;

@@ -4,6 +4,7 @@ import { primariesDir, primaryPaths } from "../artifacts/layout.js";
 import { resolveResumeSettings } from "../profiles/settings.js";
 import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
+import { isChildName } from "./names.js";
 import type { LoadedChild } from "./children.js";
 
 /** Per-turn overrides; an omitted one keeps the child's last value. */
@@ -66,6 +67,8 @@ export function queueTurn(
 
 /** Which primary owns a child id (or unique prefix/suffix), by its conversation file; undefined if none does. */
 export function findOwner(root: string, idOrPrefix: string): string | undefined {
+  // A name is only ever looked up in this primary's registry.
+  if (isChildName(idOrPrefix)) return undefined;
   const want = assertIdOrPrefix(idOrPrefix);
   let names: string[];
   try {

@@ -31,6 +31,7 @@ export interface RunArgs {
   reasoning?: string;
   await?: boolean;
   groupId?: string;
+  name?: string;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -42,6 +43,7 @@ const CONFLICT: Record<StartConflict, string> = {
   backend_with_resume: "id continues a child where it ran",
   resume_with_command_or_cwd: "id continues a child as it was",
   seal_without_group: "seal goes with groupId",
+  name_with_resume: "id continues a child under its name",
 };
 
 /** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */
@@ -67,6 +69,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
     ...(a.id !== undefined ? { resume: a.id } : {}),
     ...(a.groupId !== undefined ? { group: a.groupId } : {}),
+    ...(a.name !== undefined ? { name: a.name } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
   const started = await ctx.m.start({
@@ -76,6 +79,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.model !== undefined ? { model: a.model } : {}),
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
     ...(a.groupId ? { group: a.groupId } : {}),
+    ...(a.name !== undefined ? { name: a.name } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.
