@@ -43,7 +43,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           reasoning: str("Reasoning level for the model."),
           await: { type: "boolean", description: "Wait for the result (default true)." },
           groupId: str("New children only: deliver with this group (subagents_await {groupId} seals it)."),
-          name: str("New children only: a unique label, usable as its id."),
+          name: S,
         },
         ["prompt"],
       ),
