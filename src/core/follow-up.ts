@@ -4,8 +4,8 @@ import { primariesDir, primaryPaths } from "../artifacts/layout.js";
 import { resolveResumeSettings } from "../profiles/settings.js";
 import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
-import { isChildName } from "./names.js";
 import type { LoadedChild } from "./children.js";
+import { isChildName } from "./names.js";
 
 /** Per-turn overrides; an omitted one keeps the child's last value. */
 export interface TurnSettings {
