@@ -25,6 +25,8 @@ export interface WatchOptions {
    * time alone makes (a turn with no event for the stall limit becomes stalled).
    */
   onLive?: (childId: string, live: LiveState) => void;
+  /** Called on each liveness tick (every livenessMs), after the live states were brought up to date. */
+  onTick?: () => void;
 }
 
 const sameLive = (a: LiveState | undefined, b: LiveState): boolean =>
@@ -67,6 +69,7 @@ export class PrimaryWatcher {
         () => {
           for (const { tail } of this.tails.values()) tail.pump();
           for (const id of this.tails.keys()) this.updateLive(id);
+          this.opts.onTick?.();
           void this.checkLiveness().finally(schedule);
         },
         this.opts.livenessMs ?? this.opts.pollMs ?? 2000,

@@ -3,9 +3,10 @@ import type { LoadedChild } from "../../core/children.js";
 import { backendNameOf, paneWhere } from "../../core/panes.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
 import { formatUsd } from "../../util/cost.js";
-import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
-import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
+import { clip, humanDuration, parsePositiveInt, shellQuote, since } from "../format.js";
+import { lsTable } from "../ls-table.js";
+import { watchList } from "../ls-watch.js";
 import { printJson, say, withSelf } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
@@ -44,18 +45,6 @@ export function childSummary(c: LoadedChild) {
   };
 }
 
-/** States whose detail says what the child does now (the others show its last activity). */
-const ACTIVE_STATES = new Set(["working", "stalled", "waiting-permission", "queued"]);
-
-/** The ACTIVITY cell of `ls`: what it does now (active states), else its last activity, one line. */
-export function activityCell(c: LoadedChild): string {
-  if (c.unreadable !== undefined) return visibleLine(c.unreadable);
-  if (ACTIVE_STATES.has(c.live.state) && c.live.detail)
-    return `${since(c.live.since)} · ${clip(visibleLine(c.live.detail), 60)}`;
-  const act = c.state.lastActivity;
-  return act ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}` : "-";
-}
-
 const WAITING_FOR = {
   host: "waiting for the child host to start",
   slot: "waiting for a run slot",
@@ -75,9 +64,14 @@ export function registerInspect(program: Command): void {
       .description(
         "List the children of this primary (or of every primary with --all): status, agent, age and last activity.",
       )
-      .option("--all", "children of every primary, grouped by primary"),
-  ).action(async (flags: CommonOptions & { all?: boolean }) => {
+      .option("--all", "children of every primary, grouped by primary")
+      .option(
+        "-w, --watch",
+        "keep the list on screen, redrawn as children change, until Ctrl-C (not a terminal: the list again after each change)",
+      ),
+  ).action(async (flags: CommonOptions & { all?: boolean; watch?: boolean }) => {
     const m = muster(flags);
+    if (flags.watch) return watchList(m, flags);
     const groups = flags.all ? await m.listAll() : [{ primary: m.primary, children: await m.list() }];
     if (flags.json) {
       const shaped = groups.map((g) => ({
@@ -92,39 +86,7 @@ export function registerInspect(program: Command): void {
       say(withSelf('no children yet — try: muster spawn --agent mock "hello"\n'));
       return;
     }
-    const named = groups.some((g) => g.children.some((c) => c.name !== undefined));
-    const rows = [
-      [
-        "ID",
-        ...(named ? ["NAME"] : []),
-        "AGENT",
-        "STATE",
-        "LAST",
-        "TURNS",
-        "AGE",
-        "ACTIVITY",
-        ...(flags.all ? ["PRIMARY"] : []),
-      ],
-    ];
-    for (const g of groups) {
-      for (const c of g.children) {
-        const last = lastCompletion(c.state);
-        rows.push([
-          shortId(c.entry.id),
-          ...(named ? [c.name ?? "-"] : []),
-          c.entry.agent,
-          c.live.state,
-          last?.status ?? "-",
-          String(c.state.turns.length),
-          since(c.entry.createdAt),
-          activityCell(c),
-          ...(flags.all
-            ? [g.primary === m.primary ? `${shortId(g.primary)} (this)` : shortId(g.primary)]
-            : []),
-        ]);
-      }
-    }
-    say(`${table(rows)}\n`);
+    say(`${lsTable(groups, m.primary, !!flags.all)}\n`);
   });
 
   common(
