@@ -1,9 +1,9 @@
 import type { Command } from "commander";
-import { NdjsonReader } from "../../artifacts/reader.js";
-import { EventTail } from "../../artifacts/tail.js";
+import type { LoadedChild } from "../../core/children.js";
+import { childEvents, followChild } from "../../core/follow.js";
 import type { Muster } from "../../core/muster.js";
 import { applyEvents, emptyState } from "../../core/state.js";
-import type { MusterEvent } from "../../core/types.js";
+import type { MalformedLine, MusterEvent } from "../../core/types.js";
 import { muster } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { takeInterrupt } from "../interrupt.js";
@@ -15,11 +15,6 @@ interface LogsFlags {
   json?: boolean;
   primary?: string;
 }
-
-// fs.watch is the fast path; this poll covers notifications that never come (as the watcher's).
-const SAFETY_POLL_MS = 1000;
-// While following, a host that died without a word is looked for this often (as the watcher does).
-const LIVENESS_MS = 2000;
 
 /** One event on stdout: as stored (NDJSON, C1 controls escaped) with --json, else one readable line. */
 function printer(json: boolean, artifactDir: string) {
@@ -40,50 +35,19 @@ function printer(json: boolean, artifactDir: string) {
   };
 }
 
-/** Follows the child's events until its host exits (0) or Ctrl-C (130); a dead host is settled lost first. */
-function follow(m: Muster, id: string, print: (e: MusterEvent) => void): Promise<number> {
-  const c = m.child(id);
-  const state = emptyState();
-  return new Promise<number>((resolve) => {
-    let done = false;
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (code: number): void => {
-      if (done) return;
-      done = true;
-      tail.close();
-      if (timer) clearTimeout(timer);
-      release();
-      resolve(code);
-    };
-    const tail = new EventTail(
-      c.files.events,
-      (events) => {
-        for (const e of events) print(e);
-        applyEvents(state, events);
-        if (state.exited) finish(EXIT.ok);
-      },
-      {
-        pollMs: SAFETY_POLL_MS,
-        onMalformed: (bad) => warn(`muster: events.ndjson @${bad.offset}: ${bad.reason} (skipped)\n`),
-      },
-    );
-    const release = takeInterrupt(() => finish(EXIT.interrupted));
-    const probe = (): void => {
-      timer = setTimeout(() => {
-        // reconcile writes `lost` for a host proven dead; the tail then shows it and the follow ends.
-        void m
-          .reconcile(m.reload(c.entry))
-          .catch(() => undefined)
-          .finally(() => {
-            tail.pump();
-            if (!done) probe();
-          });
-      }, LIVENESS_MS);
-    };
-    tail.pump();
-    if (!done) probe();
-  });
+/** Follows the child's events until its host exits (0) or Ctrl-C (130, the child keeps running). */
+async function follow(m: Muster, c: LoadedChild, print: (e: MusterEvent) => void): Promise<number> {
+  const f = followChild(m, c, print, malformed);
+  const release = takeInterrupt(() => f.stop());
+  try {
+    return (await f.done) === "exited" ? EXIT.ok : EXIT.interrupted;
+  } finally {
+    release();
+  }
 }
+
+const malformed = (bad: MalformedLine): void =>
+  warn(`muster: events.ndjson @${bad.offset}: ${bad.reason} (skipped)\n`);
 
 export function registerLogs(program: Command): void {
   program
@@ -104,14 +68,10 @@ export function registerLogs(program: Command): void {
       const c = m.child(id);
       const print = printer(!!flags.json, c.files.dir);
       if (!flags.follow) {
-        const reader = new NdjsonReader<MusterEvent>(c.files.events, (bad) =>
-          warn(`muster: events.ndjson @${bad.offset}: ${bad.reason} (skipped)\n`),
-        );
-        // Safe reads: no symlink or FIFO is followed, chunks are bounded, a record is at most 1 MiB.
-        for (const e of reader.readNew()) print(e);
+        for (const e of childEvents(c, malformed)) print(e);
         return;
       }
-      const code = await follow(m, c.entry.id, print);
+      const code = await follow(m, c, print);
       if (code !== EXIT.ok) throw new ExitWith(code);
     });
 }
