@@ -1,3 +1,6 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
@@ -45,6 +48,29 @@ async function mcpStatus(id: string): Promise<Record<string, unknown>> {
 }
 
 describe("live state of real children (ls, status, MCP, library)", () => {
+  it("starting while the pane's host has not started; working once it has", async () => {
+    // The pane runs `env -u NODE_EXTRA_CA_CERTS node host.bundle.js <dir>` from its PATH: this `env` holds it
+    // on a FIFO until the test writes a line, so the host is really not started yet (as in host-start.test.ts).
+    const base = path.dirname(sb.home);
+    const bin = path.join(base, "held-bin");
+    const fifo = path.join(base, "held.fifo");
+    fs.mkdirSync(bin);
+    execFileSync("mkfifo", [fifo]);
+    fs.writeFileSync(
+      path.join(bin, "env"),
+      `#!/bin/sh\nread -r _ < ${JSON.stringify(fifo)}\nexec /usr/bin/env "$@"\n`,
+      { mode: 0o755 },
+    );
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    const id = (await sb.json(["spawn", "held\nmock: sleep=2"], { env })).data.id as string;
+    const starting = await lsLive(id);
+    expect(starting.state).toBe("starting");
+    expect((await sb.json(["status", id])).data.live.state).toBe("starting");
+    fs.writeFileSync(fifo, "go\n");
+    await lsUntil(id, "working");
+    await lsUntil(id, "waiting-input");
+  });
+
   it("working with the running tool, then waiting-input once the turn settled", async () => {
     const id = (await sb.json(["spawn", "two tools\nmock: sleep=4 tools=2"])).data.id as string;
     const working = await until(
