@@ -1,9 +1,8 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
+import type { LoadedChild } from "../core/children.js";
+import { answerHead } from "../core/follow.js";
 import type { MusterEvent } from "../core/types.js";
 import { formatUsd } from "../util/cost.js";
 import { shortId } from "../util/ids.js";
-import { openRegular } from "../util/safe-read.js";
 import { clip, humanDuration } from "./format.js";
 import { visibleLine } from "./sanitize.js";
 
@@ -62,21 +61,13 @@ export function logLine(e: MusterEvent, n: TurnNumber): string {
 
 /**
  * The first lines of a completion's answer (its snapshot), each made visible, with a note of what is left
- * out. Reads at most PREVIEW_BYTES, never follows a symlink or blocks on a FIFO; unreadable: one note line.
+ * out. Reads at most PREVIEW_BYTES (answerHead); an unreadable snapshot is one note line.
  */
-export function answerPreview(artifactDir: string, e: MusterEvent): string[] {
+export function answerPreview(c: LoadedChild, e: MusterEvent): string[] {
   if (e.type !== "completion" || !e.output) return [];
-  const file = path.join(artifactDir, e.output.path);
   let head: Buffer;
   try {
-    const { fd, size } = openRegular(file);
-    try {
-      const buf = Buffer.alloc(Math.min(size, PREVIEW_BYTES));
-      const got = fs.readSync(fd, buf, 0, buf.length, 0);
-      head = buf.subarray(0, got);
-    } finally {
-      fs.closeSync(fd);
-    }
+    head = answerHead(c, e.output, PREVIEW_BYTES);
   } catch (err) {
     return [`  │ (answer unreadable: ${clip(visibleLine((err as Error).message), 120)})`];
   }

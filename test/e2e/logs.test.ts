@@ -48,6 +48,24 @@ describe("muster logs", () => {
       .map((l) => JSON.parse(l));
     const dir = (await sb.json(["status", id])).data.artifactDir as string;
     expect(records).toEqual(readEvents(dir));
+
+    // A forged completion whose output path leaves the artifact dir: nothing outside is read.
+    const eventsFile = path.join(dir, "events.ndjson");
+    const original = fs.readFileSync(eventsFile);
+    const secret = path.join(path.dirname(sb.home), "secret.txt");
+    fs.writeFileSync(secret, "do not print me\n");
+    const output = { path: path.relative(dir, secret), bytes: 16, sha256: "0".repeat(64) };
+    fs.appendFileSync(
+      eventsFile,
+      `${JSON.stringify({ ...records.findLast((r) => r.type === "completion"), seq: 999, output })}\n`,
+    );
+    try {
+      const hostile = await sb.run(["logs", id]);
+      expect(hostile.stdout).not.toContain("do not print me");
+      expect(hostile.stdout).toMatch(/answer unreadable: snapshot path .* is not outputs\/<eventId>\.md/);
+    } finally {
+      fs.writeFileSync(eventsFile, original);
+    }
     await sb.run(["cancel", id]);
   });
 

@@ -17,7 +17,7 @@ interface LogsFlags {
 }
 
 /** One event on stdout: as stored (NDJSON, C1 controls escaped) with --json, else one readable line. */
-function printer(json: boolean, artifactDir: string) {
+function printer(json: boolean, c: LoadedChild) {
   const state = emptyState();
   const turnNumber = (turnId: string) => state.turns.find((t) => t.turnId === turnId)?.n;
   return (e: MusterEvent): void => {
@@ -31,7 +31,7 @@ function printer(json: boolean, artifactDir: string) {
       return;
     }
     // Lines are made visible (control characters shown, never obeyed) as they are built.
-    process.stdout.write(`${[logLine(e, turnNumber), ...answerPreview(artifactDir, e)].join("\n")}\n`);
+    process.stdout.write(`${[logLine(e, turnNumber), ...answerPreview(c, e)].join("\n")}\n`);
   };
 }
 
@@ -66,7 +66,7 @@ export function registerLogs(program: Command): void {
     .action(async (id: string, flags: LogsFlags) => {
       const m = muster(flags);
       const c = m.child(id);
-      const print = printer(!!flags.json, c.files.dir);
+      const print = printer(!!flags.json, c);
       if (!flags.follow) {
         for (const e of childEvents(c, malformed)) print(e);
         return;
