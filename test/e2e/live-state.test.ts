@@ -6,7 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { describe, expect, it } from "vitest";
 import type { LiveState } from "../../src/core/live-state.js";
 import { createMuster } from "../../src/index.js";
-import { BIN, until, useSandbox } from "../helpers/cli.js";
+import { BIN, readEvents, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-live");
 
@@ -136,6 +136,15 @@ describe("live state of real children (ls, status, MCP, library)", () => {
     await lsUntil(waiting, "waiting-input");
     await sb.run(["cancel", waiting]);
     await lsUntil(waiting, "cancelled");
+
+    // A host that dies without a word: ls settles it, and it shows lost with the reason.
+    const doomed = (await sb.json(["spawn", "mock: hang"])).data.id as string;
+    await lsUntil(doomed, "working");
+    const dir = (await sb.json(["status", doomed])).data.artifactDir as string;
+    const started = readEvents(dir).find((e) => e.type === "child_started");
+    process.kill(started!.pid as number, "SIGKILL");
+    const lost = await lsUntil(doomed, "lost");
+    expect(lost.detail).toMatch(/child host \(pid \d+\) is gone/);
   });
 
   it("the library's watcher reports each change within its 2 s tick, stalls included", async () => {
