@@ -17,7 +17,7 @@ async function lsLive(id: string, env: NodeJS.ProcessEnv = {}): Promise<LiveStat
 }
 
 /** Waits until `ls --json` shows the child in `state`; returns that live object. */
-const lsUntil = (id: string, state: string, env: NodeJS.ProcessEnv = {}, ms = 20_000) =>
+const lsUntil = (id: string, state: string, env: NodeJS.ProcessEnv = {}, ms = 40_000) =>
   until(
     async () => {
       const l = await lsLive(id, env);
@@ -72,7 +72,7 @@ describe("live state of real children (ls, status, MCP, library)", () => {
   });
 
   it("working with the running tool, then waiting-input once the turn settled", async () => {
-    const id = (await sb.json(["spawn", "two tools\nmock: sleep=4 tools=2"])).data.id as string;
+    const id = (await sb.json(["spawn", "two tools\nmock: sleep=8 tools=2"])).data.id as string;
     const working = await until(
       async () => {
         const l = await lsLive(id);
@@ -107,7 +107,7 @@ describe("live state of real children (ls, status, MCP, library)", () => {
   });
 
   it("waiting-permission while the runner waits for one, and after a turn that had one refused", async () => {
-    const asking = (await sb.json(["spawn", "asks\nmock: ask=Bash sleep=4"])).data.id as string;
+    const asking = (await sb.json(["spawn", "asks\nmock: ask=Bash sleep=8"])).data.id as string;
     const pending = await lsUntil(asking, "waiting-permission");
     expect(pending.detail).toBe("asks permission for Bash: mock: ask");
     await lsUntil(asking, "waiting-input");
@@ -159,12 +159,12 @@ describe("live state of real children (ls, status, MCP, library)", () => {
       },
     });
     try {
-      const { id } = await m.spawn({ agent: "mock", prompt: "quiet, then a tool\nmock: sleep=5 tools=1" });
+      const { id } = await m.spawn({ agent: "mock", prompt: "quiet, then a tool\nmock: sleep=10 tools=1" });
       const states = () => (seen.get(id) ?? []).map((s) => s.state);
       await until(() => states().includes("working") && states().at(-1) === "waiting-input", 30_000, 100);
       // Between spawn and its first turn the child is never shown waiting for input.
       expect(states().slice(0, states().indexOf("working"))).not.toContain("waiting-input");
-      // sleep=5 tools=1: a tool start, 2.5 s of silence (stalled at 1 s), its end, 2.5 s more, the result.
+      // sleep=10 tools=1: a tool start, 5 s of silence (stalled after 1 s, seen on a 2 s tick), its end, 5 s more.
       expect(states()).toContain("working");
       expect(states()).toContain("stalled");
       expect(states().indexOf("stalled")).toBeLessThan(states().lastIndexOf("waiting-input"));

@@ -49,7 +49,7 @@ describe("muster ls --watch", () => {
     expect(await capture()).toContain("no children yet");
 
     // A child spawned after the watch started appears, working, then waiting for input: no key pressed.
-    const id = (await sb.json(["spawn", "--name", "watched", "mock: sleep=3 tools=1"])).data.id as string;
+    const id = (await sb.json(["spawn", "--name", "watched", "mock: sleep=5 tools=1"])).data.id as string;
     const row = async () => (await capture()).split("\n").find((l) => l.startsWith(id.slice(-8))) ?? "";
     await until(async () => /\bwatched\b.*\bworking\b/.test(await row()), 20_000, 100);
     await until(async () => /\bwaiting-input\b/.test(await row()), 20_000, 100);
