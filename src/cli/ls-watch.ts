@@ -44,11 +44,18 @@ export async function watchList(m: Muster, flags: { json?: boolean; all?: boolea
   let lastBody = "";
   const draw = (): void => {
     const now = Date.now();
-    const list = children();
-    const body =
-      list.length === 0
-        ? "no children yet"
-        : lsTable([{ primary: m.primary, children: list }], m.primary, false, now);
+    let list: ReturnType<typeof children> = [];
+    let body: string;
+    try {
+      list = children();
+      body =
+        list.length === 0
+          ? "no children yet"
+          : lsTable([{ primary: m.primary, children: list }], m.primary, false, now);
+    } catch (e) {
+      // Drawn from a timer: a registry that cannot be read right now is shown, not a crash with the screen lost.
+      body = `cannot read the children now: ${(e as Error).message.split("\n")[0]}`;
+    }
     const head = `muster ls --watch · primary ${shortId(m.primary)} · ${list.length} ${list.length === 1 ? "child" : "children"} · ${new Date(now).toISOString().slice(11, 19)}`;
     if (!tty) {
       if (body === lastBody) return;
