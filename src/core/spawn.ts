@@ -40,6 +40,8 @@ export interface SpawnOptions {
   seal?: boolean;
   /** A label unique among the primary's children, usable wherever an id is (see names.ts). */
   name?: string;
+  /** A JSON Schema the first turn's answer must match, enforced by the runner's CLI (check `nativeSchema` first). */
+  outputSchema?: object;
 }
 
 export interface SpawnResult {
@@ -182,6 +184,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       source: "inbox",
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+      ...(opts.outputSchema ? { outputSchema: opts.outputSchema } : {}),
       createdAt: meta.createdAt,
     });
     await m.registry.update((doc) => {
