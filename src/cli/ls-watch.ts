@@ -1,6 +1,8 @@
 import { MusterError } from "../base/errors.js";
 import { loadChildOrUnreadable } from "../core/children.js";
-import type { Muster } from "../core/muster.js";
+import { createMuster, type Muster } from "../core/muster.js";
+import { listPrimaries } from "../core/primary.js";
+import type { PrimaryWatcher } from "../core/watcher.js";
 import { shortId } from "../util/ids.js";
 import { takeInterrupt } from "./interrupt.js";
 import { lsTable } from "./ls-table.js";
@@ -19,16 +21,11 @@ const fitWidth = (line: string, cols: number): string => {
 };
 
 /**
- * `muster ls --watch`: the list kept on screen and redrawn when the primary's watcher reports a change (and on
- * its liveness tick, so ages move), until Ctrl-C, which restores the screen and exits 0. Not a terminal: the
+ * `muster ls --watch [--all]`: the list kept on screen and redrawn when a primary's watcher reports a change
+ * (and on its liveness tick, so ages move), until Ctrl-C, which restores the screen and exits 0. Not a terminal: the
  * list is printed again after each change, each copy under a header line, for a log file or a pipe.
  */
 export async function watchList(m: Muster, flags: { json?: boolean; all?: boolean }): Promise<void> {
-  if (flags.all)
-    throw new MusterError(
-      "invalid_argument",
-      "ls --watch follows one primary: drop --all (or use --primary <id>)",
-    );
   if (flags.json)
     throw new MusterError(
       "invalid_argument",
@@ -36,27 +33,34 @@ export async function watchList(m: Muster, flags: { json?: boolean; all?: boolea
     );
   const out = process.stdout;
   const tty = !!out.isTTY;
-  // Read from files only: the watcher settles dead hosts itself, so a redraw never waits on tmux.
-  const children = () =>
-    Object.values(m.registry.read().children)
+  // --all: every primary there is now (one that appears later is not followed: run the watch again).
+  const musters = flags.all
+    ? listPrimaries(m.root).map((p) =>
+        p === m.primary ? m : createMuster({ home: m.root, primary: p, env: m.env }),
+      )
+    : [m];
+  // Read from files only: the watchers settle dead hosts themselves, so a redraw never waits on tmux.
+  const childrenOf = (x: Muster) =>
+    Object.values(x.registry.read().children)
       .sort((a, b) => a.id.localeCompare(b.id))
-      .map((e) => loadChildOrUnreadable(m.paths, e, { stallMs: m.stallMs }));
+      .map((e) => loadChildOrUnreadable(x.paths, e, { stallMs: x.stallMs }));
   let lastBody = "";
   const draw = (): void => {
     const now = Date.now();
-    let list: ReturnType<typeof children> = [];
+    let count = 0;
     let body: string;
     try {
-      list = children();
-      body =
-        list.length === 0
-          ? "no children yet"
-          : lsTable([{ primary: m.primary, children: list }], m.primary, false, now);
+      const groups = musters.map((x) => ({ primary: x.primary, children: childrenOf(x) }));
+      count = groups.reduce((n, g) => n + g.children.length, 0);
+      body = count === 0 ? "no children yet" : lsTable(groups, m.primary, !!flags.all, now);
     } catch (e) {
       // Drawn from a timer: a registry that cannot be read right now is shown, not a crash with the screen lost.
       body = `cannot read the children now: ${(e as Error).message.split("\n")[0]}`;
     }
-    const head = `muster ls --watch · primary ${shortId(m.primary)} · ${list.length} ${list.length === 1 ? "child" : "children"} · ${new Date(now).toISOString().slice(11, 19)}`;
+    const whose = flags.all
+      ? `${musters.length} ${musters.length === 1 ? "primary" : "primaries"}`
+      : `primary ${shortId(m.primary)}`;
+    const head = `muster ls --watch · ${whose} · ${count} ${count === 1 ? "child" : "children"} · ${new Date(now).toISOString().slice(11, 19)}`;
     if (!tty) {
       if (body === lastBody) return;
       lastBody = body;
@@ -89,13 +93,15 @@ export async function watchList(m: Muster, flags: { json?: boolean; all?: boolea
   // A closed pipe (| head) ends the watch rather than the process with an unhandled EPIPE.
   const onError = (): void => stop();
   out.on("error", onError);
-  if (tty) out.write(ALT_SCREEN_ON);
-  const watcher = await m.watch({
-    onEvent: soon,
-    onLive: soon,
-    ...(tty ? { onTick: soon } : {}),
-  });
+  const watchers: PrimaryWatcher[] = [];
+  let entered = false;
   try {
+    for (const x of musters)
+      watchers.push(await x.watch({ onEvent: soon, onLive: soon, ...(tty ? { onTick: soon } : {}) }));
+    if (tty) {
+      out.write(ALT_SCREEN_ON);
+      entered = true;
+    }
     out.on("resize", soon);
     draw();
     await stopped;
@@ -103,8 +109,8 @@ export async function watchList(m: Muster, flags: { json?: boolean; all?: boolea
     if (timer) clearTimeout(timer);
     out.off("resize", soon);
     release();
-    await watcher.close();
-    if (tty) out.write(ALT_SCREEN_OFF);
+    await Promise.all(watchers.map((w) => w.close()));
+    if (entered) out.write(ALT_SCREEN_OFF);
     out.off("error", onError);
   }
 }

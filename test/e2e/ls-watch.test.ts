@@ -1,3 +1,5 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { BIN, until, useSandbox } from "../helpers/cli.js";
@@ -100,14 +102,60 @@ describe("muster ls --watch", () => {
     await sb.run(["cancel", id]);
   });
 
-  it("--watch with --json or --all: one line, exit 2", async () => {
-    for (const args of [
-      ["ls", "--watch", "--json"],
-      ["ls", "--watch", "--all"],
-    ]) {
-      const r = await sb.run(args);
-      expect(r.exitCode, args.join(" ")).toBe(2);
-      expect(r.stderr.trim().split("\n")).toHaveLength(1);
-    }
+  it("--all follows every primary; --watch with --json: one line, exit 2", async () => {
+    // A second workspace is a second primary.
+    const other = path.join(path.dirname(sb.cwd), "other-work");
+    fs.mkdirSync(other, { recursive: true });
+    const spawnIn = async (cwd: string, prompt: string) => {
+      const r = await execa(process.execPath, [BIN, "spawn", prompt, "--json"], {
+        cwd,
+        env: sb.env,
+        extendEnv: false,
+      });
+      return JSON.parse(String(r.stdout)).id as string;
+    };
+    const here = await spawnIn(sb.cwd, "mock: tools=1");
+    const there = await spawnIn(other, "mock: tools=1");
+    const proc = execa(process.execPath, [BIN, "ls", "--watch", "--all"], {
+      cwd: sb.cwd,
+      env: sb.env,
+      extendEnv: false,
+      reject: false,
+      stdin: "ignore",
+      timeout: 60_000,
+    });
+    let text = "";
+    proc.stdout?.on("data", (d: Buffer) => {
+      text += d.toString("utf8");
+    });
+    await until(() => [here, there].every((id) => text.includes(id.slice(-8))), 20_000, 50);
+    expect(text).toMatch(/^muster ls --watch · \d+ primaries · /m);
+    expect(text.split("\n")[1]).toMatch(/\bPRIMARY$/);
+    // A change in either primary redraws.
+    await sb.run(["send", here, "again"]);
+    await until(
+      () =>
+        text
+          .split("\n")
+          .some((l) => l.startsWith(here.slice(-8)) && /\bmock\s+\S+\s+completed\s+2\b/.test(l)),
+      20_000,
+      50,
+    );
+    proc.kill("SIGINT");
+    expect((await proc).exitCode).toBe(0);
+    for (const [id, cwd] of [
+      [here, sb.cwd],
+      [there, other],
+    ])
+      await execa(process.execPath, [BIN, "cancel", id], {
+        cwd,
+        env: sb.env,
+        extendEnv: false,
+        reject: false,
+      });
+
+    const r = await sb.run(["ls", "--watch", "--json"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
   });
 });

@@ -67,7 +67,7 @@ export function registerInspect(program: Command): void {
       .option("--all", "children of every primary, grouped by primary")
       .option(
         "-w, --watch",
-        "keep the list on screen, redrawn as children change, until Ctrl-C (not a terminal: the list again after each change)",
+        "keep the list on screen, redrawn as children change, until Ctrl-C (not a terminal: the list again after each change; with --all: the primaries there are now)",
       ),
   ).action(async (flags: CommonOptions & { all?: boolean; watch?: boolean }) => {
     const m = muster(flags);
