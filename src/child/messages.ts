@@ -62,6 +62,16 @@ export function turnMessages(
         log.append({ type: "progress", turnId, text: boundText(m.text) });
         render.info(m.text);
         break;
+      case "permission":
+        log.append({
+          type: "permission",
+          turnId,
+          state: m.state,
+          tool: boundText(m.tool, 200),
+          ...(m.summary ? { summary: boundText(m.summary) } : {}),
+        });
+        render.info(`permission ${m.state}: ${m.tool}${m.summary ? ` ${m.summary}` : ""}`);
+        break;
       case "result":
         // The answer was usually streamed already; show it only when the agent said it only here.
         if (m.text && !streamed) render.text(m.text.endsWith("\n") ? m.text : `${m.text}\n`);

@@ -21,6 +21,7 @@ import { loadChildOrUnreadable } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
+import { assertChildName, assertNameFree } from "./names.js";
 import type { RegistryEntry } from "./registry.js";
 
 export interface SpawnOptions {
@@ -38,6 +39,8 @@ export interface SpawnOptions {
   group?: string;
   /** Seal the group once this child has joined it. */
   seal?: boolean;
+  /** A label unique among the primary's children, usable wherever an id is (see names.ts). */
+  name?: string;
   /** A JSON Schema the first turn's answer must match, enforced by the runner's CLI (check `nativeSchema` first). */
   outputSchema?: object;
   /** Caps on this child and everything it spawns (narrowed by its profile's and its parent's). */
@@ -58,12 +61,14 @@ export interface SpawnResult {
   /** Profile and settings warnings (a bad field, a model spelling passed over). */
   warnings: string[];
   group?: string;
+  name?: string;
 }
 
 /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
 export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<SpawnResult> {
   checkPrompt(opts.prompt);
   if (opts.group !== undefined) assertGroupId(opts.group);
+  if (opts.name !== undefined) assertNameFree(m.registry.read(), assertChildName(opts.name));
   const profile = loadProfile(opts.agent, m.cwd, m.env);
   const runner = getRunner(profile.runner);
   if (!runner) {
@@ -152,6 +157,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const entry: RegistryEntry = {
     id,
     agent: profile.name,
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
     runner: runner.name,
     parent,
     createdAt: meta.createdAt,
@@ -188,13 +194,16 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       createdAt: meta.createdAt,
     });
     await m.registry.update((doc) => {
+      // Under the lock: two spawns with the same name at once cannot both get it.
+      if (opts.name !== undefined) assertNameFree(doc, opts.name);
       doc.children[id] = entry;
     });
     const pane = await backend.spawn({
       argv: hostArgv(dir),
       start: "immediate",
       cwd,
-      name: `${profile.name}-${id.slice(-6)}`,
+      name: opts.name ?? `${profile.name}-${id.slice(-6)}`,
+      ...(opts.name !== undefined ? { title: `${opts.name} (${profile.name} ${id.slice(-8)})` } : {}),
       ...(opts.placement ? { placement: opts.placement } : {}),
     });
     await m.registry.update((doc) => {
@@ -206,6 +215,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       id,
       turnId,
       ...(opts.group ? { group: opts.group } : {}),
+      ...(opts.name !== undefined ? { name: opts.name } : {}),
       agent: profile.name,
       artifactDir: dir,
       backend: backend.name,

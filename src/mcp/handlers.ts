@@ -34,6 +34,7 @@ export interface RunArgs {
   await?: boolean;
   groupId?: string;
   caps?: Caps;
+  name?: string;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -45,6 +46,7 @@ const CONFLICT: Record<StartConflict, string> = {
   backend_with_resume: "id continues a child where it ran",
   resume_with_command_or_cwd: "id continues a child as it was",
   seal_without_group: "seal goes with groupId",
+  name_with_resume: "id continues a child under its name",
 };
 
 /** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */
@@ -70,6 +72,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
     ...(a.id !== undefined ? { resume: a.id } : {}),
     ...(a.groupId !== undefined ? { group: a.groupId } : {}),
+    ...(a.name !== undefined ? { name: a.name } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
   if (a.caps && a.id !== undefined)
@@ -82,6 +85,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
     ...(a.groupId ? { group: a.groupId } : {}),
     ...(a.caps ? { caps: assertCaps(a.caps) } : {}),
+    ...(a.name !== undefined ? { name: a.name } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.

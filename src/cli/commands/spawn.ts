@@ -21,6 +21,7 @@ interface SpawnFlags extends CommonOptions, CapFlags {
   split?: boolean;
   file?: string;
   backend?: string;
+  name?: string;
 }
 
 /** Each refused combination of flags, in the CLI's words. */
@@ -30,6 +31,7 @@ const CONFLICT: Record<StartConflict, string> = {
   group_with_resume: "--group takes new children: use it with --agent, not --resume",
   backend_with_resume: "--resume continues a child where it ran: no --backend",
   resume_with_command_or_cwd: "--resume continues a child as it was: no argv after -- and no --cwd",
+  name_with_resume: "--resume continues a child under the name it has: no --name",
 };
 
 export function registerSpawn(program: Command): void {
@@ -72,7 +74,11 @@ export function registerSpawn(program: Command): void {
           "--group <id>",
           "deliver the first result together with the rest of this group (muster wait --group)",
         )
-        .option("--seal", "with --group: seal the group after this child joins (no more members)"),
+        .option("--seal", "with --group: seal the group after this child joins (no more members)")
+        .option(
+          "-n, --name <label>",
+          "a label for the new child, unique in this workspace, usable wherever its id is ([A-Za-z0-9._-], up to 32)",
+        ),
       "this child and its children",
     ),
   ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
