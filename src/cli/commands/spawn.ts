@@ -98,6 +98,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.seal ? { seal: true } : {}),
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
       ...(caps ? { caps } : {}),
+      ...(flags.name !== undefined ? { name: flags.name } : {}),
     };
     const conflict = m.startConflict(req);
     if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);
