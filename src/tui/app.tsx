@@ -1,0 +1,260 @@
+import { Box, Text, useApp, useInput, useStdout } from "ink";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { shortId } from "../util/ids.js";
+import { failure, type TopActions } from "./actions.js";
+import { footerLine, headerLine, rowLine } from "./layout.js";
+import type { Snapshot, TopSource } from "./source.js";
+import { buildTree, type TreeRow, windowRows } from "./tree.js";
+
+export interface TopProps {
+  source: Pick<TopSource, "start" | "refresh" | "due">;
+  actions: TopActions;
+  /** Fixed terminal size (tests); default: the terminal's, following resizes. */
+  size?: { columns: number; rows: number };
+}
+
+type Mode =
+  | { kind: "normal" }
+  | { kind: "filter"; text: string }
+  | { kind: "send"; id: string; text: string }
+  | { kind: "confirm"; id: string; count: number };
+
+/** The terminal's size, following resizes (ink re-renders on its own; the layout needs the numbers). */
+function useSize(fixed: TopProps["size"]): { columns: number; rows: number } {
+  const { stdout } = useStdout();
+  const read = () => fixed ?? { columns: stdout.columns || 80, rows: stdout.rows || 24 };
+  const [size, setSize] = useState(read);
+  useEffect(() => {
+    if (fixed) return;
+    const on = () => setSize(read());
+    stdout.on("resize", on);
+    return () => {
+      stdout.off("resize", on);
+    };
+  });
+  return fixed ?? size;
+}
+
+const childOf = (row: TreeRow | undefined): string | undefined =>
+  row?.kind === "child" ? row.child.id : row?.kind === "step" ? row.step.childId : undefined;
+
+/** The supervisor: a live tree of the primary's children and workflow runs, with keys to act on them. */
+export function Top({ source, actions, size: fixed }: TopProps) {
+  const { exit } = useApp();
+  const { columns, rows: height } = useSize(fixed);
+  const [snap, setSnap] = useState<Snapshot | undefined>();
+  const [selKey, setSelKey] = useState<string | undefined>();
+  const [expanded, setExpanded] = useState<Set<string>>(new Set());
+  const [showSettled, setShowSettled] = useState(false);
+  const [filter, setFilter] = useState("");
+  const [mode, setMode] = useState<Mode>({ kind: "normal" });
+  const [panel, setPanel] = useState<{ title: string; lines: string[] } | undefined>();
+  const [message, setMessage] = useState("");
+  const [now, setNow] = useState(Date.now());
+  const start = useRef(0);
+
+  useEffect(() => {
+    source.start(setSnap).catch((e) => setMessage(`cannot watch: ${failure(e)}`));
+  }, [source]);
+
+  // The clock: once a second while a turn runs (elapsed moves), every 10 s otherwise.
+  const active = snap?.children.some((c) => c.active) ?? false;
+  useEffect(() => {
+    const t = setInterval(
+      () => {
+        const n = Date.now();
+        setNow(n);
+        if (source.due(n)) void source.refresh();
+      },
+      active ? 1000 : 10_000,
+    );
+    return () => clearInterval(t);
+  }, [active, source]);
+
+  const { rows, hidden } = useMemo(
+    () => buildTree(snap?.children ?? [], snap?.runs ?? [], { showSettled, filter }),
+    [snap, showSettled, filter],
+  );
+  const found = rows.findIndex((r) => r.key === selKey);
+  const sel = found >= 0 ? found : Math.min(rows.length - 1, 0);
+  const selected = rows[sel];
+  const selChild = childOf(selected);
+
+  const details = (key: string, id: string | undefined): string[] => {
+    if (!expanded.has(key) || !id) return [];
+    try {
+      return actions.details(id);
+    } catch (e) {
+      return [failure(e)];
+    }
+  };
+  const selDetails = selected ? details(selected.key, childOf(selected)).slice(0, 12) : [];
+  const panelLines = panel ? panel.lines.slice(-Math.max(3, Math.floor(height / 2) - 1)) : [];
+  // Title, header, footer and the message/input line are always there; the rest is the tree.
+  const treeHeight = Math.max(1, height - 4 - selDetails.length - (panel ? panelLines.length + 1 : 0));
+  const win = windowRows(rows.length, Math.max(0, sel), treeHeight, start.current);
+  start.current = win.start;
+
+  const run = (what: string, p: Promise<string>) => {
+    setMessage(`${what}…`);
+    p.then(setMessage, (e) => setMessage(`${what} failed: ${failure(e)}`)).finally(() => source.refresh());
+  };
+  const move = (d: number) => {
+    const next = rows[Math.max(0, Math.min(rows.length - 1, sel + d))];
+    if (next) setSelKey(next.key);
+  };
+  const needChild = (f: (id: string) => void) => () => {
+    if (selChild) f(selChild);
+    else setMessage("select a child first");
+  };
+
+  const keys: Record<string, () => void> = {
+    j: () => move(1),
+    k: () => move(-1),
+    l: () => selected && setExpanded(new Set(expanded).add(selected.key)),
+    h: () => {
+      if (!selected) return;
+      const s = new Set(expanded);
+      s.delete(selected.key);
+      setExpanded(s);
+    },
+    v: needChild((id) => {
+      setMessage(`capturing ${shortId(id)}…`);
+      actions.capture(id, Math.max(10, height)).then(
+        (text) => {
+          setPanel({ title: `pane of ${shortId(id)} (Esc closes)`, lines: text.split("\n") });
+          setMessage("");
+        },
+        (e) => setMessage(`capture failed: ${failure(e)}`),
+      );
+    }),
+    f: needChild((id) => {
+      actions.focus(id).then(setMessage, () => {
+        try {
+          setMessage(`not inside tmux with it; ${actions.attach(id)}`);
+        } catch (e) {
+          setMessage(failure(e));
+        }
+      });
+    }),
+    a: needChild((id) => {
+      try {
+        setMessage(actions.attach(id));
+      } catch (e) {
+        setMessage(failure(e));
+      }
+    }),
+    s: needChild((id) => setMode({ kind: "send", id, text: "" })),
+    x: needChild((id) => run(`cancelling ${shortId(id)}`, actions.cancel(id))),
+    X: needChild((id) => {
+      try {
+        setMode({ kind: "confirm", id, count: actions.subtreeSize(id) });
+      } catch (e) {
+        setMessage(failure(e));
+      }
+    }),
+    "/": () => setMode({ kind: "filter", text: filter }),
+    r: () => {
+      setMessage("refreshed");
+      void source.refresh(true);
+    },
+    H: () => setShowSettled(!showSettled),
+    q: () => exit(),
+  };
+
+  useInput((input, key) => {
+    if (mode.kind === "confirm") {
+      if (input === "y" || input === "Y")
+        run(`cancelling the subtree of ${shortId(mode.id)}`, actions.cancelTree(mode.id));
+      else setMessage("subtree cancel aborted");
+      setMode({ kind: "normal" });
+      return;
+    }
+    if (mode.kind === "filter" || mode.kind === "send") {
+      if (key.escape) {
+        if (mode.kind === "filter") setFilter("");
+        setMode({ kind: "normal" });
+      } else if (key.return) {
+        if (mode.kind === "filter") setFilter(mode.text.trim());
+        else if (mode.text.trim() !== "")
+          run(`sending to ${shortId(mode.id)}`, actions.send(mode.id, mode.text));
+        setMode({ kind: "normal" });
+      } else if (key.backspace || key.delete) {
+        setMode({ ...mode, text: [...mode.text].slice(0, -1).join("") });
+      } else if (input && !key.ctrl && !key.meta) {
+        // One line: pasted line breaks become spaces.
+        setMode({ ...mode, text: mode.text + input.replace(/[\r\n]+/g, " ") });
+      }
+      return;
+    }
+    if (key.upArrow) return move(-1);
+    if (key.downArrow) return move(1);
+    if (key.pageDown) return move(treeHeight);
+    if (key.pageUp) return move(-treeHeight);
+    if (key.rightArrow) return keys.l!();
+    if (key.leftArrow) return keys.h!();
+    if (key.return) {
+      if (selected && expanded.has(selected.key)) return keys.h!();
+      return keys.l!();
+    }
+    if (key.escape) {
+      if (panel) return setPanel(undefined);
+      if (filter) return setFilter("");
+      return exit();
+    }
+    // A key and Enter may arrive together; other runs of text (a paste) are no command.
+    const one = input.replace(/[\r\n]+$/, "");
+    if ([...one].length === 1) keys[one]?.();
+    else if (one === "" && input !== "") keys.l!();
+  });
+
+  const title = `muster top · primary ${snap ? shortId(snap.primary) : "…"}${filter ? ` · filter "${filter}"` : ""}${showSettled ? " · showing settled" : ""}`;
+  const totals = {
+    children: snap?.children.length ?? 0,
+    active: snap?.children.filter((c) => c.active).length ?? 0,
+    tokens: snap?.children.reduce((n, c) => n + (c.tokens ?? 0), 0) ?? 0,
+    cost: snap?.children.some((c) => c.cost !== null)
+      ? snap.children.reduce((n, c) => n + (c.cost ?? 0), 0)
+      : null,
+  };
+  const bottom =
+    mode.kind === "filter"
+      ? `filter: ${mode.text}▏ (Enter applies, Esc clears)`
+      : mode.kind === "send"
+        ? `send to ${shortId(mode.id)}: ${mode.text}▏ (Enter sends, Esc aborts)`
+        : mode.kind === "confirm"
+          ? `cancel ${mode.count} child(ren) under ${shortId(mode.id)}, deepest first? y/N`
+          : message ||
+            "↑↓ select · ⏎ expand · v pane · f focus · a attach · s send · x cancel · X subtree · / filter · H settled · q quit";
+  const line = (
+    text: string,
+    key: string,
+    props: { inverse?: boolean; dim?: boolean; bold?: boolean } = {},
+  ) => (
+    <Text key={key} wrap="truncate" {...props}>
+      {text}
+    </Text>
+  );
+  const shown = rows.slice(win.start, win.end);
+  return (
+    <Box flexDirection="column" width={columns}>
+      {line(title, "title", { bold: true })}
+      {line(headerLine(columns), "header", { dim: true })}
+      {!snap
+        ? line("loading…", "loading")
+        : rows.length === 0
+          ? line("no children to show", "empty", { dim: true })
+          : null}
+      {shown.flatMap((r, i) => [
+        line(rowLine(r, columns, now), r.key, { inverse: win.start + i === sel, dim: r.context }),
+        ...(win.start + i === sel
+          ? selDetails.map((d, j) => line(`    ${d}`, `${r.key}#${j}`, { dim: true }))
+          : []),
+      ])}
+      {panel ? line(`── ${panel.title} ${"─".repeat(columns)}`, "panel", { dim: true }) : null}
+      {panelLines.map((l, i) => line(l, `p${i}`))}
+      {line(footerLine(totals, snap?.budget ?? "-", { ...hidden, cut: win.cut }), "footer", { dim: true })}
+      {line(bottom, "bottom")}
+    </Box>
+  );
+}
