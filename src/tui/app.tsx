@@ -1,4 +1,4 @@
-import { Box, Text, useApp, useInput, useStdout } from "ink";
+import { Box, type Key, Text, useApp, useInput, useStdout } from "ink";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { shortId } from "../util/ids.js";
 import { failure, type TopActions } from "./actions.js";
@@ -99,10 +99,12 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     setMessage(`${what}…`);
     p.then(setMessage, (e) => setMessage(`${what} failed: ${failure(e)}`)).finally(() => source.refresh());
   };
-  const move = (d: number) => {
-    const next = rows[Math.max(0, Math.min(rows.length - 1, sel + d))];
-    if (next) setSelKey(next.key);
-  };
+  // Functional updates: two keys may arrive before the next render.
+  const move = (d: number) =>
+    setSelKey((prev) => {
+      const at = rows.findIndex((r) => r.key === prev);
+      return rows[Math.max(0, Math.min(rows.length - 1, (at >= 0 ? at : sel) + d))]?.key ?? prev;
+    });
   const needChild = (f: (id: string) => void) => () => {
     if (selChild) f(selChild);
     else setMessage("select a child first");
@@ -158,11 +160,15 @@ export function Top({ source, actions, size: fixed }: TopProps) {
       setMessage("refreshed");
       void source.refresh(true);
     },
-    H: () => setShowSettled(!showSettled),
+    H: () => setShowSettled((v) => !v),
     q: () => exit(),
   };
 
-  useInput((input, key) => {
+  // The handler of the latest render, read through a ref: a key that arrives before React has re-subscribed
+  // the input hook must not act on the state of an older render.
+  const onKey = useRef<(input: string, key: Key) => void>(() => {});
+  useInput((input, key) => onKey.current(input, key));
+  onKey.current = (input, key) => {
     if (mode.kind === "confirm") {
       if (input === "y" || input === "Y")
         run(`cancelling the subtree of ${shortId(mode.id)}`, actions.cancelTree(mode.id));
@@ -180,10 +186,11 @@ export function Top({ source, actions, size: fixed }: TopProps) {
           run(`sending to ${shortId(mode.id)}`, actions.send(mode.id, mode.text));
         setMode({ kind: "normal" });
       } else if (key.backspace || key.delete) {
-        setMode({ ...mode, text: [...mode.text].slice(0, -1).join("") });
+        setMode((m) => ("text" in m ? { ...m, text: [...m.text].slice(0, -1).join("") } : m));
       } else if (input && !key.ctrl && !key.meta) {
         // One line: pasted line breaks become spaces.
-        setMode({ ...mode, text: mode.text + input.replace(/[\r\n]+/g, " ") });
+        const add = input.replace(/[\r\n]+/g, " ");
+        setMode((m) => ("text" in m ? { ...m, text: m.text + add } : m));
       }
       return;
     }
@@ -206,7 +213,7 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     const one = input.replace(/[\r\n]+$/, "");
     if ([...one].length === 1) keys[one]?.();
     else if (one === "" && input !== "") keys.l!();
-  });
+  };
 
   const title = `muster top · primary ${snap ? shortId(snap.primary) : "…"}${filter ? ` · filter "${filter}"` : ""}${showSettled ? " · showing settled" : ""}`;
   const totals = {
