@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU,
-// workflow scheduler overhead (64 ready steps), final record → waiter.
+// muster top CPU (64 children idle / working), workflow scheduler overhead (64 ready steps), final record → waiter.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -13,6 +13,7 @@ import { benchEnv } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { pct, round } from "./stats.mjs";
+import { topCpu, topCpuRow } from "./top-cpu.mjs";
 import { schedulerOverhead, schedulerRow } from "./workflow-scheduler.mjs";
 
 const quick = process.argv.includes("--quick");
@@ -185,6 +186,9 @@ try {
   const idle = await idleCpu(64, 10);
   results.idleWatcherCpu = { ...idle, target: { percentOfOneCore: 1 } };
 
+  log("muster top CPU (64 children idle, then working)…");
+  results.topCpu = await topCpu(muster, env, quick ? 10 : 20);
+
   log("workflow scheduler (64 ready steps)…");
   results.workflowScheduler = await schedulerOverhead(muster("workflow"), quick ? 16 : 64);
 
@@ -219,6 +223,7 @@ const rows = [
     `${results.idleWatcherCpu.percentOfOneCore} % of one core`,
     "≤ 1 %",
   ],
+  topCpuRow(results.topCpu),
   schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),

@@ -1,10 +1,11 @@
-import { Box, type Key, Text, useApp, useInput, useStdout } from "ink";
+import { Box, type Key, Transform, useApp, useInput, useStdout } from "ink";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { shortId } from "../util/ids.js";
 import { failure, type TopActions } from "./actions.js";
 import { footerLine, headerLine, rowLine } from "./layout.js";
 import type { Snapshot, TopSource } from "./source.js";
 import { buildTree, type TreeRow, windowRows } from "./tree.js";
+import { cellText } from "./width.js";
 
 export interface TopProps {
   source: Pick<TopSource, "start" | "refresh" | "due">;
@@ -50,26 +51,30 @@ export function Top({ source, actions, size: fixed }: TopProps) {
   const [mode, setMode] = useState<Mode>({ kind: "normal" });
   const [panel, setPanel] = useState<{ title: string; lines: string[] } | undefined>();
   const [message, setMessage] = useState("");
-  const [now, setNow] = useState(Date.now());
+  const [clock, setClock] = useState(Date.now());
   const start = useRef(0);
 
   useEffect(() => {
     source.start(setSnap).catch((e) => setMessage(`cannot watch: ${failure(e)}`));
   }, [source]);
 
-  // The clock: once a second while a turn runs (elapsed moves), every 10 s otherwise.
+  // The clock: while a turn runs, elapsed times move every second (a snapshot redraws with its own time,
+  // so the clock only fills gaps between them); an idle tree shows minutes and is redrawn every 30 s.
   const active = snap?.children.some((c) => c.active) ?? false;
+  const snapAt = useRef(0);
+  snapAt.current = snap?.at ?? 0;
   useEffect(() => {
     const t = setInterval(
       () => {
         const n = Date.now();
-        setNow(n);
-        if (source.due(n)) void source.refresh();
+        if (source.due(n)) void source.refresh(true);
+        else if (!active || n - snapAt.current >= 1000) setClock(n);
       },
-      active ? 1000 : 10_000,
+      active ? 1000 : 30_000,
     );
     return () => clearInterval(t);
   }, [active, source]);
+  const now = Math.max(clock, snap?.at ?? 0);
 
   const { rows, hidden } = useMemo(
     () => buildTree(snap?.children ?? [], snap?.runs ?? [], { showSettled, filter }),
@@ -97,7 +102,9 @@ export function Top({ source, actions, size: fixed }: TopProps) {
 
   const run = (what: string, p: Promise<string>) => {
     setMessage(`${what}…`);
-    p.then(setMessage, (e) => setMessage(`${what} failed: ${failure(e)}`)).finally(() => source.refresh());
+    p.then(setMessage, (e) => setMessage(`${what} failed: ${failure(e)}`)).finally(() =>
+      source.refresh(true),
+    );
   };
   // Functional updates: two keys may arrive before the next render.
   const move = (d: number) =>
@@ -233,35 +240,50 @@ export function Top({ source, actions, size: fixed }: TopProps) {
           ? `cancel ${mode.count} child(ren) under ${shortId(mode.id)}, deepest first? y/N`
           : message ||
             "↑↓ select · ⏎ expand · v pane · f focus · a attach · s send · x cancel · X subtree · / filter · H settled · q quit";
-  const line = (
-    text: string,
-    key: string,
-    props: { inverse?: boolean; dim?: boolean; bold?: boolean } = {},
-  ) => (
-    <Text key={key} wrap="truncate" {...props}>
-      {text}
-    </Text>
-  );
-  const shown = rows.slice(win.start, win.end);
+  const frame: Line[] = [
+    { text: title, sgr: SGR.bold },
+    { text: headerLine(columns), sgr: SGR.dim },
+    ...(!snap
+      ? [{ text: "loading…" }]
+      : rows.length === 0
+        ? [{ text: "no children to show", sgr: SGR.dim }]
+        : []),
+    ...rows.slice(win.start, win.end).flatMap((r, i): Line[] => {
+      const isSel = win.start + i === sel;
+      return [
+        { text: rowLine(r, columns, now), sgr: isSel ? SGR.inverse : r.context ? SGR.dim : undefined },
+        ...(isSel ? selDetails.map((d) => ({ text: `    ${d}`, sgr: SGR.dim })) : []),
+      ];
+    }),
+    ...(panel ? [{ text: `── ${panel.title} ${"─".repeat(columns)}`, sgr: SGR.dim }] : []),
+    ...panelLines.map((l) => ({ text: l })),
+    { text: footerLine(totals, snap?.budget ?? "-", { ...hidden, cut: win.cut }), sgr: SGR.dim },
+    { text: bottom },
+  ];
+  return <Screen lines={frame} columns={columns} />;
+}
+
+interface Line {
+  text: string;
+  sgr?: string | undefined;
+}
+const SGR = { bold: "1", dim: "2", inverse: "7" };
+
+/**
+ * The whole frame as one ink node. Ink measures each text node through a module-level cache that is never
+ * emptied, so a screen whose text changes every second (elapsed times, activity) would grow it all day:
+ * the node's own text is a blank block of the frame's size (a handful of distinct strings), and the
+ * lines, fitted to the width here, are put in by the transform as ink writes them.
+ */
+function Screen({ lines, columns }: { lines: Line[]; columns: number }) {
+  const fitted = lines.map((l) => {
+    const text = l.sgr === SGR.inverse ? cellText(l.text, columns) : cellText(l.text, columns).trimEnd();
+    return l.sgr && text ? `\x1b[${l.sgr}m${text}\x1b[0m` : text;
+  });
+  const blank = Array.from(lines, () => " ".repeat(columns)).join("\n");
   return (
-    <Box flexDirection="column" width={columns}>
-      {line(title, "title", { bold: true })}
-      {line(headerLine(columns), "header", { dim: true })}
-      {!snap
-        ? line("loading…", "loading")
-        : rows.length === 0
-          ? line("no children to show", "empty", { dim: true })
-          : null}
-      {shown.flatMap((r, i) => [
-        line(rowLine(r, columns, now), r.key, { inverse: win.start + i === sel, dim: r.context }),
-        ...(win.start + i === sel
-          ? selDetails.map((d, j) => line(`    ${d}`, `${r.key}#${j}`, { dim: true }))
-          : []),
-      ])}
-      {panel ? line(`── ${panel.title} ${"─".repeat(columns)}`, "panel", { dim: true }) : null}
-      {panelLines.map((l, i) => line(l, `p${i}`))}
-      {line(footerLine(totals, snap?.budget ?? "-", { ...hidden, cut: win.cut }), "footer", { dim: true })}
-      {line(bottom, "bottom")}
+    <Box width={columns}>
+      <Transform transform={(_, i) => fitted[i] ?? ""}>{blank}</Transform>
     </Box>
   );
 }

@@ -1,5 +1,6 @@
 import { shortId } from "../util/ids.js";
 import type { Hidden, TreeRow } from "./tree.js";
+import { cellText } from "./width.js";
 
 /** A column of the table: its header, width and the order it is given up in on a narrow terminal. */
 interface Column {
@@ -39,19 +40,16 @@ export function columnsFor(width: number): Column[] {
   );
 }
 
-/** Cuts or pads to exactly n characters (code points), marking a cut with "…". */
-export function cellText(s: string, n: number): string {
-  const chars = [...s];
-  if (chars.length > n) return n <= 1 ? chars.slice(0, n).join("") : `${chars.slice(0, n - 1).join("")}…`;
-  return s + " ".repeat(n - chars.length);
-}
-
-/** "45s", "3m12", "2h05", "3d": compact enough for a 6-wide column. */
-export function elapsed(fromIso: string | undefined, now: number): string {
+/**
+ * "45s", "3m12", "2h05", "3d": compact enough for a 6-wide column. `coarse` (a row with nothing running)
+ * drops the seconds past the first minute, so an idle tree need not be redrawn every second.
+ */
+export function elapsed(fromIso: string | undefined, now: number, coarse = false): string {
   if (!fromIso) return "-";
   const s = Math.max(0, Math.floor((now - Date.parse(fromIso)) / 1000));
   if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}`;
+  if (s < 3600)
+    return coarse ? `${Math.floor(s / 60)}m` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}`;
   if (s < 86400) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}`;
   return `${Math.floor(s / 86400)}d`;
 }
@@ -79,7 +77,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
       name: `${indent}${c.label}`,
       agent: c.agent,
       state: c.state,
-      elapsed: elapsed(c.since, now),
+      elapsed: elapsed(c.since, now, !c.active),
       turns: String(c.turns),
       model: c.model,
       tokens: tokens(c.tokens),
@@ -95,7 +93,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
       name: `${indent}run ${shortId(r.id)}`,
       agent: r.workflow,
       state: r.status,
-      elapsed: elapsed(r.startedAt, now),
+      elapsed: elapsed(r.startedAt, now, r.settled),
       turns: "",
       model: "",
       tokens: "",

@@ -1,4 +1,5 @@
 import type { Muster } from "../core/muster.js";
+import { applyEvents, type ChildState, childStatus, emptyState } from "../core/state.js";
 import type { PrimaryWatcher } from "../core/watcher.js";
 import { formatUsd } from "../util/cost.js";
 import { listRuns } from "../workflows/run-log.js";
@@ -15,10 +16,10 @@ export interface Snapshot {
 }
 
 export interface SourceOptions {
-  /** At most one re-read per this many ms while events stream in (default 1000). */
+  /** At most one update per this many ms while events stream in (default 1000). */
   minIntervalMs?: number;
-  /** While a turn runs, re-read at least this often for time-derived states such as stalled (default 10 s). */
-  activeRefreshMs?: number;
+  /** While a turn runs, re-read the core's list at least this often, for time-derived states such as stalled (default 10 s). */
+  fullEveryMs?: number;
   /** Liveness probe period handed to the core watcher (default: the watcher's own 2 s). */
   livenessMs?: number;
 }
@@ -37,18 +38,39 @@ function budgetText(m: Muster): string {
 // The budget report reads every child's events: it is re-read at most this often.
 const BUDGET_MS = 10_000;
 
+const runView = (r: ReturnType<typeof listRuns>[number]): RunView => ({
+  kind: "run",
+  id: r.runId,
+  workflow: r.workflow,
+  status: r.status,
+  settled: runSettled(r.status),
+  ...(r.startedAt ? { startedAt: r.startedAt } : {}),
+  steps: r.steps.map((s) => ({
+    id: s.id,
+    status: s.status,
+    ...(s.childId ? { childId: s.childId } : {}),
+    ...(s.reason ? { reason: s.reason } : {}),
+  })),
+});
+
 /**
- * top's view of one primary: snapshots from the core's list (so states and names are what ls shows),
- * re-read when the core's watcher reports events (throttled), never on a polling loop of its own.
+ * top's view of one primary, kept current by the core's watcher: each event is folded into its child's
+ * state as it arrives (the core's own applyEvents), so an update reads no file. The core's list (what ls
+ * shows: registry entries, inbox, liveness, the live state and name) is read at start, on `r`, when a child
+ * appears or changes status, and every fullEveryMs while a turn runs; never on a polling loop of its own.
  */
 export class TopSource {
   private watcher: PrimaryWatcher | undefined;
   private readonly models = new Map<string, string>();
+  private readonly states = new Map<string, ChildState>();
+  private base = new Map<string, TopChildInput>();
+  private runs: RunView[] = [];
   private timer: NodeJS.Timeout | undefined;
   private loading: Promise<void> | undefined;
-  private dirty = false;
-  private lastLoad = 0;
-  private budget = { text: "none", at: -Infinity };
+  private again: boolean | undefined;
+  private lastUpdate = 0;
+  private lastFull = 0;
+  private budget = { text: "none", at: Number.NEGATIVE_INFINITY };
   private closed = false;
   private listener: ((s: Snapshot) => void) | undefined;
   last: Snapshot | undefined;
@@ -64,80 +86,96 @@ export class TopSource {
     this.watcher = await this.muster.watch({
       onEvent: (id, e) => {
         if (e.type === "turn_started" && e.model) this.models.set(id, e.model);
+        let s = this.states.get(id);
+        if (!s) this.states.set(id, (s = emptyState()));
+        applyEvents(s, [e]);
         this.schedule();
       },
       ...(this.opts.livenessMs ? { livenessMs: this.opts.livenessMs } : {}),
     });
-    await this.refresh();
+    await this.refresh(true);
   }
 
-  /** Re-reads now (`force`: the `r` key, the budget too), or right after a read in progress. */
-  async refresh(force = false): Promise<void> {
+  /** Updates now; `full` re-reads the core's list (the `r` key), else only what events changed. */
+  async refresh(full = false): Promise<void> {
     if (this.loading) {
-      this.dirty = true;
+      this.again = (this.again ?? false) || full;
       return this.loading;
     }
-    this.loading = this.load(force).finally(() => {
+    this.loading = this.update(full).finally(() => {
       this.loading = undefined;
-      if (this.dirty && !this.closed) {
-        this.dirty = false;
-        this.schedule();
-      }
+      const again = this.again;
+      this.again = undefined;
+      if (again !== undefined && !this.closed) void this.refresh(again);
     });
     return this.loading;
   }
 
-  /** A re-read soon: coalesces bursts of events, at most one per minIntervalMs. */
+  /** An update soon: coalesces bursts of events, at most one per minIntervalMs. */
   schedule(): void {
     if (this.closed || this.timer) return;
-    if (this.loading) {
-      this.dirty = true;
-      return;
-    }
-    const wait = Math.max(30, this.lastLoad + (this.opts.minIntervalMs ?? 1000) - Date.now());
+    const wait = Math.max(30, this.lastUpdate + (this.opts.minIntervalMs ?? 1000) - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.refresh();
     }, wait);
   }
 
-  /** Whether a timed re-read is due (time-derived states change without an event). */
+  /** Whether a full re-read is due: time-derived states (stalled) change without an event. */
   due(now: number): boolean {
     const active = this.last?.children.some((c) => c.active) ?? false;
-    return active && now - this.lastLoad >= (this.opts.activeRefreshMs ?? 10_000);
+    return active && now - this.lastFull >= (this.opts.fullEveryMs ?? 10_000);
   }
 
-  private budgetNow(force: boolean): string {
+  private budgetNow(full: boolean): string {
     const now = Date.now();
-    if (force || now - this.budget.at >= BUDGET_MS) this.budget = { text: budgetText(this.muster), at: now };
+    if (full || now - this.budget.at >= BUDGET_MS) this.budget = { text: budgetText(this.muster), at: now };
     return this.budget.text;
   }
 
-  private async load(force = false): Promise<void> {
+  /** The child as the core listed it, with the events folded since; undefined when a full read is needed. */
+  private current(c: TopChildInput): TopChildInput | undefined {
+    const s = this.states.get(c.entry.id);
+    if (!s || s.lastSeq <= c.state.lastSeq || c.status === "unreadable") return c;
+    const pending = c.pending.filter((t) => !s.turns.some((x) => x.turnId === t) && !s.completions.has(t));
+    const status = childStatus(s, pending.length);
+    // Its status moved (a turn started or settled, the host exited): the core's live state is stale.
+    if (status !== c.status) return undefined;
+    const { live, ...rest } = c;
+    // A newer event ends a stall; any other live state stands until the status moves or the next full read.
+    const keep = live && live.state !== "stalled";
+    return {
+      ...rest,
+      state: s,
+      pending,
+      ...(keep ? { live: { ...live, detail: s.lastActivity?.text ?? live.detail ?? "" } } : {}),
+    };
+  }
+
+  private async update(full: boolean): Promise<void> {
     const m = this.muster;
-    const children = (await m.list()) as TopChildInput[];
-    const runs: RunView[] = listRuns(m.paths.dir).map((r) => ({
-      kind: "run",
-      id: r.runId,
-      workflow: r.workflow,
-      status: r.status,
-      settled: runSettled(r.status),
-      ...(r.startedAt ? { startedAt: r.startedAt } : {}),
-      steps: r.steps.map((s) => ({
-        id: s.id,
-        status: s.status,
-        ...(s.childId ? { childId: s.childId } : {}),
-        ...(s.reason ? { reason: s.reason } : {}),
-      })),
-    }));
-    this.lastLoad = Date.now();
+    let children = full ? undefined : [...this.base.values()].map((c) => this.current(c));
+    // A child the list has not shown yet, or one whose status moved: read the list again.
+    if (
+      !children ||
+      children.some((c) => c === undefined) ||
+      [...this.states.keys()].some((id) => !this.base.has(id))
+    ) {
+      const listed = (await m.list()) as TopChildInput[];
+      this.base = new Map(listed.map((c) => [c.entry.id, c]));
+      this.runs = listRuns(m.paths.dir).map(runView);
+      this.lastFull = Date.now();
+      children = listed.map((c) => this.current(c) ?? c);
+      full = true;
+    }
+    this.lastUpdate = Date.now();
     if (this.closed) return;
     this.last = {
       primary: m.primary,
-      children: children.map((c) => childView(c, this.models.get(c.entry.id))),
-      runs,
-      budget: this.budgetNow(force),
-      at: this.lastLoad,
+      children: (children as TopChildInput[]).map((c) => childView(c, this.models.get(c.entry.id))),
+      runs: this.runs,
+      budget: this.budgetNow(full),
+      at: this.lastUpdate,
     };
     this.listener?.(this.last);
   }

@@ -48,7 +48,8 @@ async function open(columns = 80, rows = 24) {
   sources.push(source);
   const ui = render(createElement(Top, { source, actions: coreActions(m), size: { columns, rows } }));
   await until(() => ui.lastFrame()?.includes(short(ids.b)), 15_000);
-  const frame = () => ui.lastFrame() ?? "";
+  // The screen as a person reads it: styles (inverse selection, dim context) stripped.
+  const frame = () => (ui.lastFrame() ?? "").replace(/\x1b\[[0-9;]*m/g, "");
   const press = async (...keys: string[]) => {
     for (const k of keys) {
       ui.stdin.write(k);
@@ -72,6 +73,10 @@ describe("muster top (component, real children)", () => {
     expect(b).toBeGreaterThan(g);
     expect(t.rowOf(ids.c)).toBe(-1);
     expect(t.frame()).toContain("hidden: 1 settled");
+    // a's row follows its events (its mock reports a tool step every second): the activity moves on.
+    const step = () => /step (\d+)/.exec(t.lines()[t.rowOf(ids.a)] ?? "")?.[1];
+    const before = await until(step, 10_000);
+    await until(() => step() !== before, 10_000);
     await t.press("H");
     await until(() => t.rowOf(ids.c) > 0);
     expect(t.lines()[t.rowOf(ids.c)]).toContain("closed");
@@ -99,6 +104,9 @@ describe("muster top (component, real children)", () => {
     // Rows: a, g, b.
     await t.press(DOWN, "j", "\r");
     await until(() => t.frame().includes("last output"));
+    // The selected row is drawn inverse (and only that row).
+    const raw = (t.ui.lastFrame() ?? "").split("\n");
+    expect(raw.filter((l) => l.includes("\x1b[7m"))).toEqual([expect.stringContaining(short(ids.b))]);
     const f = t.frame();
     expect(f).toContain("the-answer-of-b");
     expect(f).toContain(`artifacts ${m.paths.artifactDir(ids.b)}`.slice(0, 60));

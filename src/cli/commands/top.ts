@@ -26,7 +26,13 @@ export function registerTop(program: Command): void {
       }
       if (!process.stdin.isTTY || !process.stdout.isTTY)
         throw new MusterError("unsupported", "muster top needs a terminal (for a snapshot: muster ls)");
+      // React's development build (its default without NODE_ENV) costs several times the CPU per frame. The
+      // build is chosen when the modules load; the variable is put back so no child started from top sees it.
+      const nodeEnv = process.env.NODE_ENV;
+      process.env.NODE_ENV = "production";
       const { runTop } = await import("../../tui/run.js"); // ink and React load only here
+      if (nodeEnv === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = nodeEnv;
       await runTop(m);
     });
 
