@@ -8,7 +8,7 @@ import { buildTree, type TreeRow, windowRows } from "./tree.js";
 import { cellText } from "./width.js";
 
 export interface TopProps {
-  source: Pick<TopSource, "start" | "refresh" | "due">;
+  source: Pick<TopSource, "start" | "refresh" | "due" | "frameMs">;
   actions: TopActions;
   /** Fixed terminal size (tests); default: the terminal's, following resizes. */
   size?: { columns: number; rows: number };
@@ -58,8 +58,8 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     source.start(setSnap).catch((e) => setMessage(`cannot watch: ${failure(e)}`));
   }, [source]);
 
-  // The clock: while a turn runs, elapsed times move every second (a snapshot redraws with its own time,
-  // so the clock only fills gaps between them); an idle tree shows minutes and is redrawn every 30 s.
+  // The clock: while a turn runs, elapsed times move every frame (a snapshot redraws with its own time, so
+  // the clock only fills gaps between them); an idle tree shows minutes and is redrawn every 30 s.
   const active = snap?.children.some((c) => c.active) ?? false;
   const snapAt = useRef(0);
   snapAt.current = snap?.at ?? 0;
@@ -68,9 +68,9 @@ export function Top({ source, actions, size: fixed }: TopProps) {
       () => {
         const n = Date.now();
         if (source.due(n)) void source.refresh(true);
-        else if (!active || n - snapAt.current >= 1000) setClock(n);
+        else if (!active || n - snapAt.current >= source.frameMs()) setClock(n);
       },
-      active ? 1000 : 30_000,
+      active ? source.frameMs() : 30_000,
     );
     return () => clearInterval(t);
   }, [active, source]);

@@ -87,18 +87,18 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
   }
   if (row.kind === "run") {
     const r = row.run;
-    const done = r.steps.filter((s) => !["pending", "running"].includes(s.status)).length;
+    const settled = r.steps.filter((s) => !["pending", "running"].includes(s.status)).length;
     const running = r.steps.filter((s) => s.status === "running").length;
     return {
       name: `${indent}run ${shortId(r.id)}`,
-      agent: r.workflow,
+      agent: "workflow",
       state: r.status,
       elapsed: elapsed(r.startedAt, now, r.settled),
       turns: "",
       model: "",
       tokens: "",
       cost: "",
-      activity: `workflow ${r.workflow}: ${r.steps.length} steps, ${done} settled, ${running} running`,
+      activity: `${r.workflow}: ${r.steps.length} steps, ${running} running, ${settled} settled`,
     };
   }
   return {

@@ -16,7 +16,7 @@ export interface Snapshot {
 }
 
 export interface SourceOptions {
-  /** At most one update per this many ms while events stream in (default 1000). */
+  /** At most one update per this many ms while events stream in (default: see frameMs). */
   minIntervalMs?: number;
   /** While a turn runs, re-read the core's list at least this often, for time-derived states such as stalled (default 10 s). */
   fullEveryMs?: number;
@@ -111,10 +111,19 @@ export class TopSource {
     return this.loading;
   }
 
-  /** An update soon: coalesces bursts of events, at most one per minIntervalMs. */
+  /**
+   * How often the screen may change: once a second, every 2 s while more than 16 turns run (a frame costs
+   * ink ~10 ms here; 64 busy children would otherwise cost more than the watcher they come from).
+   */
+  frameMs(): number {
+    if (this.opts.minIntervalMs !== undefined) return this.opts.minIntervalMs;
+    return (this.last?.children.filter((c) => c.active).length ?? 0) > 16 ? 2000 : 1000;
+  }
+
+  /** An update soon: coalesces bursts of events, at most one per frameMs. */
   schedule(): void {
     if (this.closed || this.timer) return;
-    const wait = Math.max(30, this.lastUpdate + (this.opts.minIntervalMs ?? 1000) - Date.now());
+    const wait = Math.max(30, this.lastUpdate + this.frameMs() - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.refresh();
