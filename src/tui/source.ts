@@ -86,8 +86,8 @@ export class TopSource {
     this.watcher = await this.muster.watch({
       onEvent: (id, e) => {
         if (e.type === "turn_started" && e.model) this.models.set(id, e.model);
-        let s = this.states.get(id);
-        if (!s) this.states.set(id, (s = emptyState()));
+        const s = this.states.get(id) ?? emptyState();
+        this.states.set(id, s);
         applyEvents(s, [e]);
         this.schedule();
       },

@@ -3,14 +3,42 @@
  * and emoji take two cells, combining marks, variation selectors and joiners none, everything else one.
  * (top lays out its own lines: ink is handed them already fitted, see app.tsx.)
  */
-const ZERO =
-  /^[\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a\u064b-\u065f\u200b-\u200f\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f]$/u;
-const WIDE =
-  /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{1fa70}-\u{1faff}\u{20000}-\u{3fffd}]$/u;
+// [first, last] code points, in order.
+const ZERO: [number, number][] = [
+  [0x300, 0x36f],
+  [0x483, 0x489],
+  [0x591, 0x5bd],
+  [0x610, 0x61a],
+  [0x64b, 0x65f],
+  [0x200b, 0x200f],
+  [0x20d0, 0x20ff],
+  [0xfe00, 0xfe0f],
+  [0xfe20, 0xfe2f],
+];
+const WIDE: [number, number][] = [
+  [0x1100, 0x115f],
+  [0x2e80, 0x303e],
+  [0x3041, 0x33ff],
+  [0x3400, 0x4dbf],
+  [0x4e00, 0x9fff],
+  [0xa000, 0xa4cf],
+  [0xac00, 0xd7a3],
+  [0xf900, 0xfaff],
+  [0xfe30, 0xfe4f],
+  [0xff00, 0xff60],
+  [0xffe0, 0xffe6],
+  [0x1f300, 0x1f64f],
+  [0x1f900, 0x1f9ff],
+  [0x1fa70, 0x1faff],
+  [0x20000, 0x3fffd],
+];
+const within = (ranges: [number, number][], cp: number): boolean =>
+  ranges.some(([a, b]) => cp >= a && cp <= b);
 
 export function charWidth(ch: string): number {
-  if (ZERO.test(ch)) return 0;
-  return WIDE.test(ch) ? 2 : 1;
+  const cp = ch.codePointAt(0) ?? 0;
+  if (within(ZERO, cp)) return 0;
+  return within(WIDE, cp) ? 2 : 1;
 }
 
 /** Display width of a string in terminal cells. */
