@@ -20,20 +20,22 @@ type Mode =
   | { kind: "send"; id: string; text: string }
   | { kind: "confirm"; id: string; count: number };
 
-/** The terminal's size, following resizes (ink re-renders on its own; the layout needs the numbers). */
+/**
+ * The terminal's size, read at every render (ink redraws on a resize before any state of ours could change:
+ * a frame laid out for the old width would wrap), with a re-render of our own on resize as well.
+ */
 function useSize(fixed: TopProps["size"]): { columns: number; rows: number } {
   const { stdout } = useStdout();
-  const read = () => fixed ?? { columns: stdout.columns || 80, rows: stdout.rows || 24 };
-  const [size, setSize] = useState(read);
+  const [, setResized] = useState(0);
   useEffect(() => {
     if (fixed) return;
-    const on = () => setSize(read());
+    const on = () => setResized((n) => n + 1);
     stdout.on("resize", on);
     return () => {
       stdout.off("resize", on);
     };
-  });
-  return fixed ?? size;
+  }, [fixed, stdout]);
+  return fixed ?? { columns: stdout.columns || 80, rows: stdout.rows || 24 };
 }
 
 const childOf = (row: TreeRow | undefined): string | undefined =>

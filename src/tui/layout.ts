@@ -135,19 +135,18 @@ export interface Totals {
   cost: number | null;
 }
 
-/** The footer's facts: totals, the tree's budget, and every hidden row with its reason. */
+/** The footer's facts: what is hidden and why first (it must survive a narrow terminal), then totals and budget. */
 export function footerLine(t: Totals, budget: string, hidden: Hidden & { cut: number }): string {
-  const parts = [
-    `${t.children} children, ${t.active} working`,
-    `tokens ${tokens(t.tokens)}`,
-    `cost ${cost(t.cost)}`,
-    `budget ${budget}`,
-  ];
   const why = [
     hidden.settled ? `${hidden.settled} settled` : "",
     hidden.filtered ? `${hidden.filtered} filtered` : "",
     hidden.cut ? `${hidden.cut} cut (scroll)` : "",
   ].filter(Boolean);
-  parts.push(why.length > 0 ? `hidden: ${why.join(", ")}` : "hidden: none");
-  return parts.join(" · ");
+  return [
+    why.length > 0 ? `hidden: ${why.join(", ")}` : "hidden: none",
+    `${t.children} children, ${t.active} working`,
+    `tokens ${tokens(t.tokens)}`,
+    `cost ${cost(t.cost)}`,
+    `budget ${budget}`,
+  ].join(" · ");
 }

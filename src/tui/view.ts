@@ -46,7 +46,7 @@ export function childView(c: TopChildInput, model: string | undefined): ChildVie
     kind: "child",
     id: c.entry.id,
     parent: c.entry.parent,
-    label: c.name ? visibleLine(c.name) : shortId(c.entry.id),
+    label: visibleLine(c.name ?? (c.entry as { name?: string }).name ?? shortId(c.entry.id)),
     agent: visibleLine(c.entry.agent),
     state: visibleLine(c.live?.state ?? c.status),
     settled: SETTLED.has(c.status),

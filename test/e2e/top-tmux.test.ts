@@ -79,6 +79,31 @@ afterAll(async () => {
 });
 
 describe("muster top in a tmux pane", () => {
+  it("resizes cleanly: the same rows re-laid out for the new width, nothing wider than the pane", async () => {
+    await tmux(["resize-window", "-t", "top", "-x", "60", "-y", "20"]);
+    // Redrawn whole for the new size: the header without the columns that no longer fit, every row there.
+    const redrawn = (f: string, wide: boolean) =>
+      f.includes("NAME") &&
+      f.includes("MODEL") === wide &&
+      f.includes(short(grandchild)) &&
+      /hidden:/.test(f);
+    const narrow = (
+      await until(async () => redrawn(await screen(), false) && (await screen()), 10_000)
+    ).split("\n");
+    for (const l of narrow) expect([...l].length).toBeLessThanOrEqual(60);
+    // Nothing of the wider frame is left on screen (ink's first redraw after a resize wraps).
+    expect(narrow.filter((l) => l.startsWith("muster top"))).toHaveLength(1);
+    await tmux(["resize-window", "-t", "top", "-x", "100", "-y", "30"]);
+    await until(async () => redrawn(await screen(), true), 10_000);
+  });
+
+  it("a shows the attach command of the selected child's pane (its own tmux server)", async () => {
+    await select(parent);
+    await keys("a");
+    await until(async () => (await screen()).includes(`attach: tmux -L ${sb.socket} attach-session`), 10_000);
+    await keys("Enter"); // collapse again
+  });
+
   it("selects a child, captures its pane, sends it a follow-up", async () => {
     await select(idle);
     expect(await screen()).toContain("last output");

@@ -132,6 +132,6 @@ describe("top tree", () => {
         filtered: 0,
         cut: 2,
       }),
-    ).toBe("3 children, 1 working · tokens 1.5k · cost - · budget none · hidden: 1 settled, 2 cut (scroll)");
+    ).toBe("hidden: 1 settled, 2 cut (scroll) · 3 children, 1 working · tokens 1.5k · cost - · budget none");
   });
 });
