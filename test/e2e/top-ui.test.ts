@@ -9,6 +9,7 @@ import { createMuster, type Muster } from "../../src/index.js";
 import { coreActions } from "../../src/tui/actions.js";
 import { Top } from "../../src/tui/app.js";
 import { TopSource } from "../../src/tui/source.js";
+import { childView } from "../../src/tui/view.js";
 import { until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-topui");
@@ -172,5 +173,20 @@ describe("muster top (component, real children)", () => {
     // The others run on: nothing but the selected child was touched.
     expect((await m.status(ids.a)).status).toBe("running");
     t.ui.unmount();
+  });
+
+  it("shows the core's live state and name when its list carries them (the live-state contract), else the status", async () => {
+    const c = await m.status(ids.a);
+    expect(childView(c, undefined)).toMatchObject({ label: short(ids.a), state: "running", active: true });
+    const live = {
+      state: "waiting-permission",
+      since: new Date().toISOString(),
+      detail: "Bash: rm -rf ␛[2J",
+    };
+    const v = childView({ ...c, live, name: "parser" }, "mock:deep");
+    expect(v).toMatchObject({ label: "parser", state: "waiting-permission", model: "mock:deep" });
+    expect(v.activity).toBe("Bash: rm -rf ␛[2J");
+    // Child-supplied text is shown, never obeyed: an escape in a name becomes a visible stand-in.
+    expect(childView({ ...c, name: "a\x1b[2Jb" }, undefined).label).toBe("a␛[2Jb");
   });
 });
