@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU,
-// muster top CPU (64 children idle / working), workflow scheduler overhead (64 ready steps), final record → waiter.
+// workflow scheduler overhead (64 ready steps), final record → waiter.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
