@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import type { Muster } from "../core/muster.js";
 import { applyEvents, type ChildState, childStatus, emptyState } from "../core/state.js";
 import type { PrimaryWatcher } from "../core/watcher.js";
@@ -18,7 +19,7 @@ export interface Snapshot {
 export interface SourceOptions {
   /** At most one update per this many ms while events stream in (default: see frameMs). */
   minIntervalMs?: number;
-  /** While a turn runs, re-read the core's list at least this often, for time-derived states such as stalled (default 10 s). */
+  /** While a turn runs, re-read the core's list at least this often, for time-derived states such as stalled (default 20 s). */
   fullEveryMs?: number;
   /** Liveness probe period handed to the core watcher (default: the watcher's own 2 s). */
   livenessMs?: number;
@@ -26,6 +27,8 @@ export interface SourceOptions {
 
 /** "$1.20/$5.00, 3000/10000 tok, 4/10 turns" (used of the limit), or "none" when the tree has no budget. */
 function budgetText(m: Muster): string {
+  // The report reads every child's events: not at all when no budget is set.
+  if (!fs.existsSync(m.paths.budget)) return "none";
   const { budget, used, exhausted } = m.budget();
   if (!budget) return "none";
   const parts = [];
@@ -36,7 +39,7 @@ function budgetText(m: Muster): string {
 }
 
 // The budget report reads every child's events: it is re-read at most this often.
-const BUDGET_MS = 10_000;
+const BUDGET_MS = 30_000;
 
 const runView = (r: ReturnType<typeof listRuns>[number]): RunView => ({
   kind: "run",
@@ -133,7 +136,7 @@ export class TopSource {
   /** Whether a full re-read is due: time-derived states (stalled) change without an event. */
   due(now: number): boolean {
     const active = this.last?.children.some((c) => c.active) ?? false;
-    return active && now - this.lastFull >= (this.opts.fullEveryMs ?? 10_000);
+    return active && now - this.lastFull >= (this.opts.fullEveryMs ?? 20_000);
   }
 
   private budgetNow(full: boolean): string {

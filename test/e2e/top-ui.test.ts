@@ -48,7 +48,7 @@ async function open(columns = 80, rows = 24) {
   const source = new TopSource(m, { minIntervalMs: 200 });
   sources.push(source);
   const ui = render(createElement(Top, { source, actions: coreActions(m), size: { columns, rows } }));
-  await until(() => ui.lastFrame()?.includes(short(ids.b)), 15_000);
+  await until(() => ui.lastFrame()?.includes(short(ids.a)), 15_000);
   // The screen as a person reads it: styles (inverse selection, dim context) stripped.
   const frame = () => (ui.lastFrame() ?? "").replace(/\x1b\[[0-9;]*m/g, "");
   const press = async (...keys: string[]) => {
@@ -188,5 +188,19 @@ describe("muster top (component, real children)", () => {
     expect(v.activity).toBe("Bash: rm -rf ␛[2J");
     // Child-supplied text is shown, never obeyed: an escape in a name becomes a visible stand-in.
     expect(childView({ ...c, name: "a\x1b[2Jb" }, undefined).label).toBe("a␛[2Jb");
+  });
+
+  it("the footer shows the tree's budget when one is set (used of the limit), and none without", async () => {
+    const none = await open();
+    expect(none.frame()).toMatch(/budget none/);
+    none.ui.unmount();
+    m.setBudget({ tokens: 100_000, turns: 50 });
+    try {
+      const t = await open(140, 24);
+      expect(t.frame()).toMatch(/budget \d+\/100000 tok, \d+\/50 turns/);
+      t.ui.unmount();
+    } finally {
+      m.setBudget(null);
+    }
   });
 });
