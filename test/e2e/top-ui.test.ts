@@ -175,6 +175,22 @@ describe("muster top (component, real children)", () => {
     t.ui.unmount();
   });
 
+  it("s on a settled child continues it (a resumed turn in a new pane); r re-reads", async () => {
+    const t = await open();
+    await t.press("H");
+    await until(() => t.rowOf(ids.b) > 0);
+    expect(t.lines()[t.rowOf(ids.b)]).toContain("closed");
+    await t.press("j", "j", "s");
+    await until(() => t.frame().includes(`send to ${short(ids.b)}`));
+    await t.press(..."mock: reply=resumed", "\r");
+    await until(async () => (await m.status(ids.b)).state.completions.size === 3, 30_000);
+    expect(m.result(ids.b).text).toContain("resumed");
+    await t.press("r");
+    await until(() => t.frame().includes("refreshed"));
+    await until(() => !t.lines()[t.rowOf(ids.b)]?.includes("closed"), 10_000);
+    t.ui.unmount();
+  });
+
   it("shows the core's live state and name when its list carries them (the live-state contract), else the status", async () => {
     const c = await m.status(ids.a);
     expect(childView(c, undefined)).toMatchObject({ label: short(ids.a), state: "running", active: true });
