@@ -87,15 +87,17 @@ export function Top({ source, actions, size: fixed }: TopProps) {
   const selected = rows[sel];
   const selChild = childOf(selected);
 
-  const details = (key: string, id: string | undefined): string[] => {
-    if (!expanded.has(key) || !id) return [];
+  // The expanded row's details read its files: once per snapshot, not once per frame.
+  const selKeyNow = selected?.key;
+  const selDetails = useMemo(() => {
+    void snap; // re-read when a new snapshot arrives
+    if (!selKeyNow || !expanded.has(selKeyNow) || !selChild) return [];
     try {
-      return actions.details(id);
+      return actions.details(selChild).slice(0, 12);
     } catch (e) {
       return [failure(e)];
     }
-  };
-  const selDetails = selected ? details(selected.key, childOf(selected)).slice(0, 12) : [];
+  }, [snap, selKeyNow, selChild, expanded, actions]);
   const panelLines = panel ? panel.lines.slice(-Math.max(3, Math.floor(height / 2) - 1)) : [];
   // Title, header, footer and the message/input line are always there; the rest is the tree.
   const treeHeight = Math.max(1, height - 4 - selDetails.length - (panel ? panelLines.length + 1 : 0));
