@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { liveOf } from "../core/children.js";
 import type { Muster } from "../core/muster.js";
 import { applyEvents, type ChildState, childStatus, emptyState } from "../core/state.js";
 import type { PrimaryWatcher } from "../core/watcher.js";
@@ -153,15 +154,9 @@ export class TopSource {
     const status = childStatus(s, pending.length);
     // Its status moved (a turn started or settled, the host exited): the core's live state is stale.
     if (status !== c.status) return undefined;
-    const { live, ...rest } = c;
-    // A newer event ends a stall; any other live state stands until the status moves or the next full read.
-    const keep = live && live.state !== "stalled";
-    return {
-      ...rest,
-      state: s,
-      pending,
-      ...(keep ? { live: { ...live, detail: s.lastActivity?.text ?? live.detail ?? "" } } : {}),
-    };
+    // The live state again from the folded events (a newer event ends a stall, a question shows at once).
+    const live = liveOf(s, pending.length, { createdAt: c.entry.createdAt, stallMs: this.muster.stallMs });
+    return { ...c, state: s, pending, live };
   }
 
   private async update(full: boolean): Promise<void> {
