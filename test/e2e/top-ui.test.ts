@@ -80,7 +80,7 @@ describe("muster top (component, real children)", () => {
     await until(() => step() !== before, 10_000);
     await t.press("H");
     await until(() => t.rowOf(ids.c) > 0);
-    expect(t.lines()[t.rowOf(ids.c)]).toContain("closed");
+    expect(t.lines()[t.rowOf(ids.c)]).toContain("cancelled");
     expect(t.frame()).toContain("hidden: none");
     await t.press("H");
     await until(() => t.rowOf(ids.c) === -1);
@@ -179,7 +179,7 @@ describe("muster top (component, real children)", () => {
     const t = await open();
     await t.press("H");
     await until(() => t.rowOf(ids.b) > 0);
-    expect(t.lines()[t.rowOf(ids.b)]).toContain("closed");
+    expect(t.lines()[t.rowOf(ids.b)]).toContain("cancelled");
     await t.press("j", "j", "s");
     await until(() => t.frame().includes(`send to ${short(ids.b)}`));
     await t.press(..."mock: reply=resumed", "\r");
@@ -187,13 +187,16 @@ describe("muster top (component, real children)", () => {
     expect(m.result(ids.b).text).toContain("resumed");
     await t.press("r");
     await until(() => t.frame().includes("refreshed"));
-    await until(() => !t.lines()[t.rowOf(ids.b)]?.includes("closed"), 10_000);
+    await until(() => !t.lines()[t.rowOf(ids.b)]?.includes("cancelled"), 10_000);
     t.ui.unmount();
   });
 
   it("shows the core's live state and name when its list carries them (the live-state contract), else the status", async () => {
     const c = await m.status(ids.a);
-    expect(childView(c, undefined)).toMatchObject({ label: short(ids.a), state: "running", active: true });
+    expect(childView(c, undefined)).toMatchObject({ label: short(ids.a), state: "working", active: true });
+    // A list without live states (a core from before them): the lifecycle status.
+    const { live: _none, ...bare } = c;
+    expect(childView(bare as typeof c, undefined)).toMatchObject({ state: "running", active: true });
     const live = {
       state: "waiting-permission",
       since: new Date().toISOString(),
