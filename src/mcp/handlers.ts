@@ -165,10 +165,17 @@ export async function send(a: { id: string; prompt?: string; mode?: SendMode }, 
 }
 
 /** subagents_cancel: every id is resolved first (an unknown one cancels nothing), then all are cancelled at once. */
-export async function cancel(a: { id?: string; ids?: string[] }, ctx: CallContext) {
+export async function cancel(a: { id?: string; ids?: string[]; snapshot?: boolean }, ctx: CallContext) {
   if ((a.id === undefined) === (a.ids === undefined)) throw usage("give exactly one of id or ids");
-  const out = await ctx.m.cancelMany(a.ids ?? [a.id!]);
-  return { cancelled: out.map((o) => ({ id: o.id, status: o.status, turnCancelled: o.turnCancelled })) };
+  const out = await ctx.m.cancelMany(a.ids ?? [a.id!], a.snapshot ? { snapshot: true } : {});
+  return {
+    cancelled: out.map((o) => ({
+      id: o.id,
+      status: o.status,
+      turnCancelled: o.turnCancelled,
+      ...(o.snapshot ? { snapshot: o.snapshot } : {}),
+    })),
+  };
 }
 
 /**

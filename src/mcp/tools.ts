@@ -112,7 +112,11 @@ export function toolTable(agentsDescription: string): Tool[] {
     {
       name: "subagents_cancel",
       description: "Cancel children's running turns and close them (id or ids).",
-      inputSchema: object({ id: ID, ids: { type: "array", items: ID, minItems: 1 } }),
+      inputSchema: object({
+        id: ID,
+        ids: { type: "array", items: ID, minItems: 1 },
+        snapshot: { type: "boolean", description: "First keep each one's last context for a resume." },
+      }),
       handler: (a, c) => h.cancel(a, c),
     },
     {

@@ -119,6 +119,21 @@ describe("MCP: caps on subagents_run, questions in subagents_inbox, subagents_an
     expect(await answered).toMatchObject({ answered: expect.any(String) });
   });
 
+  it("subagents_cancel {snapshot: true} keeps the child's last context before stopping it", async () => {
+    const run = await ok("subagents_run", {
+      agent: "mock",
+      prompt: "long work\nmock: sleep=60 tools=2",
+      await: false,
+    });
+    await until(async () => (await ok("subagents_status", { id: run.id })).status === "running");
+    const r = await ok("subagents_cancel", { id: run.id, snapshot: true });
+    const file = r.cancelled[0].snapshot as string;
+    expect(path.basename(path.dirname(file))).toBe("snapshots");
+    const snap = JSON.parse(fs.readFileSync(file, "utf8"));
+    expect(snap).toMatchObject({ v: 1, running: true });
+    expect(snap.prompt).toContain("long work");
+  });
+
   it("bad caps are refused before anything starts", async () => {
     for (const caps of [{ maxTimeMs: -1 }, { maxTurnz: 2 }, { maxTokens: "many" }]) {
       const r = await call("subagents_run", { agent: "mock", prompt: "x", caps });
