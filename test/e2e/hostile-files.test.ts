@@ -2,10 +2,9 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
 import { BIN, until, useSandbox } from "../helpers/cli.js";
+import { connectMcp } from "../helpers/mcp.js";
 
 const sb = useSandbox("mt-hostile");
 
@@ -155,15 +154,7 @@ describe("hostile artifact files are refused, never read to their end", () => {
 
 /** subagents_status (no id) from a real `muster mcp` process: its parsed answer, or the error text. */
 async function mcpStatusList(): Promise<{ isError: boolean; text: string }> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, "mcp"],
-    env: sb.env as Record<string, string>,
-    cwd: sb.cwd,
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "muster-test", version: "1.0.0" });
-  await client.connect(transport);
+  const client = await connectMcp(sb);
   try {
     const r = await client.callTool({ name: "subagents_status", arguments: {} }, undefined, {
       timeout: 20_000,

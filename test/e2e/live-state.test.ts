@@ -1,12 +1,11 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
 import type { LiveState } from "../../src/core/live-state.js";
 import { createMuster } from "../../src/index.js";
-import { BIN, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { readEvents, until, useSandbox } from "../helpers/cli.js";
+import { connectMcp } from "../helpers/mcp.js";
 
 const sb = useSandbox("mt-live");
 
@@ -28,15 +27,7 @@ const lsUntil = (id: string, state: string, env: NodeJS.ProcessEnv = {}, ms = 40
   );
 
 async function mcpStatus(id: string): Promise<Record<string, unknown>> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, "mcp"],
-    env: sb.env as Record<string, string>,
-    cwd: sb.cwd,
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "muster-test", version: "1.0.0" });
-  await client.connect(transport);
+  const client = await connectMcp(sb);
   try {
     const r = await client.callTool({ name: "subagents_status", arguments: { id } }, undefined, {
       timeout: 20_000,

@@ -1,9 +1,8 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
-import { BIN, until, useSandbox } from "../helpers/cli.js";
+import { until, useSandbox } from "../helpers/cli.js";
+import { connectMcp } from "../helpers/mcp.js";
 
 const sb = useSandbox("mt-names");
 
@@ -93,15 +92,7 @@ describe("spawn --name", () => {
   });
 
   it("MCP subagents_run takes a name; subagents_status shows it and resolves it", async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, "mcp"],
-      env: sb.env as Record<string, string>,
-      cwd: sb.cwd,
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "muster-test", version: "1.0.0" });
-    await client.connect(transport);
+    const client = await connectMcp(sb);
     try {
       const call = async (name: string, args: Record<string, unknown>) => {
         const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });

@@ -1,9 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
-import { BIN, REPO, useSandbox } from "../helpers/cli.js";
+import { REPO, useSandbox } from "../helpers/cli.js";
+import { connectMcp } from "../helpers/mcp.js";
 
 const sb = useSandbox("mt-wfnamed");
 
@@ -83,15 +82,7 @@ describe("code workflows found by name in the workflow folders", () => {
 
   it("over MCP: {} lists code workflows with their kind, {name} runs one, and each is a workflow:<name> prompt", async () => {
     write(".muster/workflows/echo.mjs", ECHO);
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, "mcp"],
-      env: sb.env as Record<string, string>,
-      cwd: sb.cwd,
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "muster-test", version: "1.0.0" });
-    await client.connect(transport);
+    const client = await connectMcp(sb);
     try {
       const call = async (args: Record<string, unknown>) => {
         const r = await client.callTool({ name: "subagents_workflow", arguments: args }, undefined, {
