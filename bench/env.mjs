@@ -1,6 +1,9 @@
 // The environment every benchmark runs muster in: its own state root and private tmux server, and no
 // lineage inherited from a pane it might be started from.
+import * as fs from "node:fs";
 import * as path from "node:path";
+import { cliBinDir } from "../scripts/pinned-clis.mjs";
+import { prepareCli } from "../test/fixtures/cli-setup.mjs";
 
 /** The run-slot bound (default 4) is lifted: benchmarks measure delivery and scheduling, not the bound. */
 export function benchEnv(base, socket) {
@@ -12,4 +15,27 @@ export function benchEnv(base, socket) {
   };
   for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
   return env;
+}
+
+/**
+ * A real agent CLI pointed at the scripted endpoint `url`, in a throwaway HOME and working folder under `dir`
+ * (the user's own config untouched), on the benchmark's state root and private tmux server.
+ */
+export function cliBenchEnv(name, url, dir, base, socket) {
+  const home = path.join(dir, "home");
+  const cwd = path.join(dir, "work");
+  fs.mkdirSync(home, { recursive: true });
+  fs.mkdirSync(cwd, { recursive: true });
+  const env = {
+    ...process.env,
+    ...prepareCli(name, url, home),
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    TMPDIR: cwd,
+    PATH: `${cliBinDir(name)}${path.delimiter}${process.env.PATH}`,
+    MUSTER_HOME: path.join(base, "state"),
+    MUSTER_TMUX_SOCKET: socket,
+  };
+  for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
+  return { env, cwd };
 }

@@ -10,8 +10,9 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMuster } from "../dist/index.js";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
-import { prepareCli, TEST_MODELS } from "../test/fixtures/cli-setup.mjs";
+import { TEST_MODELS } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
+import { cliBenchEnv } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
 /** p50/p95 (ms) per installed CLI of: the endpoint's last response sent → the waiting parent has the completion. */
@@ -27,22 +28,7 @@ export async function finalRecordClis(n, log = (s) => process.stderr.write(`${s}
         log(`${name}: not installed (node scripts/install-clis.mjs), skipped`);
         continue;
       }
-      const home = path.join(base, name, "home");
-      const cwd = path.join(base, name, "work");
-      fs.mkdirSync(home, { recursive: true });
-      fs.mkdirSync(cwd, { recursive: true });
-      const env = {
-        ...process.env,
-        ...prepareCli(name, ep.url, home),
-        HOME: home,
-        XDG_CONFIG_HOME: path.join(home, ".config"),
-        TMPDIR: cwd,
-        PATH: `${bin}${path.delimiter}${process.env.PATH}`,
-        MUSTER_HOME: path.join(base, "state"),
-        MUSTER_TMUX_SOCKET: socket,
-      };
-      for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"])
-        delete env[k];
+      const { env, cwd } = cliBenchEnv(name, ep.url, path.join(base, name), base, socket);
       const m = createMuster({ env, cwd });
       const samples = [];
       for (let i = 0; i < n; i++) {

@@ -10,8 +10,9 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMuster } from "../dist/index.js";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
-import { prepareCli, TEST_MODELS } from "../test/fixtures/cli-setup.mjs";
+import { TEST_MODELS } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
+import { cliBenchEnv } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
 const SESSION_CLIS = ["pi", "gemini", "opencode"];
@@ -33,23 +34,8 @@ export async function sessionClis(n, log = (s) => process.stderr.write(`${s}\n`)
       }
       results[name] = {};
       for (const mode of ["session", "oneshot"]) {
-        const home = path.join(base, name, mode, "home");
-        const cwd = path.join(base, name, mode, "work");
-        fs.mkdirSync(home, { recursive: true });
-        fs.mkdirSync(cwd, { recursive: true });
-        const env = {
-          ...process.env,
-          ...prepareCli(name, ep.url, home),
-          HOME: home,
-          XDG_CONFIG_HOME: path.join(home, ".config"),
-          TMPDIR: cwd,
-          PATH: `${bin}${path.delimiter}${process.env.PATH}`,
-          MUSTER_HOME: path.join(base, "state"),
-          MUSTER_TMUX_SOCKET: socket,
-          MUSTER_RUNNER_MODE: mode,
-        };
-        for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"])
-          delete env[k];
+        const { env: cliEnv, cwd } = cliBenchEnv(name, ep.url, path.join(base, name, mode), base, socket);
+        const env = { ...cliEnv, MUSTER_RUNNER_MODE: mode };
         const m = createMuster({ env, cwd });
         const s = await m.spawn({ agent: name, prompt: "say hi", model: TEST_MODELS[name], cwd });
         await m.wait([s.id], { mode: "all", timeoutMs: 120_000 });
