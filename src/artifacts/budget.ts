@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import { readJsonIfExists, writeJsonAtomic } from "../util/fsx.js";
 import { READ_CAPS } from "../util/safe-read.js";
+import { usageOfEvents } from "./caps.js";
 import type { Caps, MusterEvent } from "./events.js";
 import { childFiles, primaryPathsAt } from "./layout.js";
 import { readAllRecords } from "./reader.js";
@@ -69,8 +70,6 @@ export function treeUsage(primaryDir: string, since?: string): TreeUsage {
   } catch {
     return usage;
   }
-  // ISO 8601 UTC timestamps from the same clock compare as strings.
-  const counts = (ts: string): boolean => since === undefined || ts >= since;
   for (const child of children) {
     let events: MusterEvent[];
     try {
@@ -78,19 +77,10 @@ export function treeUsage(primaryDir: string, since?: string): TreeUsage {
     } catch {
       continue; // a sibling's unreadable log (a symlink, a FIFO) must not stop this turn; its own status names it
     }
-    const started = new Set<string>();
-    const ran = new Set<string>();
-    const settled = new Set<string>();
-    for (const e of events) {
-      if (e.type === "turn_started" && counts(e.ts)) started.add(e.turnId);
-      else if (e.type === "runner_started") ran.add(e.turnId);
-      else if (e.type === "completion") settled.add(e.turnId);
-      else if (e.type === "usage" && counts(e.ts)) {
-        usage.tokens += e.usage.input + e.usage.output;
-        usage.cost += e.usage.cost ?? 0;
-      }
-    }
-    for (const t of started) if (ran.has(t) || !settled.has(t)) usage.turns += 1;
+    const u = usageOfEvents(events, since);
+    usage.turns += u.turns;
+    usage.tokens += u.tokens;
+    usage.cost += u.cost;
   }
   return usage;
 }

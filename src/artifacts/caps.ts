@@ -90,6 +90,7 @@ export function capSpent(caps: Caps | undefined, used: CapUsage, scope: string):
 /** One child's cap usage from its events (since `since`): a turn counts when it ran or is still open. */
 export function usageOfEvents(events: MusterEvent[], since?: string): CapUsage {
   const u = { ...NO_USAGE };
+  // ISO 8601 UTC timestamps from the same clock compare as strings.
   const counts = (ts: string): boolean => since === undefined || ts >= since;
   const started = new Set<string>();
   const ran = new Set<string>();

@@ -116,6 +116,10 @@ export class LiveSession {
     return s;
   }
 
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** The CLI's own session id (what a new process continues). */
   get id(): string | undefined {
     return this.sessionId;

@@ -66,16 +66,23 @@ export class SessionHolder {
       control.onMessage?.(m);
     };
     let fresh = false;
+    // A process started for this turn records its own runner_started.
+    let opened = false;
     if (!this.live) {
       try {
         this.live = await LiveSession.open(spec, deps, turnId, this.permissions);
         this.liveKey = key;
+        opened = true;
         fresh = !spec.resume;
       } catch (e) {
         return { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
       }
     }
     const live = this.live;
+    // Every turn says which process runs it (the same pid across a session's turns): a turn that ran counts
+    // for the budget and caps, and its process group is what a cancel stops.
+    if (!opened && live.pid !== undefined)
+      deps.log.append({ type: "runner_started", turnId, pid: live.pid, argv0: spec.argv[0]! });
     if (live.id) onMessage({ type: "session", id: live.id });
     const text = fresh && spec.preamble ? `${spec.preamble}\n\n---\n\n${prompt}` : prompt;
     const end = await live.prompt(turnId, text, onMessage, control);

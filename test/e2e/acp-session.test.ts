@@ -17,6 +17,8 @@ fs.writeFileSync(
 );
 
 const starts = (dir: string) => readEvents(dir).filter((e) => e.type === "runner_started");
+/** The agent processes a child ran, in order (every turn records the one that ran it). */
+const processes = (dir: string) => [...new Set(starts(dir).map((e) => e.pid as number))];
 const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
 
 describe("runner acp: a live ACP session per child", () => {
@@ -35,12 +37,15 @@ describe("runner acp: a live ACP session per child", () => {
     expect(fixtureSession.turns[0]).toMatch(/^Be brief\.\n\n---\n\nhello$/);
     const two = await sb.json(["send", id, "--wait", "--timeout", "60", "again"]);
     expect(two.data.results[0].text).toBe(`turn 2 of session ${session} (pid ${pid}): again`);
-    expect(starts(dir).map((e) => e.pid)).toEqual([Number(pid)]);
+    expect(starts(dir).map((e) => e.pid)).toEqual([Number(pid), Number(pid)]);
     expect(groupAlive(Number(pid))).toBe(true);
     const [c1, c2] = completions(dir);
     expect(c1.runnerSessionId).toBe(session);
     expect(c2.runnerSessionId).toBe(session);
     expect(c2.usage).toEqual({ input: "again".length, output: 5 });
+    // Both turns ran (on one process): the tree's budget counts both.
+    const b = await sb.json(["budget"]);
+    expect(b.data.used.turns).toBe(2);
     kept = { id, dir, session: session! };
   });
 
@@ -55,12 +60,12 @@ describe("runner acp: a live ACP session per child", () => {
     ]);
     const f = await sb.json(["send", id, "--wait", "--timeout", "60", "fail now"]);
     expect(f.data.results[0]).toMatchObject({ status: "errored", reason: "fixture upstream failure" });
-    expect(starts(dir)).toHaveLength(1);
+    expect(processes(dir)).toHaveLength(1);
   });
 
   it("after the tmux server is gone, spawn --resume starts a new process that reloads the session", async () => {
     const { id, dir, session } = kept!;
-    const oldPid = starts(dir)[0]!.pid as number;
+    const oldPid = processes(dir)[0]!;
     await killServerAndWait(sb.socket);
     await until(() => !groupAlive(oldPid), 10_000);
     const r = await sb.json(["spawn", "--resume", id, "--wait", "--timeout", "60", "still there?"]);
@@ -69,8 +74,8 @@ describe("runner acp: a live ACP session per child", () => {
     expect(r.data.results[0].text).toMatch(
       new RegExp(`^turn 5 of session ${session} \\(pid \\d+\\): still there\\?$`),
     );
-    expect(starts(dir)).toHaveLength(2);
-    expect(starts(dir)[1]!.pid).not.toBe(oldPid);
+    expect(processes(dir)).toHaveLength(2);
+    expect(processes(dir)[1]).not.toBe(oldPid);
   });
 
   it("send --mode now interrupts a streaming turn through session/cancel; the process stays; cancel ends it", async () => {
@@ -83,8 +88,8 @@ describe("runner acp: a live ACP session per child", () => {
     const [first] = completions(dir);
     expect(first).toMatchObject({ status: "interrupted" });
     expect(first.output.bytes).toBeGreaterThan(0);
-    const pid = starts(dir)[0]!.pid as number;
-    expect(starts(dir)).toHaveLength(1);
+    const pid = processes(dir)[0]!;
+    expect(processes(dir)).toHaveLength(1);
     expect(groupAlive(pid)).toBe(true);
     await sb.run(["cancel", id]);
     await until(() => !groupAlive(pid), 10_000);
