@@ -76,7 +76,7 @@ export interface TurnPlan {
  */
 export interface SessionSpec {
   /** How muster talks to it: the Agent Client Protocol, or Pi's RPC mode (`pi --mode rpc`). */
-  protocol: "acp" | "pi-rpc";
+  protocol: "acp" | "pi-rpc" | "claude-stream";
   argv: string[];
   cwd: string;
   env: Record<string, string>;

@@ -3,6 +3,7 @@ import { defineWorkflowChecks } from "./workflow-checks.js";
 
 defineCliChecks({
   name: "claude",
+  session: true,
   streamsText: true,
   errorMessage: /API Error: 500 scripted upstream failure/,
   // Claude Code retries a 500 ten times with backoff (minutes); one answer is enough to prove the mapping.

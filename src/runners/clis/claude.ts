@@ -1,4 +1,4 @@
-import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import { inlineObjectSchema } from "./schema.js";
 import {
   arr,
@@ -150,32 +150,9 @@ export const claudeRunner: Runner = {
   // --json-schema makes the schema the input of a StructuredOutput tool the model must call: an object root.
   nativeSchema: inlineObjectSchema,
   plan(input: TurnInput): TurnPlan {
-    const { id } = splitModel(input.model);
-    const allowed = input.tools && input.tools.length > 0 ? input.tools : ["Bash"];
-    // Headless children cannot answer a permission prompt: edits are accepted and the listed tools pre-approved
-    // (bypassPermissions is refused when running as root, which CI and containers often are).
     const prompt = passPrompt(input, input.prompt, (p) => ["--", p]);
     const argv = [
-      binaryOf(this.binary!, input.env),
-      "-p",
-      "--output-format",
-      "stream-json",
-      "--verbose",
-      // Text as it is generated, so the pane shows the answer being written.
-      "--include-partial-messages",
-      "--permission-mode",
-      "acceptEdits",
-      "--allowedTools",
-      allowed.join(","),
-      // --tools takes bare tool names; permission rules such as Bash(git:*) only go to --allowedTools.
-      ...(input.tools && input.tools.length > 0
-        ? ["--tools", [...new Set(input.tools.map((t) => t.replace(/\(.*$/, "").trim()))].join(",")]
-        : []),
-      ...(input.disallowedTools?.length ? ["--disallowedTools", input.disallowedTools.join(",")] : []),
-      ...(input.maxTurns !== undefined ? ["--max-turns", String(input.maxTurns)] : []),
-      ...(id ? ["--model", id] : []),
-      ...(input.reasoning ? ["--effort", input.reasoning] : []),
-      ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
+      ...claudeArgs(binaryOf(this.binary!, input.env), input, ["-p"]),
       ...(input.outputSchema ? ["--json-schema", JSON.stringify(input.outputSchema)] : []),
       ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
       ...prompt.args,
@@ -183,4 +160,46 @@ export const claudeRunner: Runner = {
     // Settles on its `result` record: its session is on disk by then (resume checked with the process killed right there).
     return { ...cliPlan(input, argv, claudeParser(), prompt), settleOnResult: true };
   },
+  /** `claude -p --input-format stream-json`: one process for the child's life, a user message a turn. */
+  session(input: TurnInput): SessionSpec {
+    return {
+      protocol: "claude-stream",
+      argv: claudeArgs(binaryOf(this.binary!, input.env), input, ["-p", "--input-format", "stream-json"]),
+      cwd: input.cwd,
+      env: input.env,
+      ...(input.runnerSessionId
+        ? { resume: input.runnerSessionId, resumeArgs: ["--resume", input.runnerSessionId] }
+        : {}),
+    };
+  },
 };
+
+/** The argv a child's Claude Code runs with, one-shot or long-lived (`head` picks which), without the prompt. */
+function claudeArgs(bin: string, input: TurnInput, head: string[]): string[] {
+  const { id } = splitModel(input.model);
+  const allowed = input.tools && input.tools.length > 0 ? input.tools : ["Bash"];
+  // Headless children cannot answer a permission prompt: edits are accepted and the listed tools pre-approved
+  // (bypassPermissions is refused when running as root, which CI and containers often are).
+  return [
+    bin,
+    ...head,
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    // Text as it is generated, so the pane shows the answer being written.
+    "--include-partial-messages",
+    "--permission-mode",
+    "acceptEdits",
+    "--allowedTools",
+    allowed.join(","),
+    // --tools takes bare tool names; permission rules such as Bash(git:*) only go to --allowedTools.
+    ...(input.tools && input.tools.length > 0
+      ? ["--tools", [...new Set(input.tools.map((t) => t.replace(/\(.*$/, "").trim()))].join(",")]
+      : []),
+    ...(input.disallowedTools?.length ? ["--disallowedTools", input.disallowedTools.join(",")] : []),
+    ...(input.maxTurns !== undefined ? ["--max-turns", String(input.maxTurns)] : []),
+    ...(id ? ["--model", id] : []),
+    ...(input.reasoning ? ["--effort", input.reasoning] : []),
+    ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
+  ];
+}
