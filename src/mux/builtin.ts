@@ -9,8 +9,10 @@ import { workingDir } from "../util/cwd.js";
 import { localHostControl } from "./local-host.js";
 import { type BackendModuleApi, registerBackend } from "./registry.js";
 import { createTmuxBackend } from "./tmux/backend.js";
+import { createZellijBackend } from "./zellij/backend.js";
 
 registerBackend("tmux", ({ env }) => createTmuxBackend(env));
+registerBackend("zellij", ({ env, stateDir }) => createZellijBackend(env, stateDir));
 
 const loaded = new Map<string, Promise<void>>();
 

@@ -29,8 +29,9 @@ export function registerBackend(name: string, factory: BackendFactory): void {
 
 export const backendNames = (): string[] => [...factories.keys()].sort();
 
-/** The backend new children start in: MUSTER_BACKEND, else tmux. */
-export const defaultBackendName = (env: NodeJS.ProcessEnv): string => env.MUSTER_BACKEND || DEFAULT_BACKEND;
+/** The backend new children start in: MUSTER_BACKEND, else zellij inside a Zellij session (not in tmux), else tmux. */
+export const defaultBackendName = (env: NodeJS.ProcessEnv): string =>
+  env.MUSTER_BACKEND || (env.ZELLIJ !== undefined && !env.TMUX ? "zellij" : DEFAULT_BACKEND);
 
 /** One process's backends, made on first use and kept (a backend may cache what it looked up). */
 export class BackendSet {
