@@ -16,6 +16,7 @@ import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerWait } from "./commands/wait.js";
 import { registerWorkflow } from "./commands/workflow.js";
+import { registerWorktree } from "./commands/worktree.js";
 import { EXIT, EXIT_TABLE } from "./exit-codes.js";
 import { ExitWith, reportError } from "./output.js";
 
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerMcp(program);
   registerDemo(program);
   registerWorkflow(program);
+  registerWorktree(program);
   program.commands.forEach((c) => {
     c.exitOverride();
   });

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { discardIsolation } from "../isolation/result.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
@@ -57,6 +58,8 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
     await m.registry.update((doc) => {
       delete doc.children[id];
     });
+    // Its worktree goes; its branch too once merged (uncommitted work is committed onto it first).
+    discardIsolation(c.files.dir, id);
     fs.rmSync(c.files.dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(c.files.dir), { force: true });
   }

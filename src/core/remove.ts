@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import { MusterError } from "../base/errors.js";
+import { discardIsolation } from "../isolation/result.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { resolveChildId } from "./children.js";
@@ -60,6 +61,8 @@ export async function removeChildren(
     await m.registry.update((d) => {
       delete d.children[id];
     });
+    // Its worktree goes; its branch too once merged (uncommitted work is committed onto it first).
+    discardIsolation(c.files.dir, id);
     fs.rmSync(c.files.dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(c.files.dir), { force: true });
     out.push({ id, agent: c.entry.agent, status: c.status, cancelledTurn: busy(c) });

@@ -31,6 +31,7 @@ export interface RunArgs {
   reasoning?: string;
   await?: boolean;
   groupId?: string;
+  isolation?: "worktree";
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -67,6 +68,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
     ...(a.id !== undefined ? { resume: a.id } : {}),
     ...(a.groupId !== undefined ? { group: a.groupId } : {}),
+    ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
   const started = await ctx.m.start({
@@ -76,6 +78,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.model !== undefined ? { model: a.model } : {}),
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
     ...(a.groupId ? { group: a.groupId } : {}),
+    ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.

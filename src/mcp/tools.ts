@@ -43,6 +43,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           reasoning: str("Reasoning level for the model."),
           await: { type: "boolean", description: "Wait for the result (default true)." },
           groupId: str("New children only: deliver with this group (subagents_await {groupId} seals it)."),
+          isolation: { enum: ["worktree"] },
         },
         ["prompt"],
       ),

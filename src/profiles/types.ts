@@ -28,6 +28,8 @@ export interface Profile {
   /** Tools the agent must not use (Claude Code `disallowedTools`, OpenCode `tools: {x: false}`). */
   disallowedTools?: string[];
   mode?: "headless" | "tui";
+  /** "worktree": each child runs in a git worktree of its own (see src/isolation). */
+  isolation?: "none" | "worktree";
   /** Working directory for the child, as written (relative paths are the caller's to resolve). */
   cwd?: string;
   env?: Record<string, string>;

@@ -20,6 +20,7 @@ interface SpawnFlags extends CommonOptions {
   split?: boolean;
   file?: string;
   backend?: string;
+  isolation?: string;
 }
 
 /** Each refused combination of flags, in the CLI's words. */
@@ -67,7 +68,11 @@ export function registerSpawn(program: Command): void {
         "--group <id>",
         "deliver the first result together with the rest of this group (muster wait --group)",
       )
-      .option("--seal", "with --group: seal the group after this child joins (no more members)"),
+      .option("--seal", "with --group: seal the group after this child joins (no more members)")
+      .option(
+        "--isolation <mode>",
+        "worktree: run in a git worktree of its own, on branch muster/<short id>",
+      ),
   ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
     const m = muster(flags);
     const req = {
@@ -81,6 +86,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.group !== undefined ? { group: flags.group } : {}),
       ...(flags.seal ? { seal: true } : {}),
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
+      ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
     };
     const conflict = m.startConflict(req);
     if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);

@@ -1,0 +1,216 @@
+/**
+ * Worktree isolation with real git in the sandbox: children spawned with --isolation worktree (or a profile's
+ * `isolation: worktree`) run in a worktree of their own on branch muster/<short id>; their results carry
+ * branch, commit range and diff stat; `diff`, `merge` and `gc` act on the branch; a write into the
+ * parent's checkout is flagged. The agents are test/fixtures/write-files.mjs under the command runner.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { describe, expect, it } from "vitest";
+import { BIN, REPO, useSandbox } from "../helpers/cli.js";
+
+const sb = useSandbox("mt-wt");
+const WRITER = path.join(REPO, "test", "fixtures", "write-files.mjs");
+const repo = sb.cwd;
+const g = (...args: string[]): string => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
+const ORIGINAL = "one\ntwo\nthree\n";
+
+g("init", "-q", "-b", "main");
+g("config", "user.name", "parent");
+g("config", "user.email", "parent@localhost");
+fs.writeFileSync(path.join(repo, "a.txt"), ORIGINAL);
+g("add", "-A");
+g("commit", "-q", "-m", "start");
+
+/** Spawns an isolated command-runner child running write-files.mjs with `writerArgs`, waits, returns its result. */
+async function isolatedChild(writerArgs: string[], extra: string[] = []) {
+  // --json before `--`: everything after it is the agent's argv.
+  const r = await sb.run([
+    ...["spawn", "--agent", "command", "--isolation", "worktree", "--wait", "--json", ...extra],
+    ...["edit", "--", process.execPath, WRITER, ...writerArgs],
+  ]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return JSON.parse(r.stdout).results[0];
+}
+
+const branches = (): string[] =>
+  g("branch", "--list", "muster/*", "--format=%(refname:short)").split("\n").filter(Boolean);
+const clean = (): boolean => g("status", "--porcelain").trim() === "";
+
+describe("--isolation worktree", () => {
+  it("a non-git directory or an unknown mode is a clear error, and nothing is created", async () => {
+    const plain = fs.mkdtempSync(path.join(path.dirname(sb.home), "plain-"));
+    const bad = await sb.run(["spawn", "--isolation", "worktree", "--cwd", plain, "hello"]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/--isolation worktree needs a git checkout: .*plain-\w+ is not inside one/);
+    const mode = await sb.run(["spawn", "--isolation", "sideways", "hello"]);
+    expect(mode.exitCode).toBe(2);
+    expect(mode.stderr).toMatch(/isolation must be one of none, worktree, not "sideways"/);
+    expect(fs.existsSync(path.join(sb.home, "worktrees"))).toBe(false);
+    const ls = await sb.json(["ls"]);
+    expect(ls.data.children ?? []).toEqual([]);
+    expect(branches()).toEqual([]);
+  });
+
+  it("the child works on its own branch; result, diff, merge (fast-forward) and gc (worktree and merged branch gone)", async () => {
+    const res = await isolatedChild([
+      "--write",
+      "a.txt",
+      "one\nTWO\nthree\n",
+      "--write",
+      "new.txt",
+      "hello\n",
+    ]);
+    const id = res.id as string;
+    const branch = `muster/${id.slice(-8)}`;
+    const head = g("rev-parse", "HEAD").trim();
+    expect(res.isolation).toMatchObject({
+      mode: "worktree",
+      branch,
+      commits: 0,
+      uncommitted: true,
+      range: `${head.slice(0, 12)}..${head.slice(0, 12)}`,
+      parentWrites: [],
+    });
+    expect(res.isolation.diffStat).toMatch(/a\.txt +\| 2 \+-/);
+    expect(res.isolation.diffStat).toMatch(/new\.txt +\| 1 \+/);
+    expect(res.isolation.diffStat).toMatch(/2 files changed, 2 insertions\(\+\), 1 deletion\(-\)/);
+    // The parent's checkout is untouched; the worktree is git's and lives outside it.
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe(ORIGINAL);
+    expect(clean()).toBe(true);
+    const wt = res.isolation.worktree as string;
+    expect(wt.startsWith(path.join(sb.home, "worktrees"))).toBe(true);
+    expect(g("worktree", "list", "--porcelain")).toContain(`worktree ${fs.realpathSync(wt)}`);
+    expect((await sb.json(["status", id])).data.cwd).toBe(wt);
+
+    const diff = await sb.run(["diff", id]);
+    expect(diff.exitCode).toBe(0);
+    expect(diff.stdout).toContain("+TWO");
+    expect(diff.stdout).toContain("+++ b/new.txt");
+    expect((await sb.run(["diff", "--stat", id])).stdout).toMatch(/2 files changed/);
+
+    const merged = await sb.json(["merge", id]);
+    expect(merged.exitCode).toBe(0);
+    expect(merged.data).toMatchObject({
+      merged: true,
+      how: "fast-forward",
+      branch,
+      committedLeftovers: true,
+    });
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("one\nTWO\nthree\n");
+    expect(fs.readFileSync(path.join(repo, "new.txt"), "utf8")).toBe("hello\n");
+    expect(clean()).toBe(true);
+    // The result now shows the commit muster made of the leftovers.
+    const after = (await sb.json(["result", id])).data;
+    expect(after.isolation).toMatchObject({ commits: 1, uncommitted: false });
+
+    const gc = await sb.json(["gc", "--older-than", "0s", "--idle"]);
+    expect(gc.exitCode).toBe(0);
+    expect(gc.data.removed.map((r: { id: string }) => r.id)).toContain(id);
+    expect(fs.existsSync(wt)).toBe(false);
+    expect(g("worktree", "list", "--porcelain")).not.toContain(wt);
+    expect(branches()).not.toContain(branch);
+  });
+
+  it("two children edit the same line: the first merges (fast-forward), the second conflicts, is aborted and named; gc keeps its unmerged branch", async () => {
+    const start = g("rev-parse", "HEAD").trim();
+    const first = await isolatedChild(["--write", "a.txt", "one\nFIRST\nthree\n", "--commit", "first"]);
+    const second = await isolatedChild(["--write", "a.txt", "one\nSECOND\nthree\n", "--commit", "second"]);
+    for (const r of [first, second]) {
+      expect(r.isolation).toMatchObject({ commits: 1, uncommitted: false });
+      expect(r.isolation.range.startsWith(start.slice(0, 12))).toBe(true);
+    }
+    const m1 = await sb.json(["merge", first.id]);
+    expect(m1.data).toMatchObject({ merged: true, how: "fast-forward", committedLeftovers: false });
+    const afterFirst = g("rev-parse", "HEAD").trim();
+
+    const m2 = await sb.run(["merge", second.id]);
+    expect(m2.exitCode).toBe(1);
+    expect(m2.stdout).toMatch(
+      /not merged: muster\/\w{8} of \w{8} conflicts in a\.txt; the merge was aborted/,
+    );
+    const m2json = await sb.json(["merge", second.id]);
+    expect(m2json.data).toMatchObject({ merged: false, conflicts: ["a.txt"] });
+    // Aborted: HEAD, files and index as after the first merge; no merge in progress.
+    expect(g("rev-parse", "HEAD").trim()).toBe(afterFirst);
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("one\nFIRST\nthree\n");
+    expect(clean()).toBe(true);
+    expect(fs.existsSync(path.join(repo, ".git", "MERGE_HEAD"))).toBe(false);
+
+    await sb.json(["gc", "--older-than", "0s", "--idle"]);
+    const left = branches();
+    expect(left).not.toContain(first.isolation.branch);
+    expect(left).toContain(second.isolation.branch);
+    expect(fs.existsSync(second.isolation.worktree)).toBe(false);
+    g("branch", "-D", second.isolation.branch);
+  });
+
+  it("two children editing different files: the first fast-forwards, the second becomes a merge commit", async () => {
+    const c = await isolatedChild(["--write", "c.txt", "c\n", "--commit", "c"]);
+    const d = await isolatedChild(["--write", "d.txt", "d\n", "--commit", "d"]);
+    expect((await sb.json(["merge", c.id])).data).toMatchObject({ merged: true, how: "fast-forward" });
+    const md = await sb.json(["merge", d.id]);
+    expect(md.data).toMatchObject({ merged: true, how: "merge-commit" });
+    expect(g("rev-list", "--parents", "-n", "1", "HEAD").trim().split(" ")).toHaveLength(3);
+    expect(g("log", "-1", "--format=%s")).toMatch(/^muster: merge child \w{8} \(muster\/\w{8}\)/);
+    expect(fs.readFileSync(path.join(repo, "c.txt"), "utf8")).toBe("c\n");
+    expect(fs.readFileSync(path.join(repo, "d.txt"), "utf8")).toBe("d\n");
+  });
+
+  it("a write into the parent's checkout during the run is flagged in the result", async () => {
+    const leak = path.join(repo, "leak.txt");
+    const res = await isolatedChild(["--write", leak, "oops\n", "--write", "inside.txt", "fine\n"]);
+    expect(res.isolation.parentWrites).toEqual(["leak.txt"]);
+    expect(res.isolation.diffStat).toMatch(/inside\.txt/);
+    fs.rmSync(leak);
+  });
+
+  it("a profile's `isolation: worktree` isolates its children", async () => {
+    const agents = path.join(repo, ".muster", "agents");
+    fs.mkdirSync(agents, { recursive: true });
+    fs.writeFileSync(
+      path.join(agents, "iso.md"),
+      `---\nrunner: command\ncommand: ${JSON.stringify([process.execPath, WRITER, "--write", "p.txt", "p\n"])}\nisolation: worktree\n---\nan isolated writer\n`,
+    );
+    g("add", "-A");
+    g("commit", "-q", "-m", "profile");
+    const r = await sb.json(["spawn", "--agent", "iso", "--wait", "go"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.data.results[0].isolation).toMatchObject({ branch: `muster/${r.data.results[0].id.slice(-8)}` });
+    expect(r.data.results[0].isolation.diffStat).toMatch(/p\.txt/);
+    expect(fs.existsSync(path.join(repo, "p.txt"))).toBe(false);
+  });
+
+  it("MCP subagents_run takes isolation: worktree, and its result carries the branch", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp"],
+      env: sb.env as Record<string, string>,
+      cwd: repo,
+      stderr: "ignore",
+    });
+    const client = new Client({ name: "muster-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const r = await client.callTool(
+        { name: "subagents_run", arguments: { prompt: "hello", isolation: "worktree" } },
+        undefined,
+        { timeout: 50_000 },
+      );
+      const text = (r.content as { text: string }[])[0]!.text;
+      expect(r.isError, text).toBeFalsy();
+      const data = JSON.parse(text);
+      expect(data.isolation).toMatchObject({
+        mode: "worktree",
+        branch: `muster/${data.id.slice(-8)}`,
+        commits: 0,
+      });
+      expect(branches()).toContain(data.isolation.branch);
+    } finally {
+      await client.close();
+    }
+  });
+});
