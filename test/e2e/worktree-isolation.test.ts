@@ -165,6 +165,13 @@ describe("--isolation worktree", () => {
     const res = await isolatedChild(["--write", leak, "oops\n", "--write", "inside.txt", "fine\n"]);
     expect(res.isolation.parentWrites).toEqual(["leak.txt"]);
     expect(res.isolation.diffStat).toMatch(/inside\.txt/);
+    // A person reading the result is told too (stderr: stdout stays the answer).
+    const human = await sb.run(["result", res.id]);
+    expect(human.stdout).toContain("wrote inside.txt");
+    expect(human.stderr).toMatch(
+      /works on muster\/\w{8} \(\w{12}\.\.\w{12}, 0 commits, uncommitted work\): .*diff/,
+    );
+    expect(human.stderr).toMatch(/warning: \w{8} changed the parent's checkout during its turn: leak\.txt/);
     fs.rmSync(leak);
   });
 
@@ -182,6 +189,26 @@ describe("--isolation worktree", () => {
     expect(r.data.results[0].isolation).toMatchObject({ branch: `muster/${r.data.results[0].id.slice(-8)}` });
     expect(r.data.results[0].isolation.diffStat).toMatch(/p\.txt/);
     expect(fs.existsSync(path.join(repo, "p.txt"))).toBe(false);
+  });
+
+  it("merge and diff refuse a child that is not isolated, and merge one whose turn is still running", async () => {
+    const plain = await sb.json(["spawn", "--wait", "hello"]);
+    const pid = plain.data.results[0].id as string;
+    for (const cmd of ["merge", "diff"]) {
+      const r = await sb.run([cmd, pid]);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toMatch(
+        /does not run in a worktree of its own \(spawn it with --isolation worktree\)/,
+      );
+    }
+    const hung = await sb.json(["spawn", "--isolation", "worktree", "mock: hang"]);
+    expect(hung.exitCode, hung.stderr).toBe(0);
+    const before = g("rev-parse", "HEAD");
+    const busy = await sb.run(["merge", hung.data.id]);
+    expect(busy.exitCode).toBe(2);
+    expect(busy.stderr).toMatch(/has a turn (running|starting|queued); merge once it has settled/);
+    expect(g("rev-parse", "HEAD")).toBe(before);
+    expect((await sb.json(["cancel", hung.data.id])).exitCode).toBe(0);
   });
 
   it("MCP subagents_run takes isolation: worktree, and its result carries the branch", async () => {
