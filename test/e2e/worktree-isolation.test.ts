@@ -55,6 +55,27 @@ describe("--isolation worktree", () => {
     expect(branches()).toEqual([]);
   });
 
+  it("a spawn that fails after its worktree was made (its pane cannot open) leaves no worktree, branch or child", async () => {
+    // A zellij that answers --version and refuses everything else: the spawn fails at its pane.
+    const broken = path.join(path.dirname(sb.home), "broken-zellij");
+    fs.writeFileSync(
+      broken,
+      '#!/bin/sh\n[ "$1" = --version ] && echo "zellij 0.44.3" && exit 0\necho refused >&2\nexit 1\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const r = await sb.run(["spawn", "--backend", "zellij", "--isolation", "worktree", "hello"], {
+      env: { MUSTER_ZELLIJ_BIN: broken },
+    });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toMatch(/zellij attach failed \(exit 1\): refused/);
+    expect(branches()).toEqual([]);
+    expect(fs.readdirSync(path.join(sb.home, "worktrees"))).toEqual([]);
+    expect(g("worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+    expect((await sb.json(["ls"])).data.children ?? []).toEqual([]);
+  });
+
   it("the child works on its own branch; result, diff, merge (fast-forward) and gc (worktree and merged branch gone)", async () => {
     const res = await isolatedChild([
       "--write",
