@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
+import { createZellijBackend } from "../../src/mux/zellij/backend.js";
 import { pidAlive, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-zj");
@@ -171,6 +172,42 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
     // Outside Zellij there is no client to float a pane over.
     const outside = createMuster({ env: { ...sb.env, MUSTER_BACKEND: "zellij" }, cwd: sb.cwd });
     await expect(outside.popup({ argv: ["true"] })).rejects.toThrow(/popup needs a zellij client/);
+  });
+
+  it("each backend operation sends its exact argv: split spawn with env, send, exit status, kill", async () => {
+    const env = { ...sb.env, ZELLIJ: "0", ZELLIJ_SESSION_NAME: "work" };
+    const b = createZellijBackend(env, path.join(sb.home, "backends", "zellij"));
+    const n = calls().length;
+    const code = "setTimeout(() => process.exit(3), 400)";
+    const ref = await b.spawn({
+      argv: [process.execPath, "-e", code],
+      cwd: sb.cwd,
+      env: { A_B: "x y" },
+      name: "op-test",
+      placement: "split",
+    });
+    const pane = ref.data.pane;
+    const s = ["--session", "work", "action"];
+    expect(actions(n).find((c) => c[3] === "new-pane")).toEqual([
+      ...s,
+      ...["new-pane", "--direction", "right", "--name", "op-test", "--cwd", sb.cwd, "--"],
+      ...["env", "--", "A_B=x y", process.execPath, "-e", code],
+    ]);
+    expect(await b.alive(ref)).toBe("alive");
+    const m = calls().length;
+    await b.send(ref, "-n typed", { enter: true });
+    expect(actions(m).filter((c) => c[3] !== "list-panes")).toEqual([
+      [...s, "write-chars", "--pane-id", String(pane), "--", "-n typed"],
+      [...s, "write", "--pane-id", String(pane), "13"],
+    ]);
+    expect(fs.readFileSync(path.join(standinPane("work", pane), "typed"), "utf8")).toBe("-n typed\r");
+    await until(async () => (await b.alive(ref)) === "dead", 5000);
+    expect(await b.deadStatus(ref)).toEqual({ exitCode: 3, signal: null });
+    await expect(b.send(ref, "late")).rejects.toThrow(/has exited; not sent/);
+    const k = calls().length;
+    await b.kill(ref);
+    expect(actions(k)).toContainEqual([...s, "close-pane", "--pane-id", String(pane)]);
+    expect(await b.deadStatus(ref)).toBeNull();
   });
 
   it("a spawn whose zellij fails creates nothing and says what zellij said", async () => {
