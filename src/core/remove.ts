@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import { MusterError } from "../base/errors.js";
-import { discardIsolation } from "../isolation/result.js";
+import { type BranchFate, discardIsolation } from "../isolation/result.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { resolveChildId } from "./children.js";
@@ -18,6 +18,8 @@ export interface RemovedChild {
   status: string;
   /** Whether a running turn was cancelled to remove it (only with force). */
   cancelledTurn: boolean;
+  /** A child isolated in a worktree: its branch, and whether it was kept (not merged yet). */
+  branch?: BranchFate;
 }
 
 const busy = (c: LoadedChild): boolean =>
@@ -62,10 +64,16 @@ export async function removeChildren(
       delete d.children[id];
     });
     // Its worktree goes; its branch too once merged (uncommitted work is committed onto it first).
-    discardIsolation(c.files.dir, id);
+    const branch = discardIsolation(c.files.dir, id);
     fs.rmSync(c.files.dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(c.files.dir), { force: true });
-    out.push({ id, agent: c.entry.agent, status: c.status, cancelledTurn: busy(c) });
+    out.push({
+      id,
+      agent: c.entry.agent,
+      status: c.status,
+      cancelledTurn: busy(c),
+      ...(branch ? { branch } : {}),
+    });
   }
   return out;
 }

@@ -32,14 +32,17 @@ export function isolationResult(artifactDir: string, turnId: string): { isolatio
   return { isolation: out };
 }
 
+/** What became of a removed child's branch: kept while its work is not merged. */
+export interface BranchFate {
+  name: string;
+  kept: boolean;
+}
+
 /**
  * Before a child's artifact dir is removed: its uncommitted work is committed onto its branch, the worktree
  * goes, and the branch too once merged. Null for a child that is not isolated.
  */
-export function discardIsolation(
-  artifactDir: string,
-  childId: string,
-): { branch: string; kept: boolean } | null {
+export function discardIsolation(artifactDir: string, childId: string): BranchFate | null {
   const r = readIsolation(artifactDir);
   if (!r) return null;
   try {
@@ -49,10 +52,10 @@ export function discardIsolation(
   }
   try {
     const { branch } = removeWorktree(r, { deleteBranch: "if-merged" });
-    return { branch: r.branch, kept: branch === "kept" };
+    return { name: r.branch, kept: branch === "kept" };
   } catch {
     // No git here any more: the branch stays, and `git worktree prune` tidies the rest later.
-    return { branch: r.branch, kept: true };
+    return { name: r.branch, kept: true };
   }
 }
 

@@ -161,7 +161,10 @@ describe("--isolation worktree", () => {
     expect(clean()).toBe(true);
     expect(fs.existsSync(path.join(repo, ".git", "MERGE_HEAD"))).toBe(false);
 
-    await sb.json(["gc", "--older-than", "0s", "--idle"]);
+    const gc = await sb.json(["gc", "--older-than", "0s", "--idle"]);
+    const fate = new Map(gc.data.removed.map((r: { id: string; branch?: unknown }) => [r.id, r.branch]));
+    expect(fate.get(first.id)).toEqual({ name: first.isolation.branch, kept: false });
+    expect(fate.get(second.id)).toEqual({ name: second.isolation.branch, kept: true });
     const left = branches();
     expect(left).not.toContain(first.isolation.branch);
     expect(left).toContain(second.isolation.branch);
