@@ -51,14 +51,15 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
       data: { session: "muster", pane: 1 },
     });
 
-    // The session is created detached (outside Zellij), the pane found by diffing list-panes around new-pane.
+    // The session is created detached (outside Zellij); the child gets a tab of its own (Zellij shows no
+    // new-pane in a session without a client), its pane found by diffing list-panes around new-tab.
     const made = calls().filter((c) => c[0] !== "--version");
     expect(made[0]).toEqual(["attach", "--create-background", "muster"]);
     const list = ["--session", "muster", "action", "list-panes", "--json"];
     expect(made[1]).toEqual(list);
     const hostScript = path.join(REPO, "dist", "child", "host.bundle.js");
     expect(made[2]).toEqual([
-      ...["--session", "muster", "action", "new-pane", "--name", expect.any(String), "--cwd", sb.cwd, "--"],
+      ...["--session", "muster", "action", "new-tab", "--name", expect.any(String), "--cwd", sb.cwd, "--"],
       ...["env", "-u", "NODE_EXTRA_CA_CERTS", process.execPath, hostScript, dir],
     ]);
     expect(made[2]![5]).toContain(id.slice(-6));
@@ -125,11 +126,14 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
     expect(st.pane.data).toEqual({ session: "work", pane: 1 });
     // No session is created: the caller's own is used.
     expect(calls(n).some((c) => c[0] === "attach")).toBe(false);
-    expect(
-      calls(n)
-        .find((c) => c[3] === "new-pane")
-        ?.slice(0, 4),
-    ).toEqual(["--session", "work", "action", "new-pane"]);
+    // A tab of its own; the caller's focus, which new-tab takes, goes back to the tab it was on.
+    expect(actions(n).map((c) => c.slice(1, 5))).toEqual([
+      ["work", "action", "list-panes", "--json"],
+      ["work", "action", "current-tab-info", "--json"],
+      ["work", "action", "new-tab", "--name"],
+      ["work", "action", "go-to-tab", "1"],
+      ["work", "action", "list-panes", "--json"],
+    ]);
 
     await until(() => readEvents(st.artifactDir).some((e) => e.type === "runner_started"));
     const m = calls().length;

@@ -43,6 +43,16 @@ describe("zellij argv builders (Zellij 0.44's documented CLI)", () => {
     ]);
   });
 
+  it("new-tab with the command after --; focus given back by current-tab-info and go-to-tab (index from 1)", () => {
+    expect(A.newTabArgs({ name: "c1", cwd: "/w", command: ["node", "-x"] })).toEqual([
+      ...["new-tab", "--name", "c1", "--cwd", "/w", "--", "node", "-x"],
+    ]);
+    expect(A.currentTabInfoArgs()).toEqual(["current-tab-info", "--json"]);
+    expect(A.goToTabArgs(0)).toEqual(["go-to-tab", "1"]);
+    expect(P.parseTabPosition('{"position":2,"name":"x"}')).toBe(2);
+    expect(P.parseTabPosition("No active tab found for current client")).toBeNull();
+  });
+
   it("the pane command carries extra environment through env --, never a shell", () => {
     expect(A.paneCommand(["node", "x"])).toEqual(["node", "x"]);
     expect(A.paneCommand(["node", "$(x)"], { A: "1", B: "a b" })).toEqual([

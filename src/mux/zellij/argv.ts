@@ -68,6 +68,22 @@ export function newPaneArgs(o: NewPaneArgs): string[] {
   ];
 }
 
+/**
+ * `new-tab --name n --cwd d -- cmd…`: a tab whose first pane runs the command (Zellij 0.44 prints the tab's
+ * id, not the pane's). A tab is what a tmux window is, and unlike new-pane it exists in a detached session.
+ */
+export function newTabArgs(o: { name: string; cwd: string; command: readonly string[] }): string[] {
+  return ["new-tab", "--name", o.name, "--cwd", o.cwd, "--", ...o.command];
+}
+
+/** `current-tab-info --json`: the focused tab (its `position`), to give focus back after new-tab took it. */
+export const currentTabInfoArgs = (): string[] => ["current-tab-info", "--json"];
+
+/** `go-to-tab <index>`: Zellij's tab index starts at 1 (a tab's `position` at 0). */
+export function goToTabArgs(position: number): string[] {
+  return ["go-to-tab", String(position + 1)];
+}
+
 export const listPanesArgs = (): string[] => ["list-panes", "--json"];
 
 /** `write-chars --pane-id N -- <text>`: `--` so text starting with `-` is not an option. */

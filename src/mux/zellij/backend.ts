@@ -97,26 +97,29 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
       );
     await this.ensureSession();
     const session = this.session.name;
-    const args = A.actionArgs(
-      session,
-      A.newPaneArgs({
-        name: opts.name,
-        cwd: opts.cwd,
-        command: A.paneCommand(opts.argv, env),
-        ...(opts.placement === "split" && this.session.inside ? { direction: "right" as const } : {}),
-      }),
-    );
+    const command = A.paneCommand(opts.argv, env);
+    // A split beside the caller's pane inside Zellij; otherwise a tab of its own, as a tmux window.
+    const split = opts.placement === "split" && this.session.inside;
+    const open = split
+      ? A.newPaneArgs({ name: opts.name, cwd: opts.cwd, command, direction: "right" })
+      : A.newTabArgs({ name: opts.name, cwd: opts.cwd, command });
+    const args = A.actionArgs(session, open);
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
     const pane = await withFileLock(join(this.stateDir, `spawn-${session}`), async () => {
       const before = (await this.panes(session)) ?? [];
+      // new-tab moves the caller's focus to the new tab: note where it was, to give it back.
+      const back = !split && this.session.inside ? await this.focusedTab(session) : null;
       const out = await zellij(args, this.env);
+      if (back !== null)
+        await runZellij(A.actionArgs(session, A.goToTabArgs(back)), this.env).catch(() => null);
       const after = await this.panes(session);
-      return after ? P.newPaneOf(before, after, opts.name, P.parseNewPaneId(out)) : null;
+      // new-pane prints the pane's id; new-tab the tab's, which must not be taken for a pane's.
+      return after ? P.newPaneOf(before, after, opts.name, split ? P.parseNewPaneId(out) : null) : null;
     });
     if (pane === null)
       throw new MusterError(
         "mux_unavailable",
-        `zellij new-pane: cannot tell which pane it opened in session ${session}`,
+        `zellij ${open[0]}: cannot tell which pane it opened in session ${session}`,
       );
     return { backend: "zellij", id: `terminal_${pane}`, data: { session, pane } };
   }
@@ -229,7 +232,7 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
 
   placementNote(placement: Placement): string | undefined {
     if (placement !== "split" || this.session.inside) return undefined;
-    return `--split needs to run inside zellij: opened a pane in session "${this.session.name}" instead`;
+    return `--split needs to run inside zellij: opened a tab in session "${this.session.name}" instead`;
   }
 
   /** Outside Zellij: the detached session, created once (`attach --create-background` on a live one is harmless). */
@@ -240,6 +243,12 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
     if (run.exitCode !== 0 && (await this.panes(this.session.name).catch(() => null)) === null)
       throw zellijFailure(args, run);
     this.sessionReady = true;
+  }
+
+  /** The caller's focused tab (0-based position), or null when Zellij does not say. */
+  private async focusedTab(session: string): Promise<number | null> {
+    const run = await runZellij(A.actionArgs(session, A.currentTabInfoArgs()), this.env).catch(() => null);
+    return run?.exitCode === 0 ? P.parseTabPosition(run.stdout) : null;
   }
 
   /** The session's terminal panes; null when Zellij answers but not with a pane list (session gone). */

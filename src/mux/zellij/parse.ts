@@ -61,6 +61,16 @@ export function newPaneOf(
   return named.length === 1 ? named[0]!.id : null;
 }
 
+/** The focused tab's 0-based position from `current-tab-info --json`; null for anything else ("No active tab…"). */
+export function parseTabPosition(text: string): number | null {
+  try {
+    const p = (JSON.parse(text) as { position?: unknown }).position;
+    return typeof p === "number" && Number.isInteger(p) && p >= 0 ? p : null;
+  } catch {
+    return null;
+  }
+}
+
 /** `zellij 0.44.3` → `0.44.3`. */
 export function parseVersion(text: string): string | null {
   return /^zellij\s+(\d+\.\d+\.\d+\S*)/.exec(text.trim())?.[1] ?? null;
