@@ -213,6 +213,26 @@ describe("--isolation worktree", () => {
     expect(r.data.results[0].isolation).toMatchObject({ branch: `muster/${r.data.results[0].id.slice(-8)}` });
     expect(r.data.results[0].isolation.diffStat).toMatch(/p\.txt/);
     expect(fs.existsSync(path.join(repo, "p.txt"))).toBe(false);
+    const id = r.data.results[0].id as string;
+    const wt = r.data.results[0].isolation.worktree as string;
+
+    // A resumed child goes on in its worktree; it cannot be given another isolation.
+    const again = await sb.run(["spawn", "--resume", id, "--isolation", "worktree", "more"]);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toMatch(/no --isolation/);
+    const resumed = await sb.json(["spawn", "--resume", id, "--wait", "more"]);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.data.results[0].isolation).toMatchObject({
+      branch: `muster/${id.slice(-8)}`,
+      worktree: wt,
+    });
+
+    // --isolation none overrides the profile: the child writes into the checkout it was started in.
+    const plain = await sb.json(["spawn", "--agent", "iso", "--isolation", "none", "--wait", "go"]);
+    expect(plain.exitCode, plain.stderr).toBe(0);
+    expect(plain.data.results[0].isolation).toBeUndefined();
+    expect(fs.readFileSync(path.join(repo, "p.txt"), "utf8")).toBe("p\n");
+    fs.rmSync(path.join(repo, "p.txt"));
   });
 
   it("merge and diff refuse a child that is not isolated, and merge one whose turn is still running", async () => {
