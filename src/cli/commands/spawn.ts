@@ -29,7 +29,8 @@ const CONFLICT: Record<StartConflict, string> = {
   agent_and_resume: "give either --agent (a new child) or --resume <id> (an existing one), not both",
   group_with_resume: "--group takes new children: use it with --agent, not --resume",
   backend_with_resume: "--resume continues a child where it ran: no --backend",
-  resume_with_command_or_cwd: "--resume continues a child as it was: no argv after --, no --cwd, no --isolation",
+  resume_with_command_or_cwd:
+    "--resume continues a child as it was: no argv after --, no --cwd, no --isolation",
 };
 
 export function registerSpawn(program: Command): void {
