@@ -112,7 +112,7 @@ export async function runTurn(
   }
   render.turnStarted(n, item.prompt, item.source);
   // An isolated child: what it writes into its parent's checkout during the turn is recorded (isolation/).
-  const parentCheck = watchParentCheckout(files.dir, readIsolation(files.dir)?.repo, item.turnId);
+  const parentCheck = watchParentCheckout(files.dir, readIsolation(files.dir), item.turnId);
 
   const state: TurnState = { sink, result: undefined, usage: undefined, runnerSessionId: undefined };
   let outcome: Outcome;

@@ -18,12 +18,15 @@ export interface CheckoutPrint {
 // A checkout with more dirty files than this is printed in part: a bound on the record, not on correctness elsewhere.
 const MAX_FILES = 20_000;
 
-export function fingerprint(repo: string): CheckoutPrint {
+/** `skip`: a folder (repo-relative, ending in `/`) left out: muster's state root, when it lies inside the checkout. */
+export function fingerprint(repo: string, skip?: string): CheckoutPrint {
   const head = runGit(repo, ["rev-parse", "--verify", "--quiet", "HEAD"]).stdout.trim();
   const st = runGit(repo, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]);
   const files: Record<string, string> = {};
   for (const entry of zsplit(st.stdout).slice(0, MAX_FILES)) {
     const rel = entry.slice(3);
+    // Under the skipped folder, or a folder holding it that git lists whole (a nested worktree).
+    if (skip && (rel.startsWith(skip) || (rel.endsWith("/") && skip.startsWith(rel)))) continue;
     const s = fs.lstatSync(path.join(repo, rel), { throwIfNoEntry: false });
     files[rel] = s ? `${s.size}:${s.mtimeMs}:${s.mode}` : "gone";
   }
@@ -39,6 +42,19 @@ export function changedPaths(before: CheckoutPrint, after: CheckoutPrint): strin
   return [...out].sort();
 }
 
+/**
+ * The state root (`<root>/worktrees/<child>` is the worktree) relative to the checkout, as `x/`, when it lies
+ * inside it: what muster itself writes there (events, the worktrees) is no write by the child.
+ */
+function stateRootInside(repo: string, worktree: string): string | undefined {
+  try {
+    const rel = path.relative(fs.realpathSync(repo), fs.realpathSync(path.dirname(path.dirname(worktree))));
+    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? `${rel}/` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export const turnCheckFile = (artifactDir: string, turnId: string): string =>
   path.join(artifactDir, "isolation", `${turnId}.json`);
 
@@ -48,19 +64,21 @@ export const turnCheckFile = (artifactDir: string, turnId: string): string =>
  */
 export function watchParentCheckout(
   artifactDir: string,
-  repo: string | undefined,
+  isolation: { repo: string; worktree: string } | null,
   turnId: string,
 ): (() => void) | null {
-  if (!repo) return null;
+  if (!isolation) return null;
+  const { repo } = isolation;
+  const skip = stateRootInside(repo, isolation.worktree);
   let before: CheckoutPrint | null = null;
   try {
-    before = fingerprint(repo);
+    before = fingerprint(repo, skip);
   } catch {}
   return () => {
     let rec: { parentWrites: string[] } | { parentWritesUnknown: string };
     try {
       rec = before
-        ? { parentWrites: changedPaths(before, fingerprint(repo)) }
+        ? { parentWrites: changedPaths(before, fingerprint(repo, skip)) }
         : { parentWritesUnknown: "no print of the parent's checkout at the turn's start" };
     } catch (e) {
       rec = { parentWritesUnknown: (e as Error).message };

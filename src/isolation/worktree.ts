@@ -9,7 +9,6 @@ import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
 import { readJsonIfExists, writeJsonAtomic } from "../util/fsx.js";
 import { git, identityArgs, runGit } from "./git.js";
-import { type CheckoutPrint, fingerprint } from "./watch.js";
 
 export const ISOLATION_MODES = ["none", "worktree"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
@@ -23,8 +22,6 @@ export interface IsolationRecord {
   branch: string;
   /** The parent's HEAD when the child started: the start of its commit range. */
   base: string;
-  /** The parent's checkout when the child was spawned (a baseline for spotting writes into it). */
-  parentPrint: CheckoutPrint;
 }
 
 export const isolationFile = (artifactDir: string): string => path.join(artifactDir, "isolation.json");
@@ -91,7 +88,6 @@ export function createWorktree(cwd: string, childId: string, dest: string, artif
       worktree: dest,
       branch: plan.branch,
       base: plan.base,
-      parentPrint: fingerprint(plan.repo),
     };
     writeJsonAtomic(isolationFile(artifactDir), record);
     const childCwd = path.join(dest, plan.sub);

@@ -284,4 +284,22 @@ describe("--isolation worktree", () => {
       await client.close();
     }
   });
+
+  it("a state root inside the checkout: muster's own writes there are not taken for the child's", async () => {
+    const inner = { MUSTER_HOME: path.join(repo, ".state") };
+    const leak = path.join(repo, "leak2.txt");
+    const r = await sb.run(
+      [
+        ...["spawn", "--agent", "command", "--isolation", "worktree", "--wait", "--json", "edit", "--"],
+        ...[process.execPath, WRITER, "--write", "inside.txt", "x\n", "--write", leak, "y\n"],
+      ],
+      { env: inner },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const res = JSON.parse(r.stdout).results[0];
+    expect(res.isolation.worktree.startsWith(path.join(repo, ".state", "worktrees"))).toBe(true);
+    expect(res.isolation.parentWrites).toEqual(["leak2.txt"]);
+    expect((await sb.run(["cancel", "--all"], { env: inner })).exitCode).toBe(0);
+    fs.rmSync(leak);
+  });
 });
