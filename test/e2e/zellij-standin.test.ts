@@ -212,6 +212,10 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
     await b.kill(ref);
     expect(actions(k)).toContainEqual([...s, "close-pane", "--pane-id", String(pane)]);
     expect(await b.deadStatus(ref)).toBeNull();
+    // A pane of a session that is gone is dead, not unknown; a zellij that fails otherwise is unknown.
+    expect(await b.alive({ ...ref, data: { session: "gone", pane } })).toBe("dead");
+    const failing = createZellijBackend({ ...env, MUSTER_ZELLIJ_BIN: "/bin/false" }, sb.home);
+    expect(await failing.alive(ref)).toBe("unknown");
   });
 
   it("a spawn whose zellij fails creates nothing and says what zellij said", async () => {

@@ -106,6 +106,14 @@ describe("zellij parsers", () => {
     expect(P.newPaneOf(before, before, "c1", null)).toBeNull();
   });
 
+  it("a session that does not exist is told apart from a failing zellij", () => {
+    expect(P.isSessionGone("Session 'muster' not found")).toBe(true);
+    expect(P.isSessionGone("There is no active session!")).toBe(true);
+    expect(P.isSessionGone("No active zellij sessions found.")).toBe(true);
+    expect(P.isSessionGone("error: Found argument '--json' which wasn't expected")).toBe(false);
+    expect(P.isSessionGone("")).toBe(false);
+  });
+
   it("version", () => {
     expect(P.parseVersion("zellij 0.44.3\n")).toBe("0.44.3");
     expect(P.parseVersion("tmux 3.3a")).toBeNull();

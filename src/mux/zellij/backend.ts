@@ -240,8 +240,10 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
     if (this.session.inside || this.sessionReady) return;
     const args = A.createSessionArgs(this.session.name);
     const run = await runZellij(args, this.env);
-    if (run.exitCode !== 0 && (await this.panes(this.session.name).catch(() => null)) === null)
-      throw zellijFailure(args, run);
+    // It failed, yet the session may exist (made by another process meanwhile): a session has a pane.
+    const live =
+      run.exitCode === 0 || ((await this.panes(this.session.name).catch(() => null))?.length ?? 0) > 0;
+    if (!live) throw zellijFailure(args, run);
     this.sessionReady = true;
   }
 
@@ -251,11 +253,11 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
     return run?.exitCode === 0 ? P.parseTabPosition(run.stdout) : null;
   }
 
-  /** The session's terminal panes; null when Zellij answers but not with a pane list (session gone). */
+  /** The session's terminal panes ([] once the session is gone); null when Zellij gives no answer to go by. */
   private async panes(session: string): Promise<P.ZellijPane[] | null> {
     const args = A.actionArgs(session, A.listPanesArgs());
     const run = await runZellij(args, this.env);
-    if (run.exitCode !== 0) return null;
+    if (run.exitCode !== 0) return P.isSessionGone(`${run.stderr}\n${run.stdout}`) ? [] : null;
     return P.parsePaneList(run.stdout);
   }
 

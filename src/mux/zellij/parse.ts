@@ -37,6 +37,11 @@ export function parsePaneList(text: string): ZellijPane[] | null {
   return out;
 }
 
+/** Whether zellij said the session does not exist (then none of its panes do): proven gone, not unknown. */
+export function isSessionGone(said: string): boolean {
+  return /session '?[^'\n]*'? not found|no active (zellij )?sessions?/i.test(said);
+}
+
 /** The id `new-pane` printed (`terminal_5`, or a bare `5`); null for anything else. */
 export function parseNewPaneId(stdout: string): number | null {
   const m = /^(?:terminal_)?(\d+)$/.exec(stdout.trim());
