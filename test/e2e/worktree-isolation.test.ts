@@ -302,4 +302,21 @@ describe("--isolation worktree", () => {
     expect((await sb.run(["cancel", "--all"], { env: inner })).exitCode).toBe(0);
     fs.rmSync(leak);
   });
+
+  it("merge into a checkout whose own uncommitted changes git would overwrite: refused with git's words, nothing changed", async () => {
+    const child = await isolatedChild(["--write", "a.txt", "child\n", "--commit", "child edit"]);
+    const mine = "parent's own uncommitted edit\n";
+    fs.writeFileSync(path.join(repo, "a.txt"), mine);
+    const head = g("rev-parse", "HEAD");
+    const r = await sb.run(["merge", child.id]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(
+      /git merge of muster\/\w{8} refused: .*local changes .* would be overwritten by merge.*a\.txt/,
+    );
+    expect(g("rev-parse", "HEAD")).toBe(head);
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe(mine);
+    expect(fs.existsSync(path.join(repo, ".git", "MERGE_HEAD"))).toBe(false);
+    g("checkout", "--", "a.txt");
+    expect((await sb.json(["merge", child.id])).data).toMatchObject({ merged: true });
+  });
 });
