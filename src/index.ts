@@ -49,6 +49,7 @@ export {
   type WorkflowContext,
   workflow,
 } from "./workflows/code.js";
+export { resumeCodeWorkflow } from "./workflows/code-resume.js";
 export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
 export { musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
 export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";

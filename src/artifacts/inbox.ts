@@ -11,6 +11,8 @@ export interface InboxItem {
   source: "inbox" | "typed";
   model?: string;
   reasoning?: string;
+  /** A JSON Schema the runner's CLI enforces on the answer (a structured worker's first turn). */
+  outputSchema?: object;
   createdAt: string;
 }
 

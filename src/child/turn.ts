@@ -142,6 +142,7 @@ export async function runTurn(
         ...(meta.profile.tools ? { tools: meta.profile.tools } : {}),
         ...(meta.profile.disallowedTools ? { disallowedTools: meta.profile.disallowedTools } : {}),
         ...(meta.profile.maxTurns !== undefined ? { maxTurns: meta.profile.maxTurns } : {}),
+        ...(isSchema(item.outputSchema) ? { outputSchema: item.outputSchema } : {}),
       });
       ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
     } catch (e) {
@@ -272,4 +273,9 @@ function runnerPrompt(
   const file = pFile.replace(/\.txt$/, ".runner.txt");
   writeFileAtomic(file, prompt);
   return { prompt, file };
+}
+
+/** An inbox item's schema is used only when it is a JSON object (the file is data, not trusted shape). */
+function isSchema(v: unknown): v is object {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

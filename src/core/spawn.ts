@@ -41,6 +41,8 @@ export interface SpawnOptions {
   seal?: boolean;
   /** "worktree": run in a git worktree of its own on branch muster/<short id> (default: the profile's, else none). */
   isolation?: string;
+  /** A JSON Schema the first turn's answer must match, enforced by the runner's CLI (check `nativeSchema` first). */
+  outputSchema?: object;
 }
 
 export interface SpawnResult {
@@ -187,6 +189,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       source: "inbox",
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+      ...(opts.outputSchema ? { outputSchema: opts.outputSchema } : {}),
       createdAt: meta.createdAt,
     });
     await m.registry.update((doc) => {

@@ -17,7 +17,7 @@ export interface Tool {
 const str = (description: string, minLength = 1): JsonSchema => ({ type: "string", minLength, description });
 /** A plain string (its name says what it is; the workflow check refuses a bad one). */
 const S: JsonSchema = { type: "string" };
-const ID = str("Child id (full, or its last 8 hex digits).");
+const ID = str("Child id (or last 8 hex).");
 const object = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
   type: "object",
   properties,
@@ -31,18 +31,18 @@ export function toolTable(agentsDescription: string): Tool[] {
     {
       name: "subagents_run",
       description:
-        "Start a subagent (agent) or continue a settled one (id) with a prompt; returns its result (or, with await false, its id at once).",
+        "Start a subagent (agent) or continue a settled one (id); returns its result (await false: its id at once).",
       inputSchema: object(
         {
           agent: str(
             `${agentsDescription}\nDefault (no agent, no id): $MUSTER_AGENT, else ${DEFAULT_AGENT}.`,
           ),
-          id: str("Continue this settled child instead (resume)."),
+          id: str("Or: continue (resume) this settled child."),
           prompt: str("The task."),
-          model: str("Model (subagents_models lists them); default: profile's, or the last turn's."),
-          reasoning: str("Reasoning level for the model."),
+          model: str("Model (see subagents_models); default: profile's, or last turn's."),
+          reasoning: str("Reasoning level."),
           await: { type: "boolean", description: "Wait for the result (default true)." },
-          groupId: str("New children only: deliver with this group (subagents_await {groupId} seals it)."),
+          groupId: str("New children: deliver with this group (subagents_await {groupId} seals it)."),
           isolation: { enum: ["worktree"] },
         },
         ["prompt"],
@@ -51,8 +51,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_await",
-      description:
-        "Wait for children's current turns: all, or the first to settle (the rest listed as pending).",
+      description: "Await children's current turns: all, or the first to settle (the rest listed pending).",
       inputSchema: object({
         ids: { type: "array", items: ID, minItems: 1 },
         groupId: str("Or: seal this group and await all of it."),
@@ -63,20 +62,19 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_status",
-      description:
-        "One child in detail (turns, usage, attach command), or without id this workspace's children.",
+      description: "One child in detail (turns, usage, attach command); no id: this workspace's children.",
       inputSchema: object({ id: ID }),
       handler: (a, c) => h.status(a, c),
     },
     {
       name: "subagents_result",
-      description: "A settled turn's output (default: the latest turn).",
+      description: "A settled turn's output (default: the latest).",
       inputSchema: object({ id: ID, turnId: str("A specific turn.") }, ["id"]),
       handler: (a, c) => h.result(a as { id: string }, c),
     },
     {
       name: "subagents_send",
-      description: "Queue the next turn of a running child (it starts when the current one ends).",
+      description: "Queue a running child's next turn (starts when the current one ends).",
       inputSchema: object({ id: ID, prompt: str("The follow-up.") }, ["id", "prompt"]),
       handler: (a, c) => h.send(a as { id: string; prompt: string }, c),
     },
@@ -89,27 +87,26 @@ export function toolTable(agentsDescription: string): Tool[] {
     {
       name: "subagents_inbox",
       description:
-        "Completions not yet delivered to you (by result, await or an earlier inbox); marks them delivered unless peek.",
+        "Completions not yet delivered (by result, await or inbox); marks them delivered unless peek.",
       inputSchema: object({ peek: { type: "boolean", description: "Show without marking delivered." } }),
       handler: (a, c) => h.inbox(a as { peek?: boolean }, c),
     },
     {
       name: "subagents_models",
-      description:
-        "Ask the model catalog one bounded question; no arguments: the defaults and counts per runner.",
+      description: "One bounded question to the model catalog; {}: defaults and counts per runner.",
       inputSchema: object({
-        provider: str("Search only this provider."),
-        query: str("Search model ids containing this text."),
+        provider: str("Only this provider."),
+        query: str("Model ids containing this text."),
         limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT },
-        model: str("One model: its runner and reasoning levels."),
-        agent: str("One profile: its effective model and reasoning."),
+        model: str("A model's runner and reasoning levels."),
+        agent: str("A profile's effective model and reasoning."),
       }),
       handler: (a, c) => h.models(a as ModelQuery, c),
     },
     {
       name: "subagents_workflow",
       description:
-        "Run a workflow (a DAG of subagent steps) by name or as a steps list, or await a run (runId); {}: list them.",
+        "Run a workflow (subagent steps) by name, steps or program (source), or await one (runId); {}: list them.",
       inputSchema: object({
         name: str("A discovered workflow."),
         steps: {
@@ -122,6 +119,9 @@ export function toolTable(agentsDescription: string): Tool[] {
             ["id", "agent", "prompt"],
           ),
         },
+        source: str(
+          "Or: sandboxed JS body of async (ctx,input)=>{}: ctx.agent({agent,prompt}).await(), ctx.await(hs,'all'|'first'), ctx.parallel, ctx.log.",
+        ),
         input: { type: "string", description: "Every step gets it." },
         await: { type: "boolean", description: "false: the runId at once." },
         runId: str("A run's id."),
@@ -130,7 +130,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_agents",
-      description: "List the agent profiles: name, runner, one-line description.",
+      description: "The agent profiles: name, runner, one-line description.",
       inputSchema: object({}),
       handler: (a, c) => h.agents(a as Record<string, never>, c),
     },

@@ -4,6 +4,8 @@ import { shortId } from "../util/ids.js";
 import type { Progress, RunResult, StepResult } from "../workflows/run.js";
 import type { WorkflowDef, WorkflowStep } from "../workflows/toml.js";
 import type { CallProgress } from "./progress.js";
+import { runCodeByName } from "./workflow-code.js";
+import { beginProgram } from "./workflow-program.js";
 
 /** A step of a transient workflow, as subagents_workflow takes it (a TOML `[[steps]]` table as JSON). */
 export interface StepArg {
@@ -19,6 +21,8 @@ export interface StepArg {
 export interface WorkflowArgs {
   name?: string;
   steps?: StepArg[];
+  /** A model-written program: the body of `async (ctx, input) => …`, run in the QuickJS sandbox. */
+  source?: string;
   input?: string;
   await?: boolean;
   runId?: string;
@@ -50,13 +54,24 @@ export const engine = async () => {
 };
 
 /** A run this server process started: it goes on after the call that started it returns (await false). */
-interface LiveRun {
+export interface LiveRun {
   runId: string;
-  done: Promise<RunResult>;
-  result?: RunResult;
+  /** The tool's answer once the run has settled. */
+  done: Promise<object>;
+  result?: object;
   controller: AbortController;
-  listeners: Set<(p: Progress) => void>;
+  /** Progress lines (a step started or settled, a program's log line) for the calls following the run. */
+  listeners: Set<(line: string) => void>;
+  /** Lines said before the starting call began to follow (a program logs at once); its follow says them first. */
+  backlog?: string[];
 }
+
+/** How a run is started: its progress lines, the run id once recorded, and its answer when it settles. */
+export type Begin = (
+  signal: AbortSignal,
+  say: (line: string) => void,
+  started: (runId: string) => void,
+) => Promise<{ runId: string; answer: object }>;
 
 /** Most settled runs kept in memory; older ones are read back from their run directory. */
 const KEEP_SETTLED = 50;
@@ -66,26 +81,44 @@ export class WorkflowRuns {
   private readonly live = new Map<string, LiveRun>();
 
   /**
-   * Starts a run; resolves once it is recorded (its run id known). A definition that does not validate
+   * Starts a TOML run; resolves once it is recorded (its run id known). A definition that does not validate
    * rejects here, with nothing started.
    */
   async start(m: Muster, def: WorkflowDef, input: string): Promise<LiveRun> {
     const { runWorkflow, musterHost } = await engine();
+    return this.track(async (signal, say, started) => {
+      const r = await runWorkflow(musterHost(m), def, input, {
+        signal,
+        onProgress: (p) => {
+          if (p.type === "run_started") started(p.runId);
+          say(progressLine(p));
+        },
+      });
+      return { runId: r.runId, answer: shapeRun(r) };
+    });
+  }
+
+  /** Starts any run (see Begin); resolves once its id is known, rejects when it fails before that. */
+  async track(begin: Begin): Promise<LiveRun> {
     const controller = new AbortController();
-    const listeners = new Set<(p: Progress) => void>();
+    const listeners = new Set<(line: string) => void>();
+    const backlog: string[] = [];
     let started!: (id: string) => void;
     const id = new Promise<string>((resolve) => {
       started = resolve;
     });
-    const done = runWorkflow(musterHost(m), def, input, {
-      signal: controller.signal,
-      onProgress: (p) => {
-        if (p.type === "run_started") started(p.runId);
-        for (const l of listeners) l(p);
+    let run: LiveRun | undefined;
+    const settled = begin(
+      controller.signal,
+      (line) => {
+        if ((!run || run.backlog) && backlog.length < 500) backlog.push(line);
+        for (const l of listeners) l(line);
       },
-    });
-    const runId = await Promise.race([id, done.then((r) => r.runId)]);
-    const run: LiveRun = { runId, done, controller, listeners };
+      (runId) => started(runId),
+    );
+    const runId = await Promise.race([id, settled.then((r) => r.runId)]);
+    const done = settled.then((r) => r.answer);
+    run = { runId, done, controller, listeners, backlog };
     this.live.set(runId, run);
     done.then(
       (r) => {
@@ -164,8 +197,10 @@ export function shapeRun(r: RunResult) {
 }
 
 /** Waits for a live run, reporting its steps as this call's progress; undefined when the call was aborted first. */
-async function follow(run: LiveRun, ctx: WorkflowCall): Promise<RunResult | undefined> {
-  const say = (p: Progress): void => ctx.progress.say(progressLine(p));
+async function follow(run: LiveRun, ctx: WorkflowCall): Promise<object | undefined> {
+  const say = (line: string): void => ctx.progress.say(line);
+  for (const line of run.backlog ?? []) say(line);
+  delete run.backlog;
   run.listeners.add(say);
   let onAbort = (): void => {};
   const aborted = new Promise<undefined>((resolve) => {
@@ -183,16 +218,16 @@ async function follow(run: LiveRun, ctx: WorkflowCall): Promise<RunResult | unde
 
 /** `{runId}`: a run's result (awaited unless `await` is false), or, for a run not started here, its record. */
 async function existing(a: WorkflowArgs, ctx: WorkflowCall) {
-  if (a.input !== undefined) throw usage("input goes with name or steps, not runId");
+  if (a.input !== undefined) throw usage("input goes with name, steps or source, not runId");
   const { resolveRunId, readRun } = await engine();
   const runId = resolveRunId(ctx.m.paths.dir, a.runId!);
   const run = ctx.runs.get(runId);
   if (!run) return readRun(ctx.m.paths.dir, runId);
-  if (run.result) return shapeRun(run.result);
+  if (run.result) return run.result;
   if (a.await !== false) {
     ctx.progress.say(`waiting for workflow run ${shortId(runId)}`);
     const r = await follow(run, ctx);
-    if (r) return shapeRun(r);
+    if (r) return r;
   }
   // Not awaited, or this call was cancelled (the run itself goes on): where it stands now.
   return readRun(ctx.m.paths.dir, runId);
@@ -205,6 +240,7 @@ async function found(ctx: WorkflowCall) {
   return {
     workflows: d.workflows.map((w) => ({
       name: w.name,
+      ...(w.kind === "code" ? { kind: "code" } : {}),
       description: w.description,
       steps: w.steps.map((s) => ({
         id: s.id,
@@ -217,27 +253,38 @@ async function found(ctx: WorkflowCall) {
 }
 
 /**
- * subagents_workflow: runs a discovered workflow (name) or a transient step list (steps), follows a run
+ * subagents_workflow: runs a discovered workflow (name), a transient step list (steps) or a sandboxed
+ * program (source), follows a run
  * (runId), or with no arguments lists the workflows found.
  */
 export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
   if (Object.keys(a).length === 0) return found(ctx);
-  const given = [a.name, a.steps, a.runId].filter((v) => v !== undefined).length;
-  if (given !== 1) throw usage("give exactly one of name, steps or runId (or nothing: the workflows found)");
+  const given = [a.name, a.steps, a.source, a.runId].filter((v) => v !== undefined).length;
+  if (given !== 1)
+    throw usage("give exactly one of name, steps, source or runId (or nothing: the workflows found)");
   if (a.runId !== undefined) return existing(a, ctx);
-  let def: WorkflowDef;
-  if (a.name !== undefined) {
-    // A name only: files are for the trusted CLI, not for a tool call.
-    if (a.name.includes("/") || a.name.endsWith(".toml"))
-      throw usage(`name ${JSON.stringify(a.name)} must be a workflow name, not a file`);
-    const { loadWorkflow } = await engine();
-    def = loadWorkflow(a.name, ctx.m.cwd, ctx.m.env);
-  } else def = transient(a.steps!);
-  const run = await ctx.runs.start(ctx.m, def, a.input ?? "");
-  if (a.await === false) return { runId: run.runId, workflow: def.name, status: "running" };
+  let run: LiveRun;
+  let name = "sandbox";
+  if (a.source !== undefined) run = await ctx.runs.track(await beginProgram(ctx.m, a.source, a.input ?? ""));
+  else {
+    let def: WorkflowDef;
+    if (a.name !== undefined) {
+      // A name only: files are for the trusted CLI, not for a tool call.
+      if (a.name.includes("/") || a.name.endsWith(".toml"))
+        throw usage(`name ${JSON.stringify(a.name)} must be a workflow name, not a file`);
+      const { loadWorkflow } = await engine();
+      const named = loadWorkflow(a.name, ctx.m.cwd, ctx.m.env);
+      // A code workflow runs inside this call (see workflow-code.ts).
+      if (named.kind === "code") return runCodeByName(named, a, ctx);
+      def = named;
+    } else def = transient(a.steps!);
+    name = def.name;
+    run = await ctx.runs.start(ctx.m, def, a.input ?? "");
+  }
+  if (a.await === false) return { runId: run.runId, workflow: name, status: "running" };
   ctx.progress.say(`workflow run ${shortId(run.runId)} started`);
   const r = await follow(run, ctx);
-  if (r) return shapeRun(r);
+  if (r) return r;
   // The client cancelled this call: cancel the run (its running children, nothing more starts). A closed
   // connection leaves the run going: the server awaits it before it exits.
   if ((await ctx.abortReason()) === "cancelled") run.controller.abort();

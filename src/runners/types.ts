@@ -36,6 +36,8 @@ export interface TurnInput {
   tools?: string[];
   disallowedTools?: string[];
   maxTurns?: number;
+  /** A JSON Schema the final answer must match, for runners whose CLI enforces one (`Runner.nativeSchema`). */
+  outputSchema?: object;
 }
 
 /** How a runner continues a conversation: its own session id, a transcript in the prompt, or not at all. */
@@ -106,6 +108,11 @@ export interface Runner {
   readonly binary?: RunnerBinary;
   /** Profile fields the CLI has no way to honour: a spawn that sets one gets a warning, not a silent no-op. */
   readonly ignores?: readonly ("tools" | "disallowedTools" | "maxTurns")[];
+  /**
+   * Whether the CLI enforces this JSON Schema on its final answer itself (structured output): the turn then
+   * carries it as `outputSchema`. Absent or false: muster asks for the format in the prompt instead.
+   */
+  nativeSchema?(schema: object): boolean;
   /** The exact argv shape of one turn, for docs and `muster agents` (placeholders in angle brackets). */
   readonly usage?: string;
   plan(input: TurnInput): TurnPlan;

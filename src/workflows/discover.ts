@@ -4,12 +4,18 @@ import * as path from "node:path";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { findFiles } from "../util/tree.js";
+import { CODE_EXTS, readCodeWorkflowFile } from "./code-file.js";
 import { parseWorkflow, WORKFLOW_NAME, type WorkflowDef } from "./toml.js";
 
 export type WorkflowLayer = "bundled" | "user" | "project";
 
+/** A workflow as loaded by name: a TOML DAG, or a code module (no steps: its `source` is run). */
+export interface LoadedWorkflow extends WorkflowDef {
+  kind: "toml" | "code";
+}
+
 /** A discovered workflow: the file that won its name, and the ones it shadows (lower layers first). */
-export interface FoundWorkflow extends WorkflowDef {
+export interface FoundWorkflow extends LoadedWorkflow {
   layer: WorkflowLayer;
   shadows: { source: string; layer: WorkflowLayer }[];
 }
@@ -49,13 +55,17 @@ export function workflowDirs(cwd: string, env: NodeJS.ProcessEnv): { layer: Work
   ];
 }
 
-/** `**\/*.toml` under `dir` (see findFiles). */
-function tomlFiles(dir: string, warnings: string[]): string[] {
-  return findFiles(
-    dir,
-    { ext: ".toml", what: "workflows", maxDepth: MAX_DEPTH, maxFiles: MAX_FILES },
-    warnings,
+/** `**\/*.toml`, then `**\/*.mjs` and `**\/*.js` (code workflows), under `dir` (see findFiles). */
+function workflowFiles(dir: string, warnings: string[]): string[] {
+  return [".toml", ...CODE_EXTS].flatMap((ext) =>
+    findFiles(dir, { ext, what: "workflows", maxDepth: MAX_DEPTH, maxFiles: MAX_FILES }, warnings),
   );
+}
+
+/** A discovered file as a workflow: TOML parsed and checked; a code module only named (never run here). */
+function readAny(file: string): LoadedWorkflow {
+  if (file.endsWith(".toml")) return { ...readWorkflowFile(file), kind: "toml" };
+  return { ...readCodeWorkflowFile(file), steps: [], kind: "code" };
 }
 
 /** Reads one workflow file (at most 1 MiB); throws a one-line MusterError "invalid_config" for any problem. */
@@ -87,13 +97,14 @@ export function discoverWorkflows(cwd: string, env: NodeJS.ProcessEnv = process.
     if (!real || scanned.has(real)) return;
     scanned.add(real);
     const here = new Map<string, FoundWorkflow>();
-    for (const file of tomlFiles(dir, warnings)) {
-      let def: WorkflowDef;
+    for (const file of workflowFiles(dir, warnings)) {
+      let def: LoadedWorkflow;
       try {
-        def = readWorkflowFile(file);
+        def = readAny(file);
       } catch (e) {
         if (!isMusterError(e)) throw e;
-        broken.push({ name: path.basename(file, ".toml"), source: file, layer, message: e.message, rank });
+        const stem = path.basename(file).replace(/\.(toml|mjs|js)$/, "");
+        broken.push({ name: stem, source: file, layer, message: e.message, rank });
         warnings.push(`${e.message}; skipped`);
         continue;
       }
@@ -119,11 +130,12 @@ export function discoverWorkflows(cwd: string, env: NodeJS.ProcessEnv = process.
 }
 
 /**
- * A workflow by name, or by file when `ref` names one (contains a "/" or ends in ".toml"). A broken file whose
+ * A workflow by name (TOML or code), or by TOML file when `ref` names one (contains a "/" or ends in ".toml"). A broken file whose
  * stem is the name, at or above the winner's layer, is an error rather than a silent fallback.
  */
-export function loadWorkflow(ref: string, cwd: string, env: NodeJS.ProcessEnv = process.env): WorkflowDef {
-  if (ref.includes("/") || ref.endsWith(".toml")) return readWorkflowFile(path.resolve(cwd, ref));
+export function loadWorkflow(ref: string, cwd: string, env: NodeJS.ProcessEnv = process.env): LoadedWorkflow {
+  if (ref.includes("/") || ref.endsWith(".toml"))
+    return { ...readWorkflowFile(path.resolve(cwd, ref)), kind: "toml" };
   if (!WORKFLOW_NAME.test(ref))
     throw new MusterError(
       "invalid_argument",

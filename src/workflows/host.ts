@@ -1,4 +1,5 @@
 import type { Muster } from "../core/muster.js";
+import { getRunner } from "../runners/registry.js";
 
 /** How one step's child ended. `text` is its answer when it completed with one. */
 export interface StepOutcome {
@@ -12,6 +13,10 @@ export interface StepSpawn {
   prompt: string;
   model?: string;
   reasoning?: string;
+  /** The child's working directory (default: the primary's). */
+  cwd?: string;
+  /** A JSON Schema the runner's CLI enforces on the answer (only when `nativeOutput` said yes). */
+  outputSchema?: object;
 }
 
 /**
@@ -22,6 +27,8 @@ export interface StepSpawn {
 export interface WorkflowHost {
   /** Names of the agent profiles a spawn here can use. */
   agents(): Set<string>;
+  /** Whether this agent's runner enforces this JSON Schema natively (absent: never; the prompt asks instead). */
+  nativeOutput?(agent: string, schema: object): boolean;
   /** The primary's state directory (created if needed); workflow runs live under `<dir>/workflows/`. */
   stateDir(): string;
   /** Starts a child with its first turn queued; returns at once. Throws (nothing created) when refused. */
@@ -38,6 +45,16 @@ export interface WorkflowHost {
 export function musterHost(m: Muster): WorkflowHost {
   return {
     agents: () => new Set(m.agents().agents.map((a) => a.profile.name)),
+    nativeOutput: (agent, schema) => {
+      try {
+        const profile = m.agents().agents.find((a) => a.profile.name === agent)?.profile;
+        const runner = profile ? getRunner(profile.runner) : undefined;
+        return !!runner?.nativeSchema?.(schema);
+      } catch {
+        // Profiles that cannot be read now: the instructed way works with any runner (the spawn will say why it fails).
+        return false;
+      }
+    },
     stateDir: () => {
       m.claimPrimary();
       return m.paths.dir;
@@ -48,6 +65,8 @@ export function musterHost(m: Muster): WorkflowHost {
         prompt: o.prompt,
         ...(o.model ? { model: o.model } : {}),
         ...(o.reasoning ? { reasoning: o.reasoning } : {}),
+        ...(o.cwd ? { cwd: o.cwd } : {}),
+        ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
       });
       return { id: r.id, turnId: r.turnId };
     },

@@ -6,6 +6,19 @@ import { appendJsonLines, ensureDir, writeFileAtomic, writeJsonAtomic } from "..
 import { assertIdOrPrefix, isFullId } from "../util/ids.js";
 import type { WorkflowDef } from "./toml.js";
 
+/** What a code workflow's run records as its definition: how `workflow resume` finds the function again. */
+export interface CodeDef {
+  name: string;
+  description: string;
+  steps: [];
+  /** The module (code) or program (sandbox) file, or the name given to the library. */
+  source: string;
+  /** "code": a module, imported again from `source`; "sandbox": the program kept in `program.js`. */
+  kind: "code" | "sandbox";
+  /** Whether `source` is a file resume can import (false for a function handed to the library). */
+  file: boolean;
+}
+
 export type StepStatus =
   | "completed"
   | "errored"
@@ -28,7 +41,16 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
       pidStart?: string;
       steps: string[];
     }
-  | { type: "step_started"; stepId: string; childId: string; turnId: string; agent: string }
+  | {
+      type: "step_started";
+      stepId: string;
+      childId: string;
+      turnId: string;
+      agent: string;
+      /** A code workflow's call: the key of its arguments (see replay.ts), and the phase it started in. */
+      key?: string;
+      phase?: string;
+    }
   /** A structured worker's corrective turn (its first answer did not match the output schema). */
   | { type: "step_retried"; stepId: string; turnId: string }
   | {
@@ -41,7 +63,13 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
       cause?: { stepId: string; status: StepStatus };
       /** The answer, copied to `outputs/<stepId>.md`. */
       output?: { path: string; bytes: number };
+      /** A code workflow's call: the key of its arguments; a completed one's result is in `calls/<stepId>.json`. */
+      key?: string;
     }
+  /** A code workflow entered a phase (`ctx.phase(name)`). */
+  | { type: "phase"; name: string }
+  /** A resumed code workflow stopped answering calls from the log at this call; from here children run. */
+  | { type: "replay_ended"; stepId: string; replayed: number; reason: string }
   | { type: "cancel_requested" }
   | {
       type: "run_resumed";
@@ -80,7 +108,7 @@ export class RunLog {
   constructor(readonly files: RunFiles) {}
 
   /** Creates the run directory with its input and definition (crash-safe writes). */
-  static create(files: RunFiles, def: WorkflowDef, input: string): RunLog {
+  static create(files: RunFiles, def: WorkflowDef | CodeDef, input: string): RunLog {
     ensureDir(path.join(files.dir, "outputs"));
     writeFileAtomic(files.input, input);
     writeJsonAtomic(files.workflow, def);
@@ -114,12 +142,15 @@ export interface RunView {
   workflow: string;
   source: string;
   status: RunStatus;
+  /** A code workflow's latest `ctx.phase`. */
+  phase?: string;
   startedAt?: string;
   settledAt?: string;
   steps: {
     id: string;
     status: StepStatus | "pending" | "running";
     childId?: string;
+    phase?: string;
     reason?: string;
     cause?: { stepId: string; status: StepStatus };
     output?: string;
@@ -161,6 +192,7 @@ export function readRun(stateDir: string, runId: string): RunView {
     start.steps.map((id) => [id, { id, status: "pending" as const }]),
   );
   let status: RunStatus = "running";
+  let phase: string | undefined;
   let settledAt: string | undefined;
   let runner = { pid: start.pid, pidStart: start.pidStart };
   for (const e of events) {
@@ -171,6 +203,9 @@ export function readRun(stateDir: string, runId: string): RunView {
     };
     if (e.type === "step_started") {
       Object.assign(step(e.stepId), { status: "running", childId: e.childId });
+      if (e.phase) step(e.stepId).phase = e.phase;
+    } else if (e.type === "phase") {
+      phase = e.name;
     } else if (e.type === "step_settled") {
       const s = step(e.stepId);
       s.status = e.status;
@@ -181,12 +216,18 @@ export function readRun(stateDir: string, runId: string): RunView {
     } else if (e.type === "run_resumed") {
       status = "running";
       settledAt = undefined;
+      phase = undefined;
       runner = { pid: e.pid, pidStart: e.pidStart };
       for (const id of e.rerun) {
         const s = step(id);
         s.status = "pending";
         for (const k of ["reason", "cause", "output"] as const) delete s[k];
       }
+    } else if (e.type === "replay_ended") {
+      // A resumed code run took its own path from this call on: later calls of earlier attempts are not its.
+      const from = Number(e.stepId.slice("agent-".length));
+      for (const id of [...steps.keys()])
+        if (/^agent-\d+$/.test(id) && Number(id.slice("agent-".length)) >= from) steps.delete(id);
     } else if (e.type === "run_settled") {
       status = e.status;
       settledAt = e.ts;
@@ -198,6 +239,7 @@ export function readRun(stateDir: string, runId: string): RunView {
     workflow: start.workflow,
     source: start.source,
     status,
+    ...(phase !== undefined ? { phase } : {}),
     startedAt: start.ts,
     ...(settledAt ? { settledAt } : {}),
     steps: [...steps.values()],

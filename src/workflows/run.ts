@@ -1,13 +1,15 @@
 import * as fs from "node:fs";
 import { uuidv7 } from "../util/ids.js";
-import type { WorkflowHost } from "./host.js";
+import type { StepSpawn, WorkflowHost } from "./host.js";
 import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "./run-log.js";
 import {
   compileOutput,
   finishStructured,
+  modeOf,
   outcomeFields,
+  type StructuredMode,
   type StructuredOutcome,
-  structuredPrompt,
+  structuredSpawn,
 } from "./structured.js";
 import { checkAgents, checkWorkflow, terminalSteps, type WorkflowDef, type WorkflowStep } from "./toml.js";
 
@@ -23,6 +25,8 @@ export interface StepResult {
   text?: string;
   /** A structured step's decoded answer (its dependents receive it as JSON). */
   output?: unknown;
+  /** A structured step: whether the runner enforced the schema ("native") or the prompt asked ("instructed"). */
+  structured?: StructuredMode;
   /** Why a structured step's answer was refused after its corrective retry: one line per error. */
   errors?: string[];
 }
@@ -170,15 +174,15 @@ export async function execute(
       }
     }
     let child: { id: string; turnId: string };
+    const plain: StepSpawn = {
+      agent: step.agent,
+      prompt: stepPrompt(step, input, outputs),
+      ...(step.model ? { model: step.model } : {}),
+      ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+    };
+    const spawn = step.output ? structuredSpawn(host, plain, step.output) : plain;
     try {
-      child = await host.spawn({
-        agent: step.agent,
-        prompt: step.output
-          ? structuredPrompt(stepPrompt(step, input, outputs), step.output)
-          : stepPrompt(step, input, outputs),
-        ...(step.model ? { model: step.model } : {}),
-        ...(step.reasoning ? { reasoning: step.reasoning } : {}),
-      });
+      child = await host.spawn(spawn);
     } catch (e) {
       settle({ ...base, status: "errored", reason: `could not start: ${(e as Error).message}` });
       return;
@@ -195,8 +199,13 @@ export async function execute(
     // A cancel that came while this child was being started must reach it too.
     if (cancelled) await host.cancel([child.id]).catch(() => {});
     const out: StructuredOutcome = step.output
-      ? await finishStructured(host, child, step.output, compileOutput(step.output, step.id), (turnId) =>
-          log.append({ type: "step_retried", stepId: step.id, turnId }),
+      ? await finishStructured(
+          host,
+          child,
+          step.output,
+          compileOutput(step.output, step.id),
+          (turnId) => log.append({ type: "step_retried", stepId: step.id, turnId }),
+          modeOf(spawn),
         )
       : await host.wait(child.id, child.turnId);
     running.delete(step.id);

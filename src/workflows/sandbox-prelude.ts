@@ -1,10 +1,10 @@
 /**
  * The `ctx` a sandboxed program sees, written in JS and evaluated inside QuickJS before the program. It is an
- * expression: a function of the host's three natives (start, await, log), which pass strings only (JSON), and
+ * expression: a function of the host's natives (start, await, log, phase), which pass strings only (JSON), and
  * it returns `{ctx, out}` — `out` turns the program's result into JSON with the JSON captured here, before the
  * program could replace it. The host checks everything that crosses back; nothing here is trusted.
  */
-export const PRELUDE = `(function (startNative, awaitNative, logNative) {
+export const PRELUDE = `(function (startNative, awaitNative, logNative, phaseNative) {
   "use strict";
   const stringify = JSON.stringify, parse = JSON.parse, isArray = Array.isArray;
   function handle(id) {
@@ -39,10 +39,25 @@ export const PRELUDE = `(function (startNative, awaitNative, logNative) {
     await Promise.all(lanes);
     return out;
   }
+  // As ctx-flow.ts's pipeline: each item moves on to its next stage as soon as its own current one is done.
+  function settled(v) {
+    return v && typeof v === "object" && typeof v.await === "function" && "id" in v ? v.await() : v;
+  }
+  async function pipeline(items, ...stages) {
+    if (!isArray(items)) throw new TypeError("ctx.pipeline needs an array of items");
+    for (const s of stages) if (typeof s !== "function") throw new TypeError("ctx.pipeline: every stage must be a function");
+    return Promise.all(items.map(async (item, i) => {
+      let v = item;
+      for (const stage of stages) v = await settled(await stage(v, i));
+      return v;
+    }));
+  }
   const ctx = Object.freeze({
     agent(call) { return handle(startNative(stringify(call === undefined ? null : call))); },
     await: awaitAll,
     parallel,
+    pipeline,
+    phase(name) { phaseNative(String(name)); },
     log(text) { logNative(String(text)); },
   });
   function out(v) {

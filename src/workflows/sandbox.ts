@@ -6,7 +6,13 @@ import {
   type QuickJSRuntime,
 } from "quickjs-emscripten";
 import { MusterError } from "../base/errors.js";
-import { type AgentHandle, type CodeRunOptions, type CodeRunResult, runCodeWorkflow } from "./code.js";
+import {
+  type AgentHandle,
+  type CodeRunOptions,
+  type CodeRunResult,
+  runCodeWorkflow,
+  type WorkflowFn,
+} from "./code.js";
 import type { StepSpawn, WorkflowHost } from "./host.js";
 import { PRELUDE } from "./sandbox-prelude.js";
 
@@ -31,7 +37,7 @@ class SandboxStop extends Error {}
 /**
  * Runs a model-written program in QuickJS (a WebAssembly interpreter with its own heap; a fresh module per run,
  * so nothing a program does outlives it). The source is the body of `async (ctx, input) => { … }`: `return`
- * gives the result. Inside: only `ctx.agent / await / parallel / log` and `input` — no require, import,
+ * gives the result. Inside: only `ctx.agent / await / parallel / pipeline / phase / log` and `input` — no require, import,
  * process, fs, network or timers. Values cross as JSON strings, never host objects. Every ctx.agent call is a
  * real child through runCodeWorkflow, so the run record, cancellation and result shape are a code workflow's.
  */
@@ -54,53 +60,71 @@ export async function runSandboxed(
   ] as const)
     if (!Number.isSafeInteger(v) || v < min)
       throw new MusterError("invalid_argument", `${k} must be a whole number ≥ ${min}`);
-  const qjs = await newQuickJSWASMModule();
   return runCodeWorkflow(
     host,
     name ?? "sandbox",
-    async (ctx, inp) => {
-      const rt = qjs.newRuntime();
-      rt.setMemoryLimit(memoryBytes);
-      // Small enough that QuickJS reports the overflow before the host's own stack runs out (512 KiB did not).
-      rt.setMaxStackSize(256 * 1024);
-      const vm = rt.newContext();
-      try {
-        return await drive(rt, vm, source, inp, {
-          agent: (call) => ctx.agent(call),
-          log: (t) => ctx.log(t),
-          signal: ctx.signal,
-          maxChildren,
-          memoryBytes,
-          cpuMs,
-          wallMs,
-        });
-      } catch (e) {
-        // The host's stack ran out inside the interpreter: the program's fault, said plainly.
-        if (e instanceof RangeError) throw new SandboxStop("the program overflowed its stack");
-        throw e;
-      } finally {
-        try {
-          vm.dispose();
-          rt.dispose();
-        } catch {
-          // A runtime stopped mid-allocation may not free cleanly; the module is dropped with it.
-        }
-      }
-    },
+    sandboxFn(source, { maxChildren, memoryBytes, cpuMs, wallMs }),
     input,
-    // A backstop: the sandbox refuses the call itself before this is reached.
-    { ...codeOpts, maxAgents: maxChildren },
+    // A backstop: the sandbox refuses the call itself before this is reached. The program is kept for resume.
+    { ...codeOpts, maxAgents: maxChildren, origin: { kind: "sandbox", program: source } },
   );
+}
+
+/** The workflow function that runs `source` in a fresh QuickJS runtime (also what a resume runs again). */
+export function sandboxFn(
+  source: string,
+  limits: { maxChildren: number; memoryBytes: number; cpuMs: number; wallMs: number } = {
+    maxChildren: 32,
+    memoryBytes: 32 * MiB,
+    cpuMs: 1000,
+    wallMs: 60 * 60 * 1000,
+  },
+): WorkflowFn {
+  return async (ctx, inp) => {
+    const qjs = await newQuickJSWASMModule();
+    const rt = qjs.newRuntime();
+    rt.setMemoryLimit(limits.memoryBytes);
+    // Small enough that QuickJS reports the overflow before the host's own stack runs out (512 KiB did not).
+    rt.setMaxStackSize(256 * 1024);
+    const vm = rt.newContext();
+    try {
+      return await drive(rt, vm, source, inp, {
+        agent: (call) => ctx.agent(call),
+        phase: (n) => ctx.phase(n),
+        log: (t) => ctx.log(t),
+        signal: ctx.signal,
+        ...limits,
+      });
+    } catch (e) {
+      // The host's stack ran out inside the interpreter: the program's fault, said plainly.
+      if (e instanceof RangeError) throw new SandboxStop("the program overflowed its stack");
+      throw e;
+    } finally {
+      try {
+        vm.dispose();
+        rt.dispose();
+      } catch {
+        // A runtime stopped mid-allocation may not free cleanly; the module is dropped with it.
+      }
+    }
+  };
 }
 
 interface Bridge {
   agent(call: StepSpawn): AgentHandle;
+  phase(name: string): void;
   log(text: string): void;
   signal: AbortSignal;
   maxChildren: number;
   memoryBytes: number;
   cpuMs: number;
   wallMs: number;
+}
+
+/** This process's CPU time (user + system) in ms: while the VM runs synchronously, nearly all of it is the VM's. */
+function cpuMsNow(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }
 
 async function drive(
@@ -112,14 +136,16 @@ async function drive(
 ): Promise<unknown> {
   let budgetEnd = 0;
   let interrupted = false;
+  // CPU time, not the wall clock: on a loaded machine a program that computes for 200 ms may take seconds of
+  // wall time, and it must not be stopped for the machine's load.
   rt.setInterruptHandler(() => {
-    if (Date.now() <= budgetEnd) return false;
+    if (cpuMsNow() <= budgetEnd) return false;
     interrupted = true;
     return true;
   });
   // Every entry into the VM gets a fresh CPU budget; awaiting a child (time outside the VM) costs nothing.
   const enter = (): void => {
-    budgetEnd = Date.now() + b.cpuMs;
+    budgetEnd = cpuMsNow() + b.cpuMs;
   };
   let fail: (e: Error) => void = () => {};
   const failed = new Promise<never>((_, reject) => {
@@ -231,6 +257,13 @@ async function drive(
     // One progress line, not a channel for megabytes.
     b.log(vm.getString(arg).slice(0, 4000));
   });
+  const phase = vm.newFunction("phase", (arg) => {
+    try {
+      b.phase(vm.getString(arg).slice(0, 4000));
+    } catch (e) {
+      return { error: vm.newError({ name: "TypeError", message: (e as Error).message }) };
+    }
+  });
 
   const onAbort = (): void => fail(new SandboxStop("the run was cancelled"));
   b.signal.addEventListener("abort", onAbort, { once: true });
@@ -238,12 +271,12 @@ async function drive(
     () => fail(new SandboxStop(`the run exceeded its wall-clock bound of ${Math.round(b.wallMs / 1000)} s`)),
     b.wallMs,
   );
-  const owned: QuickJSHandle[] = [start, wait, log];
+  const owned: QuickJSHandle[] = [start, wait, log, phase];
   try {
     enter();
     const factory = unwrap(vm.evalCode(PRELUDE, "muster-prelude.js"));
     owned.push(factory);
-    const api = unwrap(vm.callFunction(factory, vm.undefined, start, wait, log));
+    const api = unwrap(vm.callFunction(factory, vm.undefined, start, wait, log, phase));
     owned.push(api);
     const ctx = vm.getProp(api, "ctx");
     const out = vm.getProp(api, "out");
@@ -287,6 +320,8 @@ function checkCall(c: unknown): string | undefined {
   const o = c as Record<string, unknown>;
   if (typeof o.agent !== "string" || o.agent === "") return "ctx.agent: agent must be a non-empty string";
   if (typeof o.prompt !== "string" || o.prompt === "") return "ctx.agent: prompt must be a non-empty string";
+  // A model-written program runs its children where the run runs, nowhere it picks.
+  if (o.cwd !== undefined) return "ctx.agent: cwd is not available in a sandboxed program";
   for (const k of ["model", "reasoning"])
     if (o[k] !== undefined && typeof o[k] !== "string") return `ctx.agent: ${k} must be a string`;
   return undefined;

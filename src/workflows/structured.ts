@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { MusterError } from "../base/errors.js";
-import type { StepOutcome, WorkflowHost } from "./host.js";
+import type { StepOutcome, StepSpawn, WorkflowHost } from "./host.js";
 
 /** A step's `output`: its answer must be one JSON value matching `schema` (a JSON Schema). */
 export interface OutputSpec {
@@ -8,8 +8,15 @@ export interface OutputSpec {
   schema: object;
 }
 
+/**
+ * How a structured worker was asked for its format: "native" (the runner's CLI enforces the schema, e.g.
+ * claude --json-schema, codex --output-schema) or "instructed" (the prompt demands it). ajv checks both.
+ */
+export type StructuredMode = "native" | "instructed";
+
 /** A structured worker's settled outcome: `output` is the decoded value, never prose. */
 export interface StructuredOutcome extends StepOutcome {
+  structured?: StructuredMode;
   output?: unknown;
   /** Why the answer was refused after the corrective retry: one line per validation error. */
   errors?: string[];
@@ -21,6 +28,7 @@ export function outcomeFields(out: StructuredOutcome) {
     status: out.status,
     ...(out.reason ? { reason: out.reason } : {}),
     ...(out.text !== undefined ? { text: out.text } : {}),
+    ...(out.structured ? { structured: out.structured } : {}),
     ...("output" in out ? { output: out.output } : {}),
     ...(out.errors ? { errors: out.errors } : {}),
   };
@@ -47,6 +55,21 @@ export function compileOutput(spec: unknown, where: string): ValidateFunction {
     );
   }
 }
+
+/**
+ * A structured worker's spawn: the schema travels with the turn when the agent's runner enforces it natively
+ * (the prompt then only names what the value is), else the prompt demands the format (structuredPrompt).
+ */
+export function structuredSpawn(host: WorkflowHost, s: StepSpawn, spec: OutputSpec): StepSpawn {
+  if (host.nativeOutput?.(s.agent, spec.schema)) {
+    const what = spec.description ? `\n\nYour final answer is structured output: ${spec.description}` : "";
+    return { ...s, prompt: `${s.prompt}${what}`, outputSchema: spec.schema };
+  }
+  return { ...s, prompt: structuredPrompt(s.prompt, spec) };
+}
+
+/** Which way a spawn from structuredSpawn asks for the format. */
+export const modeOf = (s: StepSpawn): StructuredMode => (s.outputSchema ? "native" : "instructed");
 
 /** The prompt with the format instruction appended (the generic path: no runner-native structured output). */
 export function structuredPrompt(prompt: string, spec: OutputSpec): string {
@@ -132,29 +155,36 @@ export async function finishStructured(
   spec: OutputSpec,
   validate: ValidateFunction,
   onRetry?: (turnId: string) => void,
+  mode: StructuredMode = "instructed",
 ): Promise<StructuredOutcome> {
+  // The corrective retry is a plain turn (the schema in its prompt) whichever way the first one went.
+  const done = (o: StructuredOutcome): StructuredOutcome => ({ ...o, structured: mode });
   try {
     let out = await host.wait(child.id, child.turnId);
-    if (out.status !== "completed") return out;
+    if (out.status !== "completed") return done(out);
     let check = checkAnswer(validate, out.text ?? "");
-    if (check.ok) return { ...out, output: check.value };
+    if (check.ok) return done({ ...out, output: check.value });
     let retry: { turnId: string };
     try {
       retry = await host.send(child.id, correctionPrompt(check.errors, spec));
     } catch (e) {
-      return { status: "errored", reason: `could not retry: ${(e as Error).message}`, errors: check.errors };
+      return done({
+        status: "errored",
+        reason: `could not retry: ${(e as Error).message}`,
+        errors: check.errors,
+      });
     }
     onRetry?.(retry.turnId);
     out = await host.wait(child.id, retry.turnId);
-    if (out.status !== "completed") return { ...out, errors: check.errors };
+    if (out.status !== "completed") return done({ ...out, errors: check.errors });
     check = checkAnswer(validate, out.text ?? "");
-    if (check.ok) return { ...out, output: check.value };
-    return {
+    if (check.ok) return done({ ...out, output: check.value });
+    return done({
       status: "errored",
       reason: "the answer did not match the output schema, also after one corrective retry",
       ...(out.text !== undefined ? { text: out.text } : {}),
       errors: check.errors,
-    };
+    });
   } finally {
     await host.cancel([child.id]).catch(() => {});
   }

@@ -1,4 +1,5 @@
 import { defineCliChecks } from "./checks.js";
+import { defineWorkflowChecks } from "./workflow-checks.js";
 
 defineCliChecks({
   name: "claude",
@@ -7,3 +8,4 @@ defineCliChecks({
   // Claude Code retries a 500 ten times with backoff (minutes); one answer is enough to prove the mapping.
   env: { CLAUDE_CODE_MAX_RETRIES: "0" },
 });
+defineWorkflowChecks("claude");

@@ -76,7 +76,7 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     const wf = list.tools.find((t) => t.name === "subagents_workflow");
     expect(wf).toBeDefined();
     expect(wf!.description).not.toContain("\n");
-    expect(Object.keys(wf!.inputSchema.properties ?? {})).not.toContain("source");
+    expect(Object.keys(wf!.inputSchema.properties ?? {})).toContain("source");
     expect(JSON.stringify(list).length).toBeLessThan(6000);
   });
 
@@ -152,16 +152,21 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     expect(agent.isError).toBe(true);
     expect(agent.text).toMatch(/unknown agent: step "a" uses "nobody"; the subagents_agents tool lists them/);
     const both = await call({ name: "review-chain", steps: [step("a", "A")] });
-    expect(both.text).toMatch(/^invalid_argument: give exactly one of name, steps or runId \(/);
+    expect(both.text).toMatch(/^invalid_argument: give exactly one of name, steps, source or runId \(/);
     const inputOnly = await call({ input: "x" });
-    expect(inputOnly.text).toMatch(/^invalid_argument: give exactly one of name, steps or runId/);
+    expect(inputOnly.text).toMatch(/^invalid_argument: give exactly one of name, steps, source or runId/);
     const file = await call({ name: "../x.toml" });
     expect(file.text).toMatch(/^invalid_argument: .*must be a workflow name, not a file$/);
     const unknown = await call({ name: "no-such-flow" });
     expect(unknown.text).toMatch(/^not_found: unknown workflow "no-such-flow"; available: .*review-chain/);
-    const extra = await call({ name: "review-chain", source: "ctx.agent()" });
-    expect(extra.text).toMatch(/unknown argument "source"/);
-    for (const t of [cycle, agent, both, inputOnly, file, unknown, extra]) expect(t.text).not.toContain("\n");
+    const extra = await call({ name: "review-chain", sources: "ctx.agent()" });
+    expect(extra.text).toMatch(/unknown argument "sources"/);
+    const mixed = await call({ name: "review-chain", source: "return 1;" });
+    expect(mixed.text).toMatch(/^invalid_argument: give exactly one of name, steps, source or runId/);
+    const blank = await call({ source: "  \n" });
+    expect(blank.text).toBe("invalid_argument: source is empty: give the program's text");
+    for (const t of [cycle, agent, both, inputOnly, file, unknown, extra, mixed, blank])
+      expect(t.text).not.toContain("\n");
     expect(runCount()).toBe(before);
     const ls = (await client.callTool({ name: "subagents_status", arguments: {} })).content as {
       text: string;
@@ -197,6 +202,70 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     expect(bad.text).toBe(
       "not_found: no workflow run ffffffff in this primary; the muster CLI's workflow runs lists them",
     );
+  });
+
+  it("source: a model-written program fans out two mock children in the sandbox and returns their texts", async () => {
+    const seen: Progress[] = [];
+    const source = [
+      'const hs = ["LEFT", "RIGHT"].map((w) => ctx.agent({ agent: "mock", prompt: "Side.\\nmock: reply=" + w + "-" + input }));',
+      'ctx.log("fanned out " + hs.length);',
+      "const rs = await ctx.await(hs, 'all');",
+      "return rs.map((r) => r.text);",
+    ].join("\n");
+    const r = await ok({ source, input: "pie" }, (p) => seen.push(p));
+    expect(r.workflow).toBe("sandbox");
+    expect(r.status).toBe("completed");
+    expect(r.result).toEqual(["LEFT-pie", "RIGHT-pie"]);
+    expect(r.steps.map((s: Data) => [s.id, s.agent, s.status])).toEqual([
+      ["agent-1", "mock", "completed"],
+      ["agent-2", "mock", "completed"],
+    ]);
+    for (const s of r.steps) expect(s.childId).toMatch(/^[0-9a-f-]{36}$/);
+    const messages = seen.map((p) => p.message ?? "");
+    expect(messages[0]).toBe(`workflow run ${r.runId.slice(-8)} started`);
+    for (const s of r.steps)
+      expect(messages).toContain(`step ${s.id} started: child ${s.childId.slice(-8)} (mock)`);
+    expect(messages).toContain("step agent-1 completed");
+    // (the last notifications may trail the answer: only those sent before the children settled are asserted)
+    expect(messages).toContain("log: fanned out 2");
+    // A durable run like the others: its record lists both children.
+    const view = (await sb.json(["workflow", "status", r.runId])).data;
+    expect(view.status).toBe("completed");
+    // (the record lists a program's steps as they started: two at once may come in either order)
+    expect(view.steps.map((s: Data) => [s.id, s.status]).sort()).toEqual([
+      ["agent-1", "completed"],
+      ["agent-2", "completed"],
+    ]);
+    // await false: the run id at once, then {runId} awaits the program's answer.
+    const started = await ok({
+      source:
+        'return (await ctx.agent({ agent: "mock", prompt: "x\\nmock: sleep=1 reply=LATE" }).await()).text;',
+      await: false,
+    });
+    expect(started).toMatchObject({ workflow: "sandbox", status: "running" });
+    const done = await ok({ runId: started.runId });
+    expect(done).toMatchObject({ runId: started.runId, status: "completed", result: "LATE" });
+  });
+
+  it("source: an escape attempt fails the run with a clear error and starts no child", async () => {
+    const before = (await client.callTool({ name: "subagents_status", arguments: {} })).content as {
+      text: string;
+    }[];
+    const count = JSON.parse(before[0]!.text).children.length;
+    const r = await ok({
+      source:
+        'const p = ctx.constructor.constructor("return process")(); ctx.agent({ agent: "mock", prompt: String(p.pid) });',
+    });
+    expect(r.status).toBe("failed");
+    expect(r.error).toMatch(/^the program threw ReferenceError: .*process/);
+    expect(r.steps).toEqual([]);
+    const loop = await ok({ source: "for (;;) {}" });
+    expect(loop.status).toBe("failed");
+    expect(loop.error).toMatch(/without awaiting \(CPU budget exceeded\)/);
+    const after = (await client.callTool({ name: "subagents_status", arguments: {} })).content as {
+      text: string;
+    }[];
+    expect(JSON.parse(after[0]!.text).children.length).toBe(count);
   });
 
   it("prompts/list offers every workflow as workflow:<name>; prompts/get asks for the subagents_workflow tool", async () => {
@@ -246,6 +315,34 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
       ["hangs", "cancelled"],
       ["after", "skipped"],
     ]);
+  });
+
+  it("cancelling a waiting source call cancels the program's run and its running child", async () => {
+    const controller = new AbortController();
+    const seen: Progress[] = [];
+    const doomed = client
+      .callTool(
+        {
+          name: "subagents_workflow",
+          arguments: {
+            source:
+              'return (await ctx.agent({ agent: "mock", prompt: "Hang.\\nmock: hang" }).await()).status;',
+          },
+        },
+        undefined,
+        { timeout: 60_000, signal: controller.signal, onprogress: (p) => seen.push(p) },
+      )
+      .catch((e: Error) => e);
+    await until(() => seen.some((p) => /^step agent-1 started/.test(p.message ?? "")), 20_000);
+    const short = /^workflow run ([0-9a-f]{8}) started$/.exec(seen[0]?.message ?? "")?.[1];
+    expect(short).toBeDefined();
+    controller.abort();
+    expect(await doomed).toBeInstanceOf(Error);
+    const r = await until(async () => {
+      const x = await ok({ runId: short, await: false });
+      return x.status === "cancelled" ? x : undefined;
+    }, 20_000);
+    expect(r.steps).toEqual([expect.objectContaining({ id: "agent-1", status: "cancelled" })]);
   });
 
   it("a run started with await false outlives the connection: the server finishes it once stdin ends, then exits", async () => {

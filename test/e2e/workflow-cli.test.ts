@@ -32,7 +32,7 @@ describe("muster workflow (CLI)", () => {
       expect(won.shadows).toEqual([{ layer: "bundled", source: rc.source }]);
       const human = await sb.run(["workflow", "list"]);
       expect(human.stdout).toMatch(
-        /review-chain\s+1\s+project\s+\.\/\.muster\/workflows\/team\/review\.toml/,
+        /review-chain\s+toml\s+1\s+project\s+\.\/\.muster\/workflows\/team\/review\.toml/,
       );
     } finally {
       fs.rmSync(path.join(sb.cwd, ".muster"), { recursive: true, force: true });

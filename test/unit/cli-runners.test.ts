@@ -66,6 +66,63 @@ describe("agent CLI runners build argv arrays in each CLI's own spelling", () =>
     expect(later.join(" ")).not.toContain("developer_instructions");
   });
 
+  it("native structured output: claude --json-schema inline, codex --output-schema <file>; only schemas each takes", () => {
+    const strict = {
+      type: "object",
+      properties: { files: { type: "array", items: { type: "string" } } },
+      required: ["files"],
+      additionalProperties: false,
+    };
+    const claude = plan("claude", { outputSchema: strict }).argv;
+    expect(JSON.parse(flagValue(claude, "--json-schema")!)).toEqual(strict);
+    expect(plan("claude").argv).not.toContain("--json-schema");
+    const codex = plan("codex", { turnId: "t-schema", outputSchema: strict }).argv;
+    const file = flagValue(codex, "--output-schema")!;
+    expect(path.dirname(file)).toBe(path.join(dir, "runner"));
+    expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual(strict);
+    expect(codex.indexOf("--output-schema")).toBeLessThan(codex.indexOf("--"));
+    expect(plan("codex").argv).not.toContain("--output-schema");
+    const takes = (name: string, schema: object) => !!getRunner(name)!.nativeSchema?.(schema);
+    const open = { type: "object", properties: { files: { type: "array" } }, required: ["files"] };
+    const optional = { ...strict, required: [] };
+    const deepOpen = { ...strict, properties: { o: { type: "object", properties: {} } }, required: ["o"] };
+    const huge = { type: "object", description: "x".repeat(70 * 1024) };
+    expect([strict, open, { type: "array" }, huge].map((s) => takes("claude", s))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect([strict, open, optional, deepOpen, { type: "array" }].map((s) => takes("codex", s))).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    for (const other of ["gemini", "pi", "opencode", "mock", "command"])
+      expect(takes(other, strict)).toBe(false);
+  });
+
+  it("claude: a result with structured_output answers with that value as JSON", () => {
+    const { parser } = plan("claude");
+    const out = parser!.line(
+      JSON.stringify({
+        type: "result",
+        subtype: "success",
+        is_error: false,
+        result: "Here you go.",
+        structured_output: { files: ["a.ts"] },
+        usage: {},
+      }),
+    );
+    expect(out.find((m) => m.type === "result")).toEqual({
+      type: "result",
+      status: "completed",
+      text: '{"files":["a.ts"]}',
+    });
+  });
+
   it("pi: provider and model apart, thinking, tools, session; a leading space keeps a '-' prompt a message", () => {
     const { argv } = plan("pi", {
       model: "local:scripted",

@@ -125,7 +125,10 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
     const r = await run(
       `let refused = 0; for (let i = 0; i < 10000; i++) { try { ctx.agent({ agent: "mock", prompt: "p" }); } catch { refused++; } } return refused;`,
       host,
+      // 10,000 refusals in one stretch take over a second on a loaded machine: this test is about the cap.
+      { cpuMs: 30_000 },
     );
+    expect(r.error).toBeUndefined();
     expect(r.result).toBe(10000 - 32);
     expect(host.spawns).toHaveLength(32);
   });
@@ -178,6 +181,8 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
       const probe = (f) => { try { const v = f(); return v === undefined ? "undefined" : typeof v; } catch (e) { return "threw"; } };
       return {
         ctorProcess: probe(() => ctx.constructor.constructor("return process")()),
+        fnProcess: probe(() => Function("return process")()),
+        protoCtor: probe(() => Object.getPrototypeOf(ctx.agent).constructor("return process")()),
         fnThisProcess: probe(() => Function("return this")().process),
         handleCtor: probe(() => ctx.agent.constructor("return typeof process")() === "undefined" ? undefined : 1),
         require: typeof globalThis.require,
@@ -191,6 +196,8 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
     expect(r.error).toBeUndefined();
     expect(r.result).toEqual({
       ctorProcess: "threw",
+      fnProcess: "threw",
+      protoCtor: "threw",
       fnThisProcess: "undefined",
       handleCtor: "undefined",
       require: "undefined",
@@ -200,6 +207,41 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
       strictThis: true,
       importFs: "refused",
     });
+  });
+
+  it("each hostile program ends with its own clear error, its running child cancelled and no child started after", async () => {
+    const cases: [string, string, RegExp][] = [
+      ["escape", `Function("return process")().exit(1);`, /^the program threw ReferenceError: .*process/],
+      [
+        "prototype",
+        `ctx.agent.constructor.constructor("return process")().pid;`,
+        /ReferenceError: .*process/,
+      ],
+      ["loop", `for (;;) {}`, /ran 200 ms without awaiting \(CPU budget exceeded\)/],
+      [
+        "alloc",
+        `const a = []; for (;;) a.push(new Array(1e6).fill(7));`,
+        /exceeded its memory limit of 8 MiB/,
+      ],
+      ["throw", `throw new TypeError("bad plan");`, /^the program threw TypeError: bad plan$/],
+    ];
+    for (const [label, body, error] of cases) {
+      const host = new RecordingHost();
+      host.hang = true;
+      const r = await run(
+        `const first = ctx.agent({ agent: "mock", prompt: "a" });\n${body}\nctx.agent({ agent: "mock", prompt: "never" });`,
+        host,
+        // Only the loop meets the CPU budget: the others must fail for their own reason even on a loaded machine.
+        { cpuMs: label === "loop" ? 200 : 10_000, memoryBytes: 8 * 1024 * 1024 },
+      );
+      expect(r.status, label).toBe("failed");
+      expect(r.error, label).toMatch(error);
+      expect(
+        host.spawns.map((s) => s.prompt),
+        label,
+      ).toEqual(["a"]);
+      expect(host.cancelled, label).toEqual(["c1"]);
+    }
   });
 
   it("prototype pollution inside the sandbox does not reach the host; results cross as JSON only", async () => {

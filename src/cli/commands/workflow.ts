@@ -1,9 +1,5 @@
-import * as path from "node:path";
 import type { Command } from "commander";
-import { MusterError } from "../../base/errors.js";
 import { shortId } from "../../util/ids.js";
-import { readFileBounded } from "../../util/safe-read.js";
-import type { CodeRunOptions, CodeRunResult } from "../../workflows/code.js";
 import type { Progress, RunResult } from "../../workflows/run.js";
 import type { RunView } from "../../workflows/run-log.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
@@ -13,6 +9,7 @@ import { takeInterrupt } from "../interrupt.js";
 import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 import { displayPath, printWarnings } from "./agents.js";
+import { codeExit, resumeCode, runCode } from "./workflow-code.js";
 
 /** Exit code of a finished run: 0 when every step completed, 3 cancelled, 130 interrupted by Ctrl-C, else 1. */
 /** The workflow modules (smol-toml among them) load only when a workflow command runs. */
@@ -29,63 +26,6 @@ async function engine() {
 
 /** A code workflow (trusted JS, run in this process) is named by its file. */
 const isCodeFile = (ref: string): boolean => /\.(mjs|js|cjs)$/.test(ref);
-
-/**
- * `muster workflow run <file.mjs>`: runs the module's workflow function; prints its return value.
- * With `sandbox`, the file is untrusted program text run in QuickJS (see workflows/sandbox.ts), never imported.
- */
-async function runCode(
-  m: ReturnType<typeof muster>,
-  file: string,
-  input: string,
-  signal: AbortSignal,
-  json: boolean,
-  sandbox: boolean,
-): Promise<"completed" | "failed" | "cancelled"> {
-  const { loadCodeWorkflow, runCodeWorkflow } = await import("../../workflows/code.js");
-  const { musterHost } = await import("../../workflows/host.js");
-  const abs = path.resolve(m.cwd, file);
-  const name = path.basename(abs).replace(/\.[cm]?js$/, "");
-  const onProgress: CodeRunOptions["onProgress"] = (p) => {
-    if (p.type === "agent_started")
-      warn(`muster: ${p.id} started: child ${shortId(p.childId)} (${p.agent})\n`);
-    else if (p.type === "agent_settled")
-      warn(
-        `muster: ${p.result.id} ${p.result.status}${p.result.reason ? `: ${visibleLine(p.result.reason)}` : ""}\n`,
-      );
-    else warn(`muster: ${visibleLine(p.text)}\n`);
-  };
-  let run: CodeRunResult;
-  if (sandbox) {
-    const { runSandboxed } = await import("../../workflows/sandbox.js");
-    run = await runSandboxed(readSource(abs), input, musterHost(m), { name, signal, onProgress });
-  } else
-    run = await runCodeWorkflow(musterHost(m), name, await loadCodeWorkflow(abs), input, {
-      signal,
-      onProgress,
-    });
-  if (json) printJson(run);
-  else {
-    if (typeof run.result === "string")
-      printAnswer(run.result.endsWith("\n") ? run.result : `${run.result}\n`);
-    else if (run.result !== undefined) say(`${JSON.stringify(run.result, null, 2)}\n`);
-    warn(
-      `muster: workflow run ${shortId(run.runId)} ${run.status}${run.error ? `: ${visibleLine(run.error)}` : ""}\n`,
-    );
-  }
-  return run.status;
-}
-
-/** A sandboxed program's text (at most 1 MiB: it is a short program); a missing file is a clear error. */
-function readSource(file: string): string {
-  try {
-    return readFileBounded(file, 1024 * 1024, { follow: true }).toString("utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT")
-      throw new MusterError("invalid_argument", `no such file: ${file}`);
-    throw e;
-  }
-}
 
 function runExit(r: RunResult, interrupted: boolean): number {
   if (interrupted) return EXIT.interrupted;
@@ -108,6 +48,7 @@ function printRunView(v: RunView): void {
       ["run", v.runId],
       ["workflow", `${v.workflow} (${displayPath(v.source)})`],
       ["status", v.status],
+      ...(v.phase !== undefined ? [["phase", visibleLine(v.phase)]] : []),
       ["started", `${since(v.startedAt)} ago`],
     ])}\n\n`,
   );
@@ -163,11 +104,11 @@ function cancelOnInterrupt(): {
 export function registerWorkflow(program: Command): void {
   const wf = program
     .command("workflow")
-    .summary("run TOML workflows: DAGs of steps, each step a child")
+    .summary("run workflows: TOML DAGs of steps or JS code, each step a child")
     .description(
-      "Workflows are TOML files (name, description, [[steps]] id, agent, prompt, needs, model, reasoning) found in " +
-        "the bundled workflows/ folder, $XDG_CONFIG_HOME/muster/workflows (default ~/.config) and <cwd>/.muster/workflows " +
-        "(later shadows earlier by name). Each step runs as a real child you can watch and attach to.",
+      "Workflows are TOML files (name, description, [[steps]] id, agent, prompt, needs, model, reasoning) or code modules " +
+        "(.mjs/.js) found in the bundled workflows/ folder, $XDG_CONFIG_HOME/muster/workflows (default ~/.config) and " +
+        "<cwd>/.muster/workflows (later shadows earlier by name). Each step runs as a real child you can watch and attach to.",
     );
 
   common(wf.command("list").description("list the workflows found, with the file that won each name")).action(
@@ -180,6 +121,7 @@ export function registerWorkflow(program: Command): void {
         printJson({
           workflows: d.workflows.map((w) => ({
             name: w.name,
+            kind: w.kind,
             description: w.description,
             layer: w.layer,
             source: w.source,
@@ -194,11 +136,12 @@ export function registerWorkflow(program: Command): void {
         say(`no workflows found; searched: ${d.dirs.map((x) => displayPath(x.dir)).join(", ")}\n`);
         return;
       }
-      const rows = [["NAME", "STEPS", "LAYER", "SOURCE", "DESCRIPTION"]];
+      const rows = [["NAME", "KIND", "STEPS", "LAYER", "SOURCE", "DESCRIPTION"]];
       for (const w of d.workflows)
         rows.push([
           w.name,
-          String(w.steps.length),
+          w.kind,
+          w.kind === "code" ? "-" : String(w.steps.length),
           w.layer,
           displayPath(w.source),
           visibleLine(w.description),
@@ -238,20 +181,16 @@ export function registerWorkflow(program: Command): void {
       const input =
         inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
       const { controller, interrupted, release } = cancelOnInterrupt();
-      if (!def) {
+      if (!def || def.kind === "code") {
         let status: "completed" | "failed" | "cancelled";
         try {
-          status = await runCode(m, ref, input, controller.signal, !!flags.json, !!flags.sandbox);
+          // A code workflow found by name runs from the file that won the name, under that name.
+          const [file, name] = def ? [def.source, def.name] : [ref, undefined];
+          status = await runCode(m, file, input, controller.signal, !!flags.json, !!flags.sandbox, name);
         } finally {
           release();
         }
-        const code = interrupted()
-          ? EXIT.interrupted
-          : status === "completed"
-            ? 0
-            : status === "cancelled"
-              ? EXIT.cancelled
-              : 1;
+        const code = codeExit(status, interrupted());
         if (code !== 0) throw new ExitWith(code);
         return;
       }
@@ -270,19 +209,25 @@ export function registerWorkflow(program: Command): void {
   common(
     wf
       .command("resume")
-      .summary("resume a TOML workflow run that was interrupted, cancelled or failed")
+      .summary("resume a workflow run that was interrupted, cancelled or failed")
       .description(
-        "Resume a TOML workflow run that is not running (its runner was killed, or it was cancelled or failed): completed steps keep " +
-          "their results, a child still running is waited for, every other step runs again. Output and exit codes as for run.",
+        "Resume a workflow run that is not running (its runner was killed, or it was cancelled or failed): completed steps keep " +
+          "their results, a child still running is waited for, every other step runs again. A code workflow runs again with its " +
+          "settled ctx.agent calls answered from the run's log. Output and exit codes as for run.",
       )
       .argument("<run>", "a run id, or a unique prefix or suffix"),
   ).action(async (ref: string, flags: CommonOptions) => {
     const { resolveRunId, musterHost } = await engine();
-    const { resumeWorkflow } = await import("../../workflows/resume.js");
+    const { resumeWorkflow, runKind } = await import("../../workflows/resume.js");
     const m = muster(flags);
     const runId = resolveRunId(m.paths.dir, ref);
     const { controller, interrupted, release } = cancelOnInterrupt();
     try {
+      if (runKind(m.paths.dir, runId) !== "toml") {
+        const code = codeExit(await resumeCode(m, runId, controller.signal, !!flags.json), interrupted());
+        if (code !== 0) throw new ExitWith(code);
+        return;
+      }
       report(
         await resumeWorkflow(musterHost(m), runId, { signal: controller.signal, onProgress }),
         !!flags.json,

@@ -1,4 +1,5 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import { inlineObjectSchema } from "./schema.js";
 import {
   arr,
   binaryOf,
@@ -102,7 +103,8 @@ export function claudeParser() {
           });
         }
         const errors = arr(o.errors).filter((e): e is string => typeof e === "string");
-        const text = str(o.result);
+        // With --json-schema the answer is the StructuredOutput tool's input: that value, exactly, as JSON.
+        const text = o.structured_output !== undefined ? JSON.stringify(o.structured_output) : str(o.result);
         if (o.subtype === "error_max_turns") {
           out.push({
             type: "result",
@@ -130,7 +132,7 @@ export const claudeRunner: Runner = {
     tested: { pkg: "@anthropic-ai/claude-code", version: "2.1.332" },
   },
   usage:
-    "claude -p --output-format stream-json --verbose --include-partial-messages --permission-mode acceptEdits --allowedTools <tools|Bash> [--tools <tools>] [--disallowedTools <tools>] [--max-turns <n>] [--model <m>] [--effort <r>] [--append-system-prompt <body>] [--resume <session>] -- <prompt>",
+    "claude -p --output-format stream-json --verbose --include-partial-messages --permission-mode acceptEdits --allowedTools <tools|Bash> [--tools <tools>] [--disallowedTools <tools>] [--max-turns <n>] [--model <m>] [--effort <r>] [--append-system-prompt <body>] [--json-schema <schema>] [--resume <session>] -- <prompt>",
   catalog: {
     provider: "anthropic",
     open: true,
@@ -143,6 +145,8 @@ export const claudeRunner: Runner = {
     ),
   },
   resumeMode: () => "native",
+  // --json-schema makes the schema the input of a StructuredOutput tool the model must call: an object root.
+  nativeSchema: inlineObjectSchema,
   plan(input: TurnInput): TurnPlan {
     const { id } = splitModel(input.model);
     const allowed = input.tools && input.tools.length > 0 ? input.tools : ["Bash"];
@@ -170,6 +174,7 @@ export const claudeRunner: Runner = {
       ...(id ? ["--model", id] : []),
       ...(input.reasoning ? ["--effort", input.reasoning] : []),
       ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
+      ...(input.outputSchema ? ["--json-schema", JSON.stringify(input.outputSchema)] : []),
       ...(input.runnerSessionId ? ["--resume", input.runnerSessionId] : []),
       ...prompt.args,
     ];

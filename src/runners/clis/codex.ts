@@ -1,4 +1,5 @@
 import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import { schemaFile, strictSchema } from "./schema.js";
 import {
   binaryOf,
   cliPlan,
@@ -94,7 +95,7 @@ export const codexRunner: Runner = {
     tested: { pkg: "@openai/codex", version: "0.171.0" },
   },
   usage:
-    "codex exec --json --skip-git-repo-check --sandbox workspace-write [-m <m>] [-c model_reasoning_effort=<r>] [-c developer_instructions=<body>] [resume <thread>] -- <prompt>",
+    "codex exec --json --skip-git-repo-check --sandbox workspace-write [-m <m>] [-c model_reasoning_effort=<r>] [-c developer_instructions=<body>] [--output-schema <runnerDir>/output-schema-<turn>.json] [resume <thread>] -- <prompt>",
   catalog: {
     provider: "openai",
     open: true,
@@ -106,6 +107,8 @@ export const codexRunner: Runner = {
   },
   resumeMode: () => "native",
   ignores: ["tools", "disallowedTools", "maxTurns"],
+  // --output-schema is sent with `strict: true`: only a schema OpenAI's strict mode accepts goes that way.
+  nativeSchema: strictSchema,
   plan(input: TurnInput): TurnPlan {
     const { provider, id } = splitModel(input.model);
     // The provider is only named when it is not OpenAI's own: otherwise the user's config.toml decides it.
@@ -128,6 +131,7 @@ export const codexRunner: Runner = {
       "--sandbox",
       "workspace-write",
       ...settings,
+      ...(input.outputSchema ? ["--output-schema", schemaFile(input, input.outputSchema)] : []),
       ...(input.runnerSessionId ? ["resume", input.runnerSessionId] : []),
       ...prompt.args,
     ];

@@ -1,0 +1,62 @@
+import { MusterError } from "../base/errors.js";
+import type { Muster } from "../core/muster.js";
+import { shortId } from "../util/ids.js";
+import type { CodeProgress, CodeRunResult } from "../workflows/code.js";
+import type { WorkflowDef } from "../workflows/toml.js";
+import type { CallProgress } from "./progress.js";
+
+/** One progress line per call of a code run. */
+function progressLine(p: CodeProgress): string {
+  if (p.type === "agent_started") return `${p.id} started: child ${shortId(p.childId)} (${p.agent})`;
+  if (p.type === "agent_settled" || p.type === "agent_replayed")
+    return `${p.result.id} ${p.result.status}${p.result.reason ? `: ${p.result.reason}` : ""}`;
+  if (p.type === "replay_ended") return `replay ended at ${p.id}`;
+  if (p.type === "phase") return `phase ${p.name}`;
+  if (p.type === "run_started") return `workflow run ${shortId(p.runId)} started`;
+  return p.text;
+}
+
+/** A settled code run as the tool answers it: the function's value, and every ctx.agent call. */
+function shape(r: CodeRunResult) {
+  return {
+    runId: r.runId,
+    workflow: r.workflow,
+    status: r.status,
+    ...(r.result !== undefined ? { result: r.result } : {}),
+    ...(r.error !== undefined ? { error: r.error } : {}),
+    agents: r.agents.map((a) => ({
+      id: a.id,
+      agent: a.agent,
+      status: a.status,
+      ...(a.childId ? { childId: a.childId } : {}),
+      ...(a.status !== "completed" ? { error: a.reason ?? a.status } : {}),
+    })),
+  };
+}
+
+/**
+ * subagents_workflow {name} of a discovered code workflow (trusted: a module in a workflow folder, imported
+ * here). It runs in the call, with progress per ctx.agent call; cancelling the call cancels the run.
+ */
+export async function runCodeByName(
+  def: WorkflowDef,
+  a: { input?: string; await?: boolean },
+  ctx: { m: Muster; signal: AbortSignal; progress: CallProgress },
+) {
+  if (a.await === false)
+    throw new MusterError(
+      "invalid_argument",
+      `"${def.name}" is a code workflow: it runs within the call (await: false is for TOML workflows)`,
+    );
+  const { loadCodeWorkflow, runCodeWorkflow } = await import("../workflows/code.js");
+  const { musterHost } = await import("../workflows/host.js");
+  const fn = await loadCodeWorkflow(def.source);
+  const run = await runCodeWorkflow(musterHost(ctx.m), def.name, fn, a.input ?? "", {
+    signal: ctx.signal,
+    origin: { kind: "code", file: def.source },
+    onProgress: (p) => {
+      if (p.type !== "log" || p.text.trim() !== "") ctx.progress.say(progressLine(p));
+    },
+  });
+  return shape(run);
+}
