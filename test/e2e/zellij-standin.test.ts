@@ -179,6 +179,10 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
   });
 
   it("each backend operation sends its exact argv: split spawn with env, send, exit status, kill", async () => {
+    await execa(path.join(bin, "zellij"), ["attach", "--create-background", "work"], {
+      env: { ...sb.env },
+      extendEnv: false,
+    });
     const env = { ...sb.env, ZELLIJ: "0", ZELLIJ_SESSION_NAME: "work" };
     const b = createZellijBackend(env, path.join(sb.home, "backends", "zellij"));
     const n = calls().length;
