@@ -186,7 +186,9 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
     const env = { ...sb.env, ZELLIJ: "0", ZELLIJ_SESSION_NAME: "work" };
     const b = createZellijBackend(env, path.join(sb.home, "backends", "zellij"));
     const n = calls().length;
-    const code = "setTimeout(() => process.exit(3), 400)";
+    // Exits 3 once the gate file exists: alive for as long as the test needs, with no timing to race.
+    const gate = path.join(sb.cwd, "op-gate");
+    const code = `setInterval(() => require("fs").existsSync(${JSON.stringify(gate)}) && process.exit(3), 20)`;
     const ref = await b.spawn({
       argv: [process.execPath, "-e", code],
       cwd: sb.cwd,
@@ -209,6 +211,7 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
       [...s, "write", "--pane-id", String(pane), "13"],
     ]);
     expect(fs.readFileSync(path.join(standinPane("work", pane), "typed"), "utf8")).toBe("-n typed\r");
+    fs.writeFileSync(gate, "");
     await until(async () => (await b.alive(ref)) === "dead", 5000);
     expect(await b.deadStatus(ref)).toEqual({ exitCode: 3, signal: null });
     await expect(b.send(ref, "late")).rejects.toThrow(/has exited; not sent/);
