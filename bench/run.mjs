@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU,
-// workflow scheduler overhead (64 ready steps), final record → waiter.
+// workflow scheduler overhead (64 ready steps), final record → waiter, each backend (tmux, pty) side by side.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -9,9 +9,11 @@ import * as path from "node:path";
 import { childFiles } from "../dist/artifacts/layout.js";
 import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
+import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { benchEnv } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
+import { sessionCliRows, sessionClis } from "./session-clis.mjs";
 import { pct, round } from "./stats.mjs";
 import { schedulerOverhead, schedulerRow } from "./workflow-scheduler.mjs";
 
@@ -190,8 +192,12 @@ try {
 
   log("final record → waiter (mock, and lingering 120 ms after it as pi does)…");
   results.finalRecordToWaiterMs = await finalRecordToWaiter(muster, quick ? 10 : 20);
+  log("backends side by side (tmux, pty)…");
+  results.backendsMs = await backendLatency(musterPerBackend(base, env), quick ? 10 : 20);
   log("final record → waiter, real agent CLIs against the scripted endpoint…");
   results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
+  log("runner mode session vs oneshot, real agent CLIs (follow-up and delivery)…");
+  results.sessionVsOneshotMs = await sessionClis(3, log);
 } finally {
   spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
   await sleep(1500);
@@ -221,7 +227,9 @@ const rows = [
   ],
   schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
+  ...backendRows(results.backendsMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
+  ...Object.entries(results.sessionVsOneshotMs).flatMap(([name, r]) => sessionCliRows(name, r)),
 ];
 const w0 = Math.max(...rows.map((r) => r[0].length));
 const w1 = Math.max(...rows.map((r) => r[1].length));

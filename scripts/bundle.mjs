@@ -23,3 +23,13 @@ await build({
   entryPoints: [path.join(root, "src", "child", "host.ts")],
   outfile: path.join(root, "dist", "child", "host.bundle.js"),
 });
+// The pty holder starts with every pty pane, before its child host can: one CommonJS file starts ~30 ms
+// faster than an ES module graph here. node-pty (native) and the lazily loaded screen model stay outside.
+await build({
+  ...common,
+  format: "cjs",
+  banner: {},
+  entryPoints: [path.join(root, "src", "mux", "pty", "holder.ts")],
+  outfile: path.join(root, "dist", "mux", "pty", "holder.cjs"),
+  external: ["node-pty", "./screen.js"],
+});

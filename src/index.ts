@@ -2,7 +2,7 @@
 
 export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.js";
 export type { LoadedChild } from "./core/children.js";
-export type { FollowUp, TurnSettings } from "./core/follow-up.js";
+export type { FollowUp, SendMode, TurnSettings } from "./core/follow-up.js";
 export type { WaitingGroup } from "./core/inbox.js";
 export {
   type CancelResult,

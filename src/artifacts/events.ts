@@ -3,7 +3,15 @@
 export const PROTOCOL_VERSION = 1;
 
 /** Terminal outcomes of a turn. */
-export type CompletionStatus = "completed" | "errored" | "cancelled" | "exhausted" | "incomplete" | "lost";
+export type CompletionStatus =
+  | "completed"
+  | "errored"
+  | "cancelled"
+  | "exhausted"
+  | "incomplete"
+  | "lost"
+  /** The parent stopped the turn (`send --mode now|stop`); the child stays for its next turn. */
+  | "interrupted";
 export const COMPLETION_STATUSES: readonly CompletionStatus[] = [
   "completed",
   "errored",
@@ -11,6 +19,7 @@ export const COMPLETION_STATUSES: readonly CompletionStatus[] = [
   "exhausted",
   "incomplete",
   "lost",
+  "interrupted",
 ];
 
 export interface Usage {
@@ -185,6 +194,8 @@ export interface ChildMeta {
     tools?: string[];
     disallowedTools?: string[];
     maxTurns?: number;
+    /** The profile's runner mode, when it names one (absent: session where the CLI has one). */
+    runnerMode?: "session" | "oneshot";
   };
   /** Names of the environment variables handed to the child (never values). */
   envNames: string[];

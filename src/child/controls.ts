@@ -1,15 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { type ControlRequest, controlRequestOf } from "../artifacts/control.js";
 import { readJsonBounded } from "../util/safe-read.js";
+
+export type { ControlRequest } from "../artifacts/control.js";
 
 // `muster done --file` carries an answer (a snapshot is at most 1 MiB): JSON-escaped at most 6 MiB, plus slack.
 const MAX_CONTROL_BYTES = 6 * 1024 * 1024 + 64 * 1024;
-
-/** A request from an agent inside the pane (`muster progress|done|error`), written to control/. */
-export interface ControlRequest {
-  kind: "progress" | "done" | "error";
-  text: string;
-}
 
 /** Watches control/ and hands each request over once (the file is removed after reading). */
 export class ControlWatcher {
@@ -46,16 +43,12 @@ export class ControlWatcher {
       const file = path.join(this.dir, name);
       let req: ControlRequest | undefined;
       try {
-        req = readJsonBounded<ControlRequest>(file, MAX_CONTROL_BYTES);
+        req = controlRequestOf(readJsonBounded<unknown>(file, MAX_CONTROL_BYTES));
       } catch {
         req = undefined;
       }
       fs.rmSync(file, { force: true });
-      if (
-        req &&
-        (req.kind === "progress" || req.kind === "done" || req.kind === "error") &&
-        typeof req.text === "string"
-      ) {
+      if (req) {
         this.onRequest(req);
       }
     }

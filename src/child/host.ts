@@ -21,6 +21,7 @@ import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
 import { DiskReserve } from "./reserve.js";
 import { killLiveRunners, type Reap } from "./run-plan.js";
+import { runnerModeOf, SessionHolder } from "./session-turn.js";
 import { RunSlots } from "./slots.js";
 import { boundText, type Conversation, type Refusal, runTurn, type StopReason, TurnControl } from "./turn.js";
 
@@ -46,8 +47,10 @@ async function main(): Promise<void> {
   const render = new PaneRenderer();
   // Nothing may end the host with a stack trace in the pane (a full disk, a vanished file): one line, then exit;
   // the parent sees the host gone and settles what it left open.
+  let sessions: SessionHolder | undefined;
   const die = (e: unknown): never => {
     killLiveRunners();
+    sessions?.killNow();
     render.fatal(`muster child host stopped: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   };
@@ -87,6 +90,9 @@ async function main(): Promise<void> {
   const runnerSessionId = lastRunnerSession(session);
   if (runnerSessionId) conversation.runnerSessionId = runnerSessionId;
   const runner = getRunner(meta.runner);
+  // One long-lived agent process across turns where the CLI has one (runner mode `session`).
+  sessions = new SessionHolder(runnerModeOf(meta.profile.runnerMode, env));
+  process.on("exit", () => sessions?.killNow());
   log.append({
     type: "child_started",
     pid: process.pid,
@@ -102,7 +108,13 @@ async function main(): Promise<void> {
     render.stderr(why),
   );
   const controls = new ControlWatcher(files.control, (req) => {
-    if (req.kind === "progress") {
+    if (req.kind === "interrupt") {
+      // Only the turn the parent saw running: one that started since (its follow-up) is left alone.
+      if (current?.turnId === req.turnId) {
+        render.info(req.why === "steered" ? "interrupted: a follow-up runs now" : "stopped by the parent");
+        current.stop(req.why);
+      }
+    } else if (req.kind === "progress") {
       log.append({
         type: "progress",
         ...(current ? { turnId: current.turnId } : {}),
@@ -117,6 +129,7 @@ async function main(): Promise<void> {
 
   const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
     reaping?.kill();
+    sessions?.killNow();
     source.close();
     controls.close();
     completeQueuedTurns(files.inbox, log, {
@@ -192,7 +205,7 @@ async function main(): Promise<void> {
       return spent ? { status: "exhausted", reason: spent } : undefined;
     };
     const { reap } = await runTurn(
-      { files, meta, log, render, runner, env, conversation, refuse, reserve },
+      { files, meta, log, render, runner, env, conversation, refuse, reserve, sessions },
       item,
       file,
       n,

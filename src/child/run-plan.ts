@@ -1,31 +1,22 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
-import type { CompletionStatus, Usage } from "../artifacts/events.js";
+import type { CompletionStatus } from "../artifacts/events.js";
 import { LineSplitter } from "../artifacts/lines.js";
 import type { EventLog } from "../artifacts/log.js";
 import { parseStdoutLine } from "../runners/protocol.js";
 import type { AgentMessage, TurnPlan } from "../runners/types.js";
 import { signalGroup, terminateGroup } from "../util/process-group.js";
-import type { AnswerSink } from "./answer.js";
+import { firstLine, type ResultMessage, type TurnState, turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
-import { boundText, type StopReason, type TurnControl } from "./turn-control.js";
+import type { StopReason, TurnControl } from "./turn-control.js";
+
+export type { ResultMessage, TurnState } from "./messages.js";
 
 // A runner line bigger than this is not protocol; it is dropped and noted.
 const MAX_RUNNER_LINE = 16 * 1024 * 1024;
 const STDERR_KEEP = 2048;
 // After the turn settled on the runner's final record, the process has this long to exit on its own.
 const REAP_GRACE_MS = 2000;
-
-export type ResultMessage = Extract<AgentMessage, { type: "result" }>;
-
-/** What a running turn gathers from the runner (the answer itself streams into `sink`). */
-export interface TurnState {
-  sink: AnswerSink;
-  /** The agent's last `result`, its text already handed to `sink`. */
-  result: ResultMessage | undefined;
-  usage: Usage | undefined;
-  runnerSessionId: string | undefined;
-}
 
 /** How the runner's process ended, when it ended after its turn had settled. */
 export interface RunnerExit {
@@ -61,14 +52,13 @@ export interface Outcome {
   signal: string | null;
 }
 
-const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
+export const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
   cancelled: { status: "cancelled", reason: "cancelled by muster cancel" },
   interrupted: { status: "cancelled", reason: "interrupted in the pane (Ctrl-C)" },
   lost: { status: "lost", reason: "the pane was closed while the turn ran" },
+  steered: { status: "interrupted", reason: "interrupted by a follow-up (send --mode now)" },
+  stopped: { status: "interrupted", reason: "stopped by the parent (send --mode stop)" },
 };
-
-/** The first non-blank line (bounded): what a one-line reason quotes. */
-const firstLine = (text: string): string => boundText(text.split("\n", 64).find((l) => l.trim()) ?? "");
 
 /** Runs the runner's process to its end, turning its stdout into events, pane lines and the answer. */
 export function runPlan(
@@ -153,57 +143,13 @@ export function runPlan(
       exited = undefined;
     };
 
-    let streamed = false;
-    let answerFixed = false;
-    const onMessage = (m: AgentMessage): void => {
-      switch (m.type) {
-        case "text":
-          streamed = true;
-          // After a `result` with text, that text is the answer; later text is only shown.
-          if (!answerFixed) state.sink.write(m.text);
-          render.text(m.text);
-          break;
-        case "tool":
-          log.append({
-            type: "tool_activity",
-            turnId,
-            phase: m.phase,
-            name: boundText(m.name, 200),
-            summary: boundText(m.summary),
-          });
-          render.tool(m.phase, m.name, m.summary);
-          break;
-        case "usage":
-          state.usage = addUsage(state.usage, m.usage);
-          log.append({ type: "usage", turnId, usage: m.usage });
-          break;
-        case "progress":
-          log.append({ type: "progress", turnId, text: boundText(m.text) });
-          render.info(m.text);
-          break;
-        case "result":
-          // The answer was usually streamed already; show it only when the agent said it only here.
-          if (m.text && !streamed) render.text(m.text.endsWith("\n") ? m.text : `${m.text}\n`);
-          if (m.text !== undefined) {
-            state.sink.replace(m.text);
-            answerFixed = true;
-          }
-          // The text now lives in the sink (output.md + a bounded copy); an error's reason needs its first line only.
-          state.result = m.text !== undefined ? { ...m, text: firstLine(m.text) } : m;
-          if (plan.settleOnResult && !control.reason && !control.failure) {
-            control.beforeDecide?.();
-            const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
-            settle(decide(control, undefined, result, null, null, stderrTail, cmd!), true);
-          }
-          break;
-        case "session":
-          state.runnerSessionId = m.id;
-          break;
-        case "raw":
-          render.raw(m.text);
-          break;
+    const onMessage = turnMessages(deps, turnId, state, () => {
+      if (plan.settleOnResult && !control.reason && !control.failure) {
+        control.beforeDecide?.();
+        const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
+        settle(decide(control, undefined, result, null, null, stderrTail, cmd!), true);
       }
-    };
+    });
     const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) =>
       render.info(`(dropped a ${bytes}-byte output line)`),
     );
@@ -251,7 +197,7 @@ export function runPlan(
   });
 }
 
-function decide(
+export function decide(
   control: TurnControl,
   spawnError: Error | undefined,
   result: ResultMessage | undefined,
@@ -289,7 +235,7 @@ function decide(
 }
 
 /** Why `dir` cannot be a working directory, or undefined when it can. */
-function missingDir(dir: string): string | undefined {
+export function missingDir(dir: string): string | undefined {
   try {
     if (fs.statSync(dir).isDirectory()) return undefined;
     return `working directory ${dir} is not a directory`;
@@ -304,10 +250,4 @@ function missingDir(dir: string): string | undefined {
 export function outcomeWithoutRunner(control: TurnControl, failure: Error): Outcome {
   if (control.reason) return { exitCode: null, signal: null, ...STOP_STATUS[control.reason] };
   return { exitCode: null, signal: null, status: "errored", reason: failure.message };
-}
-
-function addUsage(a: Usage | undefined, b: Usage): Usage {
-  if (!a) return { ...b };
-  const cost = a.cost !== undefined || b.cost !== undefined ? (a.cost ?? 0) + (b.cost ?? 0) : undefined;
-  return { input: a.input + b.input, output: a.output + b.output, ...(cost !== undefined ? { cost } : {}) };
 }

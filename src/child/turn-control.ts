@@ -4,7 +4,10 @@ export const boundText = (s: string, max = MAX_EVENT_TEXT): string =>
   s.length > max ? `${s.slice(0, max - 1)}…` : s;
 
 /** Why a turn is being stopped from outside. */
-export type StopReason = "cancelled" | "interrupted" | "lost";
+export type StopReason = "cancelled" | "interrupted" | "lost" | "steered" | "stopped";
+
+/** Stops that end only the turn: the agent's process (a live session) stays for the next one. */
+export const TURN_ONLY_STOPS: readonly StopReason[] = ["interrupted", "steered", "stopped"];
 
 /** Lets the host stop the running turn (signals arrive outside the turn's own flow). */
 export class TurnControl {

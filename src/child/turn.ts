@@ -6,7 +6,7 @@ import type { EventLog } from "../artifacts/log.js";
 import { MAX_SNAPSHOT_BYTES, outputTooLarge, sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
 import { watchParentCheckout } from "../isolation/watch.js";
 import { readIsolation } from "../isolation/worktree.js";
-import type { Runner } from "../runners/types.js";
+import type { Runner, TurnInput } from "../runners/types.js";
 import { appendSession, type LoadedSession, loadSession, transcript } from "../sessions/store.js";
 import { writeFileAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
@@ -14,6 +14,7 @@ import { AnswerSink } from "./answer.js";
 import type { PaneRenderer } from "./render.js";
 import type { DiskReserve } from "./reserve.js";
 import { type Outcome, outcomeWithoutRunner, type Reap, runPlan, type TurnState } from "./run-plan.js";
+import type { SessionHolder } from "./session-turn.js";
 import { boundText, type TurnControl } from "./turn-control.js";
 
 export { boundText, type StopReason, TurnControl } from "./turn-control.js";
@@ -40,6 +41,8 @@ export interface TurnDeps {
   refuse?: () => Refusal | undefined;
   /** Space held back for recording the turn's end when the disk fills up. */
   reserve?: DiskReserve;
+  /** The child's long-lived agent process (runner mode `session`), kept by the host across turns. */
+  sessions?: SessionHolder;
 }
 
 /** A turn settled at its start without running the agent. */
@@ -126,7 +129,7 @@ export async function runTurn(
   } else {
     try {
       const forRunner = runnerPrompt(deps, item, pFile, history);
-      const plan = deps.runner.plan({
+      const input: TurnInput = {
         turnId: item.turnId,
         prompt: forRunner.prompt,
         promptFile: forRunner.file,
@@ -143,8 +146,15 @@ export async function runTurn(
         ...(meta.profile.disallowedTools ? { disallowedTools: meta.profile.disallowedTools } : {}),
         ...(meta.profile.maxTurns !== undefined ? { maxTurns: meta.profile.maxTurns } : {}),
         ...(isSchema(item.outputSchema) ? { outputSchema: item.outputSchema } : {}),
-      });
-      ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
+      };
+      const spec = deps.sessions?.specFor(deps.runner, input);
+      if (spec && deps.sessions) {
+        // A long-lived process takes the turn; it stays for the next one (nothing to reap).
+        outcome = await deps.sessions.turn(deps, item.turnId, spec, item.prompt, control, state);
+      } else {
+        const plan = deps.runner.plan(input);
+        ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
+      }
     } catch (e) {
       // A file the runner needs that could not be written is a failed record like any other (a full disk).
       if ((e as NodeJS.ErrnoException).syscall) failed(e as Error);

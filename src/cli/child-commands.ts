@@ -2,9 +2,8 @@
  * Commands an agent runs inside its pane (done, error, progress). Kept free of heavy imports:
  * bin/muster.js loads only this file for them, so they start about as fast as bare node.
  */
-import { randomBytes } from "node:crypto";
-import * as fs from "node:fs";
 import * as path from "node:path";
+import { dropJsonFile } from "../util/fsx.js";
 import { readFileBounded } from "../util/safe-read.js";
 import { invalidUtf8At } from "../util/utf8.js";
 
@@ -80,13 +79,9 @@ export function runChildCommand(argv: string[]): number {
     return 2;
   }
   const controlDir = path.join(dir, "control");
-  const name = `${Date.now().toString().padStart(15, "0")}-${randomBytes(4).toString("hex")}.json`;
-  const tmp = path.join(controlDir, `.${name}.tmp`);
   try {
-    fs.writeFileSync(tmp, JSON.stringify({ kind, text }), { mode: 0o600 });
-    fs.renameSync(tmp, path.join(controlDir, name));
+    dropJsonFile(controlDir, { kind, text });
   } catch (e) {
-    fs.rmSync(tmp, { force: true });
     process.stderr.write(`muster: cannot write to ${controlDir}: ${(e as Error).message}\n`);
     return 1;
   }

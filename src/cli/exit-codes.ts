@@ -18,7 +18,7 @@ export const EXIT = {
 } as const;
 
 export const EXIT_TABLE = `Exit codes:
-  0    completed / ok            3    cancelled                  124  timed out waiting (the child keeps running)
+  0    completed / ok            3    cancelled or interrupted   124  timed out waiting (the child keeps running)
   1    errored / runtime error   4    exhausted or incomplete    130  interrupted
   2    usage or validation error (nothing created)                5    lost (child host or pane died)`;
 
@@ -30,6 +30,8 @@ export const STATUS_EXIT: Record<CompletionStatus, number> = {
   exhausted: EXIT.exhausted,
   incomplete: EXIT.exhausted,
   lost: EXIT.lost,
+  // A turn the parent stopped is a kind of cancel; the child itself stays.
+  interrupted: EXIT.cancelled,
 };
 
 /** An error by its code: whatever the caller can fix by asking differently is a usage error (nothing was created). */

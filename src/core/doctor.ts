@@ -6,10 +6,12 @@ import { getRunner, runnerNames } from "../runners/registry.js";
 import { helperCwd } from "../util/cwd.js";
 
 export interface DoctorReport {
-  /** Whether muster can run children here (the multiplexer answers). */
+  /** Whether muster can run children here (the backend new children start in answers). */
   ok: boolean;
   node: string;
   tmux: { ok: boolean; version?: string; error?: string };
+  /** The backend new children start in (MUSTER_BACKEND, else tmux, or pty without a multiplexer). */
+  backend: { name: string; ok: boolean; version?: string; error?: string };
   socket: string | null;
   insideTmux: boolean;
   stateRoot: string;
@@ -28,11 +30,21 @@ export async function doctor(
   } catch (e) {
     tmux = { ok: false, error: (e as Error).message };
   }
+  const name = backends.defaultName;
+  let backend: DoctorReport["backend"] = { name, ...tmux };
+  if (name !== "tmux") {
+    try {
+      backend = { name, ok: true, version: await backends.get(name).version() };
+    } catch (e) {
+      backend = { name, ok: false, error: (e as Error).message };
+    }
+  }
   const clis = await agentClis(env);
   return {
-    ok: tmux.ok,
+    ok: backend.ok,
     node: process.version,
     tmux,
+    backend,
     socket: env.MUSTER_TMUX_SOCKET ?? null,
     insideTmux: !!env.TMUX,
     stateRoot: stateRoot(env),

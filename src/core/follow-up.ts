@@ -1,10 +1,12 @@
 import * as fs from "node:fs";
+import { writeControl } from "../artifacts/control.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { primariesDir, primaryPaths } from "../artifacts/layout.js";
 import { resolveResumeSettings } from "../profiles/settings.js";
 import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
 import type { LoadedChild } from "./children.js";
+import { openTurn } from "./state.js";
 
 /** Per-turn overrides; an omitted one keeps the child's last value. */
 export interface TurnSettings {
@@ -22,6 +24,22 @@ export interface FollowUp {
   warnings: string[];
   /** Set when a resume had to open a new pane (the old host was gone). */
   newPane?: string;
+  /** `mode: "now"`: the running turn this follow-up interrupts (it settles `interrupted`). */
+  interrupts?: string;
+}
+
+/** How a follow-up meets a running turn: after it (queue), in its place (now); stop ends it and adds nothing. */
+export type SendMode = "queue" | "now" | "stop";
+
+/**
+ * Asks the child's host to stop its running turn (the child stays): the turn settles `interrupted`. Only the
+ * turn running now is named, so a turn that starts in between (the follow-up itself) is never stopped.
+ * Returns the turn stopped, or undefined when none was running.
+ */
+export function interruptTurn(c: LoadedChild, why: "steered" | "stopped"): string | undefined {
+  const running = openTurn(c.state)?.turnId;
+  if (running) writeControl(c.files.control, { kind: "interrupt", turnId: running, why });
+  return running;
 }
 
 /**

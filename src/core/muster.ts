@@ -22,7 +22,14 @@ import {
 import { type LoadedChild, loadChild, loadChildOrUnreadable, resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { type DoctorReport, doctor } from "./doctor.js";
-import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
+import {
+  type FollowUp,
+  findOwner,
+  interruptTurn,
+  queueTurn,
+  type SendMode,
+  type TurnSettings,
+} from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
 import { checkPrompt } from "./host-launch.js";
@@ -132,8 +139,28 @@ export class Muster implements CoreContext {
   }
 
   /** Queues the child's next turn (it starts when the current one ends); the child must still be running. */
-  async send(idOrPrefix: string, prompt: string, opts: TurnSettings = {}): Promise<FollowUp> {
+  async send(
+    idOrPrefix: string,
+    prompt: string,
+    opts: TurnSettings & { mode?: Exclude<SendMode, "stop"> } = {},
+  ): Promise<FollowUp> {
     checkPrompt(prompt);
+    const c = this.runningChild(idOrPrefix);
+    const f = queueTurn(c, prompt, opts, this.env);
+    // Queued first: when the running turn stops, the follow-up is already there to run next.
+    const interrupts = opts.mode === "now" ? interruptTurn(c, "steered") : undefined;
+    return interrupts ? { ...f, interrupts } : f;
+  }
+
+  /** Stops the child's running turn and keeps the child (`send --mode stop`); the turn stopped, if any. */
+  stopTurn(idOrPrefix: string): { id: string; turnId?: string } {
+    const c = this.runningChild(idOrPrefix);
+    const turnId = interruptTurn(c, "stopped");
+    return { id: c.entry.id, ...(turnId ? { turnId } : {}) };
+  }
+
+  /** A child that can still take a turn; an exited or lost one is a clear error naming how to continue. */
+  private runningChild(idOrPrefix: string): LoadedChild {
     const c = this.child(idOrPrefix);
     if (c.status === "closed" || c.status === "lost") {
       const next = continueHint(c, this.cwd);
@@ -144,7 +171,7 @@ export class Muster implements CoreContext {
         { next },
       );
     }
-    return queueTurn(c, prompt, opts, this.env);
+    return c;
   }
 
   /**

@@ -85,7 +85,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     env: m.env,
   });
   const command = opts.command && opts.command.length > 0 ? opts.command : profile.command;
-  if (runner.name === "command" && !command) {
+  if ((runner.name === "command" || runner.name === "acp") && !command) {
     throw new MusterError("invalid_argument", `agent "${profile.name}" runs a command`, {
       next: { action: "give_argv", agent: profile.name },
     });
@@ -149,6 +149,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ...(profile.tools ? { tools: profile.tools } : {}),
       ...(profile.disallowedTools ? { disallowedTools: profile.disallowedTools } : {}),
       ...(profile.maxTurns !== undefined ? { maxTurns: profile.maxTurns } : {}),
+      ...(profile.mode === "session" || profile.mode === "oneshot" ? { runnerMode: profile.mode } : {}),
     },
     envNames: Object.keys(childEnv).sort(),
   };

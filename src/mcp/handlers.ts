@@ -1,6 +1,7 @@
 import { MusterError } from "../base/errors.js";
 import type { ModelQuery } from "../core/catalog.js";
 import { DEFAULT_WAIT_MODE } from "../core/defaults.js";
+import type { SendMode } from "../core/follow-up.js";
 import type { Muster } from "../core/muster.js";
 import type { StartConflict } from "../core/start.js";
 import type { MusterEvent } from "../core/types.js";
@@ -140,13 +141,19 @@ export function result(a: { id: string; turnId?: string }, ctx: CallContext): Mc
   return shapeResult(ctx.m.result(a.id, a.turnId));
 }
 
-/** subagents_send: queues the next turn of a running child. */
-export async function send(a: { id: string; prompt: string }, ctx: CallContext) {
-  const f = await ctx.m.send(a.id, a.prompt);
+/** subagents_send: the next turn of a running child, after its running turn or in its place; or a stop. */
+export async function send(a: { id: string; prompt?: string; mode?: SendMode }, ctx: CallContext) {
+  if (a.mode === "stop") {
+    if (a.prompt !== undefined) throw usage("mode stop runs nothing after the turn: give no prompt");
+    return { ...ctx.m.stopTurn(a.id), mode: "stop" };
+  }
+  if (a.prompt === undefined) throw usage("prompt is required (except with mode stop)");
+  const f = await ctx.m.send(a.id, a.prompt, a.mode ? { mode: a.mode } : {});
   return {
     id: f.id,
     turnId: f.turnId,
     queued: f.queued,
+    ...(f.interrupts ? { interrupts: f.interrupts } : {}),
     ...(f.warnings.length > 0 ? { warnings: f.warnings } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { MAX_LIMIT, type ModelQuery } from "../core/catalog.js";
 import { DEFAULT_AGENT, DEFAULT_WAIT_MODE } from "../core/defaults.js";
+import type { SendMode } from "../core/follow-up.js";
 import * as h from "./handlers.js";
 import { type WorkflowArgs, workflow } from "./workflow.js";
 
@@ -74,9 +75,17 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_send",
-      description: "Queue a running child's next turn (starts when the current one ends).",
-      inputSchema: object({ id: ID, prompt: str("The follow-up.") }, ["id", "prompt"]),
-      handler: (a, c) => h.send(a as { id: string; prompt: string }, c),
+      description:
+        "A running child's next turn. mode: queue (after the current turn), now (interrupt it, then this), stop (interrupt; no prompt).",
+      inputSchema: object(
+        {
+          id: ID,
+          prompt: str("The follow-up."),
+          mode: { type: "string", enum: ["queue", "now", "stop"] },
+        },
+        ["id"],
+      ),
+      handler: (a, c) => h.send(a as { id: string; prompt?: string; mode?: SendMode }, c),
     },
     {
       name: "subagents_cancel",

@@ -5,6 +5,7 @@
  */
 import { backendStateDir } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
+import { autoBackendName } from "./auto.js";
 import type { Backend, PaneRef } from "./backend.js";
 
 /** What a backend is made from: the caller's environment and a folder of its own under the state root. */
@@ -29,9 +30,9 @@ export function registerBackend(name: string, factory: BackendFactory): void {
 
 export const backendNames = (): string[] => [...factories.keys()].sort();
 
-/** The backend new children start in: MUSTER_BACKEND, else zellij inside a Zellij session (not in tmux), else tmux. */
+/** The backend new children start in: MUSTER_BACKEND, else tmux where it exists (mux/auto.ts). */
 export const defaultBackendName = (env: NodeJS.ProcessEnv): string =>
-  env.MUSTER_BACKEND || (env.ZELLIJ !== undefined && !env.TMUX ? "zellij" : DEFAULT_BACKEND);
+  env.MUSTER_BACKEND || autoBackendName(env, (n) => factories.has(n));
 
 /** One process's backends, made on first use and kept (a backend may cache what it looked up). */
 export class BackendSet {

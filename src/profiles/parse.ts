@@ -30,7 +30,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     model: r.model("model"),
     reasoning: r.reasoning("reasoning"),
     tools: r.list("tools"),
-    mode: r.oneOf("mode", ["headless", "tui"] as const),
+    mode: r.oneOf("mode", ["headless", "session", "oneshot", "tui"] as const),
     isolation: r.oneOf("isolation", ["none", "worktree"] as const),
     cwd: r.str("cwd"),
     env: r.env("env"),

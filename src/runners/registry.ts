@@ -1,3 +1,4 @@
+import { acpRunner } from "./acp.js";
 import { aiderRunner } from "./clis/aider.js";
 import { claudeRunner } from "./clis/claude.js";
 import { codexRunner } from "./clis/codex.js";
@@ -18,6 +19,7 @@ const RUNNERS: ReadonlyMap<string, Runner> = new Map(
     opencodeRunner,
     geminiRunner,
     aiderRunner,
+    acpRunner,
   ].map((r) => [r.name, r]),
 );
 

@@ -67,6 +67,26 @@ export interface TurnPlan {
   settleOnResult?: boolean;
 }
 
+/**
+ * A long-lived agent process for a child (runner mode `session`): one process across turns, each turn a prompt
+ * over the protocol. Turns whose spec is the same share the process; a different one (another model) starts a
+ * new process that reloads the conversation (`resume`).
+ */
+export interface SessionSpec {
+  protocol: "acp";
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** The CLI's session to continue (from an earlier process of this child). */
+  resume?: string;
+  /** false: a new process cannot reload the CLI's session (the turn after a restart runs one-shot, `--resume`). */
+  reloads?: boolean;
+  /** An ACP session mode to select once the session is open (e.g. one that needs no confirmations). */
+  modeId?: string;
+  /** Instructions the first prompt of a new session carries (the profile's system prompt). */
+  preamble?: string;
+}
+
 /** The program a runner drives: found on PATH, or at the path in `envVar`. */
 export interface RunnerBinary {
   command: string;
@@ -116,4 +136,6 @@ export interface Runner {
   /** The exact argv shape of one turn, for docs and `muster agents` (placeholders in angle brackets). */
   readonly usage?: string;
   plan(input: TurnInput): TurnPlan;
+  /** The long-lived mode of the CLI, when it has one that can honour `input` (else turns run one-shot). */
+  session?(input: TurnInput): SessionSpec | undefined;
 }

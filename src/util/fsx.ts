@@ -154,3 +154,20 @@ export function appendAll(fd: number, data: string | Uint8Array): void {
     throw e;
   }
 }
+
+/**
+ * Drops `value` as a new JSON file into `dir` under a unique, time-ordered name (0600, temp + rename: a reader
+ * never sees half of it). Returns the file's path; throws when it cannot be written.
+ */
+export function dropJsonFile(dir: string, value: unknown): string {
+  const name = `${Date.now().toString().padStart(15, "0")}-${randomBytes(4).toString("hex")}.json`;
+  const tmp = path.join(dir, `.${name}.tmp`);
+  try {
+    fs.writeFileSync(tmp, JSON.stringify(value), { mode: 0o600 });
+    fs.renameSync(tmp, path.join(dir, name));
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  return path.join(dir, name);
+}

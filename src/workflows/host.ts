@@ -3,7 +3,7 @@ import { getRunner } from "../runners/registry.js";
 
 /** How one step's child ended. `text` is its answer when it completed with one. */
 export interface StepOutcome {
-  status: "completed" | "errored" | "cancelled" | "exhausted" | "incomplete" | "lost";
+  status: "completed" | "errored" | "cancelled" | "exhausted" | "incomplete" | "lost" | "interrupted";
   reason?: string;
   text?: string;
 }

@@ -26,6 +26,7 @@ export type StepStatus =
   | "exhausted"
   | "incomplete"
   | "lost"
+  | "interrupted"
   | "skipped";
 export type RunStatus = "running" | "completed" | "failed" | "cancelled" | "interrupted";
 

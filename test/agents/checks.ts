@@ -26,6 +26,8 @@ export interface CliCase {
   errorMessage: RegExp;
   /** The CLI streams text as it is generated (not only whole messages): the pane must show it mid-turn. */
   streamsText?: boolean;
+  /** The CLI has a long-lived mode muster runs it in by default (runner mode `session`, issue 14). */
+  session?: boolean;
   /** Extra env for this CLI in the tests (e.g. fewer retries against the scripted 500). */
   env?: Record<string, string>;
 }
@@ -151,6 +153,12 @@ export function defineCliChecks(c: CliCase): void {
       expect(sent).toContain(answer1);
       const [c1, c2] = completions(first.result.artifactDir);
       expect(c2.runnerSessionId).toBe(c1.runnerSessionId);
+      const starts = readEvents(first.result.artifactDir).filter((e) => e.type === "runner_started");
+      if (c.session) {
+        // One process across both turns, still alive between them (runner mode session).
+        expect(starts.map((e) => e.pid)).toEqual([starts[0]!.pid]);
+        expect(groupAlive(starts[0]!.pid as number)).toBe(true);
+      } else expect(starts).toHaveLength(2);
       resumed = { id: first.id, artifactDir: first.result.artifactDir };
     });
 
@@ -241,6 +249,55 @@ export function defineCliChecks(c: CliCase): void {
       await until(() => !groupAlive(pgid), 5_000);
       expect(processesOfChild(id, hostPid)).toEqual([]);
     });
+
+    if (c.session) {
+      it("6. MUSTER_RUNNER_MODE=oneshot runs the same turns a process each, and they still resume", async () => {
+        ep.setScenario("text");
+        const oneshot = { ...env, MUSTER_RUNNER_MODE: "oneshot" };
+        const first = await spawnAndWait(
+          sb,
+          oneshot,
+          childArgs(workDir("oneshot"), "remember the word plum"),
+        );
+        expect(first.result.status, first.result.reason).toBe("completed");
+        const before = ep.requests.length;
+        const second = await sb.json(["send", first.id, "--wait", "--timeout", "120", "the word?"], {
+          env: oneshot,
+          timeout: 150_000,
+        });
+        expect(second.data.results?.[0]?.status, JSON.stringify(second.data)).toBe("completed");
+        expect(lastModelBody(before)).toContain("remember the word plum");
+        const starts = readEvents(first.result.artifactDir).filter((e) => e.type === "runner_started");
+        expect(new Set(starts.map((e) => e.pid)).size).toBe(2);
+      });
+    }
+
+    if (c.session) {
+      it("7. send --mode now interrupts a slow streamed answer through the protocol; the process stays for turn 2", async () => {
+        ep.setScenario("slow");
+        const before = ep.requests.length;
+        const s = await sb.json(["spawn", ...childArgs(workDir("steer"), "write a long story")], { env });
+        expect(s.exitCode, s.stderr).toBe(0);
+        const id = s.data.id as string;
+        await until(
+          () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
+          60_000,
+        );
+        ep.setScenario("text");
+        const r = await sb.json(["send", id, "--mode", "now", "--wait", "--timeout", "120", "stop; say hi"], {
+          env,
+          timeout: 150_000,
+        });
+        expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+        const [first, second] = completions(s.data.artifactDir);
+        expect(first).toMatchObject({ turnId: s.data.turnId, status: "interrupted" });
+        expect(second.status).toBe("completed");
+        const starts = readEvents(s.data.artifactDir).filter((e) => e.type === "runner_started");
+        expect(starts).toHaveLength(1);
+        expect(groupAlive(starts[0]!.pid as number)).toBe(true);
+        await sb.run(["cancel", id], { env });
+      });
+    }
 
     it("5. an upstream 500 settles errored with the CLI's own message, not a hang", async () => {
       ep.setScenario("error500");

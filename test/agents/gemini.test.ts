@@ -1,3 +1,8 @@
 import { defineCliChecks } from "./checks.js";
 
-defineCliChecks({ name: "gemini", streamsText: true, errorMessage: /500|scripted upstream failure/ });
+defineCliChecks({
+  name: "gemini",
+  session: true,
+  streamsText: true,
+  errorMessage: /500|scripted upstream failure/,
+});

@@ -1,3 +1,3 @@
 import { defineCliChecks } from "./checks.js";
 
-defineCliChecks({ name: "opencode", errorMessage: /500|scripted upstream failure/ });
+defineCliChecks({ name: "opencode", session: true, errorMessage: /500|scripted upstream failure/ });

@@ -289,6 +289,27 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     expect(done.results[0].status).toBe("completed");
   });
 
+  it("subagents_send mode now interrupts the running turn; mode stop ends one and queues nothing", async () => {
+    const child = await ok("subagents_run", { agent: "mock", prompt: "long\nmock: hang", await: false });
+    await until(async () => (await ok("subagents_status", { id: child.id })).status === "running");
+    const steered = await ok("subagents_send", { id: child.id, prompt: "instead", mode: "now" });
+    expect(steered.id).toBe(child.id);
+    expect(typeof steered.interrupts).toBe("string");
+    const done = await ok("subagents_await", { ids: [child.id], mode: "all" });
+    expect(done.results[0]).toMatchObject({ turnId: steered.turnId, status: "completed" });
+    expect((await ok("subagents_result", { id: child.id, turnId: steered.interrupts })).status).toBe(
+      "interrupted",
+    );
+    await ok("subagents_send", { id: child.id, prompt: "long again\nmock: hang" });
+    await until(async () => (await ok("subagents_status", { id: child.id })).status === "running");
+    const stopped = await ok("subagents_send", { id: child.id, mode: "stop" });
+    expect(stopped).toMatchObject({ id: child.id, mode: "stop" });
+    expect(typeof stopped.turnId).toBe("string");
+    await fails("subagents_send", { id: child.id, mode: "stop", prompt: "x" }, /give no prompt/);
+    await fails("subagents_send", { id: child.id }, /prompt is required/);
+    await ok("subagents_cancel", { id: child.id });
+  });
+
   it("send, cancel, models and agents work; each reports a bad call as a one-line error", async () => {
     const child = await ok("subagents_run", { agent: "mock", prompt: "first\nmock: sleep=1", await: false });
     const sent = await ok("subagents_send", { id: child.id, prompt: "follow-up" });

@@ -121,10 +121,9 @@ describe("zellij parsers", () => {
 });
 
 describe("zellij selection and environment", () => {
-  it("registered as zellij; the default inside a Zellij session (not inside tmux), MUSTER_BACKEND wins", () => {
+  it("registered as zellij; the default inside a Zellij session, MUSTER_BACKEND wins", () => {
     expect(backendNames()).toContain("zellij");
     expect(defaultBackendName({ ZELLIJ: "0" })).toBe("zellij");
-    expect(defaultBackendName({ ZELLIJ: "0", TMUX: "/tmp/t,1,0" })).toBe("tmux");
     expect(defaultBackendName({ ZELLIJ: "0", MUSTER_BACKEND: "tmux" })).toBe("tmux");
     expect(defaultBackendName({})).toBe("tmux");
   });

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
+import type { SendMode } from "../../core/follow-up.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { EXIT, resultExit } from "../exit-codes.js";
@@ -44,11 +45,16 @@ export function registerAct(program: Command): void {
       .command("send")
       .summary("give a child its next turn")
       .description(
-        "Queue a follow-up for a child; it runs in the same pane when the current turn ends. Prints the new turn id.",
+        "Queue a follow-up for a child; it runs in the same pane when the current turn ends (--mode queue, the default). --mode now interrupts the running turn (it settles interrupted, its answer so far kept) and runs the follow-up at once in the same session; --mode stop interrupts it and runs nothing (no prompt). Prints the new turn id.",
       )
       .argument("<id>", "child id or unique prefix")
       .argument("[prompt]", "the follow-up (or use --file)")
       .option("-f, --file <path>", "read the follow-up from a file (- for stdin)")
+      .option(
+        "--mode <mode>",
+        "queue (after the running turn), now (interrupt it), stop (interrupt, no follow-up)",
+        "queue",
+      )
       .option("-w, --wait", "wait for this turn and print its result")
       .option("--timeout <duration>", "with --wait: give up after this long")
       .option("--model <model>", "model for this turn and later ones (default: the last turn's)")
@@ -66,10 +72,37 @@ export function registerAct(program: Command): void {
         timeout?: string;
         model?: string;
         reasoning?: string;
+        mode: string;
       },
     ) => {
       const m = muster(flags);
+      const mode = sendMode(flags.mode);
+      if (mode === "stop") {
+        if (prompt !== undefined || flags.file !== undefined)
+          throw new MusterError(
+            "invalid_argument",
+            "--mode stop runs nothing after the turn: give no prompt",
+          );
+        const stopped = m.stopTurn(id);
+        if (!flags.wait || !stopped.turnId) {
+          if (flags.json) printJson(stopped);
+          else
+            say(
+              stopped.turnId ? `stopping turn ${stopped.turnId}\n` : `no turn of ${stopped.id} is running\n`,
+            );
+          return;
+        }
+        const outcome = await waitWithProgress(
+          m,
+          [stopped.id],
+          { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+          !!flags.json,
+        );
+        printResults(outcome, !!flags.json, { stopped });
+        return;
+      }
       const sent = await m.send(id, readPrompt(prompt, flags.file), {
+        mode,
         ...(flags.model ? { model: flags.model } : {}),
         ...(flags.reasoning ? { reasoning: flags.reasoning } : {}),
       });
@@ -122,4 +155,10 @@ export function registerAct(program: Command): void {
         );
     },
   );
+}
+
+/** `--mode`, checked before anything is written. */
+function sendMode(v: string): SendMode {
+  if (v === "queue" || v === "now" || v === "stop") return v;
+  throw new MusterError("invalid_argument", `--mode must be queue, now or stop (got ${JSON.stringify(v)})`);
 }

@@ -22,6 +22,15 @@ export function registerDoctor(program: Command): void {
               ? `${tmux.version}${report.socket ? ` (private socket ${report.socket})` : ""}`
               : `${tmux.error} — install it: apt-get install tmux / brew install tmux`,
           ],
+          ...(report.backend.name === "tmux"
+            ? []
+            : [
+                [
+                  "backend",
+                  report.backend.ok ? "ok" : "FAILED",
+                  `${report.backend.name}: ${report.backend.version ?? report.backend.error}`,
+                ],
+              ]),
           ["state", "ok", report.stateRoot],
           ...report.runners.map((r) => [`runner ${r.name}`, "ok", "built in"]),
           ...clis.map((c) => [
@@ -34,6 +43,6 @@ export function registerDoctor(program: Command): void {
         ];
         say(`${table(rows)}\n`);
       }
-      if (!tmux.ok) throw new ExitWith(1);
+      if (!report.ok) throw new ExitWith(1);
     });
 }

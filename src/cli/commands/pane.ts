@@ -6,7 +6,11 @@ import { shellQuote } from "../format.js";
 import { ExitWith, printJson, say } from "../output.js";
 
 /** attach and focus: inside tmux switch the current client to the pane; outside, attach this terminal. */
-async function goToPane(id: string, flags: CommonOptions & { print?: boolean }): Promise<void> {
+async function goToPane(
+  name: "attach" | "focus",
+  id: string,
+  flags: CommonOptions & { print?: boolean },
+): Promise<void> {
   const m = muster(flags);
   const target = m.attach(id);
   const { command } = target;
@@ -20,6 +24,8 @@ async function goToPane(id: string, flags: CommonOptions & { print?: boolean }):
     await m.focus(m.child(target.id));
     return;
   } catch (e) {
+    // The pty backend has no multiplexer to focus in: `focus` says so rather than take over this terminal.
+    if (name === "focus" && target.pane.backend === "pty") throw e;
     // Not inside the same tmux server: attach this terminal instead.
     unfocused = e;
   }
@@ -43,10 +49,10 @@ export function registerPane(program: Command): void {
         .command(name)
         .summary(summary)
         .description(
-          `${summary[0]!.toUpperCase()}${summary.slice(1)}: inside tmux it switches to the pane, outside it attaches (detach with prefix + d).`,
+          `${summary[0]!.toUpperCase()}${summary.slice(1)}: inside tmux it switches to the pane, outside it attaches (detach with prefix + d; from a pty child: Ctrl-\\, or the key in MUSTER_DETACH_KEY).`,
         )
         .argument("<id>", "child id or unique prefix")
         .option("--print", "print the command instead of running it"),
-    ).action((id: string, flags: CommonOptions & { print?: boolean }) => goToPane(id, flags));
+    ).action((id: string, flags: CommonOptions & { print?: boolean }) => goToPane(name, id, flags));
   }
 }

@@ -63,7 +63,7 @@ export function registerSpawn(program: Command): void {
       .option("--split", "inside tmux: open as a visible split instead of a background window")
       .option(
         "--backend <name>",
-        "where a new child runs: tmux, zellij, or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND, zellij inside Zellij, else tmux)",
+        "where a new child runs: tmux, zellij, pty (no multiplexer), or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND; zellij inside Zellij; else tmux; pty where neither tmux nor Zellij is on PATH)",
       )
       .option(
         "--group <id>",

@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { writeFileNoFollow } from "../../util/fsx.js";
-import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
   binaryOf,
   cliPlan,
@@ -128,5 +128,27 @@ export const geminiRunner: Runner = {
     const env = { ...input.env, ...toolSettings(input) };
     // Settles on its `result` record: its session is on disk by then (resume checked with the process killed right there).
     return { ...cliPlan(input, argv, geminiParser(), prompt, env), settleOnResult: true };
+  },
+  /** `gemini --acp`: one process for the child's life; yolo as headless (no one to confirm a tool). */
+  session(input: TurnInput): SessionSpec {
+    const { id } = splitModel(input.model);
+    return {
+      protocol: "acp",
+      argv: [
+        binaryOf(this.binary!, input.env),
+        "--acp",
+        "--approval-mode",
+        "yolo",
+        "--skip-trust",
+        ...(id ? ["-m", id] : []),
+      ],
+      cwd: input.cwd,
+      env: { ...input.env, ...toolSettings(input) },
+      ...(input.runnerSessionId ? { resume: input.runnerSessionId } : {}),
+      ...(input.systemPrompt?.trim() ? { preamble: input.systemPrompt.trim() } : {}),
+      // gemini 0.61's session/load answers "No previous sessions found for this project" for a session an
+      // earlier --acp process wrote; the turn after a restart resumes it headless (--resume) instead.
+      reloads: false,
+    };
   },
 };

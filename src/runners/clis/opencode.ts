@@ -1,4 +1,4 @@
-import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
   binaryOf,
   cliPlan,
@@ -73,7 +73,7 @@ export function opencodeParser() {
 }
 
 // opencode run cannot answer a permission prompt: the child's own config allows what the profile allows.
-function childConfig(input: TurnInput): string {
+function childConfig(input: TurnInput, model?: string): string {
   const base = jsonObject(input.env.OPENCODE_CONFIG_CONTENT ?? "") ?? {};
   const tools: Record<string, boolean> = {};
   if (input.tools?.length) {
@@ -83,6 +83,7 @@ function childConfig(input: TurnInput): string {
   for (const t of input.disallowedTools ?? []) tools[t.toLowerCase()] = false;
   return JSON.stringify({
     ...base,
+    ...(model ? { model } : {}),
     permission: { bash: "allow", edit: "allow", webfetch: "allow", ...obj(base.permission) },
     ...(Object.keys(tools).length > 0 ? { tools: { ...obj(base.tools), ...tools } } : {}),
   });
@@ -104,8 +105,7 @@ export const opencodeRunner: Runner = {
   resumeMode: () => "native",
   ignores: ["maxTurns"],
   plan(input: TurnInput): TurnPlan {
-    const { provider, id } = splitModel(input.model);
-    const model = id ? (provider && provider !== "opencode" ? `${provider}/${id}` : id) : undefined;
+    const model = opencodeModel(input.model);
     const prompt = passPrompt(input, withInstructions(input), (p) => ["--", p]);
     const argv = [
       binaryOf(this.binary!, input.env),
@@ -120,4 +120,24 @@ export const opencodeRunner: Runner = {
     const env = { ...input.env, OPENCODE_CONFIG_CONTENT: childConfig(input) };
     return { ...cliPlan(input, argv, opencodeParser(), prompt, env), settleOnResult: true };
   },
+  /** `opencode acp`: one process for the child's life; the model goes in its config (acp has no -m). */
+  session(input: TurnInput): SessionSpec | undefined {
+    // A reasoning variant has no place in acp's config: such turns run one-shot (`run --variant`).
+    if (input.reasoning) return undefined;
+    const model = opencodeModel(input.model);
+    return {
+      protocol: "acp",
+      argv: [binaryOf(this.binary!, input.env), "acp"],
+      cwd: input.cwd,
+      env: { ...input.env, OPENCODE_CONFIG_CONTENT: childConfig(input, model) },
+      ...(input.runnerSessionId ? { resume: input.runnerSessionId } : {}),
+      ...(input.systemPrompt?.trim() ? { preamble: input.systemPrompt.trim() } : {}),
+    };
+  },
 };
+
+/** muster's `provider:model` in opencode's `provider/model` spelling (a bare or opencode id as is). */
+function opencodeModel(spec: string | undefined): string | undefined {
+  const { provider, id } = splitModel(spec);
+  return id ? (provider && provider !== "opencode" ? `${provider}/${id}` : id) : undefined;
+}

@@ -1,0 +1,27 @@
+/**
+ * Requests to a running child host through its control/ folder: from the agent inside the pane (`muster
+ * progress|done|error`) and from its parent (`muster send --mode now|stop`: interrupt the running turn).
+ * Each request is one JSON file, written to a temp name and renamed in (the host never reads half of one).
+ */
+import { dropJsonFile } from "../util/fsx.js";
+
+export type ControlRequest =
+  | { kind: "progress" | "done" | "error"; text: string }
+  /** Stop turn `turnId` (only that one: a turn started after the request was made is left alone). */
+  | { kind: "interrupt"; turnId: string; why: "steered" | "stopped" };
+
+/** Writes one request into `controlDir` (0600, temp + rename). Throws when it cannot. */
+export function writeControl(controlDir: string, req: ControlRequest): void {
+  dropJsonFile(controlDir, req);
+}
+
+/** A parsed request, or undefined when the file holds anything else. */
+export function controlRequestOf(v: unknown): ControlRequest | undefined {
+  if (v === null || typeof v !== "object") return undefined;
+  const r = v as Record<string, unknown>;
+  if ((r.kind === "progress" || r.kind === "done" || r.kind === "error") && typeof r.text === "string")
+    return { kind: r.kind, text: r.text };
+  if (r.kind === "interrupt" && typeof r.turnId === "string" && (r.why === "steered" || r.why === "stopped"))
+    return { kind: "interrupt", turnId: r.turnId, why: r.why };
+  return undefined;
+}

@@ -1,0 +1,99 @@
+/**
+ * Turns on a long-lived agent process (runner mode `session`): the host keeps one LiveSession per child and
+ * hands each turn to it; a turn the session cannot take (another model, the process died) gets a new process
+ * that reloads the conversation.
+ */
+import type { EventLog } from "../artifacts/log.js";
+import type { Runner, SessionSpec, TurnInput } from "../runners/types.js";
+import { LiveSession, specKey } from "./live-session.js";
+import { type TurnState, turnMessages } from "./messages.js";
+import type { PaneRenderer } from "./render.js";
+import { decide, missingDir, type Outcome } from "./run-plan.js";
+import type { TurnControl } from "./turn-control.js";
+
+export type RunnerMode = "session" | "oneshot";
+
+/** The child's runner mode: the profile's, else MUSTER_RUNNER_MODE, else session. */
+export function runnerModeOf(profileMode: RunnerMode | undefined, env: Record<string, string>): RunnerMode {
+  if (profileMode) return profileMode;
+  return env.MUSTER_RUNNER_MODE === "oneshot" ? "oneshot" : "session";
+}
+
+/** What may share a process: everything but the session to reload and the first prompt's preamble. */
+const shareKey = (spec: SessionSpec): string => specKey({ ...spec, resume: undefined, preamble: undefined });
+
+export class SessionHolder {
+  private live: LiveSession | undefined;
+  private liveKey: string | undefined;
+
+  constructor(private readonly mode: RunnerMode) {}
+
+  /** The session this turn runs on, or undefined: one-shot (the mode, or a CLI or input without one). */
+  specFor(runner: Runner, input: TurnInput): SessionSpec | undefined {
+    // A schema-enforced answer is the one-shot CLI's flag (--json-schema, --output-schema): such a turn runs one-shot.
+    if (this.mode === "oneshot" || !runner.session || input.outputSchema) return undefined;
+    const spec = runner.session(input);
+    // A conversation this process did not start, on a CLI that cannot reload it over the protocol: one-shot.
+    if (spec?.resume && spec.reloads === false && !this.live?.alive) return undefined;
+    return spec;
+  }
+
+  async turn(
+    deps: { log: EventLog; render: PaneRenderer },
+    turnId: string,
+    spec: SessionSpec,
+    prompt: string,
+    control: TurnControl,
+    state: TurnState,
+  ): Promise<Outcome> {
+    const gone = missingDir(spec.cwd);
+    if (gone) return { status: "errored", reason: gone, exitCode: null, signal: null };
+    const key = shareKey(spec);
+    if (this.live && (!this.live.alive || this.liveKey !== key)) {
+      // Another model or settings: this process ends, the next one reloads the conversation.
+      if (this.live.alive)
+        deps.render.info("the agent's settings changed: a new process continues the session");
+      await this.close();
+    }
+    const onMessage = turnMessages(deps, turnId, state, () => {});
+    let fresh = false;
+    if (!this.live) {
+      try {
+        this.live = await LiveSession.open(spec, deps, turnId);
+        this.liveKey = key;
+        fresh = !spec.resume;
+      } catch (e) {
+        return { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
+      }
+    }
+    const live = this.live;
+    if (live.id) onMessage({ type: "session", id: live.id });
+    const text = fresh && spec.preamble ? `${spec.preamble}\n\n---\n\n${prompt}` : prompt;
+    const end = await live.prompt(text, onMessage, control);
+    control.beforeDecide?.();
+    const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
+    if (end.exited) this.live = undefined;
+    if (!result && !control.reason && !control.failure)
+      return {
+        status: "errored",
+        reason: "the agent ended the turn without an answer",
+        exitCode: null,
+        signal: null,
+      };
+    return decide(control, undefined, result, null, null, end.stderrTail, spec.argv[0]!);
+  }
+
+  /** Ends the process (TERM, then KILL) and waits for it. */
+  async close(): Promise<void> {
+    const live = this.live;
+    this.live = undefined;
+    if (!live) return;
+    live.kill();
+    await live.whenExited();
+  }
+
+  /** The host is exiting: nothing it started may outlive it. */
+  killNow(): void {
+    this.live?.killNow();
+  }
+}

@@ -1,0 +1,58 @@
+/** muster's side of the holder's socket: one request per connection (send, capture, resize). */
+import * as net from "node:net";
+import { MusterError } from "../../base/errors.js";
+import { FRAME, type Frame, FrameReader, jsonFrame, parseJson } from "./protocol.js";
+
+/** A holder that does not answer in this long is hung (it answers in milliseconds). */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * Connects as a control client, sends one request frame after HELLO and resolves with the answer frame.
+ * A socket that is gone or refuses means the pane has exited: not_running.
+ */
+export function request(socket: string, label: string, req: Buffer): Promise<Frame> {
+  return new Promise((resolve, reject) => {
+    const sock = net.createConnection(socket);
+    const reader = new FrameReader();
+    let gotInfo = false;
+    const done = (err: Error | null, f?: Frame) => {
+      clearTimeout(timer);
+      sock.destroy();
+      if (err) reject(err);
+      else resolve(f as Frame);
+    };
+    const timer = setTimeout(
+      () => done(new MusterError("mux_unavailable", `pty pane ${label}: its holder did not answer`)),
+      REQUEST_TIMEOUT_MS,
+    );
+    sock.on("connect", () => sock.write(Buffer.concat([jsonFrame(FRAME.HELLO, { role: "control" }), req])));
+    sock.on("data", (chunk) => {
+      let frames: Frame[];
+      try {
+        frames = reader.push(chunk);
+      } catch (e) {
+        return done(e as Error);
+      }
+      for (const f of frames) {
+        if (!gotInfo && f.type === FRAME.INFO) gotInfo = true;
+        else return done(null, f);
+      }
+    });
+    sock.on("error", (e: NodeJS.ErrnoException) => {
+      const gone = e.code === "ENOENT" || e.code === "ECONNREFUSED" || e.code === "EPIPE";
+      done(
+        gone
+          ? new MusterError("not_running", `pty pane ${label} has exited`)
+          : new MusterError("mux_unavailable", `pty pane ${label}: ${e.message}`, { cause: e }),
+      );
+    });
+    sock.on("close", () => done(new MusterError("not_running", `pty pane ${label} has exited`)));
+  });
+}
+
+/** An ACK frame's error as a MusterError; nothing when it says ok. */
+export function checkAck(f: Frame, label: string): void {
+  const ack = f.type === FRAME.ACK ? parseJson<{ ok: boolean; error: string }>(f.payload) : null;
+  if (ack?.ok) return;
+  throw new MusterError("not_running", `pty pane ${label}: ${ack?.error ?? "unexpected answer"}`);
+}

@@ -1,0 +1,106 @@
+// Runner mode session on a real (small) ACP agent, test/fixtures/acp-agent.mjs, through the generic `acp`
+// runner: one process across turns, the conversation kept by the agent, interrupts through session/cancel,
+// cancel ending the process, and a new process reloading the session after the tmux server is gone.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { groupAlive } from "../../src/util/process-group.js";
+import { REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { killServerAndWait } from "../helpers/tmux.js";
+
+const sb = useSandbox("mt-acp");
+const AGENT = path.join(REPO, "test", "fixtures", "acp-agent.mjs");
+fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+fs.writeFileSync(
+  path.join(sb.cwd, ".muster", "agents", "acp-echo.md"),
+  `---\ndescription: an ACP agent\nrunner: acp\ncommand: ${JSON.stringify([process.execPath, AGENT])}\n---\nBe brief.\n`,
+);
+
+const starts = (dir: string) => readEvents(dir).filter((e) => e.type === "runner_started");
+const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
+
+describe("runner acp: a live ACP session per child", () => {
+  let kept: { id: string; dir: string; session: string } | undefined;
+
+  it("two turns run on one process; the agent's session carries the conversation; the preamble goes first", async () => {
+    const r = await sb.json(["spawn", "--agent", "acp-echo", "--wait", "--timeout", "60", "hello"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const id = r.data.spawned.id as string;
+    const dir = r.data.results[0].artifactDir as string;
+    expect(r.data.results[0].text).toMatch(/^turn 1 of session (\S+) \(pid (\d+)\): hello$/);
+    const [, session, pid] = /session (\S+) \(pid (\d+)\)/.exec(r.data.results[0].text)!;
+    const fixtureSession = JSON.parse(
+      fs.readFileSync(path.join(sb.cwd, ".acp-fixture", `${session}.json`), "utf8"),
+    );
+    expect(fixtureSession.turns[0]).toMatch(/^Be brief\.\n\n---\n\nhello$/);
+    const two = await sb.json(["send", id, "--wait", "--timeout", "60", "again"]);
+    expect(two.data.results[0].text).toBe(`turn 2 of session ${session} (pid ${pid}): again`);
+    expect(starts(dir).map((e) => e.pid)).toEqual([Number(pid)]);
+    expect(groupAlive(Number(pid))).toBe(true);
+    const [c1, c2] = completions(dir);
+    expect(c1.runnerSessionId).toBe(session);
+    expect(c2.runnerSessionId).toBe(session);
+    expect(c2.usage).toEqual({ input: "again".length, output: 5 });
+    kept = { id, dir, session: session! };
+  });
+
+  it("a tool call is recorded start and end with its input; an agent error settles errored with its message", async () => {
+    const { id, dir } = kept!;
+    const t = await sb.json(["send", id, "--wait", "--timeout", "60", "use a tool"]);
+    expect(t.data.results[0].status).toBe("completed");
+    const tools = readEvents(dir).filter((e) => e.type === "tool_activity");
+    expect(tools.map((e) => [e.phase, e.name, e.summary])).toEqual([
+      ["start", "execute", "echo fixture"],
+      ["end", "execute", ""],
+    ]);
+    const f = await sb.json(["send", id, "--wait", "--timeout", "60", "fail now"]);
+    expect(f.data.results[0]).toMatchObject({ status: "errored", reason: "fixture upstream failure" });
+    expect(starts(dir)).toHaveLength(1);
+  });
+
+  it("after the tmux server is gone, spawn --resume starts a new process that reloads the session", async () => {
+    const { id, dir, session } = kept!;
+    const oldPid = starts(dir)[0]!.pid as number;
+    await killServerAndWait(sb.socket);
+    await until(() => !groupAlive(oldPid), 10_000);
+    const r = await sb.json(["spawn", "--resume", id, "--wait", "--timeout", "60", "still there?"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    // Turn 5 of the same session: turns 1-4 came back with session/load (its replay is not this turn's answer).
+    expect(r.data.results[0].text).toMatch(
+      new RegExp(`^turn 5 of session ${session} \\(pid \\d+\\): still there\\?$`),
+    );
+    expect(starts(dir)).toHaveLength(2);
+    expect(starts(dir)[1]!.pid).not.toBe(oldPid);
+  });
+
+  it("send --mode now interrupts a streaming turn through session/cancel; the process stays; cancel ends it", async () => {
+    const s = await sb.json(["spawn", "--agent", "acp-echo", "be slow"]);
+    const id = s.data.id as string;
+    const dir = s.data.artifactDir as string;
+    await until(async () => (await sb.run(["capture", id])).stdout.includes("chunk 2"));
+    const r = await sb.json(["send", id, "--mode", "now", "--wait", "--timeout", "60", "quick one"]);
+    expect(r.data.results[0].text).toMatch(/^turn 2 of session/);
+    const [first] = completions(dir);
+    expect(first).toMatchObject({ status: "interrupted" });
+    expect(first.output.bytes).toBeGreaterThan(0);
+    const pid = starts(dir)[0]!.pid as number;
+    expect(starts(dir)).toHaveLength(1);
+    expect(groupAlive(pid)).toBe(true);
+    await sb.run(["cancel", id]);
+    await until(() => !groupAlive(pid), 10_000);
+  });
+
+  it("an agent that is not there errors the turn with the reason; mode oneshot says the runner has none", async () => {
+    fs.writeFileSync(
+      path.join(sb.cwd, ".muster", "agents", "acp-missing.md"),
+      `---\ndescription: gone\nrunner: acp\ncommand: ["/nonexistent/acp-agent"]\n---\n`,
+    );
+    const r = await sb.json(["spawn", "--agent", "acp-missing", "--wait", "--timeout", "60", "hi"]);
+    expect(r.data.results[0]).toMatchObject({ status: "errored" });
+    expect(r.data.results[0].reason).toMatch(/command not found: \/nonexistent\/acp-agent/);
+    const o = await sb.json(["spawn", "--agent", "acp-echo", "--wait", "--timeout", "60", "hi"], {
+      env: { ...sb.env, MUSTER_RUNNER_MODE: "oneshot" },
+    });
+    expect(o.data.results[0].reason).toMatch(/no one-shot mode/);
+  });
+});
