@@ -18,7 +18,7 @@ export interface Tool {
 const str = (description: string, minLength = 1): JsonSchema => ({ type: "string", minLength, description });
 /** A plain string (its name says what it is; the workflow check refuses a bad one). */
 const S: JsonSchema = { type: "string" };
-const ID = str("Child id or last 8 hex.");
+const ID = str("Id or last 8 hex.");
 const object = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
   type: "object",
   properties,
