@@ -10,6 +10,7 @@ import { childFiles } from "../dist/artifacts/layout.js";
 import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
 import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
+import { capOvershoot, capRow } from "./caps.mjs";
 import { benchEnv } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
@@ -194,6 +195,8 @@ try {
   results.finalRecordToWaiterMs = await finalRecordToWaiter(muster, quick ? 10 : 20);
   log("backends side by side (tmux, pty)…");
   results.backendsMs = await backendLatency(musterPerBackend(base, env), quick ? 10 : 20);
+  log("cap overshoot…");
+  results.capOvershootMs = await capOvershoot(muster, quick ? 5 : 15);
   log("final record → waiter, real agent CLIs against the scripted endpoint…");
   results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
   log("runner mode session vs oneshot, real agent CLIs (follow-up and delivery)…");
@@ -228,6 +231,7 @@ const rows = [
   schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
   ...backendRows(results.backendsMs),
+  capRow(results.capOvershootMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
   ...Object.entries(results.sessionVsOneshotMs).flatMap(([name, r]) => sessionCliRows(name, r)),
 ];

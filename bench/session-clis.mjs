@@ -14,7 +14,7 @@ import { prepareCli, TEST_MODELS } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
 import { now, pct, round } from "./stats.mjs";
 
-const SESSION_CLIS = ["gemini", "opencode"];
+const SESSION_CLIS = ["pi", "gemini", "opencode"];
 
 const stats = (xs) => ({ n: xs.length, p50: round(pct(xs, 50)), p95: round(pct(xs, 95)) });
 

@@ -12,7 +12,11 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 let code;
-if (CHILD_COMMANDS.has(argv[0])) {
+if (argv[0] === "ask") {
+  // Blocks until the parent answers: still one small module, no CLI.
+  const { runAsk } = await import("../dist/cli/ask.js");
+  code = await runAsk(argv.slice(1));
+} else if (CHILD_COMMANDS.has(argv[0])) {
   const { runChildCommand } = await import("../dist/cli/child-commands.js");
   code = runChildCommand(argv);
 } else {

@@ -1,6 +1,7 @@
 /** Library entry: the same core the CLI uses, with the built-in backends registered. */
 
 export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.js";
+export type { Caps } from "./core/caps.js";
 export type { LoadedChild } from "./core/children.js";
 export type { FollowUp, SendMode, TurnSettings } from "./core/follow-up.js";
 export type { WaitingGroup } from "./core/inbox.js";
@@ -12,6 +13,7 @@ export {
   type SpawnOptions,
   type SpawnResult,
 } from "./core/muster.js";
+export type { PendingRequest } from "./core/requests.js";
 export type { TurnResult } from "./core/results.js";
 export type { ChildStatus } from "./core/state.js";
 export type {

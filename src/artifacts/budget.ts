@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { readJsonIfExists, writeJsonAtomic } from "../util/fsx.js";
 import { READ_CAPS } from "../util/safe-read.js";
-import type { MusterEvent } from "./events.js";
+import type { Caps, MusterEvent } from "./events.js";
 import { childFiles, primaryPathsAt } from "./layout.js";
 import { readAllRecords } from "./reader.js";
 
@@ -12,6 +12,8 @@ export interface Budget {
   tokens?: number;
   /** US dollars, where runners report cost. */
   cost?: number;
+  /** Caps on every turn of the tree (artifacts/caps.ts): unlike the limits above they end running turns. */
+  caps?: Caps;
   /** When the budget was set (ISO 8601): only what the tree did from then on counts against it. */
   since?: string;
 }

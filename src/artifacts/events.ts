@@ -117,10 +117,26 @@ export interface ProgressEvent extends Base {
   text: string;
 }
 
+/** The agent asks its parent (`muster ask`) and waits: a pending request until an `answered` names it. */
 export interface QuestionEvent extends Base {
   type: "question";
   turnId?: string;
+  /** The request's id: what `muster answer <id>` names. */
+  requestId: string;
   text: string;
+  /** The answers offered, when the question has a fixed set. */
+  choices?: string[];
+}
+
+/** A pending request (a question) is over: answered by a parent, or its asker stopped waiting. */
+export interface AnsweredEvent extends Base {
+  type: "answered";
+  turnId?: string;
+  requestId: string;
+  /** answered: the asker got the parent's answer; timeout: it gave up waiting. */
+  outcome: "answered" | "timeout";
+  /** The answer, bounded (it is in answers/<requestId>.json whole). */
+  text?: string;
 }
 
 export interface CompletionEvent extends Base {
@@ -158,6 +174,7 @@ export type MusterEvent =
   | UsageEvent
   | ProgressEvent
   | QuestionEvent
+  | AnsweredEvent
   | CompletionEvent
   | ChildExitedEvent;
 
@@ -169,6 +186,20 @@ export type EventInput = MusterEvent extends infer E
     ? Omit<E, "v" | "eventId" | "seq" | "ts"> & { eventId?: string }
     : never
   : never;
+
+/** Caps enforced outside the model (artifacts/caps.ts): per turn, clocks; cumulative, counts. */
+export interface Caps {
+  /** Wall clock of one turn, from its start. */
+  maxTimeMs?: number;
+  /** Time a running turn may go without any output from its agent. */
+  idleTimeoutMs?: number;
+  maxTurns?: number;
+  maxToolCalls?: number;
+  /** Input + output tokens. */
+  maxTokens?: number;
+  /** US dollars, where runners report cost. */
+  maxCost?: number;
+}
 
 /** meta.json: immutable manifest of one child. */
 export interface ChildMeta {
@@ -199,4 +230,6 @@ export interface ChildMeta {
   };
   /** Names of the environment variables handed to the child (never values). */
   envNames: string[];
+  /** Caps on this child and everything it spawns (artifacts/caps.ts), enforced by its host. */
+  caps?: Caps;
 }

@@ -13,6 +13,8 @@ export interface InboxItem {
   reasoning?: string;
   /** A JSON Schema the runner's CLI enforces on the answer (a structured worker's first turn). */
   outputSchema?: object;
+  /** A cancellation snapshot (snapshots/<turnId>.json) the runner gets ahead of the prompt (spawn --resume). */
+  context?: string;
   createdAt: string;
 }
 

@@ -86,6 +86,10 @@ export function childFiles(dir: string) {
     inbox: path.join(dir, "inbox"),
     prompts: path.join(dir, "prompts"),
     control: path.join(dir, "control"),
+    /** Cancellation snapshots (`muster cancel --snapshot`): snapshots/<turnId>.json, 0600. */
+    snapshots: path.join(dir, "snapshots"),
+    /** Answers to the agent's pending requests (`muster answer`), answers/<requestId>.json, 0600. */
+    answers: path.join(dir, "answers"),
     /** Private files an agent CLI needs for this child (settings, its own session files); never the user's. */
     runner: path.join(dir, "runner"),
     /** The spawning environment, handed over once: the child host deletes it on read. */

@@ -5,6 +5,8 @@ import { openFreshNoFollow } from "../util/fsx.js";
 
 // Writes to output.md are gathered up to this size: one syscall per chunk, not per streamed line.
 const WRITE_CHUNK = 64 * 1024;
+// …or for this long: a reader of output.md mid-turn (cancel --snapshot) sees the answer so far.
+const WRITE_DELAY_MS = 500;
 // Once the answer is too large to snapshot, only this much of its end stays in memory (for the conversation).
 export const ANSWER_TAIL_BYTES = 64 * 1024;
 
@@ -25,6 +27,7 @@ export class AnswerSink {
   private keptBytes = 0;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly file: string,
@@ -49,6 +52,10 @@ export class AnswerSink {
     this.pending.push(buf);
     this.pendingBytes += buf.length;
     if (this.pendingBytes >= WRITE_CHUNK) this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => this.flush(), WRITE_DELAY_MS);
+      this.timer.unref();
+    }
   }
 
   /** The answer is this text instead of what streamed (the agent's final `result`, `muster done`). */
@@ -72,6 +79,8 @@ export class AnswerSink {
 
   /** Writes what is gathered to output.md. */
   flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
     if (this.fd === undefined || this.pendingBytes === 0) return;
     const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
     this.pending = [];

@@ -16,6 +16,7 @@ import { getRunner } from "../runners/registry.js";
 import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { readJson } from "../util/fsx.js";
 import { ensureSelfBinDir } from "../util/self-bin.js";
+import { CapGuard } from "./caps-guard.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PaneRenderer } from "./render.js";
@@ -101,12 +102,16 @@ async function main(): Promise<void> {
   });
 
   let current: TurnControl | undefined;
+  // Caps outside the model: this child's (from its spawn) and the tree's (budget.json), checked as turns run.
+  const caps = new CapGuard(layout.primary.dir, meta.id, meta.caps);
   // The previous turn's runner, settled but maybe still exiting: the next turn starts once it is gone.
   let reaping: Reap | undefined;
   let exitReason: "cancelled" | "lost" | undefined;
   const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined, (why) =>
     render.stderr(why),
   );
+  // Questions this host's agent asked and still waits on (muster ask): the idle clock pauses meanwhile.
+  const asking = new Set<string>();
   const controls = new ControlWatcher(files.control, (req) => {
     if (req.kind === "interrupt") {
       // Only the turn the parent saw running: one that started since (its follow-up) is left alone.
@@ -114,6 +119,30 @@ async function main(): Promise<void> {
         render.info(req.why === "steered" ? "interrupted: a follow-up runs now" : "stopped by the parent");
         current.stop(req.why);
       }
+    } else if (req.kind === "ask" || req.kind === "answered") {
+      const turn = current ? { turnId: current.turnId } : {};
+      if (req.kind === "ask") {
+        asking.add(req.requestId);
+        log.append({
+          type: "question",
+          ...turn,
+          requestId: req.requestId,
+          text: boundText(req.text),
+          ...(req.choices ? { choices: req.choices.map((c) => boundText(c, 200)) } : {}),
+        });
+        render.info(`question ${req.requestId.slice(-8)} to the parent: ${req.text}`);
+      } else {
+        asking.delete(req.requestId);
+        log.append({
+          type: "answered",
+          ...turn,
+          requestId: req.requestId,
+          outcome: req.outcome,
+          ...(req.outcome === "answered" ? { text: boundText(req.text) } : {}),
+        });
+        render.info(req.outcome === "answered" ? `answer: ${req.text}` : "no answer in time");
+      }
+      caps.setWaiting(asking.size > 0);
     } else if (req.kind === "progress") {
       log.append({
         type: "progress",
@@ -196,6 +225,8 @@ async function main(): Promise<void> {
     const refuse = (): Refusal | undefined => {
       if (closing())
         return { status: "cancelled", reason: "cancelled by muster cancel before the agent started" };
+      const capped = caps.refuse();
+      if (capped) return { status: "exhausted", reason: capped };
       // Without a budget there is nothing to add up: the tree's events are read only when one is set.
       const budget = readBudget(primaryDir);
       if (!budget) return undefined;
@@ -204,6 +235,12 @@ async function main(): Promise<void> {
       const spent = budgetExhausted(budget, { ...used, turns: used.turns - 1 });
       return spent ? { status: "exhausted", reason: spent } : undefined;
     };
+    const turn = current;
+    turn.onMessage = (m) => caps.message(m);
+    caps.start((why) => {
+      render.info(why);
+      turn.exhaust(why);
+    });
     const { reap } = await runTurn(
       { files, meta, log, render, runner, env, conversation, refuse, reserve, sessions },
       item,
@@ -211,6 +248,8 @@ async function main(): Promise<void> {
       n,
       current,
     );
+    caps.stop();
+    asking.clear();
     current = undefined;
     reaping = reap;
     await reap.done;

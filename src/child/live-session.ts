@@ -1,15 +1,14 @@
 /**
  * A long-lived agent process for one child (runner mode `session`): started once, kept across turns, each turn
- * a prompt on the same process over the Agent Client Protocol. The turn settles on the protocol's end of turn
- * (no process exit in the path); the CLI's own session id is recorded so a new process (after a host or tmux
- * death, or a change of model) continues the same conversation with `session/load`.
+ * a prompt on the same process through its protocol's driver (ACP, Pi RPC: runners/session-driver.ts). The turn
+ * settles on the protocol's end of turn (no process exit in the path); the CLI's own session id is recorded so
+ * a new process (after a host or tmux death, or a change of model) continues the same conversation.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { LineSplitter } from "../artifacts/lines.js";
 import type { EventLog } from "../artifacts/log.js";
-import { RpcError, RpcPeer } from "../runners/acp/rpc.js";
-import { type AcpTurnReader, acpTurnReader, errorMessage } from "../runners/acp/updates.js";
-import type { AgentMessage, SessionSpec } from "../runners/types.js";
+import { sessionDriver } from "../runners/session-driver.js";
+import type { AgentMessage, SessionDriver, SessionSpec } from "../runners/types.js";
 import { groupAlive, signalGroup, terminateGroup } from "../util/process-group.js";
 import { firstLine } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
@@ -17,7 +16,7 @@ import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
 
 const MAX_LINE = 16 * 1024 * 1024;
 const STDERR_KEEP = 2048;
-// After `session/cancel`, the agent has this long to end the turn before its process is killed.
+// After an interrupt, the agent has this long to end the turn before its process is killed.
 const CANCEL_GRACE_MS = 3000;
 
 /** Why a turn on a live session ended, before the host's stop reason and failures are weighed. */
@@ -27,30 +26,23 @@ export interface SessionTurnEnd {
   stderrTail: string;
 }
 
-interface OpenTurn {
-  reader: AcpTurnReader;
-  onMessage: (m: AgentMessage) => void;
-}
-
 export class LiveSession {
   private readonly child: ChildProcess;
-  private readonly peer: RpcPeer;
+  private readonly driver: SessionDriver;
   private sessionId: string | undefined;
-  private turn: OpenTurn | undefined;
+  private inTurn = false;
   private stderrTail = "";
   private exitedWith: string | undefined;
   private cancelTimer: NodeJS.Timeout | undefined;
   private readonly exited: Promise<void>;
-  /** The spec it was started from: a turn whose spec differs gets a new process. */
-  readonly key: string;
 
   private constructor(
     readonly spec: SessionSpec,
-    private readonly deps: { log: EventLog; render: PaneRenderer },
+    deps: { log: EventLog; render: PaneRenderer },
     turnId: string,
   ) {
-    this.key = specKey(spec);
-    const [cmd, ...args] = spec.argv;
+    const argv = spec.resume && spec.resumeArgs ? [...spec.argv, ...spec.resumeArgs] : spec.argv;
+    const [cmd, ...args] = argv;
     // detached: the agent leads its own process group, so stopping it reaches everything it started.
     this.child = spawn(cmd!, args, {
       cwd: spec.cwd,
@@ -58,21 +50,21 @@ export class LiveSession {
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });
-    this.peer = new RpcPeer((line) => this.child.stdin!.write(line), {
-      request: (method, params) => this.onRequest(method, params),
-      notification: (method, params) => this.onNotification(method, params),
+    this.driver = sessionDriver(spec, {
+      write: (line) => this.child.stdin!.write(line),
+      info: (text) => deps.render.info(text),
     });
     const lines = new LineSplitter(MAX_LINE, (bytes) => deps.render.info(`(dropped a ${bytes}-byte line)`));
     this.child.stdout!.on("data", (chunk: Buffer) => {
       for (const l of lines.push(chunk)) {
         const text = l.toString("utf8");
-        if (!this.peer.line(text) && text.trim()) deps.render.raw(text);
+        if (!this.driver.line(text) && text.trim()) deps.render.raw(text);
       }
     });
     this.child.stderr!.on("data", (chunk: Buffer) => {
       const s = chunk.toString("utf8");
       this.stderrTail = (this.stderrTail + s).slice(-STDERR_KEEP);
-      if (this.turn) for (const l of s.split("\n")) if (l.trim()) deps.render.stderr(l);
+      if (this.inTurn) for (const l of s.split("\n")) if (l.trim()) deps.render.stderr(l);
     });
     // A write to a pipe whose reader died: reported through 'exit', never thrown.
     this.child.stdin!.on("error", () => {});
@@ -106,7 +98,10 @@ export class LiveSession {
   ): Promise<LiveSession> {
     const s = new LiveSession(spec, deps, turnId);
     try {
-      await s.handshake();
+      const failed = s.exited.then(() => {
+        throw new Error(s.exitedWith ?? "the agent process ended");
+      });
+      s.sessionId = (await Promise.race([s.driver.open(), failed])) ?? spec.resume;
     } catch (e) {
       s.kill();
       throw e;
@@ -114,11 +109,7 @@ export class LiveSession {
     return s;
   }
 
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  /** The CLI's own session id (what a new process reloads). */
+  /** The CLI's own session id (what a new process continues). */
   get id(): string | undefined {
     return this.sessionId;
   }
@@ -128,33 +119,24 @@ export class LiveSession {
   }
 
   /**
-   * Runs one turn: the prompt, its streamed updates into `onMessage`, and the end of turn. A stop from the host
-   * cancels the turn through the protocol (`interrupted`) or ends the process (cancel, lost, a failed record).
+   * Runs one turn: the prompt, its streamed messages into `onMessage`, and the end of turn. A stop from the
+   * host that ends only the turn (interrupt, steering) goes through the protocol; any other (cancel, lost, a
+   * failed record) ends the process.
    */
   async prompt(
     text: string,
     onMessage: (m: AgentMessage) => void,
     control: TurnControl,
   ): Promise<SessionTurnEnd> {
-    const reader = acpTurnReader();
-    this.turn = { reader, onMessage };
+    this.inTurn = true;
     control.onStop(() => {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) this.interrupt();
       else this.kill();
     });
     try {
-      const response = await this.peer.request("session/prompt", {
-        sessionId: this.sessionId,
-        prompt: [{ type: "text", text }],
-      });
-      for (const m of reader.end(response)) onMessage(m);
-    } catch (e) {
-      if (!control.reason && !control.failure) {
-        const why = e instanceof RpcError ? errorMessage(e.message, e.data) : (e as Error).message;
-        for (const m of reader.failed(why)) onMessage(m);
-      }
+      await this.driver.prompt(text, onMessage);
     } finally {
-      this.turn = undefined;
+      this.inTurn = false;
       clearTimeout(this.cancelTimer);
     }
     return { exited: !this.alive, stderrTail: this.stderrTail };
@@ -162,8 +144,8 @@ export class LiveSession {
 
   /** Ends the turn through the protocol; a process that does not end it in time is killed. */
   private interrupt(): void {
-    if (!this.turn) return;
-    this.peer.notify("session/cancel", { sessionId: this.sessionId });
+    if (!this.inTurn) return;
+    this.driver.interrupt();
     this.cancelTimer = setTimeout(() => this.kill(), CANCEL_GRACE_MS);
   }
 
@@ -187,74 +169,13 @@ export class LiveSession {
   private gone(why: string): void {
     if (this.exitedWith !== undefined) return;
     this.exitedWith = why;
-    this.peer.close(new Error(why));
+    this.driver.close(new Error(why));
     // Whatever the agent started goes with it.
     if (this.child.pid !== undefined) signalGroup(this.child.pid, "SIGKILL");
   }
-
-  private async handshake(): Promise<void> {
-    const failed = this.exited.then(() => {
-      throw new Error(this.exitedWith ?? "the agent process ended");
-    });
-    const race = <T>(p: Promise<T>): Promise<T> => Promise.race([p, failed]);
-    const init = obj(
-      await race(
-        this.peer.request("initialize", {
-          protocolVersion: 1,
-          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-        }),
-      ),
-    );
-    const canLoad = obj(init.agentCapabilities).loadSession === true;
-    const params = { cwd: this.spec.cwd, mcpServers: [] };
-    if (this.spec.resume && canLoad) {
-      // The agent replays the conversation as updates first: no turn is open, so they are not this turn's.
-      await race(this.peer.request("session/load", { ...params, sessionId: this.spec.resume }));
-      this.sessionId = this.spec.resume;
-    } else {
-      if (this.spec.resume)
-        this.deps.render.info("this agent cannot reload a session: the conversation starts again");
-      const created = obj(await race(this.peer.request("session/new", params)));
-      if (typeof created.sessionId !== "string") throw new Error("the agent opened no session");
-      this.sessionId = created.sessionId;
-    }
-    if (this.spec.modeId) {
-      await race(
-        this.peer.request("session/set_mode", { sessionId: this.sessionId, modeId: this.spec.modeId }),
-      );
-    }
-  }
-
-  private onNotification(method: string, params: unknown): void {
-    if (method !== "session/update") return;
-    const p = obj(params);
-    if (!this.turn || p.sessionId !== this.sessionId) return;
-    for (const m of this.turn.reader.update(p.update)) this.turn.onMessage(m);
-  }
-
-  /** Requests from the agent: permissions are answered as the profile pre-approves (see runner docs). */
-  private async onRequest(method: string, params: unknown): Promise<unknown> {
-    if (method === "session/request_permission") {
-      const p = obj(params);
-      const options = Array.isArray(p.options) ? p.options.map(obj) : [];
-      const allow =
-        options.find((o) => o.kind === "allow_once") ?? options.find((o) => o.kind === "allow_always");
-      const title = typeof obj(p.toolCall).title === "string" ? (obj(p.toolCall).title as string) : "a tool";
-      this.deps.render.info(`permission for ${title}: ${allow ? "allowed" : "refused"} (no one to ask yet)`);
-      return allow
-        ? { outcome: { outcome: "selected", optionId: allow.optionId } }
-        : { outcome: { outcome: "cancelled" } };
-    }
-    throw new RpcError(-32601, `muster does not offer ${method}`);
-  }
 }
-
-const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** What makes two turns able to share one process: the same program, arguments, directory and environment. */
-function specKey(spec: SessionSpec): string {
+export function specKey(spec: SessionSpec): string {
   return JSON.stringify([spec.protocol, spec.argv, spec.cwd, spec.env, spec.modeId ?? null]);
 }
-
-export { specKey };

@@ -58,6 +58,13 @@ export const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason:
   lost: { status: "lost", reason: "the pane was closed while the turn ran" },
   steered: { status: "interrupted", reason: "interrupted by a follow-up (send --mode now)" },
   stopped: { status: "interrupted", reason: "stopped by the parent (send --mode stop)" },
+  exhausted: { status: "exhausted", reason: "cap reached" },
+};
+
+/** How a stopped turn settles: a cap names itself. */
+const stopped = (control: TurnControl): { status: CompletionStatus; reason: string } => {
+  const s = STOP_STATUS[control.reason!];
+  return control.reason === "exhausted" && control.capReason ? { ...s, reason: control.capReason } : s;
 };
 
 /** Runs the runner's process to its end, turning its stdout into events, pane lines and the answer. */
@@ -143,13 +150,18 @@ export function runPlan(
       exited = undefined;
     };
 
-    const onMessage = turnMessages(deps, turnId, state, () => {
+    const record = turnMessages(deps, turnId, state, () => {
       if (plan.settleOnResult && !control.reason && !control.failure) {
         control.beforeDecide?.();
         const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
         settle(decide(control, undefined, result, null, null, stderrTail, cmd!), true);
       }
     });
+    // The host's caps see every message once it is recorded.
+    const onMessage = (m: AgentMessage): void => {
+      record(m);
+      control.onMessage?.(m);
+    };
     const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) =>
       render.info(`(dropped a ${bytes}-byte output line)`),
     );
@@ -207,7 +219,7 @@ export function decide(
   cmd: string,
 ): Outcome {
   const base = { exitCode: code, signal };
-  if (control.reason) return { ...base, ...STOP_STATUS[control.reason] };
+  if (control.reason) return { ...base, ...stopped(control) };
   if (control.failure) return { ...base, status: "errored", reason: control.failure.message };
   if (spawnError) {
     // Node reports a negated errno as the "exit code" of a process that never started.
@@ -248,6 +260,6 @@ export function missingDir(dir: string): string | undefined {
 
 /** The outcome of a turn stopped before its runner started. */
 export function outcomeWithoutRunner(control: TurnControl, failure: Error): Outcome {
-  if (control.reason) return { exitCode: null, signal: null, ...STOP_STATUS[control.reason] };
+  if (control.reason) return { exitCode: null, signal: null, ...stopped(control) };
   return { exitCode: null, signal: null, status: "errored", reason: failure.message };
 }

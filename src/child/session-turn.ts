@@ -4,7 +4,7 @@
  * that reloads the conversation.
  */
 import type { EventLog } from "../artifacts/log.js";
-import type { Runner, SessionSpec, TurnInput } from "../runners/types.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput } from "../runners/types.js";
 import { LiveSession, specKey } from "./live-session.js";
 import { type TurnState, turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
@@ -20,7 +20,7 @@ export function runnerModeOf(profileMode: RunnerMode | undefined, env: Record<st
 }
 
 /** What may share a process: everything but the session to reload and the first prompt's preamble. */
-const shareKey = (spec: SessionSpec): string => specKey({ ...spec, resume: undefined, preamble: undefined });
+const shareKey = (spec: SessionSpec): string => specKey(spec);
 
 export class SessionHolder {
   private live: LiveSession | undefined;
@@ -55,7 +55,12 @@ export class SessionHolder {
         deps.render.info("the agent's settings changed: a new process continues the session");
       await this.close();
     }
-    const onMessage = turnMessages(deps, turnId, state, () => {});
+    const record = turnMessages(deps, turnId, state, () => {});
+    // The host's caps see every message once it is recorded.
+    const onMessage = (m: AgentMessage): void => {
+      record(m);
+      control.onMessage?.(m);
+    };
     let fresh = false;
     if (!this.live) {
       try {

@@ -1,10 +1,12 @@
+import type { AgentMessage } from "../runners/types.js";
+
 // Free text inside one event record stays far below the 1 MiB record limit.
 const MAX_EVENT_TEXT = 8 * 1024;
 export const boundText = (s: string, max = MAX_EVENT_TEXT): string =>
   s.length > max ? `${s.slice(0, max - 1)}…` : s;
 
 /** Why a turn is being stopped from outside. */
-export type StopReason = "cancelled" | "interrupted" | "lost" | "steered" | "stopped";
+export type StopReason = "cancelled" | "interrupted" | "lost" | "steered" | "stopped" | "exhausted";
 
 /** Stops that end only the turn: the agent's process (a live session) stays for the next one. */
 export const TURN_ONLY_STOPS: readonly StopReason[] = ["interrupted", "steered", "stopped"];
@@ -16,6 +18,10 @@ export class TurnControl {
   failure: Error | undefined;
   /** An explicit result from `muster done|error` inside the pane; wins over the runner's own. */
   explicit: { status: "completed" | "errored"; text: string } | undefined;
+  /** Which cap ended the turn (reason "exhausted"), one line. */
+  capReason: string | undefined;
+  /** Each message from the agent, after it was recorded (the cap guard counts and clocks them). */
+  onMessage: ((m: AgentMessage) => void) | undefined;
   private stopper: (() => void) | undefined;
 
   constructor(readonly turnId: string) {}
@@ -27,6 +33,13 @@ export class TurnControl {
     if (this.reason) return;
     this.reason = reason;
     this.stopper?.();
+  }
+
+  /** A cap is reached: the turn ends exhausted, naming it. */
+  exhaust(why: string): void {
+    if (this.reason) return;
+    this.capReason = why;
+    this.stop("exhausted");
   }
 
   /** The turn cannot be recorded as it goes: the first failure is kept, and the runner is stopped. */

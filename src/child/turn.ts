@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { readCancelSnapshot, snapshotText } from "../artifacts/cancel-snapshot.js";
 import type { ChildMeta, CompletionEvent, OutputError, OutputRef } from "../artifacts/events.js";
 import type { InboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, promptFile } from "../artifacts/layout.js";
@@ -277,9 +278,16 @@ function runnerPrompt(
   history: LoadedSession,
 ): { prompt: string; file: string } {
   const mode = deps.runner.resumeMode?.(deps.meta.profile.protocol) ?? "none";
-  const before = transcript(history);
-  if (mode !== "transcript" || before === "") return { prompt: item.prompt, file: pFile };
-  const prompt = `The conversation so far:\n\n${before}\n\nThe new request:\n\n${item.prompt}`;
+  const before = mode === "transcript" ? transcript(history) : "";
+  // A turn resumed after `cancel --snapshot`: where the cancelled turn stood goes ahead of the request.
+  const turnId = item.context ? /^snapshots\/([0-9a-f-]{36})\.json$/.exec(item.context)?.[1] : undefined;
+  const snap = turnId ? readCancelSnapshot(deps.files.dir, turnId) : undefined;
+  if (before === "" && !snap) return { prompt: item.prompt, file: pFile };
+  const prompt = [
+    ...(before ? [`The conversation so far:\n\n${before}`] : []),
+    ...(snap ? [snapshotText(snap)] : []),
+    `The new request:\n\n${item.prompt}`,
+  ].join("\n\n");
   const file = pFile.replace(/\.txt$/, ".runner.txt");
   writeFileAtomic(file, prompt);
   return { prompt, file };

@@ -10,7 +10,9 @@ import { invalidUtf8At } from "../util/utf8.js";
 export const CHILD_HELP = `Inside a child's pane (for agents):
   muster progress <text>        report progress (shown in the pane and in muster ls)
   muster done [text] [--file f] end the turn with this result (the runner's own answer is replaced)
-  muster error <text>           end the turn as errored with this message`;
+  muster error <text>           end the turn as errored with this message
+  muster ask <question> [--choices a,b] [--timeout 10m]
+                                ask the parent; waits and prints its answer`;
 
 const USAGE: Record<string, string> = {
   progress:

@@ -1,15 +1,19 @@
 /** Cancelling children: many at once, queued turns dropped before any signal, panes closed afterwards. */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { settleFromParent } from "./liveness.js";
 import type { RegistryDoc } from "./registry.js";
+import { takeCancelSnapshot } from "./snapshot.js";
 
 export interface CancelOptions {
   /** How long a host gets to settle after SIGTERM before it is killed (default 5 s). */
   graceMs?: number;
   /** Keep each cancelled child's pane (dead, for reading) instead of closing it. */
   keepPane?: boolean;
+  /** Before stopping each live child, keep its bounded last context (snapshots/<turnId>.json). */
+  snapshot?: boolean;
 }
 
 export interface CancelResult {
@@ -24,6 +28,9 @@ export interface CancelResult {
   pane: "closed" | "kept" | "none";
   /** Why the pane was kept: asked for (--keep-pane), or its backend (tmux) would not close it. */
   paneKept?: string;
+  /** The snapshot kept before it was stopped (with CancelOptions.snapshot), or why none could be. */
+  snapshot?: string;
+  snapshotError?: string;
 }
 
 // Children cancelled at once: each is a signal, a few small reads every 20 ms and one tmux call.
@@ -106,7 +113,9 @@ export async function cancelChildren(
 
 /** Stops one child (already marked closing) and closes its pane unless asked to keep it. */
 async function cancelOne(m: CoreContext, c: LoadedChild, opts: CancelOptions): Promise<CancelResult> {
-  const { paneClosed, ...settled } = await stopChild(m, c, opts.graceMs ?? 5000);
+  const kept = opts.snapshot ? await snapshotBefore(m, c) : {};
+  const { paneClosed, ...stopped } = await stopChild(m, c, opts.graceMs ?? 5000);
+  const settled = { ...stopped, ...kept };
   const pane = c.entry.pane;
   if (!pane) return { ...settled, pane: "none" };
   if (paneClosed) return { ...settled, pane: "closed" };
@@ -118,6 +127,21 @@ async function cancelOne(m: CoreContext, c: LoadedChild, opts: CancelOptions): P
   } catch (e) {
     const by = pane.backend;
     return { ...settled, pane: "kept", paneKept: `${by} would not close it: ${(e as Error).message}` };
+  }
+}
+
+/** The child's last context, kept before the stop (best effort: a failure is reported, the cancel goes on). */
+async function snapshotBefore(
+  m: CoreContext,
+  c: LoadedChild,
+): Promise<{ snapshot?: string; snapshotError?: string }> {
+  const now = m.reload(c.entry);
+  if (now.status === "closed" || now.status === "lost" || now.status === "unreadable") return {};
+  try {
+    const rel = await takeCancelSnapshot(now, m.backendOf(c.entry));
+    return rel ? { snapshot: path.join(now.files.dir, rel) } : {};
+  } catch (e) {
+    return { snapshotError: (e as Error).message };
   }
 }
 

@@ -49,7 +49,7 @@ export function interruptTurn(c: LoadedChild, why: "steered" | "stopped"): strin
 export function queueTurn(
   c: LoadedChild,
   prompt: string,
-  opts: TurnSettings,
+  opts: TurnSettings & { context?: string },
   env: NodeJS.ProcessEnv,
 ): FollowUp {
   const last = lastSettings(loadSession(sessionFileOf(c.files.dir)));
@@ -70,6 +70,7 @@ export function queueTurn(
     source: "inbox",
     ...(settings.model ? { model: settings.model } : {}),
     ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
+    ...(opts.context ? { context: opts.context } : {}),
     createdAt: new Date().toISOString(),
   });
   return {

@@ -9,6 +9,7 @@ import {
 } from "../delivery/records.js";
 import { loadChildOrUnreadable } from "./children.js";
 import type { CoreContext } from "./context.js";
+import { type PendingRequest, pendingRequests } from "./requests.js";
 
 /** A group whose members are held back from the inbox: not sealed yet, or not every member settled. */
 export interface WaitingGroup {
@@ -20,7 +21,7 @@ export interface WaitingGroup {
 
 /** See Muster.inbox: pending records (completions without receipts), groups held back until ready. */
 export function buildInbox(m: CoreContext): {
-  manifest: Manifest & { waitingGroups: WaitingGroup[] };
+  manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[] };
   consume: () => void;
 } {
   const receipts = readReceipts(m.paths.receipts);
@@ -47,7 +48,12 @@ export function buildInbox(m: CoreContext): {
       waitingGroups.push({ groupId: g.groupId, sealed: g.sealed, members: ids.length, settled: done });
     }
   }
-  const manifest = { ...buildManifest(pending.filter((r) => !withheld.has(r.recordId))), waitingGroups };
+  // Pending requests (questions) wait on an answer, not on delivery: listed every time until answered.
+  const manifest = {
+    ...buildManifest(pending.filter((r) => !withheld.has(r.recordId))),
+    waitingGroups,
+    requests: pendingRequests(m),
+  };
   return {
     manifest,
     consume: () =>

@@ -41,6 +41,7 @@ import { backendNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
+import { answerRequest, type PendingRequest } from "./requests.js";
 import { resolveTurn, type TurnResult, toResult } from "./results.js";
 import { resumeChild } from "./resume.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
@@ -217,8 +218,16 @@ export class Muster implements CoreContext {
    * read), oldest first, bounded. `consume()` records receipts; call it after the manifest was handed on,
    * so a crash in between can only repeat a manifest, never lose one.
    */
-  inbox(): { manifest: Manifest & { waitingGroups: WaitingGroup[] }; consume: () => void } {
+  inbox(): {
+    manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[] };
+    consume: () => void;
+  } {
     return buildInbox(this);
+  }
+
+  /** Answers a child's pending question (`muster ask`): the asker prints the text and goes on. */
+  answer(requestId: string, text: string): PendingRequest {
+    return answerRequest(this, requestId, text);
   }
 
   /** Seals an explicit group: it takes no more members and is delivered once every member has settled. */

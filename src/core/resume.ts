@@ -3,6 +3,7 @@
  * in a new pane of its own backend, from its stored conversation.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
@@ -12,6 +13,7 @@ import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow
 import { continueHint } from "./hints.js";
 import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
 import { settleQueuedFromParent } from "./liveness.js";
+import { lastSnapshot } from "./snapshot.js";
 
 export async function resumeChild(
   m: CoreContext,
@@ -29,17 +31,21 @@ export async function resumeChild(
     );
   }
   const session = loadSession(sessionFileOf(c.files.dir));
-  if (!isResumable(session)) {
+  // A turn cancelled mid-way with --snapshot is resumable from its snapshot, even before any turn completed.
+  const kept = lastSnapshot(c);
+  const snapshot = kept?.running ? kept : undefined;
+  if (!isResumable(session) && !snapshot) {
     throw new MusterError(
       "not_resumable",
       `child ${c.entry.id} is not resumable: no turn of it has completed with a result`,
       { next: continueHint(c, m.cwd) },
     );
   }
-  if (c.status === "idle") return queueTurn(c, prompt, opts, m.env);
+  const context = snapshot ? { context: path.relative(c.files.dir, snapshot.path) } : {};
+  if (c.status === "idle") return queueTurn(c, prompt, { ...opts, ...context }, m.env);
   // The cancel that closed it is over: the new host may start turns again.
   fs.rmSync(c.files.closing, { force: true });
-  const follow = queueTurn(c, prompt, opts, m.env);
+  const follow = queueTurn(c, prompt, { ...opts, ...context }, m.env);
   // A resumed child starts again where it ran: its own backend, whatever the default is now.
   const backend = m.backendOf(c.entry);
   handOverForResume(c.files.envFile, c.meta, m.env, m.cwd);

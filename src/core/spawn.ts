@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { ChildMeta } from "../artifacts/events.js";
+import type { Caps, ChildMeta } from "../artifacts/events.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
@@ -18,6 +18,7 @@ import { seedSession } from "../sessions/seed.js";
 import { sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
+import { capsForSpawn } from "./caps.js";
 import { loadChildOrUnreadable } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
@@ -43,6 +44,8 @@ export interface SpawnOptions {
   isolation?: string;
   /** A JSON Schema the first turn's answer must match, enforced by the runner's CLI (check `nativeSchema` first). */
   outputSchema?: object;
+  /** Caps on this child and everything it spawns (narrowed by its profile's and its parent's). */
+  caps?: Caps;
 }
 
 export interface SpawnResult {
@@ -106,6 +109,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     // An unreadable child counts as live (it may be): it must not stop every spawn.
     Object.values(m.registry.read().children).map((e) => loadChildOrUnreadable(m.paths, e)),
   );
+  const caps = capsForSpawn(m.paths, parent, opts.caps, profile.caps);
   // An unknown backend name refuses the spawn here, before anything is created.
   const backend = m.backends.get(opts.backend);
   await m.ensureMux(backend);
@@ -152,6 +156,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ...(profile.mode === "session" || profile.mode === "oneshot" ? { runnerMode: profile.mode } : {}),
     },
     envNames: Object.keys(childEnv).sort(),
+    ...(caps ? { caps } : {}),
   };
   const entry: RegistryEntry = {
     id,

@@ -3,6 +3,7 @@
  * child (resume). Which combinations make sense is decided here, once; each front end names the conflict in
  * its own words (its flags or parameters).
  */
+import type { Caps } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
 import type { Placement } from "../mux/backend.js";
 import { defaultAgent } from "./defaults.js";
@@ -25,6 +26,7 @@ export interface StartRequest extends TurnSettings {
   isolation?: string;
   group?: string;
   seal?: boolean;
+  caps?: Caps;
 }
 
 /** What is wrong with a start request, as data: each front end says it in its own words. */
@@ -94,5 +96,6 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.seal ? { seal: true } : {}),
     ...(req.backend !== undefined ? { backend: req.backend } : {}),
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
+    ...(req.caps ? { caps: req.caps } : {}),
   });
 }

@@ -40,6 +40,8 @@ const activity = (e: MusterEvent): string | undefined => {
       return `${e.phase === "start" ? "⚙" : "✓"} ${e.name} ${e.summary}`.trim();
     case "progress":
       return e.text;
+    case "question":
+      return `asks: ${e.text}`;
     case "completion":
       return e.reason ? `${e.status}: ${e.reason}` : e.status;
     case "child_exited":

@@ -1,4 +1,5 @@
 import { MusterError } from "../base/errors.js";
+import { assertCaps, type Caps } from "../core/caps.js";
 import type { ModelQuery } from "../core/catalog.js";
 import { DEFAULT_WAIT_MODE } from "../core/defaults.js";
 import type { SendMode } from "../core/follow-up.js";
@@ -33,6 +34,7 @@ export interface RunArgs {
   await?: boolean;
   groupId?: string;
   isolation?: "worktree";
+  caps?: Caps;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -72,6 +74,8 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
+  if (a.caps && a.id !== undefined)
+    throw usage("caps are set when a child starts (agent), not on resume (id)");
   const started = await ctx.m.start({
     prompt: a.prompt,
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
@@ -80,6 +84,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
     ...(a.groupId ? { group: a.groupId } : {}),
     ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
+    ...(a.caps ? { caps: assertCaps(a.caps) } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.
@@ -173,6 +178,12 @@ export function inbox(a: { peek?: boolean }, ctx: CallContext) {
   const { manifest, consume } = ctx.m.inbox();
   if (!a.peek) consume();
   return manifest;
+}
+
+/** subagents_answer: answers a child's pending question (subagents_inbox lists them under `requests`). */
+export function answer(a: { id: string; text: string }, ctx: CallContext) {
+  const r = ctx.m.answer(a.id, a.text);
+  return { answered: r.id, child: r.child };
 }
 
 /** subagents_models: one bounded catalog question. */

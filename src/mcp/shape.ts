@@ -86,9 +86,10 @@ export function oneLine(text: string, max = 60): string {
 
 /**
  * Longest the agent list inside the `agent` parameter's description may grow (the rest is counted): with it
- * at this bound the whole tools/list stays under 6,000 characters (about 1,500 tokens).
+ * at this bound the whole tools/list stays under 6,000 characters (about 1,500 tokens); it gave room to caps
+ * and subagents_answer (issue 15).
  */
-export const AGENT_LIST_BUDGET = 850;
+export const AGENT_LIST_BUDGET = 700;
 
 const more = (n: number): string => `+${n} more (the subagents_agents tool lists all)`;
 
@@ -97,7 +98,7 @@ export function agentsLine(found: { profiles: readonly { name: string; descripti
   const lines = ["Profile for a new child:"];
   let used = lines[0]!.length;
   for (const [i, p] of found.profiles.entries()) {
-    const line = p.description ? `${p.name}: ${oneLine(p.description)}` : p.name;
+    const line = p.description ? `${p.name}: ${oneLine(p.description, 40)}` : p.name;
     const left = found.profiles.length - i - 1;
     if (used + line.length + 1 + (left > 0 ? more(left).length + 1 : 0) > AGENT_LIST_BUDGET) {
       lines.push(more(left + 1));

@@ -1,3 +1,4 @@
+import { CAP_NAMES } from "../core/caps.js";
 import { MAX_LIMIT, type ModelQuery } from "../core/catalog.js";
 import { DEFAULT_AGENT, DEFAULT_WAIT_MODE } from "../core/defaults.js";
 import type { SendMode } from "../core/follow-up.js";
@@ -45,6 +46,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           await: { type: "boolean", description: "Wait for the result (default true)." },
           groupId: str("New children: deliver with this group (subagents_await {groupId} seals it)."),
           isolation: { enum: ["worktree"] },
+          caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
         },
         ["prompt"],
       ),
@@ -52,7 +54,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_await",
-      description: "Await children's current turns: all, or the first to settle (the rest listed pending).",
+      description: "Wait for children's current turns: all, or the first (the rest listed as pending).",
       inputSchema: object({
         ids: { type: "array", items: ID, minItems: 1 },
         groupId: str("Or: seal this group and await all of it."),
@@ -95,10 +97,15 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_inbox",
-      description:
-        "Completions not yet delivered (by result, await or inbox); marks them delivered unless peek.",
+      description: "Undelivered completions (marked delivered unless peek) and children's questions.",
       inputSchema: object({ peek: { type: "boolean", description: "Show without marking delivered." } }),
       handler: (a, c) => h.inbox(a as { peek?: boolean }, c),
+    },
+    {
+      name: "subagents_answer",
+      description: "Answer an inbox question.",
+      inputSchema: object({ id: S, text: S }, ["id", "text"]),
+      handler: (a, c) => h.answer(a as { id: string; text: string }, c),
     },
     {
       name: "subagents_models",

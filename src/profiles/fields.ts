@@ -1,4 +1,6 @@
 import matter from "gray-matter";
+import { durationMs } from "../artifacts/caps.js";
+import type { Caps } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
 
 /** A profile name: what `--agent` accepts and what a file's resolved name must be. */
@@ -114,6 +116,33 @@ export class FieldReader {
     const v = this.data[key];
     if (typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 1_000_000) return v;
     return this.warn(key, "must be a whole number from 1 to 1000000");
+  }
+
+  /**
+   * Caps: a map of maxTime and idleTimeout (a duration: seconds, or 30s, 5m, 1h) and maxTurns, maxToolCalls,
+   * maxTokens, maxCost (positive numbers). A bad entry is dropped with a warning; the others stay.
+   */
+  caps(key: string): Caps | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (typeof v !== "object" || v === null || Array.isArray(v))
+      return this.warn(key, "must be a map of caps");
+    const out: Caps = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (k === "maxTime" || k === "idleTimeout") {
+        const ms = durationMs(val);
+        if (ms === undefined) this.warn(`${key}.${k}`, "must be a duration (seconds, or 30s, 5m, 1h)");
+        else out[`${k}Ms`] = ms;
+      } else if (k === "maxTurns" || k === "maxToolCalls" || k === "maxTokens" || k === "maxCost") {
+        if (typeof val === "number" && Number.isFinite(val) && val > 0) out[k] = val;
+        else this.warn(`${key}.${k}`, "must be a positive number");
+      } else
+        this.warn(
+          `${key}.${k}`,
+          "is not a cap (maxTime, idleTimeout, maxTurns, maxToolCalls, maxTokens, maxCost)",
+        );
+    }
+    return Object.keys(out).length > 0 ? out : undefined;
   }
 
   /** A model spelling (syntax only). */

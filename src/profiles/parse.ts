@@ -35,6 +35,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     cwd: r.str("cwd"),
     env: r.env("env"),
     maxTurns: r.positiveInt("maxTurns"),
+    caps: r.caps("caps"),
     spawn: r.bool("spawn"),
     command: r.argv("command"),
     protocol: r.oneOf("protocol", ["text", "muster-jsonl"] as const),

@@ -1,3 +1,4 @@
+import type { Caps } from "../artifacts/events.js";
 import type { StreamProtocol } from "../runners/types.js";
 
 /** Which harness's frontmatter a profile file was read as. */
@@ -36,6 +37,8 @@ export interface Profile {
   cwd?: string;
   env?: Record<string, string>;
   maxTurns?: number;
+  /** Caps muster enforces on this agent's children (the `caps:` map; maxTurns there counts muster turns). */
+  caps?: Caps;
   /** false: this agent's children may not start children of their own. */
   spawn?: boolean;
   command?: string[];

@@ -73,18 +73,49 @@ export interface TurnPlan {
  * new process that reloads the conversation (`resume`).
  */
 export interface SessionSpec {
-  protocol: "acp";
+  /** How muster talks to it: the Agent Client Protocol, or Pi's RPC mode (`pi --mode rpc`). */
+  protocol: "acp" | "pi-rpc";
   argv: string[];
   cwd: string;
   env: Record<string, string>;
   /** The CLI's session to continue (from an earlier process of this child). */
   resume?: string;
+  /** Arguments that make a new process continue `resume` (e.g. `--session <id>`): added only when one starts. */
+  resumeArgs?: string[];
   /** false: a new process cannot reload the CLI's session (the turn after a restart runs one-shot, `--resume`). */
   reloads?: boolean;
   /** An ACP session mode to select once the session is open (e.g. one that needs no confirmations). */
   modeId?: string;
   /** Instructions the first prompt of a new session carries (the profile's system prompt). */
   preamble?: string;
+}
+
+/** What a session driver may do with its process. */
+export interface SessionIo {
+  /** Writes one protocol line (with its LF) to the agent's stdin. */
+  write(line: string): void;
+  /** A line for the pane (not part of any answer). */
+  info(text: string): void;
+}
+
+/**
+ * One long-lived agent protocol (ACP, Pi RPC) on one process: the child host's live session hands it the
+ * process's stdout lines and asks it for a session, turns and interrupts.
+ */
+export interface SessionDriver {
+  /** One stdout line; false when it is not protocol (the host shows it as is). */
+  line(text: string): boolean;
+  /** Opens the session (or reloads `spec.resume`); resolves with the CLI's own session id. */
+  open(): Promise<string | undefined>;
+  /**
+   * Runs one turn: its messages go to `onMessage` as they arrive, the last a `result` (an error is an errored
+   * result, never a rejection) unless the turn was interrupted; resolves once the agent has ended the turn.
+   */
+  prompt(text: string, onMessage: (m: AgentMessage) => void): Promise<void>;
+  /** Asks the agent to end the running turn. */
+  interrupt(): void;
+  /** The process is gone: whatever is open ends with `why`. */
+  close(why: Error): void;
 }
 
 /** The program a runner drives: found on PATH, or at the path in `envVar`. */

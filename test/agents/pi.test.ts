@@ -1,3 +1,8 @@
 import { defineCliChecks } from "./checks.js";
 
-defineCliChecks({ name: "pi", streamsText: true, errorMessage: /500 scripted upstream failure/ });
+defineCliChecks({
+  name: "pi",
+  session: true,
+  streamsText: true,
+  errorMessage: /500 scripted upstream failure/,
+});

@@ -132,18 +132,25 @@ export function registerAct(program: Command): void {
       .argument("[ids...]", "child ids or unique prefixes")
       .option("--subtree", "also cancel each child's descendants, deepest first")
       .option("--all", "cancel every child of this primary, deepest first")
-      .option("--keep-pane", "keep each cancelled child's pane open for reading"),
+      .option("--keep-pane", "keep each cancelled child's pane open for reading")
+      .option(
+        "--snapshot",
+        "first keep each child's last context (task, answer so far, pane, open tool call) for status and spawn --resume",
+      ),
   ).action(
     async (
       ids: string[],
-      flags: CommonOptions & { subtree?: boolean; all?: boolean; keepPane?: boolean },
+      flags: CommonOptions & { subtree?: boolean; all?: boolean; keepPane?: boolean; snapshot?: boolean },
     ) => {
       const m = muster(flags);
       if (flags.all && ids.length > 0)
         throw new MusterError("invalid_argument", "--all cancels every child: give no ids with it");
       if (!flags.all && ids.length === 0)
         throw new MusterError("invalid_argument", "name the children to cancel, or use --all");
-      const opts = flags.keepPane ? { keepPane: true } : {};
+      const opts = {
+        ...(flags.keepPane ? { keepPane: true } : {}),
+        ...(flags.snapshot ? { snapshot: true } : {}),
+      };
       const out = [];
       if (flags.all) out.push(...(await m.cancelTree(undefined, opts)));
       else if (flags.subtree) for (const id of ids) out.push(...(await m.cancelTree(id, opts)));
@@ -151,7 +158,7 @@ export function registerAct(program: Command): void {
       if (flags.json) return printJson({ cancelled: out });
       for (const o of out)
         say(
-          `${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : o.turnCancelled ? "cancelled" : "closed"}${o.pane === "kept" ? ` · pane kept (${o.paneKept})` : ""}\n`,
+          `${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : o.turnCancelled ? "cancelled" : "closed"}${o.pane === "kept" ? ` · pane kept (${o.paneKept})` : ""}${o.snapshot ? ` · snapshot ${o.snapshot}` : ""}${o.snapshotError ? ` · no snapshot: ${o.snapshotError}` : ""}\n`,
         );
     },
   );

@@ -54,6 +54,13 @@ function showOne({ profile: p, runs }: AgentInfo): void {
   if (p.cwd) rows.push(["cwd", p.cwd]);
   if (p.env) rows.push(["env", Object.keys(p.env).join(", ") || "-"]);
   if (p.maxTurns) rows.push(["maxTurns", String(p.maxTurns)]);
+  if (p.caps)
+    rows.push([
+      "caps",
+      Object.entries(p.caps)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" "),
+    ]);
   if (p.command) rows.push(["command", JSON.stringify(p.command)]);
   if (p.protocol) rows.push(["protocol", p.protocol]);
   rows.push(["format", p.format ?? "muster"], ["layer", p.layer], ["source", p.source]);

@@ -1,23 +1,36 @@
 import type { Command } from "commander";
+import type { PendingRequest } from "../../core/requests.js";
+import type { MusterEvent } from "../../core/types.js";
 import { shortId } from "../../util/ids.js";
 import { shellQuote } from "../../util/text.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { printJson, say, withSelf } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
+/** One pending request, one line: who asked (through whom), what, and the answers it takes. */
+const requestLine = (r: Pick<PendingRequest, "type" | "id" | "lineage" | "agent" | "text" | "choices">) =>
+  `${r.type} ${shortId(r.id)}  from ${r.lineage.map(shortId).join(" › ")} (${r.agent}): ${visibleLine(r.text)}${r.choices ? `  [${r.choices.map(visibleLine).join(", ")}]` : ""}\n`;
+
 export function registerInbox(program: Command): void {
   common(
     program
       .command("inbox")
-      .summary("completions not yet delivered, then mark them delivered")
+      .summary("completions not yet delivered, then mark them delivered; children's questions")
       .description(
-        "Show the ready delivery manifest — every completion of this primary's children not yet read by result, wait or an earlier inbox — and mark it delivered (--peek leaves it). At most 128 records / 32 KiB at a time; the rest come next time.",
+        "Show the ready delivery manifest — every completion of this primary's children not yet read by result, wait or an earlier inbox — and mark it delivered (--peek leaves it). At most 128 records / 32 KiB at a time; the rest come next time. Questions children asked (muster ask) and still wait on are listed every time until answered (muster answer). --watch then prints each new question as it is asked.",
       )
-      .option("--peek", "show without marking anything delivered"),
-  ).action(async (flags: CommonOptions & { peek?: boolean }) => {
-    const { manifest, consume } = muster(flags).inbox();
+      .option("--peek", "show without marking anything delivered")
+      .option("--watch", "then keep printing questions as children ask them (until interrupted)"),
+  ).action(async (flags: CommonOptions & { peek?: boolean; watch?: boolean }) => {
+    const m = muster(flags);
+    const { manifest, consume } = m.inbox();
     if (flags.json) printJson(manifest);
-    else if (manifest.records.length === 0 && manifest.waitingGroups.length === 0) say("nothing new\n");
+    else if (
+      manifest.records.length === 0 &&
+      manifest.waitingGroups.length === 0 &&
+      manifest.requests.length === 0
+    )
+      say("nothing new\n");
     else {
       for (const r of manifest.records) {
         const out = r.output
@@ -35,9 +48,44 @@ export function registerInbox(program: Command): void {
           ),
         );
       }
+      for (const r of manifest.requests) say(requestLine(r));
+      if (manifest.requests.length > 0)
+        say(withSelf(`answer with: muster answer ${shortId(manifest.requests[0]!.id)} "<text>"\n`));
     }
     // Fault injection for the delivery tests: die after handing the manifest on, before the receipts.
     if (process.env.MUSTER_FAULT === "inbox-before-receipt") process.kill(process.pid, "SIGKILL");
     if (!flags.peek) consume();
+    if (flags.watch) await watchQuestions(m, !!flags.json, new Set(manifest.requests.map((r) => r.id)));
   });
+
+  common(
+    program
+      .command("answer")
+      .summary("answer a child's question (muster ask)")
+      .description(
+        "Answer a question a child asked with muster ask (muster inbox lists them): the child's muster ask prints the text and its agent goes on. A question with choices takes one of them.",
+      )
+      .argument("<id>", "the question's id (its last 8 hex digits will do)")
+      .argument("<text>", "the answer"),
+  ).action(async (id: string, text: string, flags: CommonOptions) => {
+    const r = muster(flags).answer(id, text);
+    if (flags.json) printJson({ answered: r.id, child: r.child });
+    else say(`answered ${shortId(r.id)} (${r.agent} ${shortId(r.child)})\n`);
+  });
+}
+
+/** Prints each question asked from now on, through the primary's watcher (events as they land, not a poll). */
+async function watchQuestions(m: ReturnType<typeof muster>, json: boolean, seen: Set<string>): Promise<void> {
+  await m.watch({
+    onEvent: (_child: string, e: MusterEvent) => {
+      if (e.type !== "question" || seen.has(e.requestId)) return;
+      seen.add(e.requestId);
+      // Only questions still pending (asked before this watch started and answered since are not news).
+      const r = m.inbox().manifest.requests.find((x) => x.id === e.requestId);
+      if (!r) return;
+      if (json) say(`${JSON.stringify(r)}\n`);
+      else say(requestLine(r));
+    },
+  });
+  await new Promise<never>(() => {});
 }

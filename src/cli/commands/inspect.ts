@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
 import { backendNameOf, paneWhere } from "../../core/panes.js";
+import { lastSnapshot } from "../../core/snapshot.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
 import { formatUsd } from "../../util/cost.js";
 import { shortId } from "../../util/ids.js";
@@ -127,8 +128,16 @@ export function registerInspect(program: Command): void {
       reason: t.completion?.reason ?? null,
     }));
     const attach = m.attachCommand(c);
+    const snapshot = lastSnapshot(c);
     if (flags.json)
-      return printJson({ ...summary, turnList: turns, attachCommand: attach, malformed: c.malformed });
+      return printJson({
+        ...summary,
+        turnList: turns,
+        attachCommand: attach,
+        malformed: c.malformed,
+        ...(c.meta?.caps ? { caps: c.meta.caps } : {}),
+        ...(snapshot ? { snapshot } : {}),
+      });
     const lines = [
       `id         ${c.entry.id}`,
       `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
@@ -139,6 +148,18 @@ export function registerInspect(program: Command): void {
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,
       `attach     ${attach ? shellQuote(attach) : "-"}`,
+      ...(c.meta?.caps
+        ? [
+            `caps       ${Object.entries(c.meta.caps)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(" ")}`,
+          ]
+        : []),
+      ...(snapshot
+        ? [
+            `snapshot   ${snapshot.path} (kept ${since(snapshot.takenAt)} ago${snapshot.openTool ? ` · open tool: ${visibleLine(snapshot.openTool)}` : ""}; spawn --resume continues from it)`,
+          ]
+        : []),
       ...(c.malformed.count > 0 ? [`events     ${malformedLine(c.malformed)}`] : []),
       "turns",
       ...turns.map(

@@ -2,12 +2,13 @@ import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
 import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
+import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
 import { printJson, say, warn, withSelf } from "../output.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
-interface SpawnFlags extends CommonOptions {
+interface SpawnFlags extends CommonOptions, CapFlags {
   agent?: string;
   resume?: string;
   reasoning?: string;
@@ -35,47 +36,56 @@ const CONFLICT: Record<StartConflict, string> = {
 
 export function registerSpawn(program: Command): void {
   common(
-    program
-      .command("spawn")
-      .summary("start a child agent in its own pane")
-      .description(
-        "Start a child agent in a new tmux pane with a first task; prints its id and returns at once (or waits with --wait).",
-      )
-      .argument("[prompt]", "the task (or use --file)")
-      .argument(
-        "[argv...]",
-        "for the command runner: the argv after --, with {prompt} / {prompt_file} placeholders",
-      )
-      .option(
-        "-a, --agent <name>",
-        "agent profile for a new child (muster agents lists them; default $MUSTER_AGENT or mock)",
-      )
-      .option(
-        "-r, --resume <id>",
-        "continue a settled child of this primary instead (its pane, or a new one)",
-      )
-      .option("-f, --file <path>", "read the prompt from a file (- for stdin)")
-      .option("-w, --wait", "wait for the first turn and print its result")
-      .option("--timeout <duration>", "with --wait: give up after this long (e.g. 30s, 5m)")
-      .option("--cwd <dir>", "working directory of the child (default: here)")
-      .option("--model <model>", "model (provider:model or the runner's spelling; muster models lists them)")
-      .option("--reasoning <level>", "reasoning level for the model (muster models --model <m> lists them)")
-      .option("--split", "inside tmux: open as a visible split instead of a background window")
-      .option(
-        "--backend <name>",
-        "where a new child runs: tmux, zellij, pty (no multiplexer), or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND; zellij inside Zellij; else tmux; pty where neither tmux nor Zellij is on PATH)",
-      )
-      .option(
-        "--group <id>",
-        "deliver the first result together with the rest of this group (muster wait --group)",
-      )
-      .option("--seal", "with --group: seal the group after this child joins (no more members)")
-      .option(
-        "--isolation <mode>",
-        "worktree: run in a git worktree of its own, on branch muster/<short id>",
-      ),
+    capOptions(
+      program
+        .command("spawn")
+        .summary("start a child agent in its own pane")
+        .description(
+          "Start a child agent in a new tmux pane with a first task; prints its id and returns at once (or waits with --wait).",
+        )
+        .argument("[prompt]", "the task (or use --file)")
+        .argument(
+          "[argv...]",
+          "for the command runner: the argv after --, with {prompt} / {prompt_file} placeholders",
+        )
+        .option(
+          "-a, --agent <name>",
+          "agent profile for a new child (muster agents lists them; default $MUSTER_AGENT or mock)",
+        )
+        .option(
+          "-r, --resume <id>",
+          "continue a settled child of this primary instead (its pane, or a new one)",
+        )
+        .option("-f, --file <path>", "read the prompt from a file (- for stdin)")
+        .option("-w, --wait", "wait for the first turn and print its result")
+        .option("--timeout <duration>", "with --wait: give up after this long (e.g. 30s, 5m)")
+        .option("--cwd <dir>", "working directory of the child (default: here)")
+        .option(
+          "--model <model>",
+          "model (provider:model or the runner's spelling; muster models lists them)",
+        )
+        .option("--reasoning <level>", "reasoning level for the model (muster models --model <m> lists them)")
+        .option("--split", "inside tmux: open as a visible split instead of a background window")
+        .option(
+          "--backend <name>",
+          "where a new child runs: tmux, zellij, pty (no multiplexer), or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND; zellij inside Zellij; else tmux; pty where neither tmux nor Zellij is on PATH)",
+        )
+        .option(
+          "--group <id>",
+          "deliver the first result together with the rest of this group (muster wait --group)",
+        )
+        .option("--seal", "with --group: seal the group after this child joins (no more members)")
+        .option(
+          "--isolation <mode>",
+          "worktree: run in a git worktree of its own, on branch muster/<short id>",
+        ),
+      "this child and its children",
+    ),
   ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
     const m = muster(flags);
+    const caps = capsFrom(flags);
+    if (caps && flags.resume !== undefined)
+      throw new MusterError("invalid_argument", "caps are set when a child is spawned: not with --resume");
     const req = {
       ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
       ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
@@ -88,6 +98,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.seal ? { seal: true } : {}),
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
+      ...(caps ? { caps } : {}),
     };
     const conflict = m.startConflict(req);
     if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);

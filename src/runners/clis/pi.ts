@@ -1,4 +1,4 @@
-import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
   arr,
   binaryOf,
@@ -117,5 +117,27 @@ export const piRunner: Runner = {
     ];
     // Settles on its `agent_end` record: its session is on disk by then (resume checked with the process killed right there).
     return { ...cliPlan(input, argv, piParser(), prompt), settleOnResult: true };
+  },
+  /** `pi --mode rpc`: one process for the child's life, a `prompt` command a turn (pi-rpc.ts). */
+  session(input: TurnInput): SessionSpec {
+    const { provider, id } = splitModel(input.model);
+    return {
+      protocol: "pi-rpc",
+      argv: [
+        binaryOf(this.binary!, input.env),
+        "--mode",
+        "rpc",
+        ...(provider && provider !== "pi" ? ["--provider", provider] : []),
+        ...(id ? ["--model", id] : []),
+        ...(input.reasoning ? ["--thinking", input.reasoning] : []),
+        ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
+        ...(input.tools?.length ? ["--tools", input.tools.map((t) => t.toLowerCase()).join(",")] : []),
+      ],
+      cwd: input.cwd,
+      env: input.env,
+      ...(input.runnerSessionId
+        ? { resume: input.runnerSessionId, resumeArgs: ["--session", input.runnerSessionId] }
+        : {}),
+    };
   },
 };

@@ -1,0 +1,141 @@
+/**
+ * Pending requests: what a child's agent asked its parent and still waits on. One mechanism for every kind
+ * (a `question` from `muster ask` today; a permission request later): the request is an event the child
+ * host recorded, pending until an `answered` event names it, its turn settles or its host exits; the answer
+ * is a file the parent writes (answers/<requestId>.json, 0600, created once) that the asker is watching.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { MusterEvent, QuestionEvent } from "../artifacts/events.js";
+import { childFiles } from "../artifacts/layout.js";
+import { readAllRecords } from "../artifacts/reader.js";
+import { MusterError } from "../base/errors.js";
+import { ensureDir } from "../util/fsx.js";
+import { shortId } from "../util/ids.js";
+import { loadChildOrUnreadable } from "./children.js";
+import type { CoreContext } from "./context.js";
+import type { RegistryDoc } from "./registry.js";
+
+export interface PendingRequest {
+  type: "question";
+  /** The request id: what `muster answer <id>` names (its last 8 hex digits will do). */
+  id: string;
+  /** The child that asked, and its ancestors from the primary's first level down to it. */
+  child: string;
+  agent: string;
+  lineage: string[];
+  text: string;
+  choices?: string[];
+  turnId?: string;
+  askedAt: string;
+}
+
+// An answer is bounded like a prompt.
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** The ancestors of `id` (primary's first level first) and `id` itself, by the registry's parent links. */
+function lineageOf(doc: RegistryDoc, id: string): string[] {
+  const out = [id];
+  for (let p = doc.children[id]?.parent; p && out.length < 64; p = doc.children[p]?.parent) out.unshift(p);
+  return out;
+}
+
+/** The requests of one child's events still waiting for an answer. */
+function pendingOf(events: MusterEvent[]): QuestionEvent[] {
+  const open = new Map<string, QuestionEvent>();
+  for (const e of events) {
+    if (e.type === "question" && e.requestId) open.set(e.requestId, e);
+    else if (e.type === "answered") open.delete(e.requestId);
+    else if (e.type === "completion") {
+      // The turn that asked is over: nobody waits for its questions any more.
+      for (const [id, q] of open) if (q.turnId === e.turnId) open.delete(id);
+    } else if (e.type === "child_exited") open.clear();
+  }
+  return [...open.values()];
+}
+
+/**
+ * Every pending request of this primary's children, oldest first; inside a child (MUSTER_CHILD_ID), those
+ * of its descendants. Each says who asked and through whom (lineage), so a grandchild's question reaching
+ * the top is labelled with the path it came by.
+ */
+export function pendingRequests(m: CoreContext): PendingRequest[] {
+  const doc = m.registry.read();
+  const self = m.env.MUSTER_CHILD_ID;
+  const out: PendingRequest[] = [];
+  for (const entry of Object.values(doc.children)) {
+    const lineage = lineageOf(doc, entry.id);
+    if (self && (entry.id === self || !lineage.includes(self))) continue;
+    const c = loadChildOrUnreadable(m.paths, entry);
+    if (c.unreadable) continue;
+    let events: MusterEvent[];
+    try {
+      events = readAllRecords<MusterEvent>(c.files.events);
+    } catch {
+      continue;
+    }
+    for (const q of pendingOf(events)) {
+      // Answered already, not yet taken by the asker: not the parent's to answer again.
+      if (fs.existsSync(path.join(c.files.answers, `${q.requestId}.json`))) continue;
+      out.push({
+        type: "question",
+        id: q.requestId,
+        child: entry.id,
+        agent: entry.agent,
+        lineage: self ? lineage.slice(lineage.indexOf(self) + 1) : lineage,
+        text: q.text,
+        ...(q.choices ? { choices: q.choices } : {}),
+        ...(q.turnId ? { turnId: q.turnId } : {}),
+        askedAt: q.ts,
+      });
+    }
+  }
+  return out.sort((a, b) => a.askedAt.localeCompare(b.askedAt));
+}
+
+/** Answers a pending request (full id, or a unique prefix or suffix); the asker prints the text and goes on. */
+export function answerRequest(m: CoreContext, idOrPart: string, text: string): PendingRequest {
+  if (!/^[0-9a-f-]{4,36}$/.test(idOrPart))
+    throw new MusterError("invalid_argument", `invalid request id ${JSON.stringify(idOrPart)}`);
+  if (text.trim() === "") throw new MusterError("invalid_argument", "the answer is empty");
+  if (Buffer.byteLength(text) > MAX_ANSWER_BYTES)
+    throw new MusterError("invalid_argument", `the answer is over ${MAX_ANSWER_BYTES} bytes`);
+  const all = pendingRequests(m);
+  const hits = all.filter((r) => r.id === idOrPart || r.id.startsWith(idOrPart) || r.id.endsWith(idOrPart));
+  if (hits.length === 0)
+    throw new MusterError(
+      "not_found",
+      `no pending question ${idOrPart}${all.length > 0 ? `; pending: ${all.map((r) => shortId(r.id)).join(", ")}` : " (the inbox lists them)"}`,
+    );
+  if (hits.length > 1)
+    throw new MusterError("invalid_argument", `request id ${idOrPart} is ambiguous: give more of it`);
+  const req = hits[0]!;
+  if (req.choices && !req.choices.includes(text))
+    throw new MusterError(
+      "invalid_argument",
+      `question ${shortId(req.id)} takes one of: ${req.choices.join(", ")}`,
+    );
+  const answers = childFiles(m.paths.artifactDir(req.child)).answers;
+  ensureDir(answers);
+  // Written whole under a temporary name, then linked into place: the asker never reads half an answer,
+  // and a second answer to the same request fails instead of replacing the first.
+  const file = path.join(answers, `${req.id}.json`);
+  const tmp = path.join(answers, `.${req.id}.${process.pid}.tmp`);
+  const fd = fs.openSync(tmp, "w", 0o600);
+  try {
+    fs.writeSync(fd, JSON.stringify({ v: 1, requestId: req.id, text, answeredAt: new Date().toISOString() }));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.linkSync(tmp, file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST")
+      throw new MusterError("invalid_argument", `question ${shortId(req.id)} was answered already`);
+    throw e;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  return req;
+}

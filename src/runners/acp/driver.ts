@@ -1,0 +1,82 @@
+/**
+ * The Agent Client Protocol as a session driver: `initialize`, `session/new` or `session/load`, then a
+ * `session/prompt` per turn whose `session/update`s stream the turn; `session/cancel` interrupts.
+ */
+import { obj, str } from "../clis/shared.js";
+import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
+import { RpcError, RpcPeer } from "./rpc.js";
+import { type AcpTurnReader, acpTurnReader, errorMessage } from "./updates.js";
+
+export function acpDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
+  let sessionId: string | undefined;
+  let turn: { reader: AcpTurnReader; onMessage: (m: AgentMessage) => void } | undefined;
+  const peer = new RpcPeer((line) => io.write(line), {
+    notification(method, params) {
+      if (method !== "session/update") return;
+      const p = obj(params);
+      // Updates outside a turn (the history a session/load replays) are not any turn's.
+      if (!turn || p.sessionId !== sessionId) return;
+      for (const m of turn.reader.update(p.update)) turn.onMessage(m);
+    },
+    async request(method, params) {
+      if (method === "session/request_permission") return permission(params, io);
+      throw new RpcError(-32601, `muster does not offer ${method}`);
+    },
+  });
+  return {
+    line: (text) => peer.line(text),
+    async open() {
+      const init = obj(
+        await peer.request("initialize", {
+          protocolVersion: 1,
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        }),
+      );
+      const canLoad = obj(init.agentCapabilities).loadSession === true;
+      const params = { cwd: spec.cwd, mcpServers: [] };
+      if (spec.resume && canLoad) {
+        await peer.request("session/load", { ...params, sessionId: spec.resume });
+        sessionId = spec.resume;
+      } else {
+        if (spec.resume) io.info("this agent cannot reload a session: the conversation starts again");
+        const created = obj(await peer.request("session/new", params));
+        sessionId = str(created.sessionId);
+        if (!sessionId) throw new Error("the agent opened no session");
+      }
+      if (spec.modeId) await peer.request("session/set_mode", { sessionId, modeId: spec.modeId });
+      return sessionId;
+    },
+    async prompt(text, onMessage) {
+      const reader = acpTurnReader();
+      turn = { reader, onMessage };
+      try {
+        const response = await peer.request("session/prompt", {
+          sessionId,
+          prompt: [{ type: "text", text }],
+        });
+        for (const m of reader.end(response)) onMessage(m);
+      } catch (e) {
+        const why = e instanceof RpcError ? errorMessage(e.message, e.data) : (e as Error).message;
+        for (const m of reader.failed(why)) onMessage(m);
+      } finally {
+        turn = undefined;
+      }
+    },
+    interrupt() {
+      if (turn) peer.notify("session/cancel", { sessionId });
+    },
+    close: (why) => peer.close(why),
+  };
+}
+
+/** Permission requests are answered as the one-shot modes behave (allowed); routing them to a parent is not built. */
+function permission(params: unknown, io: SessionIo): unknown {
+  const p = obj(params);
+  const options = Array.isArray(p.options) ? p.options.map(obj) : [];
+  const allow =
+    options.find((o) => o.kind === "allow_once") ?? options.find((o) => o.kind === "allow_always");
+  io.info(`permission for ${str(obj(p.toolCall).title) ?? "a tool"}: ${allow ? "allowed" : "refused"}`);
+  return allow
+    ? { outcome: { outcome: "selected", optionId: allow.optionId } }
+    : { outcome: { outcome: "cancelled" } };
+}
