@@ -5,6 +5,7 @@ export type { Caps } from "./core/caps.js";
 export type { LoadedChild } from "./core/children.js";
 export type { FollowUp, SendMode, TurnSettings } from "./core/follow-up.js";
 export type { WaitingGroup } from "./core/inbox.js";
+export type { LiveState, LiveStateName } from "./core/live-state.js";
 export {
   type CancelResult,
   createMuster,

@@ -117,6 +117,19 @@ export interface ProgressEvent extends Base {
   text: string;
 }
 
+/**
+ * A runner reported a permission: asked and not answered yet (`pending`), answered (`granted`), or refused
+ * (`denied`: headless runners refuse what the profile did not allow; the turn goes on without it).
+ */
+export interface PermissionEvent extends Base {
+  type: "permission";
+  turnId: string;
+  state: "pending" | "granted" | "denied";
+  /** The tool (or action) the permission is for. */
+  tool: string;
+  summary?: string;
+}
+
 /** The agent asks its parent (`muster ask`) and waits: a pending request until an `answered` names it. */
 export interface QuestionEvent extends Base {
   type: "question";
@@ -173,6 +186,7 @@ export type MusterEvent =
   | ToolActivityEvent
   | UsageEvent
   | ProgressEvent
+  | PermissionEvent
   | QuestionEvent
   | AnsweredEvent
   | CompletionEvent

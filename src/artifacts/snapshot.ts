@@ -7,7 +7,7 @@ import type { OutputError, OutputRef } from "./events.js";
 
 export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
 
-const SNAPSHOT_PATH = /^outputs\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md$/;
+export const SNAPSHOT_PATH = /^outputs\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md$/;
 
 export const sha256Hex = (data: string | Uint8Array): string =>
   createHash("sha256").update(data).digest("hex");

@@ -43,6 +43,8 @@ export function turnMessages(
         render.text(m.text);
         break;
       case "tool":
+        // The answer so far is on disk before the tool shows: a reader of output.md (cancel --snapshot) sees it.
+        state.sink.flush();
         log.append({
           type: "tool_activity",
           turnId,
@@ -59,6 +61,16 @@ export function turnMessages(
       case "progress":
         log.append({ type: "progress", turnId, text: boundText(m.text) });
         render.info(m.text);
+        break;
+      case "permission":
+        log.append({
+          type: "permission",
+          turnId,
+          state: m.state,
+          tool: boundText(m.tool, 200),
+          ...(m.summary ? { summary: boundText(m.summary) } : {}),
+        });
+        render.info(`permission ${m.state}: ${m.tool}${m.summary ? ` ${m.summary}` : ""}`);
         break;
       case "result":
         // The answer was usually streamed already; show it only when the agent said it only here.

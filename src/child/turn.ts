@@ -151,7 +151,7 @@ export async function runTurn(
       const spec = deps.sessions?.specFor(deps.runner, input);
       if (spec && deps.sessions) {
         // A long-lived process takes the turn; it stays for the next one (nothing to reap).
-        outcome = await deps.sessions.turn(deps, item.turnId, spec, item.prompt, control, state);
+        outcome = await deps.sessions.turn(deps, item.turnId, spec, forRunner.prompt, control, state);
       } else {
         const plan = deps.runner.plan(input);
         ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));

@@ -9,6 +9,7 @@ import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
 import { registerInbox } from "./commands/inbox.js";
 import { registerInspect } from "./commands/inspect.js";
+import { registerLogs } from "./commands/logs.js";
 import { registerMcp } from "./commands/mcp.js";
 import { registerModels } from "./commands/models.js";
 import { registerPane } from "./commands/pane.js";
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
     );
   registerSpawn(program);
   registerInspect(program);
+  registerLogs(program);
   registerWait(program);
   registerAct(program);
   registerPane(program);

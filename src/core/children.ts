@@ -7,8 +7,18 @@ import { isMusterError, MusterError } from "../base/errors.js";
 import { readJsonIfExists } from "../util/fsx.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
 import { READ_CAPS } from "../util/safe-read.js";
+import { DEFAULT_STALL_MS, deriveLive, type LiveState } from "./live-state.js";
+import { childNamed, isChildName } from "./names.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
-import { applyEvents, type ChildState, type ChildStatus, childStatus, emptyState } from "./state.js";
+import {
+  applyEvents,
+  type ChildState,
+  type ChildStatus,
+  childStatus,
+  emptyState,
+  lastCompletion,
+  openTurn,
+} from "./state.js";
 
 /** Everything known about one child right now. */
 export interface LoadedChild {
@@ -19,6 +29,10 @@ export interface LoadedChild {
   /** turnIds waiting in the inbox, oldest first. */
   pending: string[];
   status: ChildStatus;
+  /** What the child is doing now, derived from its events (see live-state.ts). */
+  live: LiveState;
+  /** The label given at spawn (`--name`), if any. */
+  name?: string;
   /** Spans of events.ndjson that are not records (junk, torn or oversized lines): skipped, and reported here. */
   malformed: MalformedReport;
   /** Why its files could not be read (status "unreadable"; state, meta and pending are then empty). */
@@ -33,11 +47,59 @@ export interface MalformedReport {
 
 export const MAX_MALFORMED_SPANS = 20;
 
+/** How live states are judged: the stall limit (ms) and the clock. */
+export interface LiveOptions {
+  stallMs?: number;
+  now?: number;
+}
+
+/** A child's live state from its folded events, its queue and (when known) its registry entry. */
+export function liveOf(
+  s: ChildState,
+  pending: number,
+  opts: LiveOptions & { createdAt?: string; unreadable?: string } = {},
+): LiveState {
+  const open = openTurn(s);
+  const last = lastCompletion(s);
+  return deriveLive(
+    {
+      fold: s.live,
+      hostStarted: s.hostPid !== undefined,
+      ...(s.startedAt ? { startedAt: s.startedAt } : {}),
+      ...(open ? { open: { turnId: open.turnId, startedAt: open.startedAt } } : {}),
+      ...(s.exited
+        ? {
+            exited: {
+              ts: s.exited.ts,
+              reason: s.exited.reason,
+              ...(s.exited.detail ? { detail: s.exited.detail } : {}),
+            },
+          }
+        : {}),
+      ...(last
+        ? {
+            last: {
+              turnId: last.turnId,
+              ts: last.ts,
+              status: last.status,
+              ...(last.reason ? { reason: last.reason } : {}),
+            },
+          }
+        : {}),
+      pending,
+      ...(opts.unreadable !== undefined ? { unreadable: opts.unreadable } : {}),
+      ...(opts.createdAt ? { createdAt: opts.createdAt } : {}),
+    },
+    opts.now ?? Date.now(),
+    opts.stallMs ?? DEFAULT_STALL_MS,
+  );
+}
+
 /**
  * Reads a child's inbox (first) and events (second): a turn taken in between shows up in the events.
  * A symlink, FIFO or device in place of meta.json or events.ndjson is refused (MusterError "integrity").
  */
-export function loadChild(paths: PrimaryPaths, entry: RegistryEntry): LoadedChild {
+export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, live: LiveOptions = {}): LoadedChild {
   const files = childFiles(paths.artifactDir(entry.id));
   const pending = listInbox(files.inbox).map((f) => f.slice(f.lastIndexOf("/") + 1, -".json".length));
   const malformed: MalformedReport = { count: 0, spans: [] };
@@ -56,6 +118,8 @@ export function loadChild(paths: PrimaryPaths, entry: RegistryEntry): LoadedChil
     state,
     pending: stillPending,
     status: childStatus(state, stillPending.length),
+    live: liveOf(state, stillPending.length, { ...live, createdAt: entry.createdAt }),
+    ...(entry.name !== undefined ? { name: entry.name } : {}),
     malformed,
   };
 }
@@ -65,12 +129,17 @@ export function loadChild(paths: PrimaryPaths, entry: RegistryEntry): LoadedChil
  * or events.ndjson) or cannot be read comes back with status "unreadable" and the one-line reason, so one
  * broken child does not hide every other one. Commands about that one child still use loadChild and fail.
  */
-export function loadChildOrUnreadable(paths: PrimaryPaths, entry: RegistryEntry): LoadedChild {
+export function loadChildOrUnreadable(
+  paths: PrimaryPaths,
+  entry: RegistryEntry,
+  live: LiveOptions = {},
+): LoadedChild {
   try {
-    return loadChild(paths, entry);
+    return loadChild(paths, entry, live);
   } catch (e) {
     const fsError = typeof (e as NodeJS.ErrnoException).syscall === "string";
     if (!(isMusterError(e) && e.code === "integrity") && !fsError) throw e;
+    const reason = (e as Error).message.split("\n")[0]!;
     return {
       entry,
       files: childFiles(paths.artifactDir(entry.id)),
@@ -78,8 +147,10 @@ export function loadChildOrUnreadable(paths: PrimaryPaths, entry: RegistryEntry)
       state: emptyState(),
       pending: [],
       status: "unreadable",
+      live: liveOf(emptyState(), 0, { ...live, createdAt: entry.createdAt, unreadable: reason }),
+      ...(entry.name !== undefined ? { name: entry.name } : {}),
       malformed: { count: 0, spans: [] },
-      unreadable: (e as Error).message.split("\n")[0]!,
+      unreadable: reason,
     };
   }
 }
@@ -93,6 +164,14 @@ export function resolveChildId(
   idOrPrefix: string,
   ownerElsewhere?: (want: string) => string | undefined,
 ): RegistryEntry {
+  // A name is matched first and exactly; names never look like ids (see names.ts), so neither shadows the other.
+  if (isChildName(idOrPrefix)) {
+    const named = childNamed(doc, idOrPrefix);
+    if (named) return named;
+    throw new MusterError("not_found", `no child of this primary is named "${idOrPrefix}"`, {
+      next: { action: "list" },
+    });
+  }
   const want = assertIdOrPrefix(idOrPrefix);
   const exact = doc.children[want];
   if (exact) return exact;

@@ -16,6 +16,8 @@ export interface CoreContext {
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
   readonly limits: Limits;
+  /** An open turn with no event for this long is stalled (default 60 s). */
+  readonly stallMs?: number;
   readonly primary: string;
   readonly paths: PrimaryPaths;
   readonly registry: Registry;

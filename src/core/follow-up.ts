@@ -6,6 +6,7 @@ import { resolveResumeSettings } from "../profiles/settings.js";
 import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
 import type { LoadedChild } from "./children.js";
+import { isChildName } from "./names.js";
 import { openTurn } from "./state.js";
 
 /** Per-turn overrides; an omitted one keeps the child's last value. */
@@ -85,6 +86,8 @@ export function queueTurn(
 
 /** Which primary owns a child id (or unique prefix/suffix), by its conversation file; undefined if none does. */
 export function findOwner(root: string, idOrPrefix: string): string | undefined {
+  // A name is only ever looked up in this primary's registry.
+  if (isChildName(idOrPrefix)) return undefined;
   const want = assertIdOrPrefix(idOrPrefix);
   let names: string[];
   try {

@@ -36,6 +36,7 @@ import { checkPrompt } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
 import { type Limits, limitsFrom } from "./limits.js";
+import { stallMsFrom } from "./live-state.js";
 import { probeChild, settleFromParent } from "./liveness.js";
 import { backendNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
@@ -71,6 +72,8 @@ export class Muster implements CoreContext {
   private readonly muxVersion = new Map<string, Promise<string>>();
   /** Tree limits in force for this process (env, then config, then defaults). */
   readonly limits: Limits;
+  /** An open turn with no event for this long shows as stalled (MUSTER_STALL_SECONDS, config, 60 s). */
+  readonly stallMs: number;
 
   /** This process's primary: resolved without writing, recorded by the first write (see claimPrimary). */
   private readonly own: OwnPrimary;
@@ -84,6 +87,7 @@ export class Muster implements CoreContext {
     this.own = new OwnPrimary(this.root, resolvePrimary(this.root, this.cwd, opts.primary, this.env));
     this.backends = new BackendSet(this.env, this.root, opts.backend);
     this.limits = limitsFrom(this.env);
+    this.stallMs = stallMsFrom(this.env);
   }
 
   /** This primary's id (tentative while a new workspace's primary is not recorded yet). */
@@ -308,7 +312,7 @@ export class Muster implements CoreContext {
     const doc = this.registry.read();
     const out: LoadedChild[] = [];
     for (const entry of Object.values(doc.children).sort((a, b) => a.id.localeCompare(b.id))) {
-      out.push(await this.reconcile(loadChildOrUnreadable(this.paths, entry)));
+      out.push(await this.reconcile(loadChildOrUnreadable(this.paths, entry, { stallMs: this.stallMs })));
     }
     return out;
   }
@@ -454,7 +458,7 @@ export class Muster implements CoreContext {
   }
 
   reload(entry: RegistryEntry): LoadedChild {
-    return loadChild(this.paths, entry);
+    return loadChild(this.paths, entry, { stallMs: this.stallMs });
   }
 }
 

@@ -6,6 +6,8 @@ import { withFileLock } from "../util/lock.js";
 export interface RegistryEntry {
   id: string;
   agent: string;
+  /** A person's label for it (`spawn --name`): unique among the primary's children, usable as its id. */
+  name?: string;
   runner: string;
   parent: string | null;
   createdAt: string;

@@ -23,6 +23,7 @@ import { loadChildOrUnreadable } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
+import { assertChildName, assertNameFree } from "./names.js";
 import type { RegistryEntry } from "./registry.js";
 
 export interface SpawnOptions {
@@ -42,6 +43,8 @@ export interface SpawnOptions {
   seal?: boolean;
   /** "worktree": run in a git worktree of its own on branch muster/<short id> (default: the profile's, else none). */
   isolation?: string;
+  /** A label unique among the primary's children, usable wherever an id is (see names.ts). */
+  name?: string;
   /** A JSON Schema the first turn's answer must match, enforced by the runner's CLI (check `nativeSchema` first). */
   outputSchema?: object;
   /** Caps on this child and everything it spawns (narrowed by its profile's and its parent's). */
@@ -64,12 +67,14 @@ export interface SpawnResult {
   group?: string;
   /** The branch of a child isolated in a worktree. */
   branch?: string;
+  name?: string;
 }
 
 /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
 export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<SpawnResult> {
   checkPrompt(opts.prompt);
   if (opts.group !== undefined) assertGroupId(opts.group);
+  if (opts.name !== undefined) assertNameFree(m.registry.read(), assertChildName(opts.name));
   const profile = loadProfile(opts.agent, m.cwd, m.env);
   const runner = getRunner(profile.runner);
   if (!runner) {
@@ -118,7 +123,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const turnId = uuidv7();
   const isolation = checkIsolationMode(opts.isolation ?? profile.isolation);
   // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created.
-  if (isolation === "worktree") planWorktree(cwd, id);
+  if (isolation === "worktree") planWorktree(cwd, id, opts.name);
   const childEnv: Record<string, string> = {
     ...Object.fromEntries(
       Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),
@@ -161,6 +166,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const entry: RegistryEntry = {
     id,
     agent: profile.name,
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
     runner: runner.name,
     parent,
     createdAt: meta.createdAt,
@@ -174,7 +180,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control, files.runner])
       ensureDir(d);
     if (isolation === "worktree")
-      meta.cwd = entry.cwd = createWorktree(cwd, id, worktreePath(m.root, id), dir);
+      meta.cwd = entry.cwd = createWorktree(cwd, id, worktreePath(m.root, id), dir, opts.name);
     writeJsonAtomic(files.meta, meta);
     writeFileAtomic(files.events, "");
     writeJsonAtomic(files.envFile, { env: childEnv });
@@ -199,13 +205,16 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       createdAt: meta.createdAt,
     });
     await m.registry.update((doc) => {
+      // Under the lock: two spawns with the same name at once cannot both get it.
+      if (opts.name !== undefined) assertNameFree(doc, opts.name);
       doc.children[id] = entry;
     });
     const pane = await backend.spawn({
       argv: hostArgv(dir),
       start: "immediate",
       cwd: meta.cwd,
-      name: `${profile.name}-${id.slice(-6)}`,
+      name: opts.name ?? `${profile.name}-${id.slice(-6)}`,
+      ...(opts.name !== undefined ? { title: `${opts.name} (${profile.name} ${id.slice(-8)})` } : {}),
       ...(opts.placement ? { placement: opts.placement } : {}),
     });
     await m.registry.update((doc) => {
@@ -217,11 +226,12 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       id,
       turnId,
       ...(opts.group ? { group: opts.group } : {}),
+      ...(opts.name !== undefined ? { name: opts.name } : {}),
       agent: profile.name,
       artifactDir: dir,
       backend: backend.name,
       paneId: paneLabel(pane),
-      ...(isolation === "worktree" ? { branch: branchOf(id) } : {}),
+      ...(isolation === "worktree" ? { branch: branchOf(id, opts.name) } : {}),
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
       warnings: [

@@ -27,6 +27,8 @@ export interface StartRequest extends TurnSettings {
   group?: string;
   seal?: boolean;
   caps?: Caps;
+  /** A label for the new child, usable wherever its id is. */
+  name?: string;
 }
 
 /** What is wrong with a start request, as data: each front end says it in its own words. */
@@ -40,7 +42,9 @@ export type StartConflict =
   /** resume continues a child as it was: no new argv, no new cwd */
   | "resume_with_command_or_cwd"
   /** sealing needs a group */
-  | "seal_without_group";
+  | "seal_without_group"
+  /** a resumed child keeps the name it has */
+  | "name_with_resume";
 
 export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict | undefined {
   if (req.seal && req.group === undefined) return "seal_without_group";
@@ -48,6 +52,7 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.agent !== undefined) return "agent_and_resume";
   if (req.group !== undefined) return "group_with_resume";
   if (req.backend !== undefined) return "backend_with_resume";
+  if (req.name !== undefined) return "name_with_resume";
   if (
     (req.command !== undefined && req.command.length > 0) ||
     req.cwd !== undefined ||
@@ -63,6 +68,7 @@ const CONFLICT_TEXT: Record<StartConflict, string> = {
   backend_with_resume: "a resumed child continues where it ran: no other backend",
   resume_with_command_or_cwd: "a resumed child continues as it was: no command and no cwd",
   seal_without_group: "seal goes with a group",
+  name_with_resume: "a resumed child keeps its name",
 };
 
 /** What start() needs of the core. */
@@ -97,5 +103,6 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.backend !== undefined ? { backend: req.backend } : {}),
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
+    ...(req.name !== undefined ? { name: req.name } : {}),
   });
 }

@@ -1,4 +1,5 @@
 import type { ChildExitedEvent, CompletionEvent, MusterEvent, Usage } from "../artifacts/events.js";
+import { foldLive, type LiveFold } from "./live-state.js";
 
 export interface TurnState {
   turnId: string;
@@ -26,9 +27,11 @@ export interface ChildState {
   lastActivity?: { ts: string; text: string };
   usage?: Usage;
   lastSeq: number;
+  /** What the live state is derived from (see live-state.ts). */
+  live: LiveFold;
 }
 
-export const emptyState = (): ChildState => ({ turns: [], completions: new Map(), lastSeq: 0 });
+export const emptyState = (): ChildState => ({ turns: [], completions: new Map(), lastSeq: 0, live: {} });
 
 const activity = (e: MusterEvent): string | undefined => {
   switch (e.type) {
@@ -57,6 +60,7 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
     if (typeof e.seq === "number" && e.seq > state.lastSeq) state.lastSeq = e.seq;
     const text = activity(e);
     if (text) state.lastActivity = { ts: e.ts, text };
+    foldLive(state.live, e);
     switch (e.type) {
       case "child_started":
         // A resumed child gets a new host after the old one exited: it is live again.

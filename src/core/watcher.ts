@@ -1,11 +1,14 @@
 import * as path from "node:path";
 import type { FSWatcher } from "chokidar";
 import type { MusterEvent } from "../artifacts/events.js";
+import { listInbox } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventTail } from "../artifacts/tail.js";
 import type { Backend } from "../mux/backend.js";
-import { isFullId } from "../util/ids.js";
+import { isFullId, uuidv7Time } from "../util/ids.js";
+import { liveOf } from "./children.js";
 import type { CoreContext } from "./context.js";
+import type { LiveState } from "./live-state.js";
 import { probeChild, settleFromParent } from "./liveness.js";
 import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
 
@@ -17,14 +20,27 @@ export interface WatchOptions {
   pollMs?: number;
   /** How often dead hosts are looked for. */
   livenessMs?: number;
+  /**
+   * Called when a child's live state changes: after its events, and on each liveness tick for changes
+   * time alone makes (a turn with no event for the stall limit becomes stalled).
+   */
+  onLive?: (childId: string, live: LiveState) => void;
+  /** Called on each liveness tick (every livenessMs), after the live states were brought up to date. */
+  onTick?: () => void;
 }
+
+const sameLive = (a: LiveState | undefined, b: LiveState): boolean =>
+  a !== undefined && a.state === b.state && a.since === b.since && a.detail === b.detail;
 
 /**
  * The long-lived parent-side watcher of one primary: chokidar discovers new artifact dirs,
  * each child's events are tailed by fs.watch hint + read-to-EOF, and dead hosts become `lost`.
  */
 export class PrimaryWatcher {
-  private readonly tails = new Map<string, { tail: EventTail; state: ChildState; dir: string }>();
+  private readonly tails = new Map<
+    string,
+    { tail: EventTail; state: ChildState; dir: string; live?: LiveState }
+  >();
   private tick = 0;
   private discovery: FSWatcher | undefined;
   private livenessTimer: NodeJS.Timeout | undefined;
@@ -52,6 +68,8 @@ export class PrimaryWatcher {
       this.livenessTimer = setTimeout(
         () => {
           for (const { tail } of this.tails.values()) tail.pump();
+          for (const id of this.tails.keys()) this.updateLive(id);
+          this.opts.onTick?.();
           void this.checkLiveness().finally(schedule);
         },
         this.opts.livenessMs ?? this.opts.pollMs ?? 2000,
@@ -69,6 +87,7 @@ export class PrimaryWatcher {
       (events) => {
         applyEvents(state, events);
         for (const e of events) this.opts.onEvent(id, e);
+        this.updateLive(id);
       },
       {
         pollMs: 0,
@@ -112,6 +131,41 @@ export class PrimaryWatcher {
         tail.pump();
       }
     }
+  }
+
+  /** A child's live state now (undefined for a child not tailed); the watcher sees no inbox, only events. */
+  live(id: string, now = Date.now()): LiveState | undefined {
+    const t = this.tails.get(id);
+    if (!t) return undefined;
+    const createdAt = new Date(uuidv7Time(id)).toISOString();
+    const stall = this.muster.stallMs ? { stallMs: this.muster.stallMs } : {};
+    return liveOf(t.state, this.pendingTurns(t.dir, t.state), { now, createdAt, ...stall });
+  }
+
+  /**
+   * Turns in the inbox not started yet, read only when it matters (a live host with no open turn): a
+   * spawned child between child_started and turn_started is about to work, not waiting for input.
+   */
+  private pendingTurns(dir: string, s: ChildState): number {
+    if (s.exited || s.hostPid === undefined || openTurn(s)) return 0;
+    try {
+      return listInbox(childFiles(dir).inbox).filter((f) => {
+        const turnId = path.basename(f, ".json");
+        return !s.completions.has(turnId) && !s.turns.some((x) => x.turnId === turnId);
+      }).length;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Re-derives a child's live state and reports it when it changed. */
+  private updateLive(id: string): void {
+    const t = this.tails.get(id);
+    if (!t || !this.opts.onLive) return;
+    const next = this.live(id)!;
+    if (sameLive(t.live, next)) return;
+    t.live = next;
+    this.opts.onLive(id, next);
   }
 
   /** Children currently tailed. */

@@ -41,8 +41,8 @@ export function checkIsolationMode(mode: string | undefined): IsolationMode | un
   );
 }
 
-/** The branch a child works on. */
-export const branchOf = (childId: string): string => `muster/${childId.slice(-8)}`;
+/** The branch a child works on: `muster/<its name>`, else `muster/<short id>`. */
+export const branchOf = (childId: string, name?: string): string => `muster/${name ?? childId.slice(-8)}`;
 
 /**
  * Checks `cwd` can be isolated (inside a git checkout with a commit) and the branch is free; nothing is
@@ -51,6 +51,7 @@ export const branchOf = (childId: string): string => `muster/${childId.slice(-8)
 export function planWorktree(
   cwd: string,
   childId: string,
+  name?: string,
 ): { repo: string; base: string; sub: string; branch: string } {
   const top = runGit(cwd, ["rev-parse", "--show-toplevel"]);
   if (!top.ok)
@@ -65,7 +66,13 @@ export function planWorktree(
       "invalid_argument",
       `--isolation worktree needs a commit to branch from: ${repo} has none`,
     );
-  const branch = branchOf(childId);
+  const branch = branchOf(childId, name);
+  // A name muster accepts may still be no branch name git accepts (`a..b`, `x.lock`).
+  if (!runGit(repo, ["check-ref-format", "--branch", branch]).ok)
+    throw new MusterError(
+      "invalid_argument",
+      `${branch} is not a valid git branch name; give another --name`,
+    );
   if (runGit(repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]).ok)
     throw new MusterError("invalid_argument", `branch ${branch} already exists in ${repo}`);
   const sub = path.relative(fs.realpathSync(repo), fs.realpathSync(cwd));
@@ -76,8 +83,14 @@ export function planWorktree(
  * Creates the worktree at `dest` on a new branch from the parent's HEAD and writes the record; returns
  * the child's working directory inside it. On failure nothing is left (worktree, branch, record).
  */
-export function createWorktree(cwd: string, childId: string, dest: string, artifactDir: string): string {
-  const plan = planWorktree(cwd, childId);
+export function createWorktree(
+  cwd: string,
+  childId: string,
+  dest: string,
+  artifactDir: string,
+  name?: string,
+): string {
+  const plan = planWorktree(cwd, childId, name);
   fs.mkdirSync(path.dirname(dest), { recursive: true, mode: 0o700 });
   git(plan.repo, ["worktree", "add", "--quiet", "-b", plan.branch, dest, plan.base]);
   try {

@@ -35,6 +35,7 @@ export interface RunArgs {
   groupId?: string;
   isolation?: "worktree";
   caps?: Caps;
+  name?: string;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -46,6 +47,7 @@ const CONFLICT: Record<StartConflict, string> = {
   backend_with_resume: "id continues a child where it ran",
   resume_with_command_or_cwd: "id continues a child as it was",
   seal_without_group: "seal goes with groupId",
+  name_with_resume: "id continues a child under its name",
 };
 
 /** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */
@@ -72,6 +74,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.id !== undefined ? { resume: a.id } : {}),
     ...(a.groupId !== undefined ? { group: a.groupId } : {}),
     ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
+    ...(a.name !== undefined ? { name: a.name } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
   if (a.caps && a.id !== undefined)
@@ -85,6 +88,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.groupId ? { group: a.groupId } : {}),
     ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
     ...(a.caps ? { caps: assertCaps(a.caps) } : {}),
+    ...(a.name !== undefined ? { name: a.name } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.

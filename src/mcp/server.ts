@@ -21,7 +21,7 @@ import { mcpErrorText } from "./next-step.js";
 import { CallProgress } from "./progress.js";
 import { getPrompt, listPrompts, PromptError } from "./prompts.js";
 import { agentsLine } from "./shape.js";
-import { type Tool, toolTable } from "./tools.js";
+import { listedTool, type Tool, toolTable } from "./tools.js";
 import { WorkflowRuns } from "./workflow.js";
 
 /** Writes one line to stderr (stdout is the protocol). */
@@ -91,7 +91,7 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
   server.onerror = (e) => log(`protocol error: ${e.message}`);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools().map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
+    tools: tools().map(listedTool),
   }));
 
   // Workflows as prompts: a client that offers prompts as slash commands offers `workflow:<name>`.

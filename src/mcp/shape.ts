@@ -45,8 +45,10 @@ export function childRow(c: LoadedChild) {
   if (c.unreadable !== undefined) return { id: c.entry.id, status: c.status, error: c.unreadable };
   return {
     id: c.entry.id,
+    ...(c.name !== undefined ? { name: c.name } : {}),
     agent: c.entry.agent,
     status: c.status,
+    live: c.live,
     lastOutcome: lastCompletion(c.state)?.status ?? null,
     turns: c.state.turns.length,
     activity: c.state.lastActivity?.text ?? null,

@@ -17,6 +17,26 @@ export interface Tool {
 }
 
 const str = (description: string, minLength = 1): JsonSchema => ({ type: "string", minLength, description });
+
+/**
+ * A tool as tools/list shows it: its schema without the checks the server makes anyway on every call (strings
+ * that may not be empty, no unknown arguments; each refused with a one-line error). The list goes into the
+ * client model's context on every request, so it carries only what helps the model call the tool.
+ */
+export function listedTool(t: Pick<Tool, "name" | "description" | "inputSchema">) {
+  return { name: t.name, description: t.description, inputSchema: lighten(t.inputSchema) };
+}
+
+function lighten(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(lighten);
+  if (schema === null || typeof schema !== "object") return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if ((k === "minLength" && v === 1) || (k === "additionalProperties" && v === false)) continue;
+    out[k] = lighten(v);
+  }
+  return out;
+}
 /** A plain string (its name says what it is; the workflow check refuses a bad one). */
 const S: JsonSchema = { type: "string" };
 const ID = str("Id or last 8 hex.");
@@ -47,6 +67,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           groupId: str("New children: deliver with this group (subagents_await {groupId} seals it)."),
           isolation: { enum: ["worktree"] },
           caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
+          name: S,
         },
         ["prompt"],
       ),

@@ -90,6 +90,8 @@ export interface SpawnPaneOptions {
   /** Extra environment for the pane's process (tmux -e); keep secrets out, they show in ps. */
   env?: Record<string, string>;
   name: string;
+  /** The pane's title (tmux select-pane -T), when the caller has one to show. */
+  title?: string;
   placement?: Placement;
   /**
    * "guarded" (default): the pane keeps its exit status even for a command that dies at once.

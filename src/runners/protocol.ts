@@ -36,6 +36,20 @@ export function parseAgentLine(line: string): AgentMessage {
     case "progress":
       if (isStr(o.text)) return { type: "progress", text: o.text };
       break;
+    case "permission":
+      if (
+        (o.state === "pending" || o.state === "granted" || o.state === "denied") &&
+        isStr(o.tool) &&
+        o.tool
+      ) {
+        return {
+          type: "permission",
+          state: o.state,
+          tool: o.tool,
+          ...(isStr(o.summary) && o.summary ? { summary: o.summary } : {}),
+        };
+      }
+      break;
     case "result":
       if (o.status === "completed" || o.status === "errored" || o.status === "exhausted") {
         return {

@@ -7,6 +7,8 @@ export type AgentMessage =
   | { type: "usage"; usage: Usage }
   | { type: "session"; id: string }
   | { type: "progress"; text: string }
+  /** A permission asked for (pending), answered (granted) or refused (denied) → a `permission` event. */
+  | { type: "permission"; state: "pending" | "granted" | "denied"; tool: string; summary?: string }
   /** The end of the turn as the agent reports it; `text` is the answer (the last reply, not the whole stream). */
   | { type: "result"; status: "completed" | "errored" | "exhausted"; text?: string; reason?: string }
   /** A line that is not protocol: shown in the pane, otherwise ignored. */

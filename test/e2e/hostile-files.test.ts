@@ -205,7 +205,7 @@ describe("a child with hostile files does not hide the others", () => {
       const human = runBounded(["ls"]);
       expect(human.status, human.stderr).toBe(0);
       const rowOf = (id: string) => human.stdout.split("\n").find((l) => l.startsWith(id.slice(-8)));
-      expect(rowOf(good.id)).toContain("closed");
+      expect(rowOf(good.id)).toContain("completed");
       for (const id of [zero.id, fifo.id]) {
         expect(rowOf(id)).toContain("unreadable");
         expect(rowOf(id)).toContain(reasons[id]);

@@ -319,4 +319,16 @@ describe("--isolation worktree", () => {
     g("checkout", "--", "a.txt");
     expect((await sb.json(["merge", child.id])).data).toMatchObject({ merged: true });
   });
+
+  it("a named child works on muster/<name>; a name git refuses as a branch is a clear error, nothing created", async () => {
+    const r = await isolatedChild(["--write", "n.txt", "n\n"], ["--name", "feature-x"]);
+    expect(r.isolation.branch).toBe("muster/feature-x");
+    expect(branches()).toContain("muster/feature-x");
+    const before = (await sb.json(["ls"])).data.children.length;
+    const bad = await sb.run(["spawn", "--name", "a..b", "--isolation", "worktree", "hello"]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/muster\/a\.\.b is not a valid git branch name/);
+    expect((await sb.json(["ls"])).data.children.length).toBe(before);
+    expect(branches()).not.toContain("muster/a..b");
+  });
 });

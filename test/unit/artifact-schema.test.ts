@@ -57,6 +57,7 @@ const valid = {
   }),
   usage: ev({ type: "usage", turnId: TURN, usage: { input: 1200, output: 340, cost: 0.0042 } }),
   progress: ev({ type: "progress", turnId: TURN, text: "read 3 files" }),
+  permission: ev({ type: "permission", turnId: TURN, state: "denied", tool: "WebFetch" }),
   question: ev({
     type: "question",
     turnId: TURN,

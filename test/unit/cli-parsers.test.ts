@@ -173,6 +173,9 @@ describe("claude permission denials", () => {
     expect(msgs.filter((m) => m.type === "progress")).toEqual([
       { type: "progress", text: "permission denied for WebFetch (allow it in the profile's tools)" },
     ]);
+    expect(msgs.filter((m) => m.type === "permission")).toEqual([
+      { type: "permission", state: "denied", tool: "WebFetch" },
+    ]);
     expect(msgs.at(-1)).toMatchObject({ type: "result", status: "completed" });
   });
 });

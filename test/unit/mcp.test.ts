@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { MusterEvent } from "../../src/artifacts/events.js";
 import { CallProgress, type ProgressParams } from "../../src/mcp/progress.js";
 import { AGENT_LIST_BUDGET, agentsLine, oneLine } from "../../src/mcp/shape.js";
-import { toolTable } from "../../src/mcp/tools.js";
+import { listedTool, toolTable } from "../../src/mcp/tools.js";
 import { tempBase, world } from "./profile-world.js";
 
 const base = tempBase("mcp-unit-");
@@ -34,11 +34,7 @@ describe("the MCP tool list stays compact", () => {
     const shown = line.split("\n").length - 2;
     const more = Number(/\+(\d+) more/.exec(line)![1]);
     expect(shown + more).toBe(w.discover(false).profiles.length);
-    const tools = toolTable(line).map(({ name, description, inputSchema }) => ({
-      name,
-      description,
-      inputSchema,
-    }));
+    const tools = toolTable(line).map(listedTool);
     expect(JSON.stringify({ tools }).length).toBeLessThan(6000);
   });
 });

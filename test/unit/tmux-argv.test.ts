@@ -182,3 +182,16 @@ describe("display-popup", () => {
     ]);
   });
 });
+
+describe("pane title", () => {
+  it("select-pane -T with the title's format characters escaped", () => {
+    expect(A.paneTitleArgs("%4", "reviewer (mock 1a2b3c4d)")).toEqual([
+      "select-pane",
+      "-t",
+      "%4",
+      "-T",
+      "reviewer (mock 1a2b3c4d)",
+    ]);
+    expect(A.paneTitleArgs("%4", "a#{pane_id}")[4]).toBe("a##{pane_id}");
+  });
+});

@@ -4,9 +4,10 @@ import { backendNameOf, paneWhere } from "../../core/panes.js";
 import { lastSnapshot } from "../../core/snapshot.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
 import { formatUsd } from "../../util/cost.js";
-import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
-import { clip, humanDuration, parsePositiveInt, shellQuote, since, table } from "../format.js";
+import { clip, humanDuration, parsePositiveInt, shellQuote, since } from "../format.js";
+import { lsTable } from "../ls-table.js";
+import { watchList } from "../ls-watch.js";
 import { printJson, say, withSelf } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
@@ -25,9 +26,11 @@ export function childSummary(c: LoadedChild) {
   const last = lastCompletion(c.state);
   return {
     id: c.entry.id,
+    ...(c.name !== undefined ? { name: c.name } : {}),
     agent: c.entry.agent,
     runner: c.entry.runner,
     status: c.status,
+    live: c.live,
     lastOutcome: last?.status ?? null,
     createdAt: c.entry.createdAt,
     parent: c.entry.parent,
@@ -62,9 +65,14 @@ export function registerInspect(program: Command): void {
       .description(
         "List the children of this primary (or of every primary with --all): status, agent, age and last activity.",
       )
-      .option("--all", "children of every primary, grouped by primary"),
-  ).action(async (flags: CommonOptions & { all?: boolean }) => {
+      .option("--all", "children of every primary, grouped by primary")
+      .option(
+        "-w, --watch",
+        "keep the list on screen, redrawn as children change, until Ctrl-C (not a terminal: the list again after each change; with --all: the primaries there are now)",
+      ),
+  ).action(async (flags: CommonOptions & { all?: boolean; watch?: boolean }) => {
     const m = muster(flags);
+    if (flags.watch) return watchList(m, flags);
     const groups = flags.all ? await m.listAll() : [{ primary: m.primary, children: await m.list() }];
     if (flags.json) {
       const shaped = groups.map((g) => ({
@@ -79,34 +87,7 @@ export function registerInspect(program: Command): void {
       say(withSelf('no children yet — try: muster spawn --agent mock "hello"\n'));
       return;
     }
-    const rows = [
-      ["ID", "AGENT", "STATUS", "LAST", "TURNS", "AGE", "ACTIVITY", ...(flags.all ? ["PRIMARY"] : [])],
-    ];
-    for (const g of groups) {
-      for (const c of g.children) {
-        const last = lastCompletion(c.state);
-        const act = c.state.lastActivity;
-        const activity =
-          c.unreadable !== undefined
-            ? visibleLine(c.unreadable)
-            : act
-              ? `${since(act.ts)} ago · ${clip(visibleLine(act.text), 60)}`
-              : "-";
-        rows.push([
-          shortId(c.entry.id),
-          c.entry.agent,
-          c.status,
-          last?.status ?? "-",
-          String(c.state.turns.length),
-          since(c.entry.createdAt),
-          activity,
-          ...(flags.all
-            ? [g.primary === m.primary ? `${shortId(g.primary)} (this)` : shortId(g.primary)]
-            : []),
-        ]);
-      }
-    }
-    say(`${table(rows)}\n`);
+    say(`${lsTable(groups, m.primary, !!flags.all)}\n`);
   });
 
   common(
@@ -140,8 +121,10 @@ export function registerInspect(program: Command): void {
       });
     const lines = [
       `id         ${c.entry.id}`,
+      ...(c.name !== undefined ? [`name       ${visibleLine(c.name)}`] : []),
       `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
       `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
+      `state      ${c.live.state} (${since(c.live.since)})${c.live.detail ? ` · ${visibleLine(c.live.detail)}` : ""}`,
       `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)`,
       `pane       ${paneWhere(c.entry.pane)}`,
       `artifacts  ${c.files.dir}`,

@@ -22,6 +22,7 @@ interface SpawnFlags extends CommonOptions, CapFlags {
   file?: string;
   backend?: string;
   isolation?: string;
+  name?: string;
 }
 
 /** Each refused combination of flags, in the CLI's words. */
@@ -32,6 +33,7 @@ const CONFLICT: Record<StartConflict, string> = {
   backend_with_resume: "--resume continues a child where it ran: no --backend",
   resume_with_command_or_cwd:
     "--resume continues a child as it was: no argv after --, no --cwd, no --isolation",
+  name_with_resume: "--resume continues a child under the name it has: no --name",
 };
 
 export function registerSpawn(program: Command): void {
@@ -76,8 +78,12 @@ export function registerSpawn(program: Command): void {
         )
         .option("--seal", "with --group: seal the group after this child joins (no more members)")
         .option(
+          "-n, --name <label>",
+          "a label for the new child, unique in this workspace, usable wherever its id is ([A-Za-z0-9._-], up to 32)",
+        )
+        .option(
           "--isolation <mode>",
-          "worktree: run in a git worktree of its own, on branch muster/<short id>",
+          "worktree: run in a git worktree of its own, on branch muster/<name or short id>",
         ),
       "this child and its children",
     ),
@@ -99,6 +105,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
+      ...(flags.name !== undefined ? { name: flags.name } : {}),
     };
     const conflict = m.startConflict(req);
     if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);

@@ -216,6 +216,11 @@ export function selectWindowArgs(target: string): string[] {
   return ["select-window", "-t", target];
 }
 
+/** `select-pane -t %pane -T title` (the title is format-expanded: `##` keeps a literal `#`). */
+export function paneTitleArgs(target: string, title: string): string[] {
+  return ["select-pane", "-t", target, "-T", escapeFormat(title)];
+}
+
 /** `select-pane -t target`. */
 export function selectPaneArgs(target: string): string[] {
   return ["select-pane", "-t", target];

@@ -85,7 +85,8 @@ export class TmuxBackend implements Backend<PaneRef> {
       paneId,
       windowId,
     };
-    const start = immediate ? A.remainOnExitArgs(paneId) : A.startPaneArgs(paneId, run);
+    const begin = immediate ? A.remainOnExitArgs(paneId) : A.startPaneArgs(paneId, run);
+    const start = opts.title ? A.chain(begin, A.paneTitleArgs(paneId, opts.title)) : begin;
     const started = await runTmux(ref.server, start, this.exec);
     if (started.exitCode !== 0) {
       await runTmux(ref.server, A.killPaneArgs(paneId), this.exec).catch(() => undefined);

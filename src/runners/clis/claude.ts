@@ -101,6 +101,8 @@ export function claudeParser() {
             type: "progress",
             text: `permission denied for ${denied.join(", ")} (allow it in the profile's tools)`,
           });
+          // Structured too: the child then shows waiting-permission until a person allows it and resumes.
+          for (const tool of denied) out.push({ type: "permission", state: "denied", tool });
         }
         const errors = arr(o.errors).filter((e): e is string => typeof e === "string");
         // With --json-schema the answer is the StructuredOutput tool's input: that value, exactly, as JSON.

@@ -104,6 +104,7 @@ async function main(): Promise<void> {
   const history = loadHistory(session);
   emit({ type: "session", id: session });
   emit({ type: "text", text: "Looking at the task...\n" });
+  if (opts.ask) emit({ type: "permission", state: "pending", tool: opts.ask, summary: "mock: ask" });
 
   // Tool activities are spread over the sleep so a watcher sees live progress.
   const steps = Math.max(opts.tools, 1);
@@ -120,6 +121,7 @@ async function main(): Promise<void> {
     }
   }
 
+  if (opts.ask) emit({ type: "permission", state: "granted", tool: opts.ask });
   if (opts.at !== undefined) await sleep(Math.max(0, opts.at - Date.now()));
   if (opts.gate !== undefined) await gateOpens(opts.gate);
   if (opts.crash) {
@@ -141,6 +143,7 @@ async function main(): Promise<void> {
     opts.bytes !== undefined
       ? sizedAnswer(opts.bytes)
       : (opts.reply ?? scripted ?? defaultAnswer(prompt, text, args, session, history));
+  if (opts.deny) emit({ type: "permission", state: "denied", tool: opts.deny });
   writeFileSync(sessionFile(session), JSON.stringify([...history, text]));
   emit({ type: "usage", input: Math.ceil(prompt.length / 4), output: Math.ceil(answer.length / 4), cost: 0 });
   const final = opts.stamp ? `final-record-at ${performance.timeOrigin + performance.now()}\n` : answer;

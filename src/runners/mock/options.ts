@@ -18,6 +18,10 @@ export interface MockOptions {
   stamp: boolean;
   /** Stay this many ms after the final record before exiting, as a CLI shutting down does. */
   linger?: number;
+  /** Ask permission for this tool at the start (pending), granted after the sleep. */
+  ask?: string;
+  /** Report this tool's permission refused before the final record. */
+  deny?: string;
 }
 
 const NUM = /^\d+(\.\d+)?$/;
@@ -38,6 +42,8 @@ export function parseMockOptions(prompt: string): MockOptions {
       else if (key === "reply") opts.reply = decodeURIComponent(value);
       else if (key === "reply2") opts.laterReply = decodeURIComponent(value);
       else if (key === "gate" && value) opts.gate = decodeURIComponent(value);
+      else if (key === "ask" && value) opts.ask = decodeURIComponent(value);
+      else if (key === "deny" && value) opts.deny = decodeURIComponent(value);
       else if (NUM.test(value)) {
         const n = Number(value);
         if (key === "sleep") opts.sleep = n;

@@ -1,0 +1,97 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { MusterEvent, OutputRef } from "../artifacts/events.js";
+import { type MalformedLine, NdjsonReader } from "../artifacts/reader.js";
+import { SNAPSHOT_PATH } from "../artifacts/snapshot.js";
+import { EventTail } from "../artifacts/tail.js";
+import { MusterError } from "../base/errors.js";
+import { openRegular } from "../util/safe-read.js";
+import type { LoadedChild } from "./children.js";
+import type { CoreContext } from "./context.js";
+import { applyEvents, emptyState } from "./state.js";
+
+// fs.watch is the fast path; this poll covers notifications that never come (as the watcher's).
+const SAFETY_POLL_MS = 1000;
+// While following, a host that died without a word is looked for this often (as the watcher does).
+const LIVENESS_MS = 2000;
+
+/** A child's events so far, in byte order (no symlink or FIFO followed; a record is at most 1 MiB). */
+export function childEvents(c: LoadedChild, onMalformed?: (m: MalformedLine) => void): MusterEvent[] {
+  return new NdjsonReader<MusterEvent>(c.files.events, onMalformed).readNew();
+}
+
+/** A follow in progress: `done` settles "exited" once the child's host exits, "stopped" after stop(). */
+export interface Following {
+  done: Promise<"exited" | "stopped">;
+  stop(): void;
+}
+
+/**
+ * Hands on a child's events from the first, then each new one as it is appended (fs.watch hint + byte
+ * cursor + a slow safety poll), until its host exits. A host that dies without a word is probed every 2 s
+ * and settled `lost` (reconcile), so a follow never outlives its child.
+ */
+export function followChild(
+  m: Pick<CoreContext, "reconcile" | "reload">,
+  c: LoadedChild,
+  onEvent: (e: MusterEvent) => void,
+  onMalformed?: (m: MalformedLine) => void,
+): Following {
+  const state = emptyState();
+  let finish: (how: "exited" | "stopped") => void = () => {};
+  let timer: NodeJS.Timeout | undefined;
+  let over = false;
+  const tail = new EventTail(
+    c.files.events,
+    (events) => {
+      for (const e of events) onEvent(e);
+      applyEvents(state, events);
+      if (state.exited) finish("exited");
+    },
+    { pollMs: SAFETY_POLL_MS, ...(onMalformed ? { onMalformed } : {}) },
+  );
+  const done = new Promise<"exited" | "stopped">((resolve) => {
+    finish = (how) => {
+      if (over) return;
+      over = true;
+      tail.close();
+      if (timer) clearTimeout(timer);
+      resolve(how);
+    };
+  });
+  const probe = (): void => {
+    timer = setTimeout(() => {
+      // reconcile writes `lost` for a host proven dead; the tail then reads it and the follow ends.
+      void m
+        .reconcile(m.reload(c.entry))
+        .catch(() => undefined)
+        .finally(() => {
+          tail.pump();
+          if (!over) probe();
+        });
+    }, LIVENESS_MS);
+  };
+  tail.pump();
+  if (!over) probe();
+  return { done, stop: () => finish("stopped") };
+}
+
+/**
+ * The first `maxBytes` of a turn's answer snapshot, for a preview. The ref comes from the events file: only
+ * the path shape a host writes may become a path; no symlink or FIFO is followed; never more is read.
+ */
+export function answerHead(c: LoadedChild, ref: OutputRef, maxBytes: number): Buffer {
+  if (typeof ref.path !== "string" || !SNAPSHOT_PATH.test(ref.path))
+    throw new MusterError(
+      "integrity",
+      `snapshot path ${JSON.stringify(ref.path)} is not outputs/<eventId>.md`,
+    );
+  const { fd, size } = openRegular(path.join(c.files.dir, ref.path));
+  try {
+    const buf = Buffer.alloc(Math.min(size, maxBytes));
+    const got = fs.readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, got);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
