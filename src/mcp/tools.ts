@@ -39,7 +39,7 @@ function lighten(schema: unknown): unknown {
 }
 /** A plain string (its name says what it is; the workflow check refuses a bad one). */
 const S: JsonSchema = { type: "string" };
-const ID = str("Id or last 8 hex.");
+const ID = str("Child id (or last 8 hex).");
 const object = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
   type: "object",
   properties,
