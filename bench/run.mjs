@@ -16,6 +16,7 @@ import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { sessionCliRows, sessionClis } from "./session-clis.mjs";
 import { pct, round } from "./stats.mjs";
+import { topCpu, topCpuRow } from "./top-cpu.mjs";
 import { schedulerOverhead, schedulerRow } from "./workflow-scheduler.mjs";
 
 const quick = process.argv.includes("--quick");
@@ -188,6 +189,9 @@ try {
   const idle = await idleCpu(64, 10);
   results.idleWatcherCpu = { ...idle, target: { percentOfOneCore: 1 } };
 
+  log("muster top CPU (64 children idle, then working)…");
+  results.topCpu = await topCpu(muster, env, quick ? 10 : 20);
+
   log("workflow scheduler (64 ready steps)…");
   results.workflowScheduler = await schedulerOverhead(muster("workflow"), quick ? 16 : 64);
 
@@ -228,6 +232,7 @@ const rows = [
     `${results.idleWatcherCpu.percentOfOneCore} % of one core`,
     "≤ 1 %",
   ],
+  topCpuRow(results.topCpu),
   schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
   ...backendRows(results.backendsMs),

@@ -128,6 +128,13 @@ export interface PermissionEvent extends Base {
   /** The tool (or action) the permission is for. */
   tool: string;
   summary?: string;
+  /**
+   * A request routed to the parent (a live session's agent asked): pending until a granted/denied event with
+   * the same id; the parent answers with `muster allow|deny` or MCP `subagents_answer`.
+   */
+  requestId?: string;
+  /** granted for the rest of the session (`muster allow --always`). */
+  always?: boolean;
 }
 
 /** The agent asks its parent (`muster ask`) and waits: a pending request until an `answered` names it. */

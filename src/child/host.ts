@@ -19,6 +19,7 @@ import { ensureSelfBinDir } from "../util/self-bin.js";
 import { CapGuard } from "./caps-guard.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
+import { PermissionBroker, permissionTimeoutMs } from "./permissions.js";
 import { PaneRenderer } from "./render.js";
 import { DiskReserve } from "./reserve.js";
 import { killLiveRunners, type Reap } from "./run-plan.js";
@@ -92,7 +93,10 @@ async function main(): Promise<void> {
   if (runnerSessionId) conversation.runnerSessionId = runnerSessionId;
   const runner = getRunner(meta.runner);
   // One long-lived agent process across turns where the CLI has one (runner mode `session`).
-  sessions = new SessionHolder(runnerModeOf(meta.profile.runnerMode, env));
+  sessions = new SessionHolder(
+    runnerModeOf(meta.profile.runnerMode, env),
+    new PermissionBroker({ log, render }, files.answers, permissionTimeoutMs(env)),
+  );
   process.on("exit", () => sessions?.killNow());
   log.append({
     type: "child_started",

@@ -11,6 +11,7 @@ import { sessionDriver } from "../runners/session-driver.js";
 import type { AgentMessage, SessionDriver, SessionSpec } from "../runners/types.js";
 import { groupAlive, signalGroup, terminateGroup } from "../util/process-group.js";
 import { firstLine } from "./messages.js";
+import type { PermissionBroker } from "./permissions.js";
 import type { PaneRenderer } from "./render.js";
 import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
 
@@ -31,6 +32,8 @@ export class LiveSession {
   private readonly driver: SessionDriver;
   private sessionId: string | undefined;
   private inTurn = false;
+  /** The turn running now (a permission request belongs to it). */
+  private turnId: string;
   private stderrTail = "";
   private exitedWith: string | undefined;
   private cancelTimer: NodeJS.Timeout | undefined;
@@ -40,7 +43,9 @@ export class LiveSession {
     readonly spec: SessionSpec,
     deps: { log: EventLog; render: PaneRenderer },
     turnId: string,
+    private readonly permissions: PermissionBroker,
   ) {
+    this.turnId = turnId;
     const argv = spec.resume && spec.resumeArgs ? [...spec.argv, ...spec.resumeArgs] : spec.argv;
     const [cmd, ...args] = argv;
     // detached: the agent leads its own process group, so stopping it reaches everything it started.
@@ -53,6 +58,7 @@ export class LiveSession {
     this.driver = sessionDriver(spec, {
       write: (line) => this.child.stdin!.write(line),
       info: (text) => deps.render.info(text),
+      askPermission: (tool, summary) => this.permissions.ask(this.turnId, tool, summary),
     });
     const lines = new LineSplitter(MAX_LINE, (bytes) => deps.render.info(`(dropped a ${bytes}-byte line)`));
     this.child.stdout!.on("data", (chunk: Buffer) => {
@@ -95,8 +101,9 @@ export class LiveSession {
     spec: SessionSpec,
     deps: { log: EventLog; render: PaneRenderer },
     turnId: string,
+    permissions: PermissionBroker,
   ): Promise<LiveSession> {
-    const s = new LiveSession(spec, deps, turnId);
+    const s = new LiveSession(spec, deps, turnId, permissions);
     try {
       const failed = s.exited.then(() => {
         throw new Error(s.exitedWith ?? "the agent process ended");
@@ -124,10 +131,12 @@ export class LiveSession {
    * failed record) ends the process.
    */
   async prompt(
+    turnId: string,
     text: string,
     onMessage: (m: AgentMessage) => void,
     control: TurnControl,
   ): Promise<SessionTurnEnd> {
+    this.turnId = turnId;
     this.inTurn = true;
     control.onStop(() => {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) this.interrupt();
@@ -138,6 +147,8 @@ export class LiveSession {
     } finally {
       this.inTurn = false;
       clearTimeout(this.cancelTimer);
+      // A request the agent no longer waits for is closed as denied.
+      this.permissions.closeAll();
     }
     return { exited: !this.alive, stderrTail: this.stderrTail };
   }

@@ -7,6 +7,7 @@ import type { EventLog } from "../artifacts/log.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput } from "../runners/types.js";
 import { LiveSession, specKey } from "./live-session.js";
 import { type TurnState, turnMessages } from "./messages.js";
+import type { PermissionBroker } from "./permissions.js";
 import type { PaneRenderer } from "./render.js";
 import { decide, missingDir, type Outcome } from "./run-plan.js";
 import type { TurnControl } from "./turn-control.js";
@@ -26,7 +27,10 @@ export class SessionHolder {
   private live: LiveSession | undefined;
   private liveKey: string | undefined;
 
-  constructor(private readonly mode: RunnerMode) {}
+  constructor(
+    private readonly mode: RunnerMode,
+    private readonly permissions: PermissionBroker,
+  ) {}
 
   /** The session this turn runs on, or undefined: one-shot (the mode, or a CLI or input without one). */
   specFor(runner: Runner, input: TurnInput): SessionSpec | undefined {
@@ -64,7 +68,7 @@ export class SessionHolder {
     let fresh = false;
     if (!this.live) {
       try {
-        this.live = await LiveSession.open(spec, deps, turnId);
+        this.live = await LiveSession.open(spec, deps, turnId, this.permissions);
         this.liveKey = key;
         fresh = !spec.resume;
       } catch (e) {
@@ -74,7 +78,7 @@ export class SessionHolder {
     const live = this.live;
     if (live.id) onMessage({ type: "session", id: live.id });
     const text = fresh && spec.preamble ? `${spec.preamble}\n\n---\n\n${prompt}` : prompt;
-    const end = await live.prompt(text, onMessage, control);
+    const end = await live.prompt(turnId, text, onMessage, control);
     control.beforeDecide?.();
     const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
     if (end.exited) this.live = undefined;

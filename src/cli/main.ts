@@ -15,6 +15,7 @@ import { registerModels } from "./commands/models.js";
 import { registerPane } from "./commands/pane.js";
 import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
+import { registerTop } from "./commands/top.js";
 import { registerWait } from "./commands/wait.js";
 import { registerWorkflow } from "./commands/workflow.js";
 import { registerWorktree } from "./commands/worktree.js";
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerDemo(program);
   registerWorkflow(program);
   registerWorktree(program);
+  registerTop(program);
   program.commands.forEach((c) => {
     c.exitOverride();
   });

@@ -230,8 +230,8 @@ export class Muster implements CoreContext {
   }
 
   /** Answers a child's pending question (`muster ask`): the asker prints the text and goes on. */
-  answer(requestId: string, text: string): PendingRequest {
-    return answerRequest(this, requestId, text);
+  answer(requestId: string, text: string, type?: PendingRequest["type"]): PendingRequest {
+    return answerRequest(this, requestId, text, type);
   }
 
   /** Seals an explicit group: it takes no more members and is delivered once every member has settled. */

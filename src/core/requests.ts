@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { MusterEvent, QuestionEvent } from "../artifacts/events.js";
+import type { MusterEvent, PermissionEvent, QuestionEvent } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import { MusterError } from "../base/errors.js";
@@ -17,7 +17,8 @@ import type { CoreContext } from "./context.js";
 import type { RegistryDoc } from "./registry.js";
 
 export interface PendingRequest {
-  type: "question";
+  /** question: `muster ask`; permission: a live session's agent asks to use a tool (answers in `choices`). */
+  type: "question" | "permission";
   /** The request id: what `muster answer <id>` names (its last 8 hex digits will do). */
   id: string;
   /** The child that asked, and its ancestors from the primary's first level down to it. */
@@ -28,7 +29,13 @@ export interface PendingRequest {
   choices?: string[];
   turnId?: string;
   askedAt: string;
+  /** A permission request: the tool, and its input in one line. */
+  tool?: string;
+  summary?: string;
 }
+
+/** What a parent may answer to a permission request (child/permissions.ts reads the same words). */
+export const PERMISSION_ANSWERS = ["allow", "allow_always", "deny"];
 
 // An answer is bounded like a prompt.
 const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -41,11 +48,14 @@ function lineageOf(doc: RegistryDoc, id: string): string[] {
 }
 
 /** The requests of one child's events still waiting for an answer. */
-function pendingOf(events: MusterEvent[]): QuestionEvent[] {
-  const open = new Map<string, QuestionEvent>();
+function pendingOf(events: MusterEvent[]): (QuestionEvent | PermissionEvent)[] {
+  const open = new Map<string, QuestionEvent | PermissionEvent>();
   for (const e of events) {
     if (e.type === "question" && e.requestId) open.set(e.requestId, e);
-    else if (e.type === "answered") open.delete(e.requestId);
+    else if (e.type === "permission" && e.requestId) {
+      if (e.state === "pending") open.set(e.requestId, e);
+      else open.delete(e.requestId);
+    } else if (e.type === "answered") open.delete(e.requestId);
     else if (e.type === "completion") {
       // The turn that asked is over: nobody waits for its questions any more.
       for (const [id, q] of open) if (q.turnId === e.turnId) open.delete(id);
@@ -77,24 +87,37 @@ export function pendingRequests(m: CoreContext): PendingRequest[] {
     for (const q of pendingOf(events)) {
       // Answered already, not yet taken by the asker: not the parent's to answer again.
       if (fs.existsSync(path.join(c.files.answers, `${q.requestId}.json`))) continue;
-      out.push({
-        type: "question",
-        id: q.requestId,
+      const common = {
+        id: q.requestId!,
         child: entry.id,
         agent: entry.agent,
         lineage: self ? lineage.slice(lineage.indexOf(self) + 1) : lineage,
-        text: q.text,
-        ...(q.choices ? { choices: q.choices } : {}),
         ...(q.turnId ? { turnId: q.turnId } : {}),
         askedAt: q.ts,
-      });
+      };
+      if (q.type === "question")
+        out.push({ type: "question", ...common, text: q.text, ...(q.choices ? { choices: q.choices } : {}) });
+      else
+        out.push({
+          type: "permission",
+          ...common,
+          text: `permission for ${q.tool}${q.summary ? `: ${q.summary}` : ""}`,
+          choices: PERMISSION_ANSWERS,
+          tool: q.tool,
+          ...(q.summary ? { summary: q.summary } : {}),
+        });
     }
   }
   return out.sort((a, b) => a.askedAt.localeCompare(b.askedAt));
 }
 
 /** Answers a pending request (full id, or a unique prefix or suffix); the asker prints the text and goes on. */
-export function answerRequest(m: CoreContext, idOrPart: string, text: string): PendingRequest {
+export function answerRequest(
+  m: CoreContext,
+  idOrPart: string,
+  text: string,
+  type?: PendingRequest["type"],
+): PendingRequest {
   if (!/^[0-9a-f-]{4,36}$/.test(idOrPart))
     throw new MusterError("invalid_argument", `invalid request id ${JSON.stringify(idOrPart)}`);
   if (text.trim() === "") throw new MusterError("invalid_argument", "the answer is empty");
@@ -105,15 +128,22 @@ export function answerRequest(m: CoreContext, idOrPart: string, text: string): P
   if (hits.length === 0)
     throw new MusterError(
       "not_found",
-      `no pending question ${idOrPart}${all.length > 0 ? `; pending: ${all.map((r) => shortId(r.id)).join(", ")}` : " (the inbox lists them)"}`,
+      `no pending request ${idOrPart}${all.length > 0 ? `; pending: ${all.map((r) => shortId(r.id)).join(", ")}` : " (the inbox lists them)"}`,
     );
   if (hits.length > 1)
     throw new MusterError("invalid_argument", `request id ${idOrPart} is ambiguous: give more of it`);
   const req = hits[0]!;
+  if (type && req.type !== type)
+    throw new MusterError(
+      "invalid_argument",
+      req.type === "question"
+        ? `${shortId(req.id)} is a question: answer it with muster answer`
+        : `${shortId(req.id)} is a permission request: answer it with muster allow or muster deny`,
+    );
   if (req.choices && !req.choices.includes(text))
     throw new MusterError(
       "invalid_argument",
-      `question ${shortId(req.id)} takes one of: ${req.choices.join(", ")}`,
+      `${req.type} ${shortId(req.id)} takes one of: ${req.choices.join(", ")}`,
     );
   const answers = childFiles(m.paths.artifactDir(req.child)).answers;
   ensureDir(answers);
@@ -132,7 +162,7 @@ export function answerRequest(m: CoreContext, idOrPart: string, text: string): P
     fs.linkSync(tmp, file);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "EEXIST")
-      throw new MusterError("invalid_argument", `question ${shortId(req.id)} was answered already`);
+      throw new MusterError("invalid_argument", `${req.type} ${shortId(req.id)} was answered already`);
     throw e;
   } finally {
     fs.rmSync(tmp, { force: true });

@@ -124,7 +124,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_answer",
-      description: "Answer an inbox question.",
+      description: "Answer an inbox request: a question's text, or allow, allow_always or deny.",
       inputSchema: object({ id: S, text: S }, ["id", "text"]),
       handler: (a, c) => h.answer(a as { id: string; text: string }, c),
     },

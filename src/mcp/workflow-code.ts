@@ -1,9 +1,7 @@
-import { MusterError } from "../base/errors.js";
 import type { Muster } from "../core/muster.js";
 import { shortId } from "../util/ids.js";
 import type { CodeProgress, CodeRunResult } from "../workflows/code.js";
 import type { WorkflowDef } from "../workflows/toml.js";
-import type { CallProgress } from "./progress.js";
 
 /** One progress line per call of a code run. */
 function progressLine(p: CodeProgress): string {
@@ -36,27 +34,22 @@ function shape(r: CodeRunResult) {
 
 /**
  * subagents_workflow {name} of a discovered code workflow (trusted: a module in a workflow folder, imported
- * here). It runs in the call, with progress per ctx.agent call; cancelling the call cancels the run.
+ * here), as a run the server tracks like the others: followed with progress per ctx.agent call, or (await:
+ * false) its runId at once; cancelling a waiting call cancels the run.
  */
-export async function runCodeByName(
-  def: WorkflowDef,
-  a: { input?: string; await?: boolean },
-  ctx: { m: Muster; signal: AbortSignal; progress: CallProgress },
-) {
-  if (a.await === false)
-    throw new MusterError(
-      "invalid_argument",
-      `"${def.name}" is a code workflow: it runs within the call (await: false is for TOML workflows)`,
-    );
+export async function beginCode(m: Muster, def: WorkflowDef, input: string) {
   const { loadCodeWorkflow, runCodeWorkflow } = await import("../workflows/code.js");
   const { musterHost } = await import("../workflows/host.js");
   const fn = await loadCodeWorkflow(def.source);
-  const run = await runCodeWorkflow(musterHost(ctx.m), def.name, fn, a.input ?? "", {
-    signal: ctx.signal,
-    origin: { kind: "code", file: def.source },
-    onProgress: (p) => {
-      if (p.type !== "log" || p.text.trim() !== "") ctx.progress.say(progressLine(p));
-    },
-  });
-  return shape(run);
+  return async (signal: AbortSignal, say: (line: string) => void, started: (runId: string) => void) => {
+    const run = await runCodeWorkflow(musterHost(m), def.name, fn, input, {
+      signal,
+      origin: { kind: "code", file: def.source },
+      onProgress: (p) => {
+        if (p.type === "run_started") started(p.runId);
+        else if (p.type !== "log" || p.text.trim() !== "") say(progressLine(p));
+      },
+    });
+    return { runId: run.runId, answer: shape(run) };
+  };
 }

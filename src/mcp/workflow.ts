@@ -4,7 +4,7 @@ import { shortId } from "../util/ids.js";
 import type { Progress, RunResult, StepResult } from "../workflows/run.js";
 import type { WorkflowDef, WorkflowStep } from "../workflows/toml.js";
 import type { CallProgress } from "./progress.js";
-import { runCodeByName } from "./workflow-code.js";
+import { beginCode } from "./workflow-code.js";
 import { beginProgram } from "./workflow-program.js";
 
 /** A step of a transient workflow, as subagents_workflow takes it (a TOML `[[steps]]` table as JSON). */
@@ -267,19 +267,20 @@ export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
   let name = "sandbox";
   if (a.source !== undefined) run = await ctx.runs.track(await beginProgram(ctx.m, a.source, a.input ?? ""));
   else {
-    let def: WorkflowDef;
+    let def: WorkflowDef & { kind?: "toml" | "code" };
     if (a.name !== undefined) {
       // A name only: files are for the trusted CLI, not for a tool call.
       if (a.name.includes("/") || a.name.endsWith(".toml"))
         throw usage(`name ${JSON.stringify(a.name)} must be a workflow name, not a file`);
       const { loadWorkflow } = await engine();
       const named = loadWorkflow(a.name, ctx.m.cwd, ctx.m.env);
-      // A code workflow runs inside this call (see workflow-code.ts).
-      if (named.kind === "code") return runCodeByName(named, a, ctx);
       def = named;
     } else def = transient(a.steps!);
     name = def.name;
-    run = await ctx.runs.start(ctx.m, def, a.input ?? "");
+    run =
+      def.kind === "code"
+        ? await ctx.runs.track(await beginCode(ctx.m, def, a.input ?? ""))
+        : await ctx.runs.start(ctx.m, def, a.input ?? "");
   }
   if (a.await === false) return { runId: run.runId, workflow: name, status: "running" };
   ctx.progress.say(`workflow run ${shortId(run.runId)} started`);

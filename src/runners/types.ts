@@ -98,6 +98,8 @@ export interface SessionIo {
   write(line: string): void;
   /** A line for the pane (not part of any answer). */
   info(text: string): void;
+  /** The agent asks permission for a tool: the parent decides (see child/permissions.ts). */
+  askPermission(tool: string, summary: string | undefined): Promise<"allow" | "allow_always" | "deny">;
 }
 
 /**

@@ -104,3 +104,75 @@ describe("runner acp: a live ACP session per child", () => {
     expect(o.data.results[0].reason).toMatch(/no one-shot mode/);
   });
 });
+
+describe("runner acp: permission requests go to the parent", () => {
+  const spawnAsking = async (tag: string) => {
+    const cwd = path.join(sb.cwd, tag);
+    fs.mkdirSync(cwd, { recursive: true });
+    const s = await sb.json(["spawn", "--agent", "acp-echo", "--cwd", cwd, "ask permission to write"]);
+    expect(s.exitCode, s.stderr).toBe(0);
+    const id = s.data.id as string;
+    const req = await until(async () => {
+      const inbox = await sb.json(["inbox", "--peek"]);
+      return inbox.data.requests?.find((r: { child: string }) => r.child === id);
+    });
+    return { id, cwd, req, dir: s.data.artifactDir as string };
+  };
+
+  it("a pending request shows in inbox and status (waiting-permission); muster allow lets the tool run", async () => {
+    const { id, cwd, req, dir } = await spawnAsking("allow");
+    expect(req).toMatchObject({
+      type: "permission",
+      tool: "write perm.txt",
+      choices: ["allow", "allow_always", "deny"],
+    });
+    expect((await sb.json(["status", id])).data.live.state).toBe("waiting-permission");
+    const human = await sb.run(["inbox", "--peek"]);
+    expect(human.stdout).toContain(`muster allow ${req.id.slice(-8)}`);
+    // A question's answer command refuses a permission request, and a wrong answer is refused.
+    expect((await sb.run(["answer", req.id, "maybe"])).stderr).toMatch(
+      /takes one of: allow, allow_always, deny/,
+    );
+    const ok = await sb.json(["allow", req.id.slice(-8)]);
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    const r = await sb.json(["wait", id, "--timeout", "60"]);
+    expect(r.data.results[0].text).toMatch(/^permission granted \(ok\); turn 1/);
+    expect(fs.readFileSync(path.join(cwd, "perm.txt"), "utf8")).toBe("ok");
+    const perms = readEvents(dir).filter((e) => e.type === "permission");
+    expect(perms.map((e) => [e.state, e.requestId])).toEqual([
+      ["pending", req.id],
+      ["granted", req.id],
+    ]);
+    expect((await sb.json(["inbox", "--peek"])).data.requests ?? []).toEqual([]);
+    await sb.run(["cancel", id]);
+  });
+
+  it("muster deny returns the denial to the agent; nothing is written", async () => {
+    const { id, cwd, req } = await spawnAsking("deny");
+    const mustUseAllow = await sb.run(["deny", "ffffffff"]);
+    expect(mustUseAllow.exitCode).toBe(2);
+    expect((await sb.json(["deny", req.id])).exitCode).toBe(0);
+    const r = await sb.json(["wait", id, "--timeout", "60"]);
+    expect(r.data.results[0].text).toMatch(/^permission denied; turn 1/);
+    expect(fs.existsSync(path.join(cwd, "perm.txt"))).toBe(false);
+    await sb.run(["cancel", id]);
+  });
+
+  it("an unanswered request is denied after MUSTER_PERMISSION_TIMEOUT, and the record says so", async () => {
+    const cwd = path.join(sb.cwd, "timeout");
+    fs.mkdirSync(cwd, { recursive: true });
+    const s = await sb.json(
+      ["spawn", "--agent", "acp-echo", "--cwd", cwd, "--wait", "--timeout", "60", "permission?"],
+      {
+        env: { ...sb.env, MUSTER_PERMISSION_TIMEOUT: "1" },
+      },
+    );
+    expect(s.data.results[0].text).toMatch(/^permission denied; turn 1/);
+    const denied = readEvents(s.data.results[0].artifactDir)
+      .filter((e) => e.type === "permission")
+      .at(-1);
+    expect(denied).toMatchObject({ state: "denied" });
+    expect(denied.summary).toMatch(/no answer in 1 s/);
+    await sb.run(["cancel", s.data.spawned.id]);
+  });
+});

@@ -149,7 +149,7 @@ describe("first run: the demo cleans up, and its next steps work as printed", ()
       expect(spawn.stdout).toContain("Task: Summarise the repo");
       const again = await asTyped(steps[1]!, bare, REPO);
       expect(again.exitCode, again.stderr).toBe(0);
-      expect(again.stdout).toMatch(/mock\s+idle/);
+      expect(again.stdout).toMatch(/mock\s+waiting-input/);
       // Error hints too name the command as this user can run it.
       const unknown = await muster(["status", "deadbeef"], bare, REPO);
       expect(unknown.exitCode).toBe(2);

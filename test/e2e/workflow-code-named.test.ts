@@ -112,9 +112,13 @@ describe("code workflows found by name in the workflow folders", () => {
       expect(run.data.agents).toEqual([
         expect.objectContaining({ id: "agent-1", agent: "mock", status: "completed" }),
       ]);
-      const later = await call({ name: "echo", await: false });
-      expect(later.isError).toBe(true);
-      expect(later.text).toMatch(/code workflow: it runs within the call/);
+      // await: false: the run id at once; a later {runId} call waits for the same result.
+      const later = await call({ name: "echo", input: "later", await: false });
+      expect(later.isError, later.text).toBe(false);
+      expect(later.data).toMatchObject({ workflow: "echo", status: "running" });
+      const awaited = await call({ runId: later.data.runId });
+      expect(awaited.data).toMatchObject({ runId: later.data.runId, workflow: "echo", status: "completed" });
+      expect(awaited.data.result).toMatch(/Task: Echo later/);
       const prompts = await client.listPrompts();
       expect(prompts.prompts.map((p) => p.name)).toEqual(
         expect.arrayContaining(["workflow:echo", "workflow:parallel-review", "workflow:review-chain"]),

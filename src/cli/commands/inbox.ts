@@ -49,8 +49,15 @@ export function registerInbox(program: Command): void {
         );
       }
       for (const r of manifest.requests) say(requestLine(r));
-      if (manifest.requests.length > 0)
-        say(withSelf(`answer with: muster answer ${shortId(manifest.requests[0]!.id)} "<text>"\n`));
+      const first = manifest.requests[0];
+      if (first)
+        say(
+          withSelf(
+            first.type === "permission"
+              ? `answer with: muster allow ${shortId(first.id)} [--always] / muster deny ${shortId(first.id)}\n`
+              : `answer with: muster answer ${shortId(first.id)} "<text>"\n`,
+          ),
+        );
     }
     // Fault injection for the delivery tests: die after handing the manifest on, before the receipts.
     if (process.env.MUSTER_FAULT === "inbox-before-receipt") process.kill(process.pid, "SIGKILL");
@@ -72,16 +79,58 @@ export function registerInbox(program: Command): void {
     if (flags.json) printJson({ answered: r.id, child: r.child });
     else say(`answered ${shortId(r.id)} (${r.agent} ${shortId(r.child)})\n`);
   });
+
+  common(
+    program
+      .command("allow")
+      .summary("allow a child's pending permission request")
+      .description(
+        "Allow the tool a live session's agent asked permission for (muster inbox lists the requests; MCP subagents_answer with allow, allow_always or deny does the same). --always: for the rest of its session, where the agent offers that. Unanswered requests are denied after MUSTER_PERMISSION_TIMEOUT seconds (default 600).",
+      )
+      .argument("<id>", "the request's id (its last 8 hex digits will do)")
+      .option("--always", "allow it for the rest of the agent's session"),
+  ).action(async (id: string, flags: CommonOptions & { always?: boolean }) => {
+    decide(flags, id, flags.always ? "allow_always" : "allow");
+  });
+
+  common(
+    program
+      .command("deny")
+      .summary("deny a child's pending permission request")
+      .description(
+        "Deny the tool a live session's agent asked permission for: the agent is told, and goes on without it.",
+      )
+      .argument("<id>", "the request's id (its last 8 hex digits will do)"),
+  ).action(async (id: string, flags: CommonOptions) => {
+    decide(flags, id, "deny");
+  });
+}
+
+/** Answers a permission request; a question (muster ask) is answered with muster answer instead. */
+function decide(flags: CommonOptions, id: string, answer: "allow" | "allow_always" | "deny"): void {
+  const m = muster(flags);
+  const r = m.answer(id, answer, "permission");
+  if (flags.json) printJson({ answered: r.id, child: r.child, answer });
+  else
+    say(
+      `${answer === "deny" ? "denied" : "allowed"} ${shortId(r.id)}: ${visibleLine(r.text)} (${r.agent} ${shortId(r.child)})\n`,
+    );
 }
 
 /** Prints each question asked from now on, through the primary's watcher (events as they land, not a poll). */
 async function watchQuestions(m: ReturnType<typeof muster>, json: boolean, seen: Set<string>): Promise<void> {
   await m.watch({
     onEvent: (_child: string, e: MusterEvent) => {
-      if (e.type !== "question" || seen.has(e.requestId)) return;
-      seen.add(e.requestId);
+      const requestId =
+        e.type === "question"
+          ? e.requestId
+          : e.type === "permission" && e.state === "pending"
+            ? e.requestId
+            : undefined;
+      if (!requestId || seen.has(requestId)) return;
+      seen.add(requestId);
       // Only questions still pending (asked before this watch started and answered since are not news).
-      const r = m.inbox().manifest.requests.find((x) => x.id === e.requestId);
+      const r = m.inbox().manifest.requests.find((x) => x.id === requestId);
       if (!r) return;
       if (json) say(`${JSON.stringify(r)}\n`);
       else say(requestLine(r));

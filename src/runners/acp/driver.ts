@@ -2,7 +2,7 @@
  * The Agent Client Protocol as a session driver: `initialize`, `session/new` or `session/load`, then a
  * `session/prompt` per turn whose `session/update`s stream the turn; `session/cancel` interrupts.
  */
-import { obj, str } from "../clis/shared.js";
+import { obj, str, toolSummary } from "../clis/shared.js";
 import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
 import { RpcError, RpcPeer } from "./rpc.js";
 import { type AcpTurnReader, acpTurnReader, errorMessage } from "./updates.js";
@@ -69,14 +69,24 @@ export function acpDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
   };
 }
 
-/** Permission requests are answered as the one-shot modes behave (allowed); routing them to a parent is not built. */
-function permission(params: unknown, io: SessionIo): unknown {
+/** A permission request goes to the parent; its answer picks the agent's matching option. */
+async function permission(params: unknown, io: SessionIo): Promise<unknown> {
   const p = obj(params);
   const options = Array.isArray(p.options) ? p.options.map(obj) : [];
-  const allow =
-    options.find((o) => o.kind === "allow_once") ?? options.find((o) => o.kind === "allow_always");
-  io.info(`permission for ${str(obj(p.toolCall).title) ?? "a tool"}: ${allow ? "allowed" : "refused"}`);
-  return allow
-    ? { outcome: { outcome: "selected", optionId: allow.optionId } }
+  const call = obj(p.toolCall);
+  const tool = str(call.title) ?? str(call.kind) ?? "a tool";
+  const answer = await io.askPermission(
+    tool,
+    call.rawInput !== undefined ? toolSummary(call.rawInput) : undefined,
+  );
+  const kinds =
+    answer === "allow_always"
+      ? ["allow_always", "allow_once"]
+      : answer === "allow"
+        ? ["allow_once", "allow_always"]
+        : ["reject_once", "reject_always"];
+  const pick = kinds.map((k) => options.find((o) => o.kind === k)).find((o) => o !== undefined);
+  return pick
+    ? { outcome: { outcome: "selected", optionId: pick.optionId } }
     : { outcome: { outcome: "cancelled" } };
 }

@@ -1,0 +1,109 @@
+/**
+ * Permission requests from a live session's agent (ACP `session/request_permission`), routed to the parent
+ * through the one pending-request mechanism (core/requests.ts): a `permission` event with a requestId is the
+ * request; the parent's answer is answers/<requestId>.json (`muster allow|deny`, MCP `subagents_answer`); no
+ * answer within the timeout is a denial, and the event that closes the request says so.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { EventLog } from "../artifacts/log.js";
+import { uuidv7 } from "../util/ids.js";
+import { readJsonBounded } from "../util/safe-read.js";
+import type { PaneRenderer } from "./render.js";
+import { boundText } from "./turn-control.js";
+
+export type PermissionAnswer = "allow" | "allow_always" | "deny";
+
+/** What a parent may answer to a permission request (the request's `choices`). */
+export const PERMISSION_CHOICES: readonly PermissionAnswer[] = ["allow", "allow_always", "deny"];
+
+const POLL_MS = 500;
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+
+/** MUSTER_PERMISSION_TIMEOUT (seconds, > 0), else 10 minutes. */
+export function permissionTimeoutMs(env: Record<string, string | undefined>): number {
+  const s = Number(env.MUSTER_PERMISSION_TIMEOUT);
+  return Number.isFinite(s) && s > 0 ? s * 1000 : DEFAULT_TIMEOUT_MS;
+}
+
+export class PermissionBroker {
+  private readonly open = new Set<() => void>();
+
+  constructor(
+    private readonly deps: { log: EventLog; render: PaneRenderer },
+    private readonly answersDir: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Asks the parent; resolves with its answer, or "deny" after the timeout or once the turn is over. */
+  async ask(turnId: string, tool: string, summary: string | undefined): Promise<PermissionAnswer> {
+    const requestId = uuidv7();
+    const what = { tool: boundText(tool, 200), ...(summary ? { summary: boundText(summary) } : {}) };
+    this.deps.log.append({ type: "permission", turnId, state: "pending", requestId, ...what });
+    this.deps.render.info(
+      `permission for ${tool}${summary ? ` ${summary}` : ""}: asking the parent (muster allow|deny ${requestId.slice(-8)})`,
+    );
+    const got = await this.answerOf(requestId);
+    const answer: PermissionAnswer = got ?? "deny";
+    const why = got === undefined ? `no answer in ${Math.round(this.timeoutMs / 1000)} s` : undefined;
+    this.deps.log.append({
+      type: "permission",
+      turnId,
+      state: answer === "deny" ? "denied" : "granted",
+      requestId,
+      ...what,
+      ...(why ? { summary: boundText(`${summary ? `${summary}; ` : ""}${why}`) } : {}),
+      ...(answer === "allow_always" ? { always: true } : {}),
+    });
+    this.deps.render.info(
+      `permission for ${tool}: ${answer === "deny" ? `denied${why ? ` (${why})` : ""}` : "allowed"}`,
+    );
+    return answer;
+  }
+
+  /** The turn is over: requests still open are denied (their agent has stopped waiting). */
+  closeAll(): void {
+    for (const stop of [...this.open]) stop();
+  }
+
+  private answerOf(requestId: string): Promise<PermissionAnswer | undefined> {
+    const file = path.join(this.answersDir, `${requestId}.json`);
+    return new Promise((resolve) => {
+      let watcher: fs.FSWatcher | undefined;
+      const finish = (a: PermissionAnswer | undefined): void => {
+        clearInterval(poll);
+        clearTimeout(timer);
+        watcher?.close();
+        this.open.delete(stop);
+        resolve(a);
+      };
+      const stop = (): void => finish(undefined);
+      const check = (): void => {
+        const a = readAnswer(file);
+        if (a !== null) finish(a);
+      };
+      this.open.add(stop);
+      const poll = setInterval(check, POLL_MS);
+      const timer = setTimeout(stop, this.timeoutMs);
+      try {
+        fs.mkdirSync(this.answersDir, { recursive: true, mode: 0o700 });
+        watcher = fs.watch(this.answersDir, check);
+        watcher.on("error", () => {});
+      } catch {
+        // The poll still finds the answer.
+      }
+      check();
+    });
+  }
+}
+
+/** The answer in `file`: null while there is none; anything but a known answer is a denial. */
+function readAnswer(file: string): PermissionAnswer | null {
+  let text: unknown;
+  try {
+    text = readJsonBounded<{ text?: unknown }>(file, 64 * 1024).text;
+  } catch {
+    return null;
+  }
+  return text === "allow" || text === "allow_always" ? text : "deny";
+}

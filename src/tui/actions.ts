@@ -1,0 +1,115 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { isMusterError } from "../base/errors.js";
+import { treeMembers } from "../core/cancel.js";
+import type { Muster } from "../core/muster.js";
+import { shortId } from "../util/ids.js";
+import { openRegular } from "../util/safe-read.js";
+import { visible, visibleLine } from "../util/sanitize.js";
+import { shellQuote } from "../util/text.js";
+import { elapsed } from "./layout.js";
+
+/** The most of a child's last answer the expanded view reads. */
+export const PREVIEW_BYTES = 4096;
+/** The most of a pane capture top keeps. */
+export const CAPTURE_BYTES = 16 * 1024;
+
+/** What the supervisor does to children: every action goes through the core, each answers one line. */
+export interface TopActions {
+  details(id: string): string[];
+  capture(id: string, lines: number): Promise<string>;
+  send(id: string, text: string): Promise<string>;
+  cancel(id: string): Promise<string>;
+  /** How many children cancelling this subtree would stop (for the confirmation). */
+  subtreeSize(id: string): number;
+  cancelTree(id: string): Promise<string>;
+  focus(id: string): Promise<string>;
+  attach(id: string): string;
+}
+
+/** The first `max` bytes of a regular file (never a symlink or FIFO), cut at a character boundary. */
+function head(file: string, max: number): { text: string; bytes: number } {
+  const { fd, size } = openRegular(file);
+  try {
+    const buf = Buffer.alloc(Math.min(size, max));
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return { text: new TextDecoder().decode(buf.subarray(0, n)).replace(/\uFFFD$/, ""), bytes: size };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A failure as one line (a MusterError's message, else the error's first line). */
+export const failure = (e: unknown): string =>
+  visibleLine(isMusterError(e) ? e.message : ((e as Error)?.message ?? String(e)).split("\n")[0]!);
+
+export function coreActions(m: Muster): TopActions {
+  return {
+    details(id) {
+      const c = m.child(id);
+      const now = Date.now();
+      const turns = c.state.turns
+        .slice(-6)
+        .map(
+          (t) =>
+            `${t.n}. ${t.completion?.status ?? "running"} ${t.completion?.durationMs !== undefined ? `${Math.round(t.completion.durationMs / 100) / 10}s` : elapsed(t.startedAt, now)}`,
+        );
+      const lines = [
+        `id ${c.entry.id} · runner ${visibleLine(c.entry.runner)} · ${c.state.turns.length} turn(s): ${turns.join(", ") || "none"}`,
+        `artifacts ${c.files.dir}`,
+        `session   ${m.paths.sessionFile(c.entry.id)}`,
+      ];
+      const last = [...c.state.completions.values()].sort((a, b) => a.seq - b.seq).at(-1);
+      if (last?.output) {
+        try {
+          const p = head(path.join(c.files.dir, last.output.path), PREVIEW_BYTES);
+          const more =
+            p.bytes > PREVIEW_BYTES ? ` (first ${PREVIEW_BYTES} of ${p.bytes} B)` : ` (${p.bytes} B)`;
+          lines.push(
+            `last output${more}:`,
+            ...visible(p.text)
+              .split("\n")
+              .filter((l) => l.trim() !== ""),
+          );
+        } catch (e) {
+          lines.push(`last output: ${failure(e)}`);
+        }
+      } else {
+        lines.push(
+          last ? `last turn ${last.status}: ${visibleLine(last.reason ?? "no output")}` : "no output yet",
+        );
+      }
+      return lines;
+    },
+    async capture(id, lines) {
+      const { text } = await m.capture(id, lines);
+      const bounded = text.length > CAPTURE_BYTES ? text.slice(-CAPTURE_BYTES) : text;
+      return visible(bounded.replace(/\n+$/, ""));
+    },
+    async send(id, text) {
+      const c = m.child(id);
+      // A settled child continues in a resumed turn; a live one queues the follow-up in its inbox.
+      const f =
+        c.status === "closed" || c.status === "lost" ? await m.resume(id, text) : await m.send(id, text);
+      return `sent to ${shortId(c.entry.id)}: turn ${shortId(f.turnId)} queued`;
+    },
+    async cancel(id) {
+      const r = await m.cancel(id);
+      return `cancelled ${shortId(r.id)}: now ${r.status}${r.turnCancelled ? ", its turn cancelled" : ""}`;
+    },
+    subtreeSize(id) {
+      return treeMembers(m.registry.read(), m.child(id).entry.id).length;
+    },
+    async cancelTree(id) {
+      const rs = await m.cancelTree(id);
+      return `cancelled ${rs.length} child(ren) of the subtree of ${shortId(m.child(id).entry.id)}, deepest first`;
+    },
+    async focus(id) {
+      await m.focus(m.child(id));
+      return `focused ${shortId(id)}`;
+    },
+    attach(id) {
+      return `attach: ${shellQuote(m.attach(id).command)}`;
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import { shortId } from "../util/ids.js";
+import type { Hidden, TreeRow } from "./tree.js";
+import { cellText } from "./width.js";
+
+/** A column of the table: its header, width and the order it is given up in on a narrow terminal. */
+interface Column {
+  key: "name" | "agent" | "state" | "elapsed" | "turns" | "model" | "tokens" | "cost" | "activity";
+  title: string;
+  width: number;
+  /** Lower keeps its place longer; `activity` takes what is left. */
+  drop: number;
+}
+
+const COLUMNS: Column[] = [
+  { key: "name", title: "NAME", width: 14, drop: 0 },
+  { key: "agent", title: "AGENT", width: 8, drop: 4 },
+  { key: "state", title: "STATE", width: 13, drop: 1 },
+  { key: "elapsed", title: "TIME", width: 6, drop: 3 },
+  { key: "turns", title: "T", width: 2, drop: 7 },
+  { key: "model", title: "MODEL", width: 12, drop: 8 },
+  { key: "tokens", title: "TOKENS", width: 6, drop: 5 },
+  { key: "cost", title: "COST", width: 6, drop: 6 },
+  { key: "activity", title: "ACTIVITY", width: 0, drop: 2 },
+];
+const MIN_ACTIVITY = 16;
+
+/** The columns that fit `width`, in display order, with the activity column's width filled in. */
+export function columnsFor(width: number): Column[] {
+  const kept = new Set(COLUMNS.map((c) => c.key));
+  const fixed = () =>
+    COLUMNS.filter((c) => kept.has(c.key) && c.key !== "activity").reduce((n, c) => n + c.width + 1, 0);
+  const byDrop = [...COLUMNS].sort((a, b) => b.drop - a.drop);
+  for (const c of byDrop) {
+    if (width - fixed() >= MIN_ACTIVITY || c.key === "name" || c.key === "state") break;
+    if (c.key !== "activity") kept.delete(c.key);
+  }
+  const rest = Math.max(1, width - fixed());
+  return COLUMNS.filter((c) => kept.has(c.key)).map((c) =>
+    c.key === "activity" ? { ...c, width: rest } : c,
+  );
+}
+
+/**
+ * "45s", "3m12", "2h05", "3d": compact enough for a 6-wide column. `coarse` (a row with nothing running)
+ * drops the seconds past the first minute, so an idle tree need not be redrawn every second.
+ */
+export function elapsed(fromIso: string | undefined, now: number, coarse = false): string {
+  if (!fromIso) return "-";
+  const s = Math.max(0, Math.floor((now - Date.parse(fromIso)) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600)
+    return coarse ? `${Math.floor(s / 60)}m` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+export function tokens(n: number | null): string {
+  if (n === null) return "-";
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export function cost(usd: number | null): string {
+  if (usd === null) return "-";
+  if (usd === 0) return "$0";
+  if (usd < 0.01) return "<$0.01";
+  return `$${usd.toFixed(usd < 100 ? 2 : 0)}`;
+}
+
+/** The cells of one row, by column key. */
+function cells(row: TreeRow, now: number): Record<Column["key"], string> {
+  const indent = "  ".repeat(row.depth);
+  if (row.kind === "child") {
+    const c = row.child;
+    return {
+      name: `${indent}${c.label}`,
+      agent: c.agent,
+      state: c.state,
+      elapsed: elapsed(c.since, now, !c.active),
+      turns: String(c.turns),
+      model: c.model,
+      tokens: tokens(c.tokens),
+      cost: cost(c.cost),
+      activity: c.activity || "-",
+    };
+  }
+  if (row.kind === "run") {
+    const r = row.run;
+    const settled = r.steps.filter((s) => !["pending", "running"].includes(s.status)).length;
+    const running = r.steps.filter((s) => s.status === "running").length;
+    return {
+      name: `${indent}run ${shortId(r.id)}`,
+      agent: "workflow",
+      state: r.status,
+      elapsed: elapsed(r.startedAt, now, r.settled),
+      turns: "",
+      model: "",
+      tokens: "",
+      cost: "",
+      activity: `${r.workflow}: ${r.steps.length} steps, ${running} running, ${settled} settled`,
+    };
+  }
+  return {
+    name: `${indent}${row.step.id}`,
+    agent: "step",
+    state: row.step.status,
+    elapsed: "",
+    turns: "",
+    model: "",
+    tokens: "",
+    cost: "",
+    activity: row.step.reason ?? (row.step.childId ? `child ${shortId(row.step.childId)}` : "-"),
+  };
+}
+
+/** One table line of exactly `width` characters. */
+export function rowLine(row: TreeRow, width: number, now: number): string {
+  const c = cells(row, now);
+  return columnsFor(width)
+    .map((col) => cellText(c[col.key], col.width))
+    .join(" ");
+}
+
+export function headerLine(width: number): string {
+  return columnsFor(width)
+    .map((col) => cellText(col.title, col.width))
+    .join(" ");
+}
+
+export interface Totals {
+  children: number;
+  active: number;
+  tokens: number;
+  cost: number | null;
+}
+
+/** The footer's facts: what is hidden and why first (it must survive a narrow terminal), then totals and budget. */
+export function footerLine(t: Totals, budget: string, hidden: Hidden & { cut: number }): string {
+  const why = [
+    hidden.settled ? `${hidden.settled} settled` : "",
+    hidden.filtered ? `${hidden.filtered} filtered` : "",
+    hidden.cut ? `${hidden.cut} cut (scroll)` : "",
+  ].filter(Boolean);
+  return [
+    why.length > 0 ? `hidden: ${why.join(", ")}` : "hidden: none",
+    `${t.children} children, ${t.active} working`,
+    `tokens ${tokens(t.tokens)}`,
+    `cost ${cost(t.cost)}`,
+    `budget ${budget}`,
+  ].join(" · ");
+}
