@@ -11,7 +11,7 @@ const FRONT = "^src/(cli|mcp|tui|workflows)/|^src/index\\.ts$";
 const BACKEND_ENTRY = "^src/mux/builtin\\.ts$";
 const BACKEND_API = "^src/mux/(backend|registry|local-host|builtin)\\.ts$";
 const CORE = "^src/core/";
-const PARTS = "^src/(artifacts|delivery|sessions|profiles|mux|runners|child|config)/";
+const PARTS = "^src/(artifacts|delivery|sessions|profiles|mux|runners|child|config|isolation)/";
 const BASE = "^src/(util|base)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -5,6 +5,8 @@ import type { InboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, promptFile } from "../artifacts/layout.js";
 import type { EventLog } from "../artifacts/log.js";
 import { MAX_SNAPSHOT_BYTES, outputTooLarge, sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
+import { watchParentCheckout } from "../isolation/watch.js";
+import { readIsolation } from "../isolation/worktree.js";
 import type { Runner, TurnInput } from "../runners/types.js";
 import { appendSession, type LoadedSession, loadSession, transcript } from "../sessions/store.js";
 import { writeFileAtomic } from "../util/fsx.js";
@@ -113,6 +115,8 @@ export async function runTurn(
     failed(new Error(`the conversation could not be written: ${(e as Error).message}`, { cause: e }));
   }
   render.turnStarted(n, item.prompt, item.source);
+  // An isolated child: what it writes into its parent's checkout during the turn is recorded (isolation/).
+  const parentCheck = watchParentCheckout(files.dir, readIsolation(files.dir), item.turnId);
 
   const state: TurnState = { sink, result: undefined, usage: undefined, runnerSessionId: undefined };
   let outcome: Outcome;
@@ -190,6 +194,7 @@ export async function runTurn(
     failed(new Error(`the conversation could not be written: ${(e as Error).message}`, { cause: e }));
   }
   outcome = withFailure(outcome, control);
+  parentCheck?.();
   const completion = log.append({
     type: "completion",
     eventId,

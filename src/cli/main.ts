@@ -18,6 +18,7 @@ import { registerSpawn } from "./commands/spawn.js";
 import { registerTop } from "./commands/top.js";
 import { registerWait } from "./commands/wait.js";
 import { registerWorkflow } from "./commands/workflow.js";
+import { registerWorktree } from "./commands/worktree.js";
 import { EXIT, EXIT_TABLE } from "./exit-codes.js";
 import { ExitWith, reportError } from "./output.js";
 
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerMcp(program);
   registerDemo(program);
   registerWorkflow(program);
+  registerWorktree(program);
   registerTop(program);
   program.commands.forEach((c) => {
     c.exitOverride();

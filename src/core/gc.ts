@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { type BranchFate, discardIsolation } from "../isolation/result.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
@@ -12,7 +13,7 @@ export interface GcOptions {
 }
 
 export interface GcReport {
-  removed: { id: string; agent: string; status: string; lastActivity: string }[];
+  removed: { id: string; agent: string; status: string; lastActivity: string; branch?: BranchFate }[];
   skipped: { id: string; why: string }[];
   dryRun: boolean;
 }
@@ -57,6 +58,9 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
     await m.registry.update((doc) => {
       delete doc.children[id];
     });
+    // Its worktree goes; its branch too once merged (uncommitted work is committed onto it first).
+    const branch = discardIsolation(c.files.dir, id);
+    if (branch) report.removed[report.removed.length - 1]!.branch = branch;
     fs.rmSync(c.files.dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(c.files.dir), { force: true });
   }

@@ -34,6 +34,7 @@ import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
 import { checkPrompt } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
+import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
 import { type Limits, limitsFrom } from "./limits.js";
 import { stallMsFrom } from "./live-state.js";
 import { probeChild, settleFromParent } from "./liveness.js";
@@ -329,6 +330,16 @@ export class Muster implements CoreContext {
   /** Removes settled children past their age (see GcOptions); never touches a running one. */
   gc(opts: GcOptions): Promise<GcReport> {
     return collectGarbage(this, opts);
+  }
+
+  /** An isolated child's work against the HEAD it started from (`git diff`, or its stat). */
+  diff(idOrPrefix: string, opts: { stat?: boolean } = {}): Promise<ChildDiff> {
+    return diffChild(this, idOrPrefix, opts);
+  }
+
+  /** Merges an isolated child's branch into the parent's checkout; a conflict is aborted and named. */
+  merge(idOrPrefix: string): Promise<MergeOutcome> {
+    return mergeChild(this, idOrPrefix);
   }
 
   /** Removes children in one step (pane, artifacts, conversation, registry entry); see RemoveOptions. */

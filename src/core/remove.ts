@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import { MusterError } from "../base/errors.js";
+import { type BranchFate, discardIsolation } from "../isolation/result.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { resolveChildId } from "./children.js";
@@ -17,6 +18,8 @@ export interface RemovedChild {
   status: string;
   /** Whether a running turn was cancelled to remove it (only with force). */
   cancelledTurn: boolean;
+  /** A child isolated in a worktree: its branch, and whether it was kept (not merged yet). */
+  branch?: BranchFate;
 }
 
 const busy = (c: LoadedChild): boolean =>
@@ -60,9 +63,17 @@ export async function removeChildren(
     await m.registry.update((d) => {
       delete d.children[id];
     });
+    // Its worktree goes; its branch too once merged (uncommitted work is committed onto it first).
+    const branch = discardIsolation(c.files.dir, id);
     fs.rmSync(c.files.dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(c.files.dir), { force: true });
-    out.push({ id, agent: c.entry.agent, status: c.status, cancelledTurn: busy(c) });
+    out.push({
+      id,
+      agent: c.entry.agent,
+      status: c.status,
+      cancelledTurn: busy(c),
+      ...(branch ? { branch } : {}),
+    });
   }
   return out;
 }

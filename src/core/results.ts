@@ -7,6 +7,7 @@ import type {
 } from "../artifacts/events.js";
 import { readSnapshot } from "../artifacts/snapshot.js";
 import { MusterError, type NextStep } from "../base/errors.js";
+import { type IsolationResult, isolationResult } from "../isolation/result.js";
 import type { LoadedChild } from "./children.js";
 import { resumable } from "./state.js";
 
@@ -27,6 +28,8 @@ export interface TurnResult {
   resumable: boolean;
   /** The snapshot's text, when asked for and available. */
   text?: string;
+  /** A child in a worktree of its own: its branch, commit range, diff stat, writes seen in the parent's checkout. */
+  isolation?: IsolationResult;
 }
 
 export function toResult(c: LoadedChild, completion: CompletionEvent, withText: boolean): TurnResult {
@@ -43,6 +46,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     ...(completion.usage ? { usage: completion.usage } : {}),
     ...(completion.output ? { output: completion.output } : {}),
     ...(completion.outputError ? { outputError: completion.outputError } : {}),
+    ...isolationResult(c.files.dir, completion.turnId),
   };
   if (withText && completion.output) {
     const snap = readSnapshot(c.files.dir, completion.output);

@@ -5,6 +5,8 @@ import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
+import { discardIsolation, worktreePath } from "../isolation/result.js";
+import { branchOf, checkIsolationMode, createWorktree, planWorktree } from "../isolation/worktree.js";
 import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
@@ -39,6 +41,8 @@ export interface SpawnOptions {
   group?: string;
   /** Seal the group once this child has joined it. */
   seal?: boolean;
+  /** "worktree": run in a git worktree of its own on branch muster/<short id> (default: the profile's, else none). */
+  isolation?: string;
   /** A label unique among the primary's children, usable wherever an id is (see names.ts). */
   name?: string;
   /** A JSON Schema the first turn's answer must match, enforced by the runner's CLI (check `nativeSchema` first). */
@@ -61,6 +65,8 @@ export interface SpawnResult {
   /** Profile and settings warnings (a bad field, a model spelling passed over). */
   warnings: string[];
   group?: string;
+  /** The branch of a child isolated in a worktree. */
+  branch?: string;
   name?: string;
 }
 
@@ -115,6 +121,9 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
 
   const id = uuidv7();
   const turnId = uuidv7();
+  const isolation = checkIsolationMode(opts.isolation ?? profile.isolation);
+  // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created.
+  if (isolation === "worktree") planWorktree(cwd, id, opts.name);
   const childEnv: Record<string, string> = {
     ...Object.fromEntries(
       Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),
@@ -170,6 +179,8 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   try {
     for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control, files.runner])
       ensureDir(d);
+    if (isolation === "worktree")
+      meta.cwd = entry.cwd = createWorktree(cwd, id, worktreePath(m.root, id), dir, opts.name);
     writeJsonAtomic(files.meta, meta);
     writeFileAtomic(files.events, "");
     writeJsonAtomic(files.envFile, { env: childEnv });
@@ -179,7 +190,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       parent,
       agent: profile.name,
       runner: runner.name,
-      cwd,
+      cwd: meta.cwd,
       createdAt: meta.createdAt,
       systemPrompt: profile.systemPrompt,
     });
@@ -201,7 +212,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     const pane = await backend.spawn({
       argv: hostArgv(dir),
       start: "immediate",
-      cwd,
+      cwd: meta.cwd,
       name: opts.name ?? `${profile.name}-${id.slice(-6)}`,
       ...(opts.name !== undefined ? { title: `${opts.name} (${profile.name} ${id.slice(-8)})` } : {}),
       ...(opts.placement ? { placement: opts.placement } : {}),
@@ -220,6 +231,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       artifactDir: dir,
       backend: backend.name,
       paneId: paneLabel(pane),
+      ...(isolation === "worktree" ? { branch: branchOf(id, opts.name) } : {}),
       ...(settings.model ? { model: settings.model } : {}),
       ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
       warnings: [
@@ -236,6 +248,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
         delete doc.children[id];
       })
       .catch(() => {});
+    discardIsolation(dir, id);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(dir), { force: true });
     if (opts.group) await removeGroupMember(m.paths.groups, opts.group, id).catch(() => {});

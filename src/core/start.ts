@@ -22,6 +22,8 @@ export interface StartRequest extends TurnSettings {
   command?: string[];
   /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
   backend?: string;
+  /** "worktree": a git worktree of its own (a resumed child keeps the directory it had). */
+  isolation?: string;
   group?: string;
   seal?: boolean;
   caps?: Caps;
@@ -51,7 +53,11 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.group !== undefined) return "group_with_resume";
   if (req.backend !== undefined) return "backend_with_resume";
   if (req.name !== undefined) return "name_with_resume";
-  if ((req.command !== undefined && req.command.length > 0) || req.cwd !== undefined)
+  if (
+    (req.command !== undefined && req.command.length > 0) ||
+    req.cwd !== undefined ||
+    req.isolation !== undefined
+  )
     return "resume_with_command_or_cwd";
   return undefined;
 }
@@ -95,6 +101,7 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.group !== undefined ? { group: req.group } : {}),
     ...(req.seal ? { seal: true } : {}),
     ...(req.backend !== undefined ? { backend: req.backend } : {}),
+    ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),
   });

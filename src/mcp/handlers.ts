@@ -33,6 +33,7 @@ export interface RunArgs {
   reasoning?: string;
   await?: boolean;
   groupId?: string;
+  isolation?: "worktree";
   caps?: Caps;
   name?: string;
 }
@@ -72,6 +73,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
     ...(a.id !== undefined ? { resume: a.id } : {}),
     ...(a.groupId !== undefined ? { group: a.groupId } : {}),
+    ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
     ...(a.name !== undefined ? { name: a.name } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
@@ -84,6 +86,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.model !== undefined ? { model: a.model } : {}),
     ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
     ...(a.groupId ? { group: a.groupId } : {}),
+    ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
     ...(a.caps ? { caps: assertCaps(a.caps) } : {}),
     ...(a.name !== undefined ? { name: a.name } : {}),
   });

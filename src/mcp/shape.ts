@@ -14,6 +14,8 @@ export interface McpResult {
   error?: string;
   resumable: boolean;
   usage: Usage | null;
+  /** A child in a git worktree of its own: branch, commit range, diff stat, writes into the parent's checkout. */
+  isolation?: TurnResult["isolation"];
 }
 
 /** A TurnResult in the tools' shape: the snapshot text as `output`, the reason as `error` when not completed. */
@@ -33,6 +35,7 @@ export function shapeResult(r: TurnResult): McpResult {
     ...(error !== undefined ? { error } : {}),
     resumable: r.resumable,
     usage: r.usage ?? null,
+    ...(r.isolation ? { isolation: r.isolation } : {}),
   };
 }
 

@@ -65,6 +65,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           reasoning: str("Reasoning level."),
           await: { type: "boolean", description: "Wait for the result (default true)." },
           groupId: str("New children: deliver with this group (subagents_await {groupId} seals it)."),
+          isolation: { enum: ["worktree"] },
           caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
           name: S,
         },

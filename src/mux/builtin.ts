@@ -10,8 +10,10 @@ import { localHostControl } from "./local-host.js";
 import { createPtyBackend } from "./pty/backend.js";
 import { type BackendModuleApi, registerBackend } from "./registry.js";
 import { createTmuxBackend } from "./tmux/backend.js";
+import { createZellijBackend } from "./zellij/backend.js";
 
 registerBackend("tmux", ({ env }) => createTmuxBackend(env));
+registerBackend("zellij", ({ env, stateDir }) => createZellijBackend(env, stateDir));
 registerBackend("pty", (ctx) => createPtyBackend(ctx));
 
 const loaded = new Map<string, Promise<void>>();

@@ -31,6 +31,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     reasoning: r.reasoning("reasoning"),
     tools: r.list("tools"),
     mode: r.oneOf("mode", ["headless", "session", "oneshot", "tui"] as const),
+    isolation: r.oneOf("isolation", ["none", "worktree"] as const),
     cwd: r.str("cwd"),
     env: r.env("env"),
     maxTurns: r.positiveInt("maxTurns"),

@@ -31,6 +31,8 @@ export interface Profile {
   /** How the agent CLI runs: `session` (one long-lived process, where the CLI has one), `oneshot` (a process a
    * turn), `headless` (the default: session where available), `tui` (not yet). */
   mode?: "headless" | "session" | "oneshot" | "tui";
+  /** "worktree": each child runs in a git worktree of its own (see src/isolation). */
+  isolation?: "none" | "worktree";
   /** Working directory for the child, as written (relative paths are the caller's to resolve). */
   cwd?: string;
   env?: Record<string, string>;

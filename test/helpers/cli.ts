@@ -54,6 +54,9 @@ export function sandbox(prefix = "mt"): Sandbox {
   for (const k of [
     "TMUX",
     "TMUX_PANE",
+    // Inside a Zellij session the zellij backend would be every test's default.
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
     "MUSTER_PRIMARY",
     "MUSTER_CHILD_ID",
     "MUSTER_DEPTH",

@@ -5,6 +5,7 @@ import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { EXIT, resultExit } from "../exit-codes.js";
 import { parseDuration } from "../format.js";
+import { isolationNote } from "../isolation-note.js";
 import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 import { printResults, waitWithProgress } from "./wait.js";
@@ -33,6 +34,7 @@ export function registerAct(program: Command): void {
       warn(
         `muster: turn ${r.turnId} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""} (no output)\n`,
       );
+    if (!flags.json) warn(isolationNote(r));
     // The same code with or without --json.
     const code = resultExit(r);
     if (code !== EXIT.ok) throw new ExitWith(code);

@@ -25,7 +25,9 @@ export function registerGc(program: Command): void {
     if (flags.json) return printJson(report);
     const verb = report.dryRun ? "would remove" : "removed";
     for (const r of report.removed)
-      say(`${verb} ${shortId(r.id)} ${r.agent} (${r.status}, last active ${since(r.lastActivity)} ago)\n`);
+      say(
+        `${verb} ${shortId(r.id)} ${r.agent} (${r.status}, last active ${since(r.lastActivity)} ago)${r.branch?.kept ? `; kept its unmerged branch ${r.branch.name}` : ""}\n`,
+      );
     for (const s of report.skipped) say(`kept ${shortId(s.id)}: ${visibleLine(s.why)}\n`);
     say(`${report.removed.length} ${verb}, ${report.skipped.length} kept\n`);
   });

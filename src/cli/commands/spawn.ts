@@ -21,6 +21,7 @@ interface SpawnFlags extends CommonOptions, CapFlags {
   split?: boolean;
   file?: string;
   backend?: string;
+  isolation?: string;
   name?: string;
 }
 
@@ -30,7 +31,8 @@ const CONFLICT: Record<StartConflict, string> = {
   agent_and_resume: "give either --agent (a new child) or --resume <id> (an existing one), not both",
   group_with_resume: "--group takes new children: use it with --agent, not --resume",
   backend_with_resume: "--resume continues a child where it ran: no --backend",
-  resume_with_command_or_cwd: "--resume continues a child as it was: no argv after -- and no --cwd",
+  resume_with_command_or_cwd:
+    "--resume continues a child as it was: no argv after --, no --cwd, no --isolation",
   name_with_resume: "--resume continues a child under the name it has: no --name",
 };
 
@@ -68,7 +70,7 @@ export function registerSpawn(program: Command): void {
         .option("--split", "inside tmux: open as a visible split instead of a background window")
         .option(
           "--backend <name>",
-          "where a new child runs: tmux, pty (no multiplexer), or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND, else tmux; pty where neither tmux nor Zellij is on PATH)",
+          "where a new child runs: tmux, zellij, pty (no multiplexer), or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND; zellij inside Zellij; else tmux; pty where neither tmux nor Zellij is on PATH)",
         )
         .option(
           "--group <id>",
@@ -78,6 +80,10 @@ export function registerSpawn(program: Command): void {
         .option(
           "-n, --name <label>",
           "a label for the new child, unique in this workspace, usable wherever its id is ([A-Za-z0-9._-], up to 32)",
+        )
+        .option(
+          "--isolation <mode>",
+          "worktree: run in a git worktree of its own, on branch muster/<name or short id>",
         ),
       "this child and its children",
     ),
@@ -97,6 +103,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.group !== undefined ? { group: flags.group } : {}),
       ...(flags.seal ? { seal: true } : {}),
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
+      ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),
     };

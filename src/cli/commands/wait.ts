@@ -9,6 +9,7 @@ import { type CommonOptions, common, muster } from "../context.js";
 import { EXIT, STATUS_EXIT } from "../exit-codes.js";
 import { clip, humanDuration, parseDuration } from "../format.js";
 import { takeInterrupt } from "../interrupt.js";
+import { isolationNote } from "../isolation-note.js";
 import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
@@ -88,6 +89,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
         warn(`muster: ${shortId(r.id)} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""}\n`);
       if (r.text !== undefined) printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
       else if (r.outputError) warn(`muster: ${visibleLine(r.outputError.message)}\n`);
+      warn(isolationNote(r));
     }
     if (outcome.pending.length > 0) {
       const why = outcome.timedOut ? "timed out" : outcome.interrupted ? "interrupted" : "still running";
