@@ -30,7 +30,7 @@ export function buildProgram(): Command {
     .showHelpAfterError("(muster <command> --help for usage)")
     .addHelpText(
       "after",
-      `\n${CHILD_HELP}\n\n${EXIT_TABLE}\n\nState: $MUSTER_HOME (default \${XDG_STATE_HOME:-~/.local/state}/muster). Private tmux server: MUSTER_TMUX_SOCKET=<name>. Backend: MUSTER_BACKEND=<name> (default tmux), MUSTER_BACKEND_MODULE=<file.mjs> loads one from outside muster.`,
+      `\n${CHILD_HELP}\n\n${EXIT_TABLE}\n\nState: $MUSTER_HOME (default \${XDG_STATE_HOME:-~/.local/state}/muster). Private tmux server: MUSTER_TMUX_SOCKET=<name>. Backend: MUSTER_BACKEND=<name> (tmux, pty, zellij; default zellij inside a Zellij session, else tmux, else pty), MUSTER_BACKEND_MODULE=<file.mjs> loads one from outside muster.`,
     );
   registerSpawn(program);
   registerInspect(program);
