@@ -201,6 +201,10 @@ try {
   results.backendsMs = await backendLatency(musterPerBackend(base, env), quick ? 10 : 20);
   log("cap overshoot…");
   results.capOvershootMs = await capOvershoot(muster, quick ? 5 : 15);
+  // The rows above leave their children idle (~130 hosts, each holding one of the user's 128 inotify
+  // instances by default): the real-CLI rows measure a machine without them, as a user's would be.
+  spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+  await sleep(3000);
   log("final record → waiter, real agent CLIs against the scripted endpoint…");
   results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
   log("runner mode session vs oneshot, real agent CLIs (follow-up and delivery)…");

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { type ControlRequest, controlRequestOf } from "../artifacts/control.js";
 import { readJsonBounded } from "../util/safe-read.js";
+import { DirWatch } from "./dir-watch.js";
 
 export type { ControlRequest } from "../artifacts/control.js";
 
@@ -10,21 +11,13 @@ const MAX_CONTROL_BYTES = 6 * 1024 * 1024 + 64 * 1024;
 
 /** Watches control/ and hands each request over once (the file is removed after reading). */
 export class ControlWatcher {
-  private readonly watcher: fs.FSWatcher | undefined;
-  private readonly timer: NodeJS.Timeout;
+  private readonly watch: DirWatch;
 
   constructor(
     private readonly dir: string,
     private readonly onRequest: (r: ControlRequest) => void,
   ) {
-    try {
-      this.watcher = fs.watch(dir, () => this.drain());
-      this.watcher.on("error", () => {});
-    } catch {
-      this.watcher = undefined;
-    }
-    // fs.watch is a hint; the poll catches a notification that never came.
-    this.timer = setInterval(() => this.drain(), 2000);
+    this.watch = new DirWatch(dir, () => this.drain());
     this.drain();
   }
 
@@ -55,7 +48,6 @@ export class ControlWatcher {
   }
 
   close(): void {
-    this.watcher?.close();
-    clearInterval(this.timer);
+    this.watch.close();
   }
 }

@@ -1,11 +1,8 @@
-import * as fs from "node:fs";
 import { listInbox, writeInboxItem } from "../artifacts/inbox.js";
 import { uuidv7 } from "../util/ids.js";
+import { DirWatch, FALLBACK_POLL_MS } from "./dir-watch.js";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-// fs.watch is only a hint; this bounds the wait when a notification is lost.
-const SAFETY_POLL_MS = 2000;
 
 /**
  * The child host's source of turns: files in inbox/ (muster send, spawn) and lines a person
@@ -13,8 +10,7 @@ const SAFETY_POLL_MS = 2000;
  */
 export class TurnSource {
   private waiter: (() => void) | undefined;
-  private readonly watcher: fs.FSWatcher | undefined;
-  private readonly timer: NodeJS.Timeout;
+  private readonly watch: DirWatch;
   // Bytes, not text: a character split across two reads must not become two U+FFFD.
   private typed: Buffer = Buffer.alloc(0);
 
@@ -24,13 +20,11 @@ export class TurnSource {
     /** Told about a typed line that was not taken (one line, for the pane). */
     private readonly onRefused: (why: string) => void = () => {},
   ) {
-    try {
-      this.watcher = fs.watch(inboxDir, () => this.wake());
-      this.watcher.on("error", () => {});
-    } catch {
-      this.watcher = undefined;
-    }
-    this.timer = setInterval(() => this.wake(), SAFETY_POLL_MS);
+    this.watch = new DirWatch(inboxDir, () => this.wake());
+    if (!this.watch.watching)
+      onRefused(
+        `inbox/ cannot be watched (inotify instances used up?): polling it every ${FALLBACK_POLL_MS} ms`,
+      );
     if (stdin) {
       stdin.on("data", (chunk: Buffer) => this.onTyped(chunk));
       stdin.on("error", () => {});
@@ -87,7 +81,6 @@ export class TurnSource {
   }
 
   close(): void {
-    this.watcher?.close();
-    clearInterval(this.timer);
+    this.watch.close();
   }
 }
