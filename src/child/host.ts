@@ -180,8 +180,12 @@ async function main(): Promise<void> {
     if (current) current.stop(reason);
     else if (exit) finish(exit, detail);
   };
-  process.on("SIGTERM", stopFor("cancelled", "cancelled", "cancelled by muster cancel"));
-  process.on("SIGHUP", stopFor("lost", "lost", "the pane was closed"));
+  const cancelled = stopFor("cancelled", "cancelled", "cancelled by muster cancel");
+  const paneClosed = stopFor("lost", "lost", "the pane was closed");
+  process.on("SIGTERM", cancelled);
+  // A pane closed by `muster cancel` (its host had not started when the cancel came, so the cancel closed the
+  // pane) is a cancel, not a lost child: the closing mark says which.
+  process.on("SIGHUP", () => (fs.existsSync(files.closing) ? cancelled() : paneClosed()));
   // Ctrl-C from a person in the pane stops the running turn only; the child stays for follow-ups.
   process.on("SIGINT", stopFor("interrupted", undefined, ""));
 

@@ -54,6 +54,21 @@ describe("faults never leave a child running", () => {
     expect((await sb.json(["status", c.id])).data.status).toBe("lost");
   });
 
+  it("a pane closed by a cancel (the closing mark is there) settles cancelled, not lost", async () => {
+    // What `muster cancel` does to a child whose host started only after the cancel looked: mark, close the pane.
+    const c = await runningChild();
+    fs.writeFileSync(path.join(c.dir, "closing"), `${new Date().toISOString()}\n`);
+    await execa("tmux", ["-L", sb.socket, "kill-pane", "-t", c.paneId]);
+    const w = await sb.json(["wait", c.id, "--timeout", "10s"]);
+    expect(w.data.results[0]).toMatchObject({ status: "cancelled" });
+    await until(() => readEvents(c.dir).some((e) => e.type === "child_exited"), 5000);
+    expect(readEvents(c.dir).find((e) => e.type === "child_exited")).toMatchObject({
+      reason: "cancelled",
+      by: "child",
+    });
+    await until(() => !pidAlive(c.runnerPid), 3000);
+  });
+
   it("SIGKILL of the child host mid-turn (mock: crash): lost within 5 s from the parent side, runner group killed", async () => {
     const id = (await sb.run(["spawn", "mock: crash"])).stdout.trim();
     const t0 = Date.now();
