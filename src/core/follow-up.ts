@@ -2,10 +2,12 @@ import * as fs from "node:fs";
 import { writeControl } from "../artifacts/control.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { primariesDir, primaryPaths } from "../artifacts/layout.js";
+import { MusterError } from "../base/errors.js";
 import { resolveResumeSettings } from "../profiles/settings.js";
 import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
 import type { LoadedChild } from "./children.js";
+import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
 import { isChildName } from "./names.js";
 import { openTurn } from "./state.js";
 
@@ -31,6 +33,33 @@ export interface FollowUp {
 
 /** How a follow-up meets a running turn: after it (queue), in its place (now); stop ends it and adds nothing. */
 export type SendMode = "queue" | "now" | "stop";
+
+/** `c` if it can still take a turn; an exited or lost child is a clear error naming how to continue. */
+export function assertRunning(c: LoadedChild, cwd: string): LoadedChild {
+  if (c.status === "closed" || c.status === "lost") {
+    const next = continueHint(c, cwd);
+    const note = next.action === "spawn" ? `; ${NOT_RESUMABLE_NOTE}` : "";
+    throw new MusterError(
+      "not_running",
+      `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}${note}`,
+      { next },
+    );
+  }
+  return c;
+}
+
+/** Queues a running child's next turn; with mode `now` its running turn is interrupted for it. */
+export function sendFollowUp(
+  c: LoadedChild,
+  prompt: string,
+  opts: TurnSettings & { mode?: Exclude<SendMode, "stop"> },
+  env: NodeJS.ProcessEnv,
+): FollowUp {
+  const f = queueTurn(c, prompt, opts, env);
+  // Queued first: when the running turn stops, the follow-up is already there to run next.
+  const interrupts = opts.mode === "now" ? interruptTurn(c, "steered") : undefined;
+  return interrupts ? { ...f, interrupts } : f;
+}
 
 /**
  * Asks the child's host to stop its running turn (the child stays): the turn settles `interrupted`. Only the

@@ -23,15 +23,15 @@ import { type LoadedChild, loadChild, loadChildOrUnreadable, resolveChildId } fr
 import type { CoreContext } from "./context.js";
 import { type DoctorReport, doctor } from "./doctor.js";
 import {
+  assertRunning,
   type FollowUp,
   findOwner,
   interruptTurn,
-  queueTurn,
   type SendMode,
+  sendFollowUp,
   type TurnSettings,
 } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
-import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
 import { checkPrompt } from "./host-launch.js";
 import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
@@ -43,11 +43,10 @@ import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
 import { answerRequest, type PendingRequest } from "./requests.js";
-import { resolveTurn, type TurnResult, toResult } from "./results.js";
+import { settledCompletion, type TurnResult, toResult } from "./results.js";
 import { resumeChild } from "./resume.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
 import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
-import { lastCompletion } from "./state.js";
 import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
 import { eventStream, PrimaryWatcher, type WatchOptions } from "./watcher.js";
 
@@ -150,33 +149,14 @@ export class Muster implements CoreContext {
     opts: TurnSettings & { mode?: Exclude<SendMode, "stop"> } = {},
   ): Promise<FollowUp> {
     checkPrompt(prompt);
-    const c = this.runningChild(idOrPrefix);
-    const f = queueTurn(c, prompt, opts, this.env);
-    // Queued first: when the running turn stops, the follow-up is already there to run next.
-    const interrupts = opts.mode === "now" ? interruptTurn(c, "steered") : undefined;
-    return interrupts ? { ...f, interrupts } : f;
+    return sendFollowUp(assertRunning(this.child(idOrPrefix), this.cwd), prompt, opts, this.env);
   }
 
   /** Stops the child's running turn and keeps the child (`send --mode stop`); the turn stopped, if any. */
   stopTurn(idOrPrefix: string): { id: string; turnId?: string } {
-    const c = this.runningChild(idOrPrefix);
+    const c = assertRunning(this.child(idOrPrefix), this.cwd);
     const turnId = interruptTurn(c, "stopped");
     return { id: c.entry.id, ...(turnId ? { turnId } : {}) };
-  }
-
-  /** A child that can still take a turn; an exited or lost one is a clear error naming how to continue. */
-  private runningChild(idOrPrefix: string): LoadedChild {
-    const c = this.child(idOrPrefix);
-    if (c.status === "closed" || c.status === "lost") {
-      const next = continueHint(c, this.cwd);
-      const note = next.action === "spawn" ? `; ${NOT_RESUMABLE_NOTE}` : "";
-      throw new MusterError(
-        "not_running",
-        `child ${c.entry.id} has ${c.status === "lost" ? "been lost" : "exited"}${note}`,
-        { next },
-      );
-    }
-    return c;
   }
 
   /**
@@ -264,22 +244,7 @@ export class Muster implements CoreContext {
    */
   result(idOrPrefix: string, turn?: string): TurnResult {
     const c = this.child(idOrPrefix);
-    const turnId = turn === undefined ? undefined : resolveTurn(c, turn);
-    const completion = turnId ? c.state.completions.get(turnId) : lastCompletion(c.state);
-    if (!completion) {
-      if (turnId)
-        throw new MusterError("busy", `turn ${turnId} of child ${c.entry.id} has not settled yet`, {
-          next: { action: "wait", ids: [c.entry.id] },
-        });
-      const gone = c.status === "closed" || c.status === "lost";
-      throw new MusterError(
-        gone ? "not_running" : "busy",
-        `child ${c.entry.id} has no settled turn yet (status ${c.status})`,
-        {
-          next: { action: "wait", ids: [c.entry.id] },
-        },
-      );
-    }
+    const completion = settledCompletion(c, turn);
     const result = toResult(c, completion, true);
     this.consume([recordIdOf(c.entry.id, completion.turnId)], "result");
     return result;

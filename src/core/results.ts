@@ -9,7 +9,7 @@ import { readSnapshot } from "../artifacts/snapshot.js";
 import { MusterError, type NextStep } from "../base/errors.js";
 import { type IsolationResult, isolationResult } from "../isolation/result.js";
 import type { LoadedChild } from "./children.js";
-import { resumable } from "./state.js";
+import { lastCompletion, resumable } from "./state.js";
 
 /** One settled turn as front ends report it. */
 export interface TurnResult {
@@ -89,4 +89,24 @@ export function resolveTurn(c: LoadedChild, ref: string): string {
       next,
     });
   throw new MusterError("not_found", `child ${id} has no settled turn ${ref}`, { next });
+}
+
+/**
+ * The completion of a settled turn of `c` (default: the latest); `turn` may be the turn's id, its number,
+ * its short id or a unique prefix (see resolveTurn). A turn not settled yet is a `busy` error saying to wait.
+ */
+export function settledCompletion(c: LoadedChild, turn?: string): CompletionEvent {
+  const turnId = turn === undefined ? undefined : resolveTurn(c, turn);
+  const completion = turnId ? c.state.completions.get(turnId) : lastCompletion(c.state);
+  if (completion) return completion;
+  if (turnId)
+    throw new MusterError("busy", `turn ${turnId} of child ${c.entry.id} has not settled yet`, {
+      next: { action: "wait", ids: [c.entry.id] },
+    });
+  const gone = c.status === "closed" || c.status === "lost";
+  throw new MusterError(
+    gone ? "not_running" : "busy",
+    `child ${c.entry.id} has no settled turn yet (status ${c.status})`,
+    { next: { action: "wait", ids: [c.entry.id] } },
+  );
 }
