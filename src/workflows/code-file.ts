@@ -21,22 +21,26 @@ function literal(text: string, key: string): string | undefined {
   return m?.[2];
 }
 
+/** A workflow file's text (a regular file of at most 1 MiB); any problem is a one-line "invalid_config". */
+export function readWorkflowText(file: string): string {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) throw new MusterError("invalid_config", `workflow ${file}: not a regular file`);
+    if (st.size > MAX_BYTES) throw new MusterError("invalid_config", `workflow ${file}: larger than 1 MiB`);
+    return fs.readFileSync(file, "utf8");
+  } catch (e) {
+    if (isMusterError(e)) throw e;
+    throw new MusterError("invalid_config", `workflow ${file}: cannot read (${(e as Error).message})`);
+  }
+}
+
 /**
  * Reads a code workflow's name and description without importing it: the name is an exported string
  * literal `name`, else the file stem; the description an exported `description`. Throws a one-line
  * MusterError "invalid_config" for a file that cannot be a workflow.
  */
 export function readCodeWorkflowFile(file: string): CodeWorkflowFile {
-  let text: string;
-  try {
-    const st = fs.statSync(file);
-    if (!st.isFile()) throw new MusterError("invalid_config", `workflow ${file}: not a regular file`);
-    if (st.size > MAX_BYTES) throw new MusterError("invalid_config", `workflow ${file}: larger than 1 MiB`);
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    if (isMusterError(e)) throw e;
-    throw new MusterError("invalid_config", `workflow ${file}: cannot read (${(e as Error).message})`);
-  }
+  const text = readWorkflowText(file);
   const ext = CODE_EXTS.find((x) => file.endsWith(x)) ?? "";
   const name = literal(text, "name") ?? path.basename(file, ext);
   if (!WORKFLOW_NAME.test(name))

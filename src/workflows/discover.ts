@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { findFiles } from "../util/tree.js";
-import { CODE_EXTS, readCodeWorkflowFile } from "./code-file.js";
+import { CODE_EXTS, readCodeWorkflowFile, readWorkflowText } from "./code-file.js";
 import { parseWorkflow, WORKFLOW_NAME, type WorkflowDef } from "./toml.js";
 
 export type WorkflowLayer = "bundled" | "user" | "project";
@@ -40,7 +40,6 @@ export interface WorkflowDiscovery {
   ranks: Map<string, number>;
 }
 
-const MAX_BYTES = 1024 * 1024;
 const MAX_FILES = 2000;
 const MAX_DEPTH = 8;
 
@@ -70,17 +69,7 @@ function readAny(file: string): LoadedWorkflow {
 
 /** Reads one workflow file (at most 1 MiB); throws a one-line MusterError "invalid_config" for any problem. */
 export function readWorkflowFile(file: string): WorkflowDef {
-  let text: string;
-  try {
-    const st = fs.statSync(file);
-    if (!st.isFile()) throw new MusterError("invalid_config", `workflow ${file}: not a regular file`);
-    if (st.size > MAX_BYTES) throw new MusterError("invalid_config", `workflow ${file}: larger than 1 MiB`);
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    if (isMusterError(e)) throw e;
-    throw new MusterError("invalid_config", `workflow ${file}: cannot read (${(e as Error).message})`);
-  }
-  return parseWorkflow(text, file);
+  return parseWorkflow(readWorkflowText(file), file);
 }
 
 /** Every workflow in every layer; a later layer shadows an earlier one by name. Never throws on a bad file. */
