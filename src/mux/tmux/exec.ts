@@ -5,13 +5,10 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import { MusterError } from "../../base/errors.js";
+import { collectRun, type MuxRun } from "../collect.js";
 import { type ServerRef, serverArgs } from "./argv.js";
 
-export interface TmuxRun {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-}
+export type TmuxRun = MuxRun;
 
 export interface TmuxExecOptions {
   /** Written to tmux's stdin (load-buffer -). */
@@ -106,54 +103,34 @@ export async function runTmux(
   const bin = tmuxBin(env);
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const devNull = opts.isolate ? fs.openSync("/dev/null", "r+") : -1;
-  return new Promise<TmuxRun>((resolve, reject) => {
-    let child: ReturnType<typeof spawn>;
-    try {
-      // -u: without a UTF-8 locale (none in a minimal environment) tmux prints a format's tabs as `_`.
-      child = spawn(bin, ["-u", ...serverArgs(server), ...args], {
-        env: tmuxClientEnv(env),
-        stdio: [
-          opts.input === undefined ? "ignore" : "pipe",
-          "pipe",
-          "pipe",
-          ...(devNull >= 0 ? inheritedFdStdio(devNull) : []),
-        ],
-      });
-    } finally {
-      if (devNull >= 0) fs.closeSync(devNull);
-    }
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, timeout);
-    child.stdout!.on("data", (b: Buffer) => out.push(b));
-    child.stderr!.on("data", (b: Buffer) => err.push(b));
-    if (opts.input !== undefined) {
-      child.stdin!.on("error", () => {});
-      child.stdin!.end(opts.input);
-    }
-    child.on("error", (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+  let child: ReturnType<typeof spawn>;
+  try {
+    // -u: without a UTF-8 locale (none in a minimal environment) tmux prints a format's tabs as `_`.
+    child = spawn(bin, ["-u", ...serverArgs(server), ...args], {
+      env: tmuxClientEnv(env),
+      stdio: [
+        opts.input === undefined ? "ignore" : "pipe",
+        "pipe",
+        "pipe",
+        ...(devNull >= 0 ? inheritedFdStdio(devNull) : []),
+      ],
+    });
+  } finally {
+    if (devNull >= 0) fs.closeSync(devNull);
+  }
+  const run = collectRun(child, timeout, {
+    start: (e) => {
       const why =
         e.code === "ENOENT" ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)` : oneLine(e.message);
-      reject(new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: e }));
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        reject(new MusterError("mux_unavailable", `tmux ${args[0]} timed out after ${timeout} ms`));
-        return;
-      }
-      resolve({
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-        exitCode: code ?? 1,
-      });
-    });
+      return new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: e });
+    },
+    timeout: () => new MusterError("mux_unavailable", `tmux ${args[0]} timed out after ${timeout} ms`),
   });
+  if (opts.input !== undefined) {
+    child.stdin!.on("error", () => {});
+    child.stdin!.end(opts.input);
+  }
+  return run;
 }
 
 /** The mux_unavailable error for a failed tmux call, quoting tmux's stderr on one line. */

@@ -1,12 +1,9 @@
 /** Runs the zellij client (argv arrays only, never a shell), with a timeout: a hung client must not hang muster. */
 import { spawn } from "node:child_process";
 import { MusterError } from "../../base/errors.js";
+import { collectRun, type MuxRun } from "../collect.js";
 
-export interface ZellijRun {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-}
+export type ZellijRun = MuxRun;
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 
@@ -34,38 +31,19 @@ export function runZellij(
   timeoutMs = DEFAULT_TIMEOUT_MS,
 ): Promise<ZellijRun> {
   const bin = zellijBin(env);
-  return new Promise<ZellijRun>((resolve, reject) => {
-    const child = spawn(bin, args, { env: zellijClientEnv(env), stdio: ["ignore", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, timeoutMs);
-    child.stdout.on("data", (b: Buffer) => out.push(b));
-    child.stderr.on("data", (b: Buffer) => err.push(b));
-    child.on("error", (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+  const child = spawn(bin, args, { env: zellijClientEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+  return collectRun(child, timeoutMs, {
+    start: (e) => {
       const why =
         e.code === "ENOENT"
           ? `${bin} not found (install zellij or set MUSTER_ZELLIJ_BIN)`
           : oneLine(e.message);
-      reject(new MusterError("mux_unavailable", `cannot run zellij: ${why}`, { cause: e }));
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        const what = args.includes("action") ? args[args.indexOf("action") + 1] : args[0];
-        reject(new MusterError("mux_unavailable", `zellij ${what} timed out after ${timeoutMs} ms`));
-        return;
-      }
-      resolve({
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-        exitCode: code ?? 1,
-      });
-    });
+      return new MusterError("mux_unavailable", `cannot run zellij: ${why}`, { cause: e });
+    },
+    timeout: () => {
+      const what = args.includes("action") ? args[args.indexOf("action") + 1] : args[0];
+      return new MusterError("mux_unavailable", `zellij ${what} timed out after ${timeoutMs} ms`);
+    },
   });
 }
 
