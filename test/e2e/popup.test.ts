@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMuster, loadBackendModules } from "../../src/index.js";
 import { createTmuxBackend } from "../../src/mux/tmux/backend.js";
 import { REPO, until, useSandbox } from "../helpers/cli.js";
-import { killServerAndWait, privateSocket } from "../helpers/tmux.js";
+import { attachedClient, killServerAndWait, privateSocket } from "../helpers/tmux.js";
 
 const outer = privateSocket("mt-pop-o");
 const inner = privateSocket("mt-pop-i");
@@ -26,38 +26,10 @@ beforeAll(async () => {
   delete env.TMUX;
   delete env.TMUX_PANE;
   // A real client: `tmux attach` of the inner server, running on a terminal (a pane of the outer server).
-  await execa("tmux", ["-L", inner, "new-session", "-d", "-s", "s", "-x", "100", "-y", "30", "cat"], { env });
-  await execa(
-    "tmux",
-    [
-      "-L",
-      outer,
-      "new-session",
-      "-d",
-      "-x",
-      "120",
-      "-y",
-      "40",
-      "--",
-      "env",
-      "-u",
-      "TMUX",
-      "tmux",
-      "-L",
-      inner,
-      "attach",
-      "-t",
-      "s",
-    ],
-    { env },
-  );
-  await until(async () => (await tmux(inner, ["list-clients"])).trim() !== "");
-  const [sock, pid, pane] = (
-    await tmux(inner, ["display-message", "-p", "-t", "s", "#{socket_path}\t#{pid}\t#{pane_id}"])
-  )
-    .trim()
-    .split("\t");
-  insideEnv = { ...env, TMUX: `${sock},${pid},0`, TMUX_PANE: pane };
+  insideEnv = {
+    ...env,
+    ...(await attachedClient(outer, inner, { env, inner: [100, 30], outer: [120, 40] })),
+  };
 });
 
 afterAll(async () => {

@@ -6,7 +6,7 @@
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until, useSandbox } from "../helpers/cli.js";
-import { killServerAndWait, privateSocket } from "../helpers/tmux.js";
+import { attachedClient, killServerAndWait, privateSocket } from "../helpers/tmux.js";
 
 const sb = useSandbox("mt-toppop");
 const outer = privateSocket("mt-toppop-o");
@@ -20,33 +20,9 @@ let child = "";
 
 beforeAll(async () => {
   const env = { ...sb.env };
-  await execa(
-    "tmux",
-    ["-L", inner, "new-session", "-d", "-s", "s", "-x", "120", "-y", "36", "-c", sb.cwd, "cat"],
-    { env },
-  );
-  await execa(
-    "tmux",
-    ["-L", outer, "new-session", "-d", "-s", "o", "-x", "120", "-y", "36", "--"].concat([
-      "env",
-      "-u",
-      "TMUX",
-      "tmux",
-      "-L",
-      inner,
-      "attach",
-      "-t",
-      "s",
-    ]),
-    { env },
-  );
-  await until(async () => (await tmux(inner, ["list-clients"])).trim() !== "");
-  const [sock, pid, pane] = (
-    await tmux(inner, ["display-message", "-p", "-t", "s", "#{socket_path}\t#{pid}\t#{pane_id}"])
-  )
-    .trim()
-    .split("\t");
-  insideEnv = { TMUX: `${sock},${pid},0`, TMUX_PANE: pane };
+  insideEnv = {
+    ...(await attachedClient(outer, inner, { env, inner: [120, 36], outer: [120, 36], cwd: sb.cwd })),
+  };
   child = (await sb.json(["spawn", "--agent", "mock", "mock: sleep=120 tools=60\nwatched from a popup"])).data
     .id;
 }, 60_000);

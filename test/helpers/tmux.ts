@@ -92,3 +92,47 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/**
+ * A real tmux client: `tmux attach` of session `s` on the `inner` server (running `cat`), itself in session
+ * `o` of the `outer` server, which is its terminal. Returns TMUX and TMUX_PANE as a program in the inner
+ * session sees them, so a command run with them acts on that client (popups are drawn where capture-pane of
+ * the outer pane sees them).
+ */
+export async function attachedClient(
+  outer: string,
+  inner: string,
+  opts: {
+    env: NodeJS.ProcessEnv;
+    inner: [cols: number, rows: number];
+    outer: [cols: number, rows: number];
+    cwd?: string;
+  },
+): Promise<{ TMUX: string; TMUX_PANE: string }> {
+  const tmux = async (socket: string, args: string[]) =>
+    String((await execa("tmux", ["-L", socket, ...args], { reject: false, stdin: "ignore" })).stdout);
+  const size = ([x, y]: [number, number]) => ["-x", String(x), "-y", String(y)];
+  const cwd = opts.cwd ? ["-c", opts.cwd] : [];
+  await execa("tmux", ["-L", inner, "new-session", "-d", "-s", "s", ...size(opts.inner), ...cwd, "cat"], {
+    env: opts.env,
+  });
+  await execa(
+    "tmux",
+    ["-L", outer, "new-session", "-d", "-s", "o", ...size(opts.outer), "--", "env", "-u", "TMUX"].concat([
+      "tmux",
+      "-L",
+      inner,
+      "attach",
+      "-t",
+      "s",
+    ]),
+    { env: opts.env },
+  );
+  await waitFor(async () => ((await tmux(inner, ["list-clients"])).trim() !== "" ? true : undefined), 10_000);
+  const [sock, pid, pane] = (
+    await tmux(inner, ["display-message", "-p", "-t", "s", "#{socket_path}\t#{pid}\t#{pane_id}"])
+  )
+    .trim()
+    .split("\t");
+  return { TMUX: `${sock},${pid},0`, TMUX_PANE: pane! };
+}
