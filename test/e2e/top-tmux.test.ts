@@ -71,7 +71,10 @@ beforeAll(async () => {
     { stdin: "ignore" },
   );
   await tmux(["set-option", "-t", "top", "remain-on-exit", "on"]);
-  await until(async () => (await screen()).includes(short(grandchild)), 20_000);
+  // A miss says what the pane showed, so a failure on a loaded machine can be read from the log.
+  await until(async () => (await screen()).includes(short(grandchild)), 30_000).catch(async (e: Error) => {
+    throw new Error(`${e.message}; top's pane showed:\n${await screen()}`);
+  });
 }, 120_000);
 
 afterAll(async () => {

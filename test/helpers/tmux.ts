@@ -119,7 +119,9 @@ export async function attachedClient(
   await execa(
     "tmux",
     ["-L", outer, "new-session", "-d", "-s", "o", ...size(opts.outer), "--", "env", "-u", "TMUX"].concat([
+      // -u: the client draws UTF-8 whatever the locale (without it, `·` is drawn as `~` and borders as `lqk`).
       "tmux",
+      "-u",
       "-L",
       inner,
       "attach",
@@ -129,10 +131,8 @@ export async function attachedClient(
     { env: opts.env },
   );
   await waitFor(async () => ((await tmux(inner, ["list-clients"])).trim() !== "" ? true : undefined), 10_000);
-  const [sock, pid, pane] = (
-    await tmux(inner, ["display-message", "-p", "-t", "s", "#{socket_path}\t#{pid}\t#{pane_id}"])
-  )
-    .trim()
-    .split("\t");
-  return { TMUX: `${sock},${pid},0`, TMUX_PANE: pane! };
+  // One format per call: without a UTF-8 locale, tmux prints a tab in a format as `_`.
+  const show = async (format: string) => (await tmux(inner, ["display-message", "-p", "-t", "s", format])).trim();
+  const [sock, pid, pane] = [await show("#{socket_path}"), await show("#{pid}"), await show("#{pane_id}")];
+  return { TMUX: `${sock},${pid},0`, TMUX_PANE: pane };
 }
