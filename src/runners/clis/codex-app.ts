@@ -139,7 +139,8 @@ export function codexAppDriver(spec: SessionSpec, io: SessionIo): SessionDriver 
         if (turnId && over.has(turnId)) return;
         // Only `turn/started` names the new turn (a resumed thread replays its last turn's usage first).
         if (method === "turn/started" && turnId) adopt(turnId);
-        if (turnId && turn.id !== undefined && turnId !== turn.id) return;
+        // Whatever names another turn (or a turn before ours is known) is not this turn's.
+        if (turnId && turnId !== turn.id) return;
         if (method === "turn/completed") {
           const t = obj(p.turn);
           if (turn.id === undefined) return;
