@@ -1,6 +1,7 @@
-// Codex app-server approvals routed to the parent (issue 14): with MUSTER_APPROVALS=ask in the child's env, a
-// shell call the model makes becomes a `permission` request in `muster inbox`; `allow` runs it, `deny` sends
-// codex's refusal back to the model. Real codex, real tmux, the scripted endpoint.
+// Codex app-server approvals routed to the parent (issue 14): a child whose profile says `permissions: ask` runs
+// its thread with approval policy `untrusted`, so the shell call the model makes becomes a `permission` request
+// in `muster inbox`; `allow` runs it, `deny` sends codex's refusal back to the model. Real codex, real tmux, the
+// scripted endpoint.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,8 +30,13 @@ export function defineCodexPermissionChecks(): void {
       env = {
         ...prepareCli("codex", ep.url, sb.env.HOME as string),
         PATH: `${cliBinDir("codex")}${path.delimiter}${sb.env.PATH}`,
-        MUSTER_APPROVALS: "ask",
       };
+      const agents = path.join(sb.cwd, ".muster", "agents");
+      fs.mkdirSync(agents, { recursive: true });
+      fs.writeFileSync(
+        path.join(agents, "codex-ask.md"),
+        "---\ndescription: codex, asking the parent before commands\nrunner: codex\npermissions: ask\n---\n",
+      );
     });
     afterAll(async () => {
       await ep?.close();
@@ -41,7 +47,16 @@ export function defineCodexPermissionChecks(): void {
       ep.setScenario("tool");
       const cwd = path.join(sb.cwd, tag);
       fs.mkdirSync(cwd, { recursive: true });
-      const args = ["spawn", "--agent", "codex", "--model", TEST_MODELS.codex, "--cwd", cwd, "make the file"];
+      const args = [
+        "spawn",
+        "--agent",
+        "codex-ask",
+        "--model",
+        TEST_MODELS.codex,
+        "--cwd",
+        cwd,
+        "make the file",
+      ];
       const s = await sb.json(args, { env });
       expect(s.exitCode, s.stderr).toBe(0);
       const id = s.data.id as string;

@@ -167,16 +167,29 @@ describe("codexAppDriver", () => {
       params: { threadId: THREAD, turnId: TURN, itemId: "call_1", command: "/bin/bash -lc 'echo hi'" },
     });
     setAnswer("deny");
+    // A file change's request names its item only: the summary is what the item said it changes.
+    from({
+      method: "item/started",
+      params: {
+        threadId: THREAD,
+        turnId: TURN,
+        item: {
+          type: "fileChange",
+          id: "call_2",
+          changes: [{ path: "a.txt", kind: { type: "add" }, diff: "" }],
+        },
+      },
+    });
     from({
       id: 1,
       method: "item/fileChange/requestApproval",
-      params: { threadId: THREAD, reason: "write a.txt" },
+      params: { threadId: THREAD, itemId: "call_2" },
     });
     from({ id: 2, method: "item/tool/requestUserInput", params: {} });
     await new Promise((r) => setTimeout(r, 10));
     expect(asked).toEqual([
       ["shell", "/bin/bash -lc 'echo hi'"],
-      ["edit", "write a.txt"],
+      ["edit", "add a.txt"],
     ]);
     const answers = Object.fromEntries(sent.filter((m) => !("method" in m)).map((m) => [m.id, m]));
     expect(answers[0]).toMatchObject({ result: { decision: "accept" } });

@@ -129,11 +129,16 @@ export function codexAppDriver(spec: SessionSpec, io: SessionIo): SessionDriver 
     | undefined;
   // Turns already over: their late notifications belong to no turn.
   const over = new Set<string>();
+  const changes = new Map<string, string>();
   const peer = new RpcPeer(
     (line) => io.write(line),
     {
       notification(method, params) {
         const p = obj(params);
+        // A file change's approval request names only its item: what it changes came with the item.
+        const item = obj(p.item);
+        if (method === "item/started" && item.type === "fileChange" && str(item.id))
+          changes.set(item.id as string, itemSummary(item));
         if (!turn || (p.threadId !== undefined && p.threadId !== threadId)) return;
         const turnId = str(p.turnId) ?? str(obj(p.turn).id);
         if (turnId && over.has(turnId)) return;
@@ -157,12 +162,10 @@ export function codexAppDriver(spec: SessionSpec, io: SessionIo): SessionDriver 
           return {
             decision: decision(await io.askPermission("shell", toolSummary(p.command ?? p.reason ?? ""))),
           };
-        if (method === "item/fileChange/requestApproval")
-          return {
-            decision: decision(
-              await io.askPermission("edit", str(p.reason) ?? str(p.grantRoot) ?? undefined),
-            ),
-          };
+        if (method === "item/fileChange/requestApproval") {
+          const what = changes.get(str(p.itemId) ?? "") || str(p.reason) || str(p.grantRoot);
+          return { decision: decision(await io.askPermission("edit", what)) };
+        }
         throw new RpcError(-32601, `muster does not offer ${method}`);
       },
     },
@@ -229,6 +232,7 @@ export function codexAppDriver(spec: SessionSpec, io: SessionIo): SessionDriver 
         if (!current.ended) onMessage({ type: "result", status: "errored", reason: (e as Error).message });
       } finally {
         if (current.id) over.add(current.id);
+        changes.clear();
         turn = undefined;
       }
     },

@@ -136,13 +136,12 @@ export const codexRunner: Runner = {
   },
   /**
    * `codex app-server`: one process for the child's life, a `turn/start` a turn. As one-shot, commands run in
-   * the workspace-write sandbox without approvals, unless the child's env says MUSTER_APPROVALS=ask: then
-   * codex asks before any command it does not trust (policy `untrusted`) and the parent answers. Both go in
-   * the thread's parameters: 0.171 refuses `approval_policy = "untrusted"` as config but takes it there.
+   * the workspace-write sandbox without approvals, unless the profile says `permissions: ask`: then codex asks
+   * before any command it does not trust (policy `untrusted`) and the parent answers. Both go in the thread's
+   * parameters: 0.171 refuses `approval_policy = "untrusted"` as config but takes it there.
    */
   session(input: TurnInput): SessionSpec {
-    const ask = input.env.MUSTER_APPROVALS === "ask";
-    const approvalPolicy = ask ? "untrusted" : "never";
+    const approvalPolicy = input.permissions === "ask" ? "untrusted" : "never";
     return {
       protocol: "codex-app",
       argv: [binaryOf(this.binary!, input.env), "app-server", ...modelSettings(input, true)],
