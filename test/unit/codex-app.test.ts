@@ -186,15 +186,24 @@ describe("codexAppDriver", () => {
       params: { threadId: THREAD, itemId: "call_2" },
     });
     from({ id: 2, method: "item/tool/requestUserInput", params: {} });
+    setAnswer("allow_always");
+    from({
+      id: 3,
+      method: "item/commandExecution/requestApproval",
+      params: { threadId: THREAD, command: "ls" },
+    });
     await new Promise((r) => setTimeout(r, 10));
     expect(asked).toEqual([
       ["shell", "/bin/bash -lc 'echo hi'"],
       ["edit", "add a.txt"],
+      ["shell", "ls"],
     ]);
     const answers = Object.fromEntries(sent.filter((m) => !("method" in m)).map((m) => [m.id, m]));
     expect(answers[0]).toMatchObject({ result: { decision: "accept" } });
     expect(answers[1]).toMatchObject({ result: { decision: "decline" } });
     expect(answers[2]).toMatchObject({ error: { code: -32601 } });
+    // --always: codex stops asking for this command for the rest of the session.
+    expect(answers[3]).toMatchObject({ result: { decision: "acceptForSession" } });
     d.close(new Error("gone"));
   });
 });
