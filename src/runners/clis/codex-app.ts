@@ -29,7 +29,7 @@ function itemSummary(item: Record<string, unknown>): string {
 /** One turn's notifications → muster messages; stateful, one per turn. */
 export function codexAppTurnReader() {
   let answer = "";
-  // The item whose deltas are streaming now: its text is shown as it comes, and not again when it completes.
+  // Messages whose deltas were shown as they came: not shown again when they complete.
   const streamed = new Set<string>();
   const usage = { input: 0, output: 0, seen: false };
   const open = new Map<string, string>();
