@@ -158,6 +158,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ...(profile.tools ? { tools: profile.tools } : {}),
       ...(profile.disallowedTools ? { disallowedTools: profile.disallowedTools } : {}),
       ...(profile.maxTurns !== undefined ? { maxTurns: profile.maxTurns } : {}),
+      ...(profile.permissions === "ask" ? { permissions: "ask" as const } : {}),
       ...(profile.mode === "session" || profile.mode === "oneshot" ? { runnerMode: profile.mode } : {}),
     },
     envNames: Object.keys(childEnv).sort(),

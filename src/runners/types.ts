@@ -38,6 +38,8 @@ export interface TurnInput {
   tools?: string[];
   disallowedTools?: string[];
   maxTurns?: number;
+  /** "ask": no pre-approval beyond the profile's tools; a live session routes the CLI's prompts to the parent. */
+  permissions?: "ask";
   /** A JSON Schema the final answer must match, for runners whose CLI enforces one (`Runner.nativeSchema`). */
   outputSchema?: object;
 }
