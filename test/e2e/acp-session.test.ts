@@ -181,6 +181,27 @@ describe("runner acp: permission requests go to the parent", () => {
     await sb.run(["cancel", s.data.spawned.id]);
   });
 
+  it("permissions: ask on a runner with no prompts to route is a warning at spawn; a bad value is a profile warning", async () => {
+    const agents = path.join(sb.cwd, ".muster", "agents");
+    fs.writeFileSync(path.join(agents, "mock-ask.md"), "---\nrunner: mock\npermissions: ask\n---\n");
+    fs.writeFileSync(path.join(agents, "bad-ask.md"), "---\nrunner: mock\npermissions: maybe\n---\n");
+    fs.writeFileSync(
+      path.join(agents, "acp-ask.md"),
+      `---\nrunner: acp\npermissions: ask\ncommand: ${JSON.stringify([process.execPath, AGENT])}\n---\n`,
+    );
+    const r = await sb.json(["spawn", "--agent", "mock-ask", "--wait", "--timeout", "60", "hi"]);
+    expect(r.data.spawned.warnings).toEqual([
+      'agent "mock-ask": mock has no permission prompts to route; permissions: ask is ignored',
+    ]);
+    expect(r.data.results[0].status).toBe("completed");
+    const bad = await sb.json(["spawn", "--agent", "bad-ask", "--wait", "--timeout", "60", "hi"]);
+    expect(bad.data.spawned.warnings.join("\n")).toMatch(/field "permissions" must be one of "allow", "ask"/);
+    // Runner acp routes whatever its agent asks: no warning.
+    const ok = await sb.json(["spawn", "--agent", "acp-ask", "--wait", "--timeout", "60", "hi"]);
+    expect(ok.data.spawned.warnings ?? []).toEqual([]);
+    await sb.run(["cancel", r.data.spawned.id, bad.data.spawned.id, ok.data.spawned.id]);
+  });
+
   it("a grandchild's request reaches the top labelled with its lineage; allow there lets it run", async () => {
     const cwd = path.join(sb.cwd, "deep");
     fs.mkdirSync(cwd, { recursive: true });

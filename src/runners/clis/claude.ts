@@ -147,6 +147,7 @@ export const claudeRunner: Runner = {
     ),
   },
   resumeMode: () => "native",
+  routesPermissions: true,
   // --json-schema makes the schema the input of a StructuredOutput tool the model must call: an object root.
   nativeSchema: inlineObjectSchema,
   plan(input: TurnInput): TurnPlan {

@@ -110,6 +110,7 @@ export const geminiRunner: Runner = {
   },
   resumeMode: () => "native",
   ignores: ["maxTurns"],
+  routesPermissions: true,
   plan(input: TurnInput): TurnPlan {
     const { id } = splitModel(input.model);
     // One word with `=`: a prompt starting with "-" is never read as an option. A large one goes by stdin,

@@ -111,6 +111,7 @@ export const opencodeRunner: Runner = {
   catalog: { provider: "opencode", open: true, models: [] },
   resumeMode: () => "native",
   ignores: ["maxTurns"],
+  routesPermissions: true,
   plan(input: TurnInput): TurnPlan {
     const model = opencodeModel(input.model);
     const prompt = passPrompt(input, withInstructions(input), (p) => ["--", p]);
