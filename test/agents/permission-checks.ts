@@ -20,7 +20,17 @@ interface Endpoint {
   close(): Promise<void>;
 }
 
-export function definePermissionChecks(name: "claude" | "gemini" | "opencode"): void {
+/** Pi asks nothing itself: a permission-gate extension in the child's cwd confirms each bash call (ctx.ui.confirm). */
+const PI_GATE = `export default function (pi) {
+  pi.on("tool_call", async (event, ctx) => {
+    if (event.toolName !== "bash") return undefined;
+    const ok = await ctx.ui.confirm("Run bash?", String(event.input.command));
+    return ok ? undefined : { block: true, reason: "Blocked: the parent refused" };
+  });
+}
+`;
+
+export function definePermissionChecks(name: "claude" | "gemini" | "opencode" | "pi"): void {
   describe(
     `${name}: a permission request reaches the parent (real CLI, scripted endpoint)`,
     { timeout: 180_000 },
@@ -54,8 +64,21 @@ export function definePermissionChecks(name: "claude" | "gemini" | "opencode"): 
       const spawnAsking = async (tag: string) => {
         const cwd = path.join(sb.cwd, tag);
         fs.mkdirSync(cwd, { recursive: true });
+        if (name === "pi") {
+          fs.mkdirSync(path.join(cwd, ".pi", "extensions"), { recursive: true });
+          fs.writeFileSync(path.join(cwd, ".pi", "extensions", "gate.ts"), PI_GATE);
+        }
         const s = await sb.json(
-          ["spawn", "--agent", agent, "--model", TEST_MODELS[name], "--cwd", cwd, "make perm.txt"],
+          [
+            "spawn",
+            "--agent",
+            name === "pi" ? "pi" : agent,
+            "--model",
+            TEST_MODELS[name],
+            "--cwd",
+            cwd,
+            "make perm.txt",
+          ],
           { env },
         );
         expect(s.exitCode, s.stderr).toBe(0);
@@ -96,6 +119,35 @@ export function definePermissionChecks(name: "claude" | "gemini" | "opencode"): 
         await sb.run(["cancel", id], { env });
       });
 
+      // Pi's gate is an extension of the user's, not a muster setting: nothing of muster's to check one-shot.
+      if (name !== "pi")
+        it("one-shot (nobody to ask while it runs): the CLI refuses the call and the turn still ends", async () => {
+          const cwd = path.join(sb.cwd, "oneshot");
+          fs.mkdirSync(cwd, { recursive: true });
+          const r = await sb.json(
+            [
+              "spawn",
+              "--wait",
+              "--timeout",
+              "120",
+              "--agent",
+              agent,
+              "--model",
+              TEST_MODELS[name],
+              "--cwd",
+              cwd,
+              "go",
+            ],
+            { env: { ...env, MUSTER_RUNNER_MODE: "oneshot" } },
+          );
+          const res = r.data.results?.[0];
+          expect(res?.status, JSON.stringify(r.data)).toBe("completed");
+          expect(fs.existsSync(path.join(cwd, "perm.txt"))).toBe(false);
+          // The refusal reaches the model (OpenCode ends its turn on a refusal, as over ACP).
+          if (name === "opencode") expect(res.text).toBe("");
+          else expect(res.text).toMatch(/^TOOL SAID: /);
+        });
+
       it("muster deny: no file, and the model's next request carries the refusal", async () => {
         const { id, cwd, req, dir } = await spawnAsking("deny");
         const before = ep.requests.length;
@@ -116,7 +168,7 @@ export function definePermissionChecks(name: "claude" | "gemini" | "opencode"): 
         const last = () =>
           JSON.stringify(ep.requests.filter((q) => q.api !== null).at(-1)?.body).slice(0, 3000);
         expect(said, last()).toMatch(/^TOOL SAID: /);
-        expect(said, last()).toMatch(/den(y|ied)|reject|refus|not allowed|permission|cancel/i);
+        expect(said, last()).toMatch(/den(y|ied)|reject|refus|not allowed|permission|cancel|block/i);
         const perms = readEvents(dir).filter((e) => e.type === "permission");
         expect(perms.map((e) => e.state)).toEqual(["pending", "denied"]);
         await sb.run(["cancel", id], { env });
