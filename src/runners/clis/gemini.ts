@@ -75,6 +75,8 @@ function toolSettings(input: TurnInput): Record<string, string> {
   const tools = {
     ...(input.tools?.length ? { core: input.tools } : {}),
     ...(input.disallowedTools?.length ? { exclude: input.disallowedTools } : {}),
+    // permissions: ask: the profile's tools still run without a confirmation, as with the other CLIs.
+    ...(input.permissions === "ask" && input.tools?.length ? { allowed: input.tools } : {}),
   };
   // In the child's own folder: a symlink planted there is replaced, never written through.
   writeFileNoFollow(file, `${JSON.stringify({ tools }, null, 2)}\n`);

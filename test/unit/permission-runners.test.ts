@@ -1,9 +1,14 @@
 // Claude Code's permission prompts in session mode (`--permission-prompt-tool stdio`): a `can_use_tool` control
 // request on its stdout goes to the parent (io.askPermission) and its answer goes back as a control_response,
 // in the shape Claude Code 2.1.332 accepts (checked against the real CLI in test/agents/permissions-claude).
-import { describe, expect, it } from "vitest";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { claudeRunner } from "../../src/runners/clis/claude.js";
 import { claudeStreamDriver } from "../../src/runners/clis/claude-stream.js";
+import { geminiRunner } from "../../src/runners/clis/gemini.js";
+import { opencodeRunner } from "../../src/runners/clis/opencode.js";
 import type { AgentMessage, SessionIo, TurnInput } from "../../src/runners/types.js";
 
 type Answer = "allow" | "allow_always" | "deny";
@@ -107,5 +112,37 @@ describe("claude stream-json session: permission prompts go to the parent", () =
     expect(ask.join(" ")).toContain("--permission-prompt-tool stdio");
     const listed = claudeRunner.session!({ ...base, permissions: "ask", tools: ["Read"] })!.argv;
     expect(listed.join(" ")).toContain("--allowedTools Read");
+  });
+});
+
+describe("permissions: ask for the ACP CLIs: prompts on, the profile's tools still pre-approved", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+  const input = (extra: Partial<TurnInput>): TurnInput => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-permrun-"));
+    dirs.push(dir);
+    return { turnId: "t", prompt: "p", promptFile: "/tmp/p", cwd: dir, env: {}, runnerDir: dir, ...extra };
+  };
+
+  it("gemini: approval mode default instead of yolo; listed tools go to tools.allowed", () => {
+    expect(geminiRunner.session!(input({}))!.argv).toContain("yolo");
+    const spec = geminiRunner.session!(input({ permissions: "ask", tools: ["run_shell_command"] }))!;
+    expect(spec.argv.join(" ")).toContain("--approval-mode default");
+    const settings = JSON.parse(fs.readFileSync(spec.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH!, "utf8"));
+    expect(settings.tools).toEqual({ core: ["run_shell_command"], allowed: ["run_shell_command"] });
+  });
+
+  it("opencode: bash, edit and webfetch ask, except the ones the profile lists", () => {
+    const config = (extra: Partial<TurnInput>) =>
+      JSON.parse(opencodeRunner.session!(input(extra))!.env.OPENCODE_CONFIG_CONTENT!).permission;
+    expect(config({})).toEqual({ bash: "allow", edit: "allow", webfetch: "allow" });
+    expect(config({ permissions: "ask" })).toEqual({ bash: "ask", edit: "ask", webfetch: "ask" });
+    expect(config({ permissions: "ask", tools: ["Bash", "read"] })).toEqual({
+      bash: "allow",
+      edit: "ask",
+      webfetch: "ask",
+    });
   });
 });
