@@ -148,6 +148,35 @@ export function definePermissionChecks(name: "claude" | "gemini" | "opencode" | 
           else expect(res.text).toMatch(/^TOOL SAID: /);
         });
 
+      it("unanswered past MUSTER_PERMISSION_TIMEOUT: denied, the record says so, and the CLI goes on", async () => {
+        const cwd = path.join(sb.cwd, "timeout");
+        fs.mkdirSync(cwd, { recursive: true });
+        if (name === "pi") {
+          fs.mkdirSync(path.join(cwd, ".pi", "extensions"), { recursive: true });
+          fs.writeFileSync(path.join(cwd, ".pi", "extensions", "gate.ts"), PI_GATE);
+        }
+        const args = [
+          "--agent",
+          name === "pi" ? "pi" : agent,
+          "--model",
+          TEST_MODELS[name],
+          "--cwd",
+          cwd,
+          "go",
+        ];
+        const r = await sb.json(["spawn", "--wait", "--timeout", "120", ...args], {
+          env: { ...env, MUSTER_PERMISSION_TIMEOUT: "1" },
+        });
+        const res = r.data.results?.[0];
+        expect(res?.status, JSON.stringify(r.data)).toBe("completed");
+        expect(fs.existsSync(path.join(cwd, "perm.txt"))).toBe(false);
+        const denied = readEvents(res.artifactDir).filter((e) => e.type === "permission");
+        expect(denied.map((e) => e.state)).toEqual(["pending", "denied"]);
+        expect(denied[1].summary).toMatch(/no answer in 1 s/);
+        if (name !== "opencode") expect(res.text).toMatch(/^TOOL SAID: /);
+        await sb.run(["cancel", r.data.spawned.id], { env });
+      });
+
       it("muster deny: no file, and the model's next request carries the refusal", async () => {
         const { id, cwd, req, dir } = await spawnAsking("deny");
         const before = ep.requests.length;
