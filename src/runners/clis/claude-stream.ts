@@ -11,7 +11,7 @@ import { jsonlSessionDriver } from "./jsonl-session.js";
 import { obj, str, toolSummary } from "./shared.js";
 
 export function claudeStreamDriver(io: SessionIo): SessionDriver {
-  // Tools the parent was asked about: their refusal is recorded already (the permission broker's event), so the
+  // Tools the parent was asked about in this turn: their refusal is recorded already (the permission broker's event), so the
   // result's permission_denials for them add nothing (and must not leave the child waiting-permission).
   const asked = new Set<string>();
   const ask: SessionIo = {
@@ -22,6 +22,8 @@ export function claudeStreamDriver(io: SessionIo): SessionDriver {
     },
   };
   const parser = (): StreamParser => {
+    // A new turn: what earlier turns asked says nothing about this one's refusals.
+    asked.clear();
     const inner = claudeParser();
     return {
       line: (l) => inner.line(l).filter((m) => !(m.type === "permission" && asked.has(m.tool))),
