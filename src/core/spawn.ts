@@ -268,7 +268,15 @@ export function assertInstalled(runner: Runner, agent: string, env: Record<strin
 }
 
 function ignoredFields(runner: Runner, profile: Profile): string[] {
+  const asks = profile.permissions === "ask" && !runner.routesPermissions;
   return (runner.ignores ?? [])
     .filter((f) => profile[f] !== undefined)
-    .map((f) => `agent "${profile.name}": ${runner.name} has no way to apply ${f}; it is ignored`);
+    .map((f) => `agent "${profile.name}": ${runner.name} has no way to apply ${f}; it is ignored`)
+    .concat(
+      asks
+        ? [
+            `agent "${profile.name}": ${runner.name} has no permission prompts to route; permissions: ask is ignored`,
+          ]
+        : [],
+    );
 }

@@ -167,6 +167,8 @@ export interface Runner {
   readonly binary?: RunnerBinary;
   /** Profile fields the CLI has no way to honour: a spawn that sets one gets a warning, not a silent no-op. */
   readonly ignores?: readonly ("tools" | "disallowedTools" | "maxTurns")[];
+  /** Its session mode hands the CLI's permission prompts to the parent (a profile's `permissions: ask`). */
+  readonly routesPermissions?: boolean;
   /**
    * Whether the CLI enforces this JSON Schema on its final answer itself (structured output): the turn then
    * carries it as `outputSchema`. Absent or false: muster asks for the format in the prompt instead.

@@ -107,6 +107,8 @@ export const codexRunner: Runner = {
   },
   resumeMode: () => "native",
   ignores: ["tools", "disallowedTools", "maxTurns"],
+  // permissions: ask → app-server approval requests reach the parent (session mode; codex-app.ts).
+  routesPermissions: true,
   // --output-schema is sent with `strict: true`: only a schema OpenAI's strict mode accepts goes that way.
   nativeSchema: strictSchema,
   plan(input: TurnInput): TurnPlan {
