@@ -68,6 +68,21 @@ export function cost(usd: number | null): string {
   return `$${usd.toFixed(usd < 100 ? 2 : 0)}`;
 }
 
+/** A row's time cell: the only part of a frame that moves with the clock alone. */
+function rowElapsed(row: TreeRow, now: number): string {
+  if (row.kind === "child") return elapsed(row.child.since, now, !row.child.active);
+  if (row.kind === "run") return elapsed(row.run.startedAt, now, row.run.settled);
+  return "";
+}
+
+/**
+ * What the clock changes in these rows at `now`: two times with the same text draw the same frame, so a
+ * clock tick between them need not redraw (an idle tree shows minutes; ink lays out the whole frame).
+ */
+export function clockText(rows: TreeRow[], now: number): string {
+  return rows.map((r) => rowElapsed(r, now)).join("\n");
+}
+
 /** The cells of one row, by column key. */
 function cells(row: TreeRow, now: number): Record<Column["key"], string> {
   const indent = "  ".repeat(row.depth);
@@ -77,7 +92,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
       name: `${indent}${c.label}`,
       agent: c.agent,
       state: c.state,
-      elapsed: elapsed(c.since, now, !c.active),
+      elapsed: rowElapsed(row, now),
       turns: String(c.turns),
       model: c.model,
       tokens: tokens(c.tokens),
@@ -93,7 +108,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
       name: `${indent}run ${shortId(r.id)}`,
       agent: "workflow",
       state: r.status,
-      elapsed: elapsed(r.startedAt, now, r.settled),
+      elapsed: rowElapsed(row, now),
       turns: "",
       model: "",
       tokens: "",
