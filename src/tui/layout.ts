@@ -24,8 +24,16 @@ const COLUMNS: Column[] = [
 ];
 const MIN_ACTIVITY = 16;
 
+// Every row of every frame asks for the same width's columns: the last answer is kept.
+let lastColumns: { width: number; columns: readonly Column[] } | undefined;
+
 /** The columns that fit `width`, in display order, with the activity column's width filled in. */
-export function columnsFor(width: number): Column[] {
+export function columnsFor(width: number): readonly Column[] {
+  if (lastColumns?.width !== width) lastColumns = { width, columns: fitColumns(width) };
+  return lastColumns.columns;
+}
+
+function fitColumns(width: number): Column[] {
   const kept = new Set(COLUMNS.map((c) => c.key));
   const fixed = () =>
     COLUMNS.filter((c) => kept.has(c.key) && c.key !== "activity").reduce((n, c) => n + c.width + 1, 0);
