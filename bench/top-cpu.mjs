@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // "top CPU": the `muster top` process, drawn in a real tmux pane (its own private server), over 64 children
 // sitting idle, then over 64 children working (a tool start or end every second each: 64 events/s in all).
-// CPU from /proc/<pid>/stat (user + system) over a window after a warm-up. Part of `npm run bench`; run alone:
+// CPU from /proc/<pid>/stat (user + system) over a window after a warm-up. Idle, the window holds the watcher's
+// 2 s ticks and, in some runs, V8's one-off heap shrink ~20-25 s after start (a full GC, 50-65 ms here:
+// 0.25-0.3 % of a 20 s window); the idle clock's first redraw (30 s after start) usually falls after it. Part of
+// `npm run bench`; run alone:
 // `node bench/top-cpu.mjs [seconds]` (after a build).
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";

@@ -2,13 +2,13 @@ import { Box, type Key, Transform, useApp, useInput, useStdout } from "ink";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { shortId } from "../util/ids.js";
 import { failure, type TopActions } from "./actions.js";
-import { footerLine, headerLine, rowLine } from "./layout.js";
+import { clockText, footerLine, headerLine, rowLine } from "./layout.js";
 import type { Snapshot, TopSource } from "./source.js";
 import { buildTree, type TreeRow, windowRows } from "./tree.js";
 import { cellText } from "./width.js";
 
 export interface TopProps {
-  source: Pick<TopSource, "start" | "refresh" | "due" | "frameMs">;
+  source: Pick<TopSource, "start" | "refresh" | "due" | "frameMs" | "idleClockMs">;
   actions: TopActions;
   /** Fixed terminal size (tests); default: the terminal's, following resizes. */
   size?: { columns: number; rows: number };
@@ -61,18 +61,22 @@ export function Top({ source, actions, size: fixed }: TopProps) {
   }, [source]);
 
   // The clock: while a turn runs, elapsed times move every frame (a snapshot redraws with its own time, so
-  // the clock only fills gaps between them); an idle tree shows minutes and is redrawn every 30 s.
+  // the clock only fills gaps between them); an idle tree shows minutes and is looked at every 30 s, and
+  // redrawn only when a shown time reads differently (a frame costs ink tens of ms; most ticks change none).
   const active = snap?.children.some((c) => c.active) ?? false;
   const snapAt = useRef(0);
   snapAt.current = snap?.at ?? 0;
+  const shownTimes = useRef<{ at: number; text: (t: number) => string }>({ at: 0, text: () => "" });
   useEffect(() => {
     const t = setInterval(
       () => {
         const n = Date.now();
+        const shown = shownTimes.current;
         if (source.due(n)) void source.refresh(true);
-        else if (!active || n - snapAt.current >= source.frameMs()) setClock(n);
+        else if (active ? n - snapAt.current >= source.frameMs() : shown.text(n) !== shown.text(shown.at))
+          setClock(n);
       },
-      active ? source.frameMs() : 30_000,
+      active ? source.frameMs() : source.idleClockMs(),
     );
     return () => clearInterval(t);
   }, [active, source]);
@@ -103,6 +107,8 @@ export function Top({ source, actions, size: fixed }: TopProps) {
   const treeHeight = Math.max(1, height - 4 - selDetails.length - (panel ? panelLines.length + 1 : 0));
   const win = windowRows(rows.length, Math.max(0, sel), treeHeight, start.current);
   start.current = win.start;
+  const shownRows = rows.slice(win.start, win.end);
+  shownTimes.current = { at: now, text: (t) => clockText(shownRows, t) };
 
   const run = (what: string, p: Promise<string>) => {
     setMessage(`${what}…`);

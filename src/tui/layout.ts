@@ -24,8 +24,16 @@ const COLUMNS: Column[] = [
 ];
 const MIN_ACTIVITY = 16;
 
+// Every row of every frame asks for the same width's columns: the last answer is kept.
+let lastColumns: { width: number; columns: readonly Column[] } | undefined;
+
 /** The columns that fit `width`, in display order, with the activity column's width filled in. */
-export function columnsFor(width: number): Column[] {
+export function columnsFor(width: number): readonly Column[] {
+  if (lastColumns?.width !== width) lastColumns = { width, columns: fitColumns(width) };
+  return lastColumns.columns;
+}
+
+function fitColumns(width: number): Column[] {
   const kept = new Set(COLUMNS.map((c) => c.key));
   const fixed = () =>
     COLUMNS.filter((c) => kept.has(c.key) && c.key !== "activity").reduce((n, c) => n + c.width + 1, 0);
@@ -68,6 +76,21 @@ export function cost(usd: number | null): string {
   return `$${usd.toFixed(usd < 100 ? 2 : 0)}`;
 }
 
+/** A row's time cell: the only part of a frame that moves with the clock alone. */
+function rowElapsed(row: TreeRow, now: number): string {
+  if (row.kind === "child") return elapsed(row.child.since, now, !row.child.active);
+  if (row.kind === "run") return elapsed(row.run.startedAt, now, row.run.settled);
+  return "";
+}
+
+/**
+ * What the clock changes in these rows at `now`: two times with the same text draw the same frame, so a
+ * clock tick between them need not redraw (an idle tree shows minutes; ink lays out the whole frame).
+ */
+export function clockText(rows: TreeRow[], now: number): string {
+  return rows.map((r) => rowElapsed(r, now)).join("\n");
+}
+
 /** The cells of one row, by column key. */
 function cells(row: TreeRow, now: number): Record<Column["key"], string> {
   const indent = "  ".repeat(row.depth);
@@ -77,7 +100,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
       name: `${indent}${c.label}`,
       agent: c.agent,
       state: c.state,
-      elapsed: elapsed(c.since, now, !c.active),
+      elapsed: rowElapsed(row, now),
       turns: String(c.turns),
       model: c.model,
       tokens: tokens(c.tokens),
@@ -93,7 +116,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
       name: `${indent}run ${shortId(r.id)}`,
       agent: "workflow",
       state: r.status,
-      elapsed: elapsed(r.startedAt, now, r.settled),
+      elapsed: rowElapsed(row, now),
       turns: "",
       model: "",
       tokens: "",

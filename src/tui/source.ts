@@ -22,6 +22,8 @@ export interface SourceOptions {
   minIntervalMs?: number;
   /** While a turn runs, re-read the core's list at least this often, for time-derived states such as stalled (default 20 s). */
   fullEveryMs?: number;
+  /** How often the clock looks at an idle tree's times (default 30 s; it redraws only what reads differently). */
+  idleClockMs?: number;
   /** Liveness probe period handed to the core watcher (default: the watcher's own 2 s). */
   livenessMs?: number;
 }
@@ -122,6 +124,11 @@ export class TopSource {
   frameMs(): number {
     if (this.opts.minIntervalMs !== undefined) return this.opts.minIntervalMs;
     return (this.last?.children.filter((c) => c.active).length ?? 0) > 16 ? 2000 : 1000;
+  }
+
+  /** The clock period of a tree with no turn running: its rows show minutes. */
+  idleClockMs(): number {
+    return this.opts.idleClockMs ?? 30_000;
   }
 
   /** An update soon: coalesces bursts of events, at most one per frameMs. */
