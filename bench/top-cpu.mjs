@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // "top CPU": the `muster top` process, drawn in a real tmux pane (its own private server), over 64 children
 // sitting idle, then over 64 children working (a tool start or end every second each: 64 events/s in all).
-// CPU from /proc/<pid>/stat (user + system) over a window after a warm-up. Idle, the window holds the watcher's
-// 2 s ticks and, in some runs, V8's one-off heap shrink ~20-25 s after start (a full GC, 50-65 ms here:
-// 0.25-0.3 % of a 20 s window); the idle clock's first redraw (30 s after start) usually falls after it. Part of
+// CPU from /proc/<pid>/stat (user + system) over a window after a warm-up. Idle is measured in the steady
+// state: 30 s after start (past V8's one-off heap shrink ~20-25 s after start, a full GC of 50-65 ms here that
+// made a 20 s window read 0.35 or 0.55 % depending on whether it fell inside), over a window three times as
+// long as the working one, so it holds the watcher's 2 s ticks and the idle clock's redraws. Part of
 // `npm run bench`; run alone:
 // `node bench/top-cpu.mjs [seconds]` (after a build).
 import { execFileSync, spawnSync } from "node:child_process";
@@ -31,7 +32,7 @@ const tmux = (socket, args) =>
     .stdout ?? "";
 
 /** Opens top on `m`'s workspace in a tmux pane, waits for it to show `n` children, measures `seconds`. */
-async function measure(m, env, n, seconds) {
+async function measure(m, env, n, seconds, warmupMs) {
   const ui = `mbt-${process.pid}-${n}-${Date.now() % 10000}`;
   const vars = ["MUSTER_HOME", "MUSTER_TMUX_SOCKET", "MUSTER_MAX_RUNNING"].map((k) => `${k}=${env[k]}`);
   const argv = ["env", "-u", "TMUX", "-u", "TMUX_PANE", ...vars, process.execPath, BIN, "top"];
@@ -43,7 +44,7 @@ async function measure(m, env, n, seconds) {
       if (Date.now() > deadline) throw new Error(`top did not show ${n} children`);
       await sleep(200);
     }
-    await sleep(3000); // past start-up compilation and the first GCs
+    await sleep(warmupMs); // past start-up compilation and the first GCs
     const c0 = cpuMs(pid);
     const t0 = performance.now();
     await sleep(seconds * 1000);
@@ -70,13 +71,13 @@ export async function topCpu(muster, env, seconds = 20, n = 64) {
   const ids = [];
   for (let i = 0; i < n; i++) ids.push((await idle.spawn({ agent: "mock", prompt: "mock: reply=idle" })).id);
   await idle.wait(ids, { mode: "all", timeoutMs: 180_000 });
-  const idleRun = await measure(idle, env, n, seconds);
+  const idleRun = await measure(idle, env, n, seconds * 3, 30_000);
   await idle.cancelTree(undefined, { graceMs: 2000 });
 
   const busy = muster("top-active");
   // One tool start or end a second per child for 10 minutes: the window falls well inside it.
   for (let i = 0; i < n; i++) await busy.spawn({ agent: "mock", prompt: "mock: sleep=600 tools=300\nbusy" });
-  const activeRun = await measure(busy, env, n, seconds);
+  const activeRun = await measure(busy, env, n, seconds, 3000);
   // The core watcher top is built on, alone over the same children: what top adds is the difference.
   const watcherOnly = JSON.parse(
     execFileSync(process.execPath, [path.join(import.meta.dirname, "idle-watcher.mjs"), String(seconds)], {
