@@ -247,7 +247,7 @@ export interface ChildMeta {
     disallowedTools?: string[];
     maxTurns?: number;
     /** The profile's runner mode, when it names one (absent: session where the CLI has one). */
-    runnerMode?: "session" | "oneshot";
+    runnerMode?: "session" | "oneshot" | "tui";
   };
   /** Names of the environment variables handed to the child (never values). */
   envNames: string[];

@@ -132,7 +132,8 @@ export async function attachedClient(
   );
   await waitFor(async () => ((await tmux(inner, ["list-clients"])).trim() !== "" ? true : undefined), 10_000);
   // One format per call: without a UTF-8 locale, tmux prints a tab in a format as `_`.
-  const show = async (format: string) => (await tmux(inner, ["display-message", "-p", "-t", "s", format])).trim();
+  const show = async (format: string) =>
+    (await tmux(inner, ["display-message", "-p", "-t", "s", format])).trim();
   const [sock, pid, pane] = [await show("#{socket_path}"), await show("#{pid}"), await show("#{pane_id}")];
   return { TMUX: `${sock},${pid},0`, TMUX_PANE: pane };
 }

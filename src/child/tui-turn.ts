@@ -1,0 +1,384 @@
+/**
+ * Turns on the agent CLI's own TUI (runner mode `tui`): one TUI process under a pty in this host, proxied to
+ * the pane, kept across turns. Turn boundaries come from the CLI's hooks (runners/tui/), appended by our hook
+ * command to a file in the child's runner folder and read here from a byte cursor — never from the screen.
+ * A turn muster sends is pasted into the TUI (bracketed paste, then Enter) only while it is idle, and its
+ * submit is verified by the start hook; a line a person types in the pane starts a turn of its own (the start
+ * hook arrives with no send waiting: an inbox item is written for it, the host records it like any other).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { writeInboxItem } from "../artifacts/inbox.js";
+import type { EventLog } from "../artifacts/log.js";
+import { tuiAdapter } from "../runners/tui/registry.js";
+import type { HookLine, TuiAdapter, TuiSignal } from "../runners/tui/types.js";
+import type { AgentMessage, Runner, TurnInput } from "../runners/types.js";
+import { uuidv7 } from "../util/ids.js";
+import { PACKAGE_ROOT } from "../util/pkg.js";
+import { DirWatch } from "./dir-watch.js";
+import { type TurnState, turnMessages } from "./messages.js";
+import type { PaneRenderer } from "./render.js";
+import { decide, missingDir, type Outcome } from "./run-plan.js";
+import type { TuiPty } from "./tui-pty.js";
+import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
+
+/** How long a pasted prompt may take to show up as a start hook before the screen is looked at. */
+const SUBMIT_CHECK_MS = 3000;
+/** Enter presses after the first, each only while the draft is still in the input box. */
+const MAX_RESUBMITS = 5;
+/** A pause between the paste and its Enter: a TUI reads a burst of keys as more paste. */
+const PASTE_SETTLE_MS = 250;
+
+export interface TuiTurnSpec {
+  adapter: TuiAdapter;
+  input: TurnInput;
+}
+
+/** What a waiter hears: a hook signal, the TUI's exit, or the turn stopped by the host. */
+type Heard = TuiSignal | { kind: "exit"; why: string } | { kind: "halt" };
+type Waiter = (s: Heard) => void;
+
+/** A turn the TUI started by itself (a person typed it): the host records it when it takes its inbox item. */
+interface TypedTurn {
+  start: TuiSignal & { kind: "start" };
+  transcriptFrom: number;
+  stop?: TuiSignal & { kind: "stop" };
+}
+
+export class TuiHolder {
+  private pty: TuiPty | undefined;
+  private watch: DirWatch | undefined;
+  private cursor = 0;
+  private partial = "";
+  private ready = false;
+  private busy = false;
+  private sessionId: string | undefined;
+  private transcript: string | undefined;
+  /** The muster turn whose paste waits for its start hook (a start then belongs to it, not to a person). */
+  private submitting = false;
+  private readonly waiters = new Set<Waiter>();
+  private readonly typed = new Map<string, TypedTurn>();
+  private current: TypedTurn | undefined;
+  private exitWhy: string | undefined;
+
+  constructor(
+    private readonly deps: { log: EventLog; render: PaneRenderer; inbox: string; runnerDir: string },
+  ) {}
+
+  private get hookFile(): string {
+    return path.join(this.deps.runnerDir, "tui-hooks.ndjson");
+  }
+
+  /** The TUI this runner has; a runner without one cannot be in this mode (spawn refuses it first). */
+  specFor(runner: Runner, input: TurnInput): TuiTurnSpec | undefined {
+    const adapter = tuiAdapter(runner.name);
+    if (!adapter) throw new Error(`runner "${runner.name}" has no TUI mode (mode: tui)`);
+    return { adapter, input };
+  }
+
+  private async open(spec: TuiTurnSpec, turnId: string): Promise<TuiPty> {
+    // node-pty (native) and the terminal model load only in this mode: every other host starts without them.
+    const { TuiPty } = await import("./tui-pty.js");
+    fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
+    // Records of an earlier TUI process are history: the cursor starts at the file's end.
+    try {
+      this.cursor = fs.statSync(this.hookFile).size;
+    } catch {
+      this.cursor = 0;
+    }
+    this.partial = "";
+    this.ready = false;
+    this.busy = false;
+    this.exitWhy = undefined;
+    const hookScript = path.join(PACKAGE_ROOT, "dist", "runners", "tui", "hook.js");
+    const launch = spec.adapter.launch(
+      spec.input,
+      { file: this.hookFile, command: (event) => [process.execPath, hookScript, this.hookFile, event] },
+      spec.input.runnerSessionId ?? this.sessionId,
+    );
+    this.watch ??= new DirWatch(this.deps.runnerDir, () => this.readHooks(spec.adapter));
+    // From here on the pane belongs to the TUI: the host's own lines would garble its screen.
+    this.deps.render.mute(true);
+    const pty = new TuiPty(launch, (why) => {
+      this.exitWhy = why;
+      this.pty = undefined;
+      this.deps.render.mute(false);
+      this.deps.render.info(why);
+      for (const w of [...this.waiters]) w({ kind: "exit", why });
+    });
+    this.pty = pty;
+    this.deps.log.append({ type: "runner_started", turnId, pid: pty.pid, argv0: launch.argv[0]! });
+    return pty;
+  }
+
+  /** Reads new hook records from the cursor on. */
+  private readHooks(adapter: TuiAdapter): void {
+    let fd: number;
+    try {
+      fd = fs.openSync(this.hookFile, "r");
+    } catch {
+      return;
+    }
+    let text = "";
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (size <= this.cursor) return;
+      const buf = Buffer.alloc(size - this.cursor);
+      fs.readSync(fd, buf, 0, buf.length, this.cursor);
+      this.cursor = size;
+      text = buf.toString("utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+    const lines = (this.partial + text).split("\n");
+    this.partial = lines.pop() ?? "";
+    for (const l of lines) {
+      let line: HookLine;
+      try {
+        line = JSON.parse(l) as HookLine;
+      } catch {
+        continue;
+      }
+      const s = adapter.signal(line);
+      if (s) this.onSignal(s);
+    }
+  }
+
+  private onSignal(s: TuiSignal): void {
+    if (s.sessionId) this.sessionId = s.sessionId;
+    if (s.transcript) this.transcript = s.transcript;
+    if (s.kind === "ready") this.ready = true;
+    else if (s.kind === "start") {
+      this.busy = true;
+      if (!this.submitting) this.adoptTyped(s);
+    } else if (s.kind === "stop") {
+      this.busy = false;
+      const t = this.current;
+      if (t) {
+        this.current = undefined;
+        t.stop = s;
+      }
+    }
+    for (const w of [...this.waiters]) w(s);
+  }
+
+  /** A prompt nobody sent through muster (typed in the pane): it becomes a turn through the inbox. */
+  private adoptTyped(start: TuiSignal & { kind: "start" }): void {
+    const turnId = uuidv7();
+    const t: TypedTurn = { start, transcriptFrom: this.transcriptSize() };
+    this.typed.set(turnId, t);
+    this.current = t;
+    writeInboxItem(this.deps.inbox, {
+      v: 1,
+      turnId,
+      prompt: start.prompt ?? "",
+      source: "typed",
+      createdAt: new Date().toISOString(),
+    });
+  }
+
+  private transcriptSize(): number {
+    try {
+      return this.transcript ? fs.statSync(this.transcript).size : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Resolves with the first signal `want` accepts, the TUI's exit, the turn's stop (halt), or undefined after `ms`. */
+  private next(want: (s: TuiSignal) => boolean, ms: number): Promise<Heard | undefined> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (v: Heard | undefined): void => {
+        clearTimeout(timer);
+        this.waiters.delete(w);
+        resolve(v);
+      };
+      const w: Waiter = (s) => {
+        if (s.kind === "exit" || s.kind === "halt" || want(s)) done(s);
+      };
+      this.waiters.add(w);
+      if (ms < Number.POSITIVE_INFINITY) timer = setTimeout(() => done(undefined), ms);
+    });
+  }
+
+  async turn(
+    deps: { log: EventLog; render: PaneRenderer },
+    turnId: string,
+    spec: TuiTurnSpec,
+    prompt: string,
+    control: TurnControl,
+    state: TurnState,
+  ): Promise<Outcome> {
+    const argv0 = spec.adapter.runner;
+    const gone = missingDir(spec.input.cwd);
+    if (gone) return { status: "errored", reason: gone, exitCode: null, signal: null };
+    const record = turnMessages(deps, turnId, state, () => {});
+    const onMessage = (m: AgentMessage): void => {
+      record(m);
+      control.onMessage?.(m);
+    };
+    const typed = this.typed.get(turnId);
+    this.typed.delete(turnId);
+    let fail: string | undefined;
+    let stop: (TuiSignal & { kind: "stop" }) | undefined;
+    let from = 0;
+    if (typed) {
+      if (this.pty) deps.log.append({ type: "runner_started", turnId, pid: this.pty.pid, argv0 });
+      this.stopsWith(control);
+      from = typed.transcriptFrom;
+      while (!typed.stop && this.pty && !control.reason && !control.failure)
+        await this.next((s) => s.kind === "stop", Number.POSITIVE_INFINITY);
+      stop = typed.stop;
+      if (!stop && !control.reason) fail = this.exitWhy ?? "the agent's TUI ended before the turn did";
+    } else {
+      let pty = this.pty;
+      try {
+        if (!pty) pty = await this.open(spec, turnId);
+        else deps.log.append({ type: "runner_started", turnId, pid: pty.pid, argv0 });
+      } catch (e) {
+        return { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
+      }
+      this.stopsWith(control);
+      const sent = await this.submit(pty, spec.adapter, turnId, prompt, control);
+      if (typeof sent === "string") fail = sent;
+      else if (sent) {
+        from = sent.from;
+        const end = await this.next((s) => s.kind === "stop", Number.POSITIVE_INFINITY);
+        if (end?.kind === "stop") stop = end;
+        else if (end?.kind === "exit") fail = end.why;
+      }
+    }
+    if (this.sessionId) onMessage({ type: "session", id: this.sessionId });
+    if (stop) {
+      const file = stop.transcript ?? this.transcript;
+      const read = file && spec.adapter.transcript ? await this.readTranscript(spec.adapter, file, from) : {};
+      if (read.usage) onMessage({ type: "usage", usage: read.usage });
+      const answer = stop.answer ?? read.answer ?? "";
+      onMessage({ type: "result", status: "completed", text: answer });
+    }
+    control.beforeDecide?.();
+    const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
+    if (!result && !control.reason && !control.failure)
+      return {
+        status: "errored",
+        reason: fail ?? "the agent ended the turn without an answer",
+        exitCode: null,
+        signal: null,
+      };
+    return decide(control, undefined, result, null, null, "", argv0);
+  }
+
+  /** The transcript may lag the Stop hook by a moment: read it again briefly until the turn's reply is there. */
+  private async readTranscript(adapter: TuiAdapter, file: string, from: number) {
+    let read = adapter.transcript!(file, from);
+    for (let i = 0; i < 10 && !read.usage; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      read = adapter.transcript!(file, from);
+    }
+    return read;
+  }
+
+  /** A stop of the whole child ends the TUI's process group; one that ends only the turn is the TUI's Escape. */
+  private stopsWith(control: TurnControl): void {
+    control.onStop(() => {
+      if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) {
+        // Escape interrupts the TUI's turn; no Stop hook follows an interrupt, so it is idle from here.
+        this.pty?.write("\x1b");
+        this.busy = false;
+        this.current = undefined;
+      } else void this.pty?.kill();
+      for (const w of [...this.waiters]) w({ kind: "halt" });
+    });
+  }
+
+  /**
+   * Pastes the prompt once the TUI is idle and presses Enter until its start hook says it was submitted: Enter
+   * again only while the draft is still in the input box (never a second submit). A start-up dialog in the way
+   * is reported as a question (`waiting-input`, its text) while the turn keeps waiting for a person to answer it.
+   * Resolves with where the turn's part of the transcript begins, a reason it failed, or undefined (stopped).
+   */
+  private async submit(
+    pty: TuiPty,
+    adapter: TuiAdapter,
+    turnId: string,
+    prompt: string,
+    control: TurnControl,
+  ): Promise<{ from: number } | string | undefined> {
+    // Idle: the TUI is up (its ready hook) and no turn of its own is running (a person's, or the last one).
+    while (!this.ready || this.busy) {
+      const s = await this.next(
+        (x) => (x.kind === "ready" && !this.busy) || (x.kind === "stop" && this.ready),
+        SUBMIT_CHECK_MS,
+      );
+      if (control.reason || control.failure) return undefined;
+      if (s?.kind === "exit") return s.why;
+      if (!s && !this.ready) await this.reportDialog(pty, adapter, turnId);
+    }
+    this.submitting = true;
+    try {
+      pty.write(Buffer.from(`\x1b[200~${prompt}\x1b[201~`, "utf8"));
+      await new Promise((r) => setTimeout(r, PASTE_SETTLE_MS));
+      const from = this.transcriptSize();
+      pty.write(Buffer.from("\r"));
+      for (let tries = 0; ; ) {
+        const s = await this.next((x) => x.kind === "start", SUBMIT_CHECK_MS);
+        if (control.reason || control.failure) return undefined;
+        if (s?.kind === "exit") return s.why;
+        if (s?.kind === "start") {
+          this.answerDialog(turnId);
+          return { from };
+        }
+        if (await this.reportDialog(pty, adapter, turnId)) continue;
+        if (adapter.draft(await pty.screen()) && tries < MAX_RESUBMITS) {
+          tries++;
+          pty.write(Buffer.from("\r"));
+        }
+      }
+    } finally {
+      this.submitting = false;
+    }
+  }
+
+  private dialogAsked: string | undefined;
+
+  /** A dialog on screen: recorded once as a question (the child shows `waiting-input` with its text). */
+  private async reportDialog(pty: TuiPty, adapter: TuiAdapter, turnId: string): Promise<boolean> {
+    const text = adapter.dialog(await pty.screen());
+    if (!text) return false;
+    if (!this.dialogAsked) {
+      this.dialogAsked = uuidv7();
+      this.deps.log.append({
+        type: "question",
+        turnId,
+        requestId: this.dialogAsked,
+        text: `the agent's TUI waits on a dialog in its pane (muster attach): ${text}`.slice(0, 1000),
+      });
+    }
+    return true;
+  }
+
+  private answerDialog(turnId: string): void {
+    if (!this.dialogAsked) return;
+    this.deps.log.append({
+      type: "answered",
+      turnId,
+      requestId: this.dialogAsked,
+      outcome: "answered",
+      text: "answered in the pane",
+    });
+    this.dialogAsked = undefined;
+  }
+
+  /** Ends the TUI (TERM, then KILL) and waits for it. */
+  async close(): Promise<void> {
+    this.watch?.close();
+    this.watch = undefined;
+    await this.pty?.kill();
+  }
+
+  /** The host is exiting: nothing it started may outlive it. */
+  killNow(): void {
+    this.pty?.killNow();
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * An agent CLI's own interactive TUI as a muster child (`mode: tui`): the child host runs it under a pty
+ * proxied to the pane, and learns turn boundaries and answers from the CLI's hooks (never from the screen).
+ * One adapter per CLI says how to start it with muster's hooks, and how to read what they report.
+ */
+import type { Usage } from "../../artifacts/events.js";
+import type { TurnInput } from "../types.js";
+
+/** One line of the hook file: what the hook command appended (`hook.ts`). */
+export interface HookLine {
+  event: string;
+  payload: unknown;
+}
+
+/** What a hook record means for the host. */
+export type TuiSignal =
+  /** The TUI is up and its session exists (it can take a prompt). */
+  | { kind: "ready"; sessionId?: string; transcript?: string }
+  /** A prompt was submitted (by muster or typed by a person): a turn starts. */
+  | { kind: "start"; sessionId?: string; prompt?: string; transcript?: string }
+  /** The agent ended its turn; `answer` is its last message when the hook carries it. */
+  | { kind: "stop"; sessionId?: string; answer?: string; transcript?: string };
+
+/** How to start the TUI: an argv (never a shell string), its directory and environment. */
+export interface TuiLaunch {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** Where the hooks write and how to run the hook command for one event (an argv: node + hook.js + file + event). */
+export interface TuiHooks {
+  file: string;
+  command(event: string): string[];
+}
+
+export interface TuiAdapter {
+  /** The runner this adapter belongs to. */
+  readonly runner: string;
+  /** Which hooks turn boundaries come from (for docs and the pane). */
+  readonly hooks: string;
+  /** Writes the CLI's per-child configuration (in `input.runnerDir`) and says how to start it. */
+  launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch;
+  /** A hook record, read. */
+  signal(line: HookLine): TuiSignal | undefined;
+  /** The turn's answer and usage from the CLI's transcript, read from `fromByte` on (the turn's part). */
+  transcript?(file: string, fromByte: number): { answer?: string; usage?: Usage };
+  /** A start-up blocker (trust, onboarding, theme, API key) the screen shows: its text, else undefined. */
+  dialog(screen: string): string | undefined;
+  /** The text in the TUI's input box (a draft not yet submitted), else "". */
+  draft(screen: string): string;
+}
