@@ -252,8 +252,12 @@ export class TuiHolder {
     if (this.sessionId) onMessage({ type: "session", id: this.sessionId });
     if (stop) {
       const file = stop.transcript ?? this.transcript;
-      const read = file && spec.adapter.transcript ? await this.readTranscript(spec.adapter, file, from) : {};
-      if (read.usage) onMessage({ type: "usage", usage: read.usage });
+      const read =
+        !stop.usage && file && spec.adapter.transcript
+          ? await this.readTranscript(spec.adapter, file, from)
+          : {};
+      const usage = stop.usage ?? read.usage;
+      if (usage) onMessage({ type: "usage", usage });
       const answer = stop.answer ?? read.answer ?? "";
       onMessage({ type: "result", status: "completed", text: answer });
     }

@@ -82,7 +82,10 @@ export function registerSpawn(program: Command): void {
           "-n, --name <label>",
           "a label for the new child, unique in this workspace, usable wherever its id is ([A-Za-z0-9._-], up to 32)",
         )
-        .option("--tui", "run the agent CLI's own TUI in the pane (claude): muster still records each turn")
+        .option(
+          "--tui",
+          "run the agent CLI's own TUI in the pane (claude, pi): muster still records each turn",
+        )
         .option(
           "--isolation <mode>",
           "worktree: run in a git worktree of its own, on branch muster/<name or short id>",

@@ -11,6 +11,7 @@ import type { Usage } from "../../artifacts/events.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
+import { inputBoxText } from "./screen-text.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -144,21 +145,13 @@ export const claudeTui: TuiAdapter = {
     return { ...(answer !== undefined ? { answer } : {}), usage };
   },
   dialog(screen: string): string | undefined {
-    if (!DIALOGS.some((d) => d.test(screen))) return undefined;
-    return screen
+    const lines = screen
       .split("\n")
       .map((l) => l.trim())
-      .filter((l) => l && !/^[─━]+$/.test(l))
-      .join(" / ")
-      .slice(0, 600);
+      .filter((l) => l && !/^[─━]+$/.test(l));
+    // From the line that names the dialog on: what a person must answer, not the banner above it.
+    const at = lines.findIndex((l) => DIALOGS.some((d) => d.test(l)));
+    return at < 0 ? undefined : lines.slice(at).join(" / ").slice(0, 600);
   },
-  draft(screen: string): string {
-    // The input box: the last `❯` line right below a rule (the dialogs' `❯` choices have none above them).
-    const lines = screen.split("\n");
-    for (let i = lines.length - 1; i > 0; i--) {
-      const l = lines[i]!.trimStart();
-      if (l.startsWith("❯") && /^[─━]{10,}/.test(lines[i - 1]!.trim())) return l.slice(1).trim();
-    }
-    return "";
-  },
+  draft: inputBoxText,
 };

@@ -18,8 +18,8 @@ export type TuiSignal =
   | { kind: "ready"; sessionId?: string; transcript?: string }
   /** A prompt was submitted (by muster or typed by a person): a turn starts. */
   | { kind: "start"; sessionId?: string; prompt?: string; transcript?: string }
-  /** The agent ended its turn; `answer` is its last message when the hook carries it. */
-  | { kind: "stop"; sessionId?: string; answer?: string; transcript?: string };
+  /** The agent ended its turn; `answer` (its last message) and `usage` when the hook carries them. */
+  | { kind: "stop"; sessionId?: string; answer?: string; usage?: Usage; transcript?: string };
 
 /** How to start the TUI: an argv (never a shell string), its directory and environment. */
 export interface TuiLaunch {
