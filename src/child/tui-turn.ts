@@ -26,6 +26,13 @@ import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
 const SUBMIT_CHECK_MS = 3000;
 /** Enter presses after the first, each only while the draft is still in the input box. */
 const MAX_RESUBMITS = 5;
+/**
+ * How long an interrupted TUI may take to be idle again: one that reports the interrupted turn's end (Pi) is
+ * waited for up to the longer time (a paste while it still runs would be queued by it, not submitted); one
+ * that reports nothing (Claude Code) is given the shorter moment.
+ */
+const INTERRUPT_SETTLE_MS = 2000;
+const INTERRUPT_REPORT_MS = 30_000;
 /** A pause between the paste and its Enter: a TUI reads a burst of keys as more paste. */
 const PASTE_SETTLE_MS = 250;
 
@@ -52,6 +59,8 @@ export class TuiHolder {
   private partial = "";
   private ready = false;
   private busy = false;
+  /** When the running turn was interrupted (Escape), until the TUI has settled. */
+  private interruptedAt: number | undefined;
   private sessionId: string | undefined;
   private transcript: string | undefined;
   /** The muster turn whose paste waits for its start hook (a start then belongs to it, not to a person). */
@@ -153,6 +162,7 @@ export class TuiHolder {
       if (!this.submitting) this.adoptTyped(s);
     } else if (s.kind === "stop") {
       this.busy = false;
+      this.interruptedAt = undefined;
       const t = this.current;
       if (t) {
         this.current = undefined;
@@ -287,9 +297,10 @@ export class TuiHolder {
   private stopsWith(control: TurnControl): void {
     control.onStop(() => {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) {
-        // Escape interrupts the TUI's turn; no Stop hook follows an interrupt, so it is idle from here.
+        // Escape interrupts the TUI's turn. Pi then reports its end (agent_end), Claude Code reports none: the
+        // TUI counts as busy until that record, or a moment without one (see INTERRUPT_SETTLE_MS).
         this.pty?.write("\x1b");
-        this.busy = false;
+        this.interruptedAt = Date.now();
         this.current = undefined;
       } else void this.pty?.kill();
       for (const w of [...this.waiters]) w({ kind: "halt" });
@@ -311,12 +322,18 @@ export class TuiHolder {
   ): Promise<{ from: number } | string | undefined> {
     // Idle: the TUI is up (its ready hook) and no turn of its own is running (a person's, or the last one).
     while (!this.ready || this.busy) {
+      const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
+      const settled = this.interruptedAt !== undefined ? this.interruptedAt + settle : undefined;
       const s = await this.next(
         (x) => (x.kind === "ready" && !this.busy) || (x.kind === "stop" && this.ready),
-        SUBMIT_CHECK_MS,
+        settled !== undefined ? Math.max(0, settled - Date.now()) : SUBMIT_CHECK_MS,
       );
       if (control.reason || control.failure) return undefined;
       if (s?.kind === "exit") return s.why;
+      if (!s && settled !== undefined && Date.now() >= settled) {
+        this.busy = false;
+        this.interruptedAt = undefined;
+      }
       if (!s && !this.ready) await this.reportDialog(pty, adapter, turnId);
     }
     this.submitting = true;

@@ -86,7 +86,8 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         PATH: `${binDir}${path.delimiter}${sb.env.PATH}`,
         TMPDIR: workDir(".tmp"),
       };
-      if (cli === "claude") settleClaudeFirstRun(sb.env.HOME as string, ["one", "cancel"].map(workDir));
+      if (cli === "claude")
+        settleClaudeFirstRun(sb.env.HOME as string, ["one", "cancel", "steer"].map(workDir));
     });
     afterAll(async () => {
       await ep?.close();
@@ -170,6 +171,33 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
       expect(new Set(all.map((e) => e.runnerSessionId)).size).toBe(1);
       // The new process's transcript holds the earlier turns too: only this turn's reply counts for its usage.
       expect(all.at(-1)!.usage.output).toBe(all[0]!.usage.output);
+    });
+
+    it("send --mode now interrupts the TUI's turn (Escape) and the follow-up runs on the same TUI", async () => {
+      ep.setScenario("slow");
+      const before = ep.requests.length;
+      const s = await sb.json(spawnArgs(workDir("steer"), "write a long story"), { env });
+      expect(s.exitCode, s.stderr).toBe(0);
+      await until(
+        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
+        60_000,
+      );
+      ep.setScenario("text");
+      const r = await sb.json(
+        ["send", s.data.id, "--mode", "now", "--wait", "--timeout", "120", "stop; say hi"],
+        {
+          env,
+          timeout: 150_000,
+        },
+      );
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      expect(r.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
+      const [first, second] = completions(s.data.artifactDir);
+      expect(first).toMatchObject({ turnId: s.data.turnId, status: "interrupted" });
+      expect(second!.status).toBe("completed");
+      const starts = readEvents(s.data.artifactDir).filter((e) => e.type === "runner_started");
+      expect(new Set(starts.map((e) => e.pid)).size).toBe(1);
+      await sb.run(["cancel", s.data.id], { env });
     });
 
     it("cancel ends the TUI's process group: no process of the CLI is left", async () => {

@@ -44,6 +44,7 @@ const DIALOGS = [
 
 export const claudeTui: TuiAdapter = {
   runner: "claude",
+  interruptReportsEnd: false,
   hooks: "SessionStart, UserPromptSubmit, Stop (--settings)",
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
     fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });

@@ -45,6 +45,7 @@ function ofMessages(messages: unknown[]): { answer?: string; usage?: Usage } {
 
 export const piTui: TuiAdapter = {
   runner: "pi",
+  interruptReportsEnd: true,
   hooks: "session_start, before_agent_start, agent_end (muster's extension, -e)",
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
     const { provider, id } = splitModel(input.model);

@@ -39,6 +39,8 @@ export interface TuiAdapter {
   readonly runner: string;
   /** Which hooks turn boundaries come from (for docs and the pane). */
   readonly hooks: string;
+  /** An interrupted turn (Escape) still reports its end (Pi's agent_end); else the TUI is idle a moment after. */
+  readonly interruptReportsEnd: boolean;
   /** Writes the CLI's per-child configuration (in `input.runnerDir`) and says how to start it. */
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch;
   /** A hook record, read. */
