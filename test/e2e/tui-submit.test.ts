@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
-import { REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { pidAlive, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 
 const FAKE = path.join(REPO, "test", "fixtures", "fake-tui.mjs");
 
@@ -87,5 +87,29 @@ describe("mode tui: submitting a prompt to a TUI", { timeout: 60_000 }, () => {
     expect(typedDone?.status).toBe("completed");
     const res = await sb.run(["result", s.id, "--turn", typedDone!.turnId]);
     expect(res.stdout.trim()).toBe("fake answer to: typed");
+  });
+
+  it("a TUI a person left (/exit) is started again for the next turn, continuing its session", async () => {
+    const { log, env } = envFor("plain");
+    const { s, r } = await spawnAndWait(env, "before exit");
+    expect(r?.status, JSON.stringify(r)).toBe("completed");
+    await execa("tmux", ["-L", sb.socket, "send-keys", "-t", s.paneId, "-l", "/exit"]);
+    await execa("tmux", ["-L", sb.socket, "send-keys", "-t", s.paneId, "Enter"]);
+    const pid = readEvents(s.artifactDir).find((x) => x.type === "runner_started")!.pid as number;
+    await until(() => !pidAlive(pid), 10_000);
+    const sent = await sb.json(["send", s.id, "--wait", "--timeout", "40", "after exit"], {
+      env,
+      timeout: 50_000,
+    });
+    expect(sent.data.results?.[0]?.status, JSON.stringify(sent.data)).toBe("completed");
+    expect(sent.data.results[0].text).toBe("fake answer to: after exit");
+    const starts = entries(log).filter((x) => x.kind === "started");
+    expect(starts).toHaveLength(2);
+    expect(starts[0].argv).not.toContain("--session");
+    expect(starts[1].argv.slice(-2)).toEqual(["--session", "fake-session"]);
+    const pids = readEvents(s.artifactDir)
+      .filter((x) => x.type === "runner_started")
+      .map((x) => x.pid);
+    expect(new Set(pids).size).toBe(2);
   });
 });
