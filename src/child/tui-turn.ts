@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import type { EventLog } from "../artifacts/log.js";
 import { tuiAdapter } from "../runners/tui/registry.js";
-import type { HookLine, TuiAdapter, TuiSignal } from "../runners/tui/types.js";
+import type { TuiAdapter, TuiSignal } from "../runners/tui/types.js";
 import type { AgentMessage, Runner, TurnInput } from "../runners/types.js";
 import { uuidv7 } from "../util/ids.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
@@ -19,6 +19,7 @@ import { DirWatch } from "./dir-watch.js";
 import { type TurnState, turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
 import { decide, missingDir, type Outcome } from "./run-plan.js";
+import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
 import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
 
@@ -36,6 +37,8 @@ const INTERRUPT_REPORT_MS = 30_000;
 /** A pause between the paste and its Enter: a TUI reads a burst of keys as more paste. */
 const PASTE_SETTLE_MS = 250;
 
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
 export interface TuiTurnSpec {
   adapter: TuiAdapter;
   input: TurnInput;
@@ -45,8 +48,11 @@ export interface TuiTurnSpec {
 type Heard = TuiSignal | { kind: "exit"; why: string } | { kind: "halt" };
 type Waiter = (s: Heard) => void;
 
-/** A turn the TUI started by itself (a person typed it): the host records it when it takes its inbox item. */
-interface TypedTurn {
+/**
+ * A run of the TUI, from its start record to its stop record: muster's own (a sent prompt) or one a person
+ * typed. Kept as state, not only heard as events: a start and its stop may arrive in one read.
+ */
+interface TuiRun {
   start: TuiSignal & { kind: "start" };
   transcriptFrom: number;
   stop?: TuiSignal & { kind: "stop" };
@@ -55,8 +61,6 @@ interface TypedTurn {
 export class TuiHolder {
   private pty: TuiPty | undefined;
   private watch: DirWatch | undefined;
-  private cursor = 0;
-  private partial = "";
   private ready = false;
   private busy = false;
   /** When the running turn was interrupted (Escape), until the TUI has settled. */
@@ -66,17 +70,21 @@ export class TuiHolder {
   /** The muster turn whose paste waits for its start hook (a start then belongs to it, not to a person). */
   private submitting = false;
   private readonly waiters = new Set<Waiter>();
-  private readonly typed = new Map<string, TypedTurn>();
-  private current: TypedTurn | undefined;
+  /** Runs a person started, by the turn id their inbox item got. */
+  private readonly typed = new Map<string, TuiRun>();
+  /** The run going on now (its stop record completes it). */
+  private current: TuiRun | undefined;
+  /** The run muster's paste started, once its start record arrived. */
+  private submitted: TuiRun | undefined;
   private exitWhy: string | undefined;
 
   constructor(
     private readonly deps: { log: EventLog; render: PaneRenderer; inbox: string; runnerDir: string },
-  ) {}
-
-  private get hookFile(): string {
-    return path.join(this.deps.runnerDir, "tui-hooks.ndjson");
+  ) {
+    this.hooks = new HookFileReader(path.join(deps.runnerDir, "tui-hooks.ndjson"));
   }
+
+  private readonly hooks: HookFileReader;
 
   /** The TUI this runner has; a runner without one cannot be in this mode (spawn refuses it first). */
   specFor(runner: Runner, input: TurnInput): TuiTurnSpec | undefined {
@@ -89,23 +97,22 @@ export class TuiHolder {
     // node-pty (native) and the terminal model load only in this mode: every other host starts without them.
     const { TuiPty } = await import("./tui-pty.js");
     fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
-    // Records of an earlier TUI process are history: the cursor starts at the file's end.
-    try {
-      this.cursor = fs.statSync(this.hookFile).size;
-    } catch {
-      this.cursor = 0;
-    }
-    this.partial = "";
+    this.hooks.skipToEnd();
     this.ready = false;
     this.busy = false;
     this.exitWhy = undefined;
     const hookScript = path.join(PACKAGE_ROOT, "dist", "runners", "tui", "hook.js");
     const launch = spec.adapter.launch(
       spec.input,
-      { file: this.hookFile, command: (event) => [process.execPath, hookScript, this.hookFile, event] },
+      { file: this.hooks.file, command: (event) => [process.execPath, hookScript, this.hooks.file, event] },
       spec.input.runnerSessionId ?? this.sessionId,
     );
-    this.watch ??= new DirWatch(this.deps.runnerDir, () => this.readHooks(spec.adapter));
+    this.watch ??= new DirWatch(this.deps.runnerDir, () => {
+      for (const line of this.hooks.read()) {
+        const signal = spec.adapter.signal(line);
+        if (signal) this.onSignal(signal);
+      }
+    });
     // From here on the pane belongs to the TUI: the host's own lines would garble its screen.
     this.deps.render.mute(true);
     const pty = new TuiPty(launch, (why) => {
@@ -120,46 +127,17 @@ export class TuiHolder {
     return pty;
   }
 
-  /** Reads new hook records from the cursor on. */
-  private readHooks(adapter: TuiAdapter): void {
-    let fd: number;
-    try {
-      fd = fs.openSync(this.hookFile, "r");
-    } catch {
-      return;
-    }
-    let text = "";
-    try {
-      const size = fs.fstatSync(fd).size;
-      if (size <= this.cursor) return;
-      const buf = Buffer.alloc(size - this.cursor);
-      fs.readSync(fd, buf, 0, buf.length, this.cursor);
-      this.cursor = size;
-      text = buf.toString("utf8");
-    } finally {
-      fs.closeSync(fd);
-    }
-    const lines = (this.partial + text).split("\n");
-    this.partial = lines.pop() ?? "";
-    for (const l of lines) {
-      let line: HookLine;
-      try {
-        line = JSON.parse(l) as HookLine;
-      } catch {
-        continue;
-      }
-      const s = adapter.signal(line);
-      if (s) this.onSignal(s);
-    }
-  }
-
   private onSignal(s: TuiSignal): void {
-    if (s.sessionId) this.sessionId = s.sessionId;
+    // The id goes back to the CLI as an argv word (--resume <id>): only an id's characters, never an option.
+    if (s.sessionId && SESSION_ID.test(s.sessionId)) this.sessionId = s.sessionId;
     if (s.transcript) this.transcript = s.transcript;
     if (s.kind === "ready") this.ready = true;
     else if (s.kind === "start") {
       this.busy = true;
-      if (!this.submitting) this.adoptTyped(s);
+      const run: TuiRun = { start: s, transcriptFrom: this.transcriptSize() };
+      this.current = run;
+      if (this.submitting) this.submitted = run;
+      else this.adoptTyped(run);
     } else if (s.kind === "stop") {
       this.busy = false;
       this.interruptedAt = undefined;
@@ -173,15 +151,13 @@ export class TuiHolder {
   }
 
   /** A prompt nobody sent through muster (typed in the pane): it becomes a turn through the inbox. */
-  private adoptTyped(start: TuiSignal & { kind: "start" }): void {
+  private adoptTyped(run: TuiRun): void {
     const turnId = uuidv7();
-    const t: TypedTurn = { start, transcriptFrom: this.transcriptSize() };
-    this.typed.set(turnId, t);
-    this.current = t;
+    this.typed.set(turnId, run);
     writeInboxItem(this.deps.inbox, {
       v: 1,
       turnId,
-      prompt: start.prompt ?? "",
+      prompt: run.start.prompt ?? "",
       source: "typed",
       createdAt: new Date().toISOString(),
     });
@@ -231,16 +207,10 @@ export class TuiHolder {
     const typed = this.typed.get(turnId);
     this.typed.delete(turnId);
     let fail: string | undefined;
-    let stop: (TuiSignal & { kind: "stop" }) | undefined;
-    let from = 0;
+    let run: TuiRun | undefined = typed;
     if (typed) {
       if (this.pty) deps.log.append({ type: "runner_started", turnId, pid: this.pty.pid, argv0 });
       this.stopsWith(control);
-      from = typed.transcriptFrom;
-      while (!typed.stop && this.pty && !control.reason && !control.failure)
-        await this.next((s) => s.kind === "stop", Number.POSITIVE_INFINITY);
-      stop = typed.stop;
-      if (!stop && !control.reason) fail = this.exitWhy ?? "the agent's TUI ended before the turn did";
     } else {
       let pty = this.pty;
       try {
@@ -252,13 +222,15 @@ export class TuiHolder {
       this.stopsWith(control);
       const sent = await this.submit(pty, spec.adapter, turnId, prompt, control);
       if (typeof sent === "string") fail = sent;
-      else if (sent) {
-        from = sent.from;
-        const end = await this.next((s) => s.kind === "stop", Number.POSITIVE_INFINITY);
-        if (end?.kind === "stop") stop = end;
-        else if (end?.kind === "exit") fail = end.why;
-      }
+      else run = sent;
     }
+    // The run's stop record may be in already (read together with its start): state first, then wait.
+    while (run && !run.stop && this.pty && !control.reason && !control.failure)
+      await this.next((s) => s.kind === "stop", Number.POSITIVE_INFINITY);
+    const stop = run?.stop;
+    const from = run?.transcriptFrom ?? 0;
+    if (run && !stop && !control.reason && !control.failure)
+      fail = this.exitWhy ?? "the agent's TUI ended before the turn did";
     if (this.sessionId) onMessage({ type: "session", id: this.sessionId });
     if (stop) {
       const file = stop.transcript ?? this.transcript;
@@ -311,7 +283,7 @@ export class TuiHolder {
    * Pastes the prompt once the TUI is idle and presses Enter until its start hook says it was submitted: Enter
    * again only while the draft is still in the input box (never a second submit). A start-up dialog in the way
    * is reported as a question (`waiting-input`, its text) while the turn keeps waiting for a person to answer it.
-   * Resolves with where the turn's part of the transcript begins, a reason it failed, or undefined (stopped).
+   * Resolves with the run it started, a reason it failed, or undefined (stopped).
    */
   private async submit(
     pty: TuiPty,
@@ -319,7 +291,7 @@ export class TuiHolder {
     turnId: string,
     prompt: string,
     control: TurnControl,
-  ): Promise<{ from: number } | string | undefined> {
+  ): Promise<TuiRun | string | undefined> {
     // Idle: the TUI is up (its ready hook) and no turn of its own is running (a person's, or the last one).
     while (!this.ready || this.busy) {
       const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
@@ -337,18 +309,18 @@ export class TuiHolder {
       if (!s && !this.ready) await this.reportDialog(pty, adapter, turnId);
     }
     this.submitting = true;
+    this.submitted = undefined;
     try {
       pty.write(Buffer.from(`\x1b[200~${prompt}\x1b[201~`, "utf8"));
       await new Promise((r) => setTimeout(r, PASTE_SETTLE_MS));
-      const from = this.transcriptSize();
       pty.write(Buffer.from("\r"));
       for (let tries = 0; ; ) {
-        const s = await this.next((x) => x.kind === "start", SUBMIT_CHECK_MS);
+        const s = this.submitted ? undefined : await this.next((x) => x.kind === "start", SUBMIT_CHECK_MS);
         if (control.reason || control.failure) return undefined;
         if (s?.kind === "exit") return s.why;
-        if (s?.kind === "start") {
+        if (this.submitted) {
           this.answerDialog(turnId);
-          return { from };
+          return this.submitted;
         }
         if (await this.reportDialog(pty, adapter, turnId)) continue;
         if (adapter.draft(await pty.screen()) && tries < MAX_RESUBMITS) {

@@ -48,6 +48,19 @@ describe("mode tui: submitting a prompt to a TUI", { timeout: 60_000 }, () => {
     expect(e.filter((x) => x.kind === "submit")).toHaveLength(1);
   });
 
+  it("a start and its stop read together (one write) still end the turn, twice in a row", async () => {
+    const { env } = envFor("one-write");
+    const { s, r } = await spawnAndWait(env, "quick one");
+    expect(r?.status, JSON.stringify(r)).toBe("completed");
+    expect(r.text).toBe("fake answer to: quick one");
+    const sent = await sb.json(["send", s.id, "--wait", "--timeout", "20", "quick two"], {
+      env,
+      timeout: 30_000,
+    });
+    expect(sent.data.results?.[0]?.status, JSON.stringify(sent.data)).toBe("completed");
+    expect(sent.data.results[0].text).toBe("fake answer to: quick two");
+  });
+
   it("a start hook that is slow to arrive gets no second Enter (the box is empty)", async () => {
     const { log, env } = envFor("slow-hook");
     const { r } = await spawnAndWait(env, "wait for me");
