@@ -56,6 +56,9 @@ interface TuiRun {
   start: TuiSignal & { kind: "start" };
   transcriptFrom: number;
   stop?: TuiSignal & { kind: "stop" };
+  /** Messages of the run (its tool calls) not yet handed to the turn recording it; `listen` takes them live. */
+  pending: AgentMessage[];
+  listen?: (m: AgentMessage) => void;
 }
 
 export class TuiHolder {
@@ -130,14 +133,19 @@ export class TuiHolder {
   private onSignal(s: TuiSignal): void {
     // The id goes back to the CLI as an argv word (--resume <id>): only an id's characters, never an option.
     if (s.sessionId && SESSION_ID.test(s.sessionId)) this.sessionId = s.sessionId;
-    if (s.transcript) this.transcript = s.transcript;
+    if (s.kind !== "tool" && s.transcript) this.transcript = s.transcript;
     if (s.kind === "ready") this.ready = true;
     else if (s.kind === "start") {
       this.busy = true;
-      const run: TuiRun = { start: s, transcriptFrom: this.transcriptSize() };
+      const run: TuiRun = { start: s, transcriptFrom: this.transcriptSize(), pending: [] };
       this.current = run;
       if (this.submitting) this.submitted = run;
       else this.adoptTyped(run);
+    } else if (s.kind === "tool") {
+      const run = this.current;
+      const m: AgentMessage = { type: "tool", phase: s.phase, name: s.name, summary: s.summary };
+      if (run?.listen) run.listen(m);
+      else run?.pending.push(m);
     } else if (s.kind === "stop") {
       this.busy = false;
       this.interruptedAt = undefined;
@@ -224,9 +232,15 @@ export class TuiHolder {
       if (typeof sent === "string") fail = sent;
       else run = sent;
     }
+    if (run) {
+      for (const m of run.pending.splice(0)) onMessage(m);
+      run.listen = onMessage;
+    }
     // The run's stop record may be in already (read together with its start): state first, then wait.
     while (run && !run.stop && this.pty && !control.reason && !control.failure)
       await this.next((s) => s.kind === "stop", Number.POSITIVE_INFINITY);
+    // A late record of this run (after an interrupt) is no longer this turn's.
+    if (run) run.listen = undefined;
     const stop = run?.stop;
     const from = run?.transcriptFrom ?? 0;
     if (run && !stop && !control.reason && !control.failure)

@@ -11,7 +11,7 @@ import { groupAlive } from "../../src/util/process-group.js";
 // @ts-expect-error plain JS fixture
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
-import { startEndpoint } from "../fixtures/llm-endpoint.mjs";
+import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
 import { processesWithEnv, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 
@@ -87,7 +87,7 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         TMPDIR: workDir(".tmp"),
       };
       if (cli === "claude")
-        settleClaudeFirstRun(sb.env.HOME as string, ["one", "cancel", "steer"].map(workDir));
+        settleClaudeFirstRun(sb.env.HOME as string, ["one", "cancel", "steer", "tool"].map(workDir));
     });
     afterAll(async () => {
       await ep?.close();
@@ -171,6 +171,22 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
       expect(new Set(all.map((e) => e.runnerSessionId)).size).toBe(1);
       // The new process's transcript holds the earlier turns too: only this turn's reply counts for its usage.
       expect(all.at(-1)!.usage.output).toBe(all[0]!.usage.output);
+    });
+
+    it("a tool call inside the TUI runs in the child's cwd and is recorded as tool_activity", async () => {
+      ep.setScenario("tool");
+      const cwd = workDir("tool");
+      const s = await sb.json(spawnArgs(cwd, "make the file"), { env });
+      expect(s.exitCode, s.stderr).toBe(0);
+      const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
+      expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+      expect(w.data.results[0].text.trim()).toBe("The file out.txt now says hello.");
+      expect(fs.readFileSync(path.join(cwd, "out.txt"), "utf8").trim()).toBe("hello");
+      const tools = readEvents(s.data.artifactDir).filter((e) => e.type === "tool_activity");
+      expect(tools.map((t) => t.phase)).toEqual(["start", "end"]);
+      expect(tools.every((t) => t.turnId === s.data.turnId)).toBe(true);
+      expect(tools[0].summary).toContain(TOOL_COMMAND);
+      await sb.run(["cancel", s.data.id], { env });
     });
 
     it("send --mode now interrupts the TUI's turn (Escape) and the follow-up runs on the same TUI", async () => {

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { writeFileAtomic } from "../../util/fsx.js";
-import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
+import { arr, binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { inputBoxText } from "./screen-text.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
@@ -45,7 +45,7 @@ const DIALOGS = [
 export const claudeTui: TuiAdapter = {
   runner: "claude",
   interruptReportsEnd: false,
-  hooks: "SessionStart, UserPromptSubmit, Stop (--settings)",
+  hooks: "SessionStart, UserPromptSubmit, Stop, PreToolUse, PostToolUse (--settings)",
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
     fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });
     const settings = path.join(input.runnerDir, "tui-settings.json");
@@ -56,6 +56,9 @@ export const claudeTui: TuiAdapter = {
           SessionStart: hook(hooks, "ready"),
           UserPromptSubmit: hook(hooks, "start"),
           Stop: hook(hooks, "stop"),
+          // Every tool (an empty matcher matches all): the turn's tool_activity, and a sign of life.
+          PreToolUse: [{ matcher: "", ...hook(hooks, "tool-start")[0] }],
+          PostToolUse: [{ matcher: "", ...hook(hooks, "tool-end")[0] }],
         },
       })}\n`,
     );
@@ -91,6 +94,17 @@ export const claudeTui: TuiAdapter = {
     if (line.event === "start") {
       const prompt = str(p.prompt);
       return { kind: "start", ...common, ...(prompt !== undefined ? { prompt } : {}) };
+    }
+    if (line.event === "tool-start" || line.event === "tool-end") {
+      const name = str(p.tool_name) ?? "tool";
+      const failed = line.event === "tool-end" && obj(p.tool_response).is_error === true;
+      return {
+        kind: "tool",
+        phase: line.event === "tool-start" ? "start" : "end",
+        name,
+        summary: line.event === "tool-start" ? toolSummary(p.tool_input) : failed ? "error" : "",
+        ...(sessionId ? { sessionId } : {}),
+      };
     }
     if (line.event === "stop") {
       const answer = str(p.last_assistant_message);

@@ -7,7 +7,7 @@
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
+import { arr, binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { inputBoxText } from "./screen-text.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
@@ -46,7 +46,7 @@ function ofMessages(messages: unknown[]): { answer?: string; usage?: Usage } {
 export const piTui: TuiAdapter = {
   runner: "pi",
   interruptReportsEnd: true,
-  hooks: "session_start, before_agent_start, agent_end (muster's extension, -e)",
+  hooks: "session_start, before_agent_start, agent_end, tool_execution_start/end (muster's extension, -e)",
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
     const { provider, id } = splitModel(input.model);
     return {
@@ -74,6 +74,15 @@ export const piTui: TuiAdapter = {
     if (line.event === "start") {
       const prompt = str(p.prompt);
       return { kind: "start", ...sid, ...(prompt !== undefined ? { prompt } : {}) };
+    }
+    if (line.event === "tool-start" || line.event === "tool-end") {
+      const start = line.event === "tool-start";
+      return {
+        kind: "tool",
+        phase: start ? "start" : "end",
+        name: str(p.toolName) ?? "tool",
+        summary: start ? toolSummary(p.args) : p.isError === true ? "error" : "",
+      };
     }
     if (line.event === "stop") return { kind: "stop", ...sid, ...ofMessages(arr(p.messages)) };
     return undefined;
