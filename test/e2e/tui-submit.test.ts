@@ -125,4 +125,16 @@ describe("mode tui: submitting a prompt to a TUI", { timeout: 60_000 }, () => {
       .map((x) => x.pid);
     expect(new Set(pids).size).toBe(2);
   });
+
+  it("runs under the pty backend too: the TUI's screen is what capture shows, and turns complete", async () => {
+    const { env } = envFor("plain");
+    const s = await sb.json(["spawn", "--backend", "pty", "--agent", "tuipi", "on pty"], { env });
+    expect(s.exitCode, s.stderr).toBe(0);
+    const w = await sb.json(["wait", s.data.id, "--timeout", "40"], { env, timeout: 50_000 });
+    expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+    expect(w.data.results[0].text).toBe("fake answer to: on pty");
+    const cap = await sb.run(["capture", s.data.id], { env });
+    expect(cap.stdout).toContain("fake tui");
+    await sb.run(["cancel", s.data.id], { env });
+  });
 });
