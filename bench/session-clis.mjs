@@ -15,7 +15,7 @@ import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
 import { cliBenchEnv } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
-const SESSION_CLIS = ["claude", "pi", "gemini", "opencode"];
+const SESSION_CLIS = ["claude", "pi", "gemini", "opencode", "codex"];
 
 const stats = (xs) => ({ n: xs.length, p50: round(pct(xs, 50)), p95: round(pct(xs, 95)) });
 

@@ -246,6 +246,8 @@ export interface ChildMeta {
     tools?: string[];
     disallowedTools?: string[];
     maxTurns?: number;
+    /** "ask": tools the profile does not pre-approve become permission requests to the parent. */
+    permissions?: "ask";
     /** The profile's runner mode, when it names one (absent: session where the CLI has one). */
     runnerMode?: "session" | "oneshot" | "tui";
   };

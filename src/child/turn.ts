@@ -146,6 +146,7 @@ export async function runTurn(
         ...(meta.profile.tools ? { tools: meta.profile.tools } : {}),
         ...(meta.profile.disallowedTools ? { disallowedTools: meta.profile.disallowedTools } : {}),
         ...(meta.profile.maxTurns !== undefined ? { maxTurns: meta.profile.maxTurns } : {}),
+        ...(meta.profile.permissions === "ask" ? { permissions: "ask" as const } : {}),
         ...(isSchema(item.outputSchema) ? { outputSchema: item.outputSchema } : {}),
       };
       const spec = deps.sessions?.specFor(deps.runner, input);

@@ -160,6 +160,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ...(profile.tools ? { tools: profile.tools } : {}),
       ...(profile.disallowedTools ? { disallowedTools: profile.disallowedTools } : {}),
       ...(profile.maxTurns !== undefined ? { maxTurns: profile.maxTurns } : {}),
+      ...(profile.permissions === "ask" ? { permissions: "ask" as const } : {}),
       ...(mode === "session" || mode === "oneshot" || mode === "tui" ? { runnerMode: mode } : {}),
     },
     envNames: Object.keys(childEnv).sort(),
@@ -269,7 +270,15 @@ export function assertInstalled(runner: Runner, agent: string, env: Record<strin
 }
 
 function ignoredFields(runner: Runner, profile: Profile): string[] {
+  const asks = profile.permissions === "ask" && !runner.routesPermissions;
   return (runner.ignores ?? [])
     .filter((f) => profile[f] !== undefined)
-    .map((f) => `agent "${profile.name}": ${runner.name} has no way to apply ${f}; it is ignored`);
+    .map((f) => `agent "${profile.name}": ${runner.name} has no way to apply ${f}; it is ignored`)
+    .concat(
+      asks
+        ? [
+            `agent "${profile.name}": ${runner.name} has no permission prompts to route; permissions: ask is ignored`,
+          ]
+        : [],
+    );
 }

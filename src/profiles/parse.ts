@@ -35,6 +35,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     cwd: r.str("cwd"),
     env: r.env("env"),
     maxTurns: r.positiveInt("maxTurns"),
+    permissions: r.oneOf("permissions", ["allow", "ask"] as const),
     caps: r.caps("caps"),
     spawn: r.bool("spawn"),
     command: r.argv("command"),

@@ -37,6 +37,9 @@ export interface Profile {
   cwd?: string;
   env?: Record<string, string>;
   maxTurns?: number;
+  /** "ask": tools the profile does not pre-approve are asked of the parent (permission requests); default
+   * "allow": the CLI runs in its no-prompt mode. */
+  permissions?: "allow" | "ask";
   /** Caps muster enforces on this agent's children (the `caps:` map; maxTurns there counts muster turns). */
   caps?: Caps;
   /** false: this agent's children may not start children of their own. */

@@ -13,6 +13,8 @@ export const acpRunner: Runner = {
   catalog: { provider: "acp", open: true, models: [] },
   resumeMode: () => "native",
   ignores: ["tools", "disallowedTools", "maxTurns"],
+  // Whatever the agent asks (session/request_permission) goes to the parent.
+  routesPermissions: true,
   usage: "<command…>   (stdio: ACP JSON-RPC; initialize, session/new|load, session/prompt per turn)",
   plan(): TurnPlan {
     throw new MusterError(

@@ -38,6 +38,8 @@ export interface TurnInput {
   tools?: string[];
   disallowedTools?: string[];
   maxTurns?: number;
+  /** "ask": no pre-approval beyond the profile's tools; a live session routes the CLI's prompts to the parent. */
+  permissions?: "ask";
   /** A JSON Schema the final answer must match, for runners whose CLI enforces one (`Runner.nativeSchema`). */
   outputSchema?: object;
 }
@@ -75,8 +77,8 @@ export interface TurnPlan {
  * new process that reloads the conversation (`resume`).
  */
 export interface SessionSpec {
-  /** How muster talks to it: the Agent Client Protocol, or Pi's RPC mode (`pi --mode rpc`). */
-  protocol: "acp" | "pi-rpc" | "claude-stream";
+  /** How muster talks to it: the Agent Client Protocol, Pi's RPC mode (`pi --mode rpc`), Claude's stream-json, Codex's app-server. */
+  protocol: "acp" | "pi-rpc" | "claude-stream" | "codex-app";
   argv: string[];
   cwd: string;
   env: Record<string, string>;
@@ -90,6 +92,8 @@ export interface SessionSpec {
   modeId?: string;
   /** Instructions the first prompt of a new session carries (the profile's system prompt). */
   preamble?: string;
+  /** codex app-server: the thread's approval policy and sandbox, and a new thread's developer instructions. */
+  codex?: { approvalPolicy: "never" | "untrusted"; sandbox: string; developerInstructions?: string };
 }
 
 /** What a session driver may do with its process. */
@@ -163,6 +167,8 @@ export interface Runner {
   readonly binary?: RunnerBinary;
   /** Profile fields the CLI has no way to honour: a spawn that sets one gets a warning, not a silent no-op. */
   readonly ignores?: readonly ("tools" | "disallowedTools" | "maxTurns")[];
+  /** Its session mode hands the CLI's permission prompts to the parent (a profile's `permissions: ask`). */
+  readonly routesPermissions?: boolean;
   /**
    * Whether the CLI enforces this JSON Schema on its final answer itself (structured output): the turn then
    * carries it as `outputSchema`. Absent or false: muster asks for the format in the prompt instead.

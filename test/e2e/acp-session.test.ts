@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { groupAlive } from "../../src/util/process-group.js";
-import { REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { BIN, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 
 const sb = useSandbox("mt-acp");
@@ -179,5 +179,72 @@ describe("runner acp: permission requests go to the parent", () => {
     expect(denied).toMatchObject({ state: "denied" });
     expect(denied.summary).toMatch(/no answer in 1 s/);
     await sb.run(["cancel", s.data.spawned.id]);
+  });
+
+  it("permissions: ask on a runner with no prompts to route is a warning at spawn; a bad value is a profile warning", async () => {
+    const agents = path.join(sb.cwd, ".muster", "agents");
+    fs.writeFileSync(path.join(agents, "mock-ask.md"), "---\nrunner: mock\npermissions: ask\n---\n");
+    fs.writeFileSync(path.join(agents, "bad-ask.md"), "---\nrunner: mock\npermissions: maybe\n---\n");
+    fs.writeFileSync(
+      path.join(agents, "acp-ask.md"),
+      `---\nrunner: acp\npermissions: ask\ncommand: ${JSON.stringify([process.execPath, AGENT])}\n---\n`,
+    );
+    const r = await sb.json(["spawn", "--agent", "mock-ask", "--wait", "--timeout", "60", "hi"]);
+    expect(r.data.spawned.warnings).toEqual([
+      'agent "mock-ask": mock has no permission prompts to route; permissions: ask is ignored',
+    ]);
+    expect(r.data.results[0].status).toBe("completed");
+    const bad = await sb.json(["spawn", "--agent", "bad-ask", "--wait", "--timeout", "60", "hi"]);
+    expect(bad.data.spawned.warnings.join("\n")).toMatch(/field "permissions" must be one of "allow", "ask"/);
+    // Runner acp routes whatever its agent asks: no warning.
+    const ok = await sb.json(["spawn", "--agent", "acp-ask", "--wait", "--timeout", "60", "hi"]);
+    expect(ok.data.spawned.warnings ?? []).toEqual([]);
+    await sb.run(["cancel", r.data.spawned.id, bad.data.spawned.id, ok.data.spawned.id]);
+  });
+
+  it("a grandchild's request reaches the top labelled with its lineage; allow there lets it run", async () => {
+    const cwd = path.join(sb.cwd, "deep");
+    fs.mkdirSync(cwd, { recursive: true });
+    // The child delegates: its turn is `muster spawn --wait` of an ACP agent, its prompt ({prompt}) asking permission.
+    const inner = ["spawn", "--wait", "--timeout", "60", "--agent", "acp-echo", "--cwd", cwd, "{prompt}"];
+    const d = await sb.run([
+      "spawn",
+      "--json",
+      "--agent",
+      "command",
+      "ask permission",
+      "--",
+      process.execPath,
+      BIN,
+      ...inner,
+    ]);
+    expect(d.exitCode, d.stderr).toBe(0);
+    const parent = JSON.parse(d.stdout).id as string;
+    const req = await until(
+      async () =>
+        ((await sb.json(["inbox", "--peek"])).data.requests ?? []).find(
+          (r: { lineage: string[] }) => r.lineage.length === 2 && r.lineage[0] === parent,
+        ),
+      30_000,
+      100,
+    ).catch(async (e) => {
+      const all = await sb.run(["ls", "--all", "--json"]);
+      const inbox = await sb.run(["inbox", "--peek", "--json"]);
+      const cap = await sb.run(["capture", parent]);
+      throw new Error(`${e}\n${all.stdout}\n${inbox.stdout}\n${cap.stdout}${cap.stderr}`);
+    });
+    expect(req).toMatchObject({ type: "permission", tool: "write perm.txt", agent: "acp-echo" });
+    expect(req.lineage).toEqual([parent, req.child]);
+    expect((await sb.json(["status", req.child])).data.live.state).toBe("waiting-permission");
+    const human = await sb.run(["inbox", "--peek"]);
+    expect(human.stdout).toContain(
+      `permission ${req.id.slice(-8)}  from ${parent.slice(-8)} › ${req.child.slice(-8)}`,
+    );
+    expect((await sb.json(["allow", req.id.slice(-8)])).exitCode).toBe(0);
+    const w = await sb.json(["wait", parent, "--timeout", "60"]);
+    expect(w.data.results[0].status).toBe("completed");
+    expect(fs.readFileSync(path.join(cwd, "perm.txt"), "utf8")).toBe("ok");
+    expect((await sb.json(["result", req.child])).data.text).toMatch(/^permission granted \(ok\)/);
+    await sb.run(["cancel", parent]);
   });
 });

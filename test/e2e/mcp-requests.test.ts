@@ -141,4 +141,38 @@ describe("MCP: caps on subagents_run, questions in subagents_inbox, subagents_an
       expect(r.text).not.toContain("\n");
     }
   });
+
+  it("a live session's permission request is in subagents_inbox (type permission); subagents_answer allow_always lets it run", async () => {
+    // The agent writes perm.txt in its cwd: the MCP server's (the sandbox's working dir).
+    const cwd = sb.cwd;
+    const agent = path.join(import.meta.dirname, "..", "fixtures", "acp-agent.mjs");
+    fs.writeFileSync(
+      path.join(sb.cwd, ".muster", "agents", "acp-perm.md"),
+      `---\nrunner: acp\ncommand: ${JSON.stringify([process.execPath, agent])}\n---\n`,
+    );
+    const run = await ok("subagents_run", { agent: "acp-perm", prompt: "ask permission", await: false });
+    const q = await until(
+      async () =>
+        (await ok("subagents_inbox", { peek: true })).requests.find((r: Data) => r.child === run.id),
+      20_000,
+      100,
+    );
+    expect(q).toMatchObject({
+      type: "permission",
+      tool: "write perm.txt",
+      choices: ["allow", "allow_always", "deny"],
+      lineage: [run.id],
+    });
+    expect(q.summary).toContain("perm.txt");
+    expect((await call("subagents_answer", { id: q.id, text: "yes" })).isError).toBe(true);
+    expect(await ok("subagents_answer", { id: q.id, text: "allow_always" })).toEqual({
+      answered: q.id,
+      child: run.id,
+    });
+    const done = await ok("subagents_await", { ids: [run.id] });
+    expect(done.results[0].status).toBe("completed");
+    expect(fs.readFileSync(path.join(cwd, "perm.txt"), "utf8")).toBe("always");
+    expect((await ok("subagents_inbox", { peek: true })).requests).toEqual([]);
+    await ok("subagents_cancel", { id: run.id });
+  });
 });

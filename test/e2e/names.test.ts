@@ -8,7 +8,9 @@ const sb = useSandbox("mt-names");
 
 /** tmux's own view of a pane: its window name and pane title. */
 async function paneView(paneId: string): Promise<{ window: string; title: string }> {
+  // -u: without a UTF-8 locale tmux prints the tab of the format as `_`.
   const r = await execa("tmux", [
+    "-u",
     "-L",
     sb.socket,
     "display-message",

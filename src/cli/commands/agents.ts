@@ -54,6 +54,7 @@ function showOne({ profile: p, runs }: AgentInfo): void {
   if (p.cwd) rows.push(["cwd", p.cwd]);
   if (p.env) rows.push(["env", Object.keys(p.env).join(", ") || "-"]);
   if (p.maxTurns) rows.push(["maxTurns", String(p.maxTurns)]);
+  if (p.permissions) rows.push(["permissions", p.permissions]);
   if (p.caps)
     rows.push([
       "caps",

@@ -34,6 +34,8 @@ export class RpcPeer {
   constructor(
     private readonly write: (line: string) => void,
     private readonly handlers: RpcHandlers,
+    /** requireVersion false: messages without `"jsonrpc": "2.0"` are taken too (codex app-server omits it). */
+    private readonly opts: { requireVersion?: boolean } = {},
   ) {}
 
   request(method: string, params: unknown): Promise<unknown> {
@@ -59,7 +61,7 @@ export class RpcPeer {
     } catch {
       return false;
     }
-    if (!isObject(m) || m.jsonrpc !== "2.0") return false;
+    if (!isObject(m) || (m.jsonrpc !== "2.0" && this.opts.requireVersion !== false)) return false;
     const id = m.id;
     if (typeof m.method === "string") {
       if (id === undefined || id === null) this.handlers.notification(m.method, m.params);

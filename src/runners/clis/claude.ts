@@ -147,6 +147,7 @@ export const claudeRunner: Runner = {
     ),
   },
   resumeMode: () => "native",
+  routesPermissions: true,
   // --json-schema makes the schema the input of a StructuredOutput tool the model must call: an object root.
   nativeSchema: inlineObjectSchema,
   plan(input: TurnInput): TurnPlan {
@@ -164,7 +165,11 @@ export const claudeRunner: Runner = {
   session(input: TurnInput): SessionSpec {
     return {
       protocol: "claude-stream",
-      argv: claudeArgs(binaryOf(this.binary!, input.env), input, ["-p", "--input-format", "stream-json"]),
+      argv: [
+        ...claudeArgs(binaryOf(this.binary!, input.env), input, ["-p", "--input-format", "stream-json"]),
+        // Its permission prompts come to muster as `can_use_tool` control requests on stdout (claude-stream.ts).
+        ...(input.permissions === "ask" ? ["--permission-prompt-tool", "stdio"] : []),
+      ],
       cwd: input.cwd,
       env: input.env,
       ...(input.runnerSessionId
@@ -177,9 +182,11 @@ export const claudeRunner: Runner = {
 /** The argv a child's Claude Code runs with, one-shot or long-lived (`head` picks which), without the prompt. */
 function claudeArgs(bin: string, input: TurnInput, head: string[]): string[] {
   const { id } = splitModel(input.model);
-  const allowed = input.tools && input.tools.length > 0 ? input.tools : ["Bash"];
+  const ask = input.permissions === "ask";
+  const allowed = input.tools && input.tools.length > 0 ? input.tools : ask ? [] : ["Bash"];
   // Headless children cannot answer a permission prompt: edits are accepted and the listed tools pre-approved
-  // (bypassPermissions is refused when running as root, which CI and containers often are).
+  // (bypassPermissions is refused when running as root, which CI and containers often are). With
+  // `permissions: ask` only the profile's tools are pre-approved: the rest prompt, and the parent answers.
   return [
     bin,
     ...head,
@@ -188,10 +195,8 @@ function claudeArgs(bin: string, input: TurnInput, head: string[]): string[] {
     "--verbose",
     // Text as it is generated, so the pane shows the answer being written.
     "--include-partial-messages",
-    "--permission-mode",
-    "acceptEdits",
-    "--allowedTools",
-    allowed.join(","),
+    ...(ask ? [] : ["--permission-mode", "acceptEdits"]),
+    ...(allowed.length > 0 ? ["--allowedTools", allowed.join(",")] : []),
     // --tools takes bare tool names; permission rules such as Bash(git:*) only go to --allowedTools.
     ...(input.tools && input.tools.length > 0
       ? ["--tools", [...new Set(input.tools.map((t) => t.replace(/\(.*$/, "").trim()))].join(",")]

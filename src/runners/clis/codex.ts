@@ -1,4 +1,4 @@
-import type { AgentMessage, Runner, TurnInput, TurnPlan } from "../types.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import { schemaFile, strictSchema } from "./schema.js";
 import {
   binaryOf,
@@ -107,15 +107,13 @@ export const codexRunner: Runner = {
   },
   resumeMode: () => "native",
   ignores: ["tools", "disallowedTools", "maxTurns"],
+  // permissions: ask → app-server approval requests reach the parent (session mode; codex-app.ts).
+  routesPermissions: true,
   // --output-schema is sent with `strict: true`: only a schema OpenAI's strict mode accepts goes that way.
   nativeSchema: strictSchema,
   plan(input: TurnInput): TurnPlan {
-    const { provider, id } = splitModel(input.model);
-    // The provider is only named when it is not OpenAI's own: otherwise the user's config.toml decides it.
     const settings = [
-      ...(id ? ["-m", id] : []),
-      ...(provider && provider !== "openai" ? ["-c", `model_provider=${tomlString(provider)}`] : []),
-      ...(input.reasoning ? ["-c", `model_reasoning_effort=${tomlString(input.reasoning)}`] : []),
+      ...modelSettings(input),
       ...(input.systemPrompt?.trim() && !input.runnerSessionId
         ? ["-c", `developer_instructions=${tomlString(input.systemPrompt.trim())}`]
         : []),
@@ -138,4 +136,36 @@ export const codexRunner: Runner = {
     // Settles on its `turn.completed`/`turn.failed` record: its session is on disk by then (resume checked with the process killed right there).
     return { ...cliPlan(input, argv, codexParser(), prompt), settleOnResult: true };
   },
+  /**
+   * `codex app-server`: one process for the child's life, a `turn/start` a turn. As one-shot, commands run in
+   * the workspace-write sandbox without approvals, unless the profile says `permissions: ask`: then codex asks
+   * before any command it does not trust (policy `untrusted`) and the parent answers. Both go in the thread's
+   * parameters: 0.171 refuses `approval_policy = "untrusted"` as config but takes it there.
+   */
+  session(input: TurnInput): SessionSpec {
+    const approvalPolicy = input.permissions === "ask" ? "untrusted" : "never";
+    return {
+      protocol: "codex-app",
+      argv: [binaryOf(this.binary!, input.env), "app-server", ...modelSettings(input, true)],
+      cwd: input.cwd,
+      env: input.env,
+      ...(input.runnerSessionId ? { resume: input.runnerSessionId } : {}),
+      codex: {
+        approvalPolicy,
+        sandbox: "workspace-write",
+        ...(input.systemPrompt?.trim() ? { developerInstructions: input.systemPrompt.trim() } : {}),
+      },
+    };
+  },
 };
+
+/** The model, its provider and reasoning as codex options (`-m` is exec's; app-server takes `-c model=`). */
+function modelSettings(input: TurnInput, configOnly = false): string[] {
+  const { provider, id } = splitModel(input.model);
+  return [
+    ...(id ? (configOnly ? ["-c", `model=${tomlString(id)}`] : ["-m", id]) : []),
+    // The provider is only named when it is not OpenAI's own: otherwise the user's config.toml decides it.
+    ...(provider && provider !== "openai" ? ["-c", `model_provider=${tomlString(provider)}`] : []),
+    ...(input.reasoning ? ["-c", `model_reasoning_effort=${tomlString(input.reasoning)}`] : []),
+  ];
+}

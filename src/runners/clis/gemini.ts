@@ -75,11 +75,16 @@ function toolSettings(input: TurnInput): Record<string, string> {
   const tools = {
     ...(input.tools?.length ? { core: input.tools } : {}),
     ...(input.disallowedTools?.length ? { exclude: input.disallowedTools } : {}),
+    // permissions: ask: the profile's tools still run without a confirmation, as with the other CLIs.
+    ...(input.permissions === "ask" && input.tools?.length ? { allowed: input.tools } : {}),
   };
   // In the child's own folder: a symlink planted there is replaced, never written through.
   writeFileNoFollow(file, `${JSON.stringify({ tools }, null, 2)}\n`);
   return { GEMINI_CLI_SYSTEM_SETTINGS_PATH: file };
 }
+
+/** yolo (no one to confirm a tool), unless the profile asks: then gemini's default mode confirms each tool. */
+const approvalMode = (input: TurnInput): string => (input.permissions === "ask" ? "default" : "yolo");
 
 /** Gemini CLI, headless: `gemini --output-format stream-json --prompt=<prompt>`. */
 export const geminiRunner: Runner = {
@@ -107,6 +112,7 @@ export const geminiRunner: Runner = {
   },
   resumeMode: () => "native",
   ignores: ["maxTurns"],
+  routesPermissions: true,
   plan(input: TurnInput): TurnPlan {
     const { id } = splitModel(input.model);
     // One word with `=`: a prompt starting with "-" is never read as an option. A large one goes by stdin,
@@ -118,7 +124,7 @@ export const geminiRunner: Runner = {
       "stream-json",
       // Headless: nothing can answer a confirmation, so tools run without one (narrow them with the profile's tools).
       "--approval-mode",
-      "yolo",
+      approvalMode(input),
       // The parent chose this cwd for the child; without it, folder trust refuses a headless run (exit 55).
       "--skip-trust",
       ...(id ? ["-m", id] : []),
@@ -129,7 +135,8 @@ export const geminiRunner: Runner = {
     // Settles on its `result` record: its session is on disk by then (resume checked with the process killed right there).
     return { ...cliPlan(input, argv, geminiParser(), prompt, env), settleOnResult: true };
   },
-  /** `gemini --acp`: one process for the child's life; yolo as headless (no one to confirm a tool). */
+  /** `gemini --acp`: one process for the child's life; yolo, or (`permissions: ask`) each confirmation an ACP
+   * `session/request_permission` the parent answers. */
   session(input: TurnInput): SessionSpec {
     const { id } = splitModel(input.model);
     return {
@@ -138,7 +145,7 @@ export const geminiRunner: Runner = {
         binaryOf(this.binary!, input.env),
         "--acp",
         "--approval-mode",
-        "yolo",
+        approvalMode(input),
         "--skip-trust",
         ...(id ? ["-m", id] : []),
       ],

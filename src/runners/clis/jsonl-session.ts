@@ -16,6 +16,11 @@ export interface JsonlSessionOptions {
   interrupt(id: string): Record<string, unknown>;
   /** Whether the CLI answers each command with `{type: "response", id, success}`. */
   acknowledges: boolean;
+  /**
+   * A request from the agent that muster answers with one line (Claude's `can_use_tool`): the answer, once
+   * known; undefined when `o` is no such request.
+   */
+  request?(o: Record<string, unknown>, io: SessionIo): Promise<Record<string, unknown>> | undefined;
   /** Opens the session (e.g. asks for its id); absent: the id arrives with the first turn's events. */
   open?(command: (fields: Record<string, unknown>) => Promise<unknown>): Promise<string | undefined>;
 }
@@ -53,6 +58,16 @@ export function jsonlSessionDriver(io: SessionIo, opts: JsonlSessionOptions): Se
             p.reject(new Error(str(o.error) ?? `the agent refused ${str(o.command) ?? "a command"}`));
           else p.resolve(o.data);
         }
+        return true;
+      }
+      const answer = opts.request?.(o, io);
+      if (answer) {
+        void answer.then(
+          (a) => {
+            if (!closed) io.write(`${JSON.stringify(a)}\n`);
+          },
+          () => {},
+        );
         return true;
       }
       if (!turn) return true;

@@ -72,7 +72,8 @@ export function opencodeParser() {
   );
 }
 
-// opencode run cannot answer a permission prompt: the child's own config allows what the profile allows.
+// opencode run cannot answer a permission prompt: the child's own config allows what the profile allows. With
+// `permissions: ask` they ask instead (acp routes each to the parent), except the tools the profile lists.
 function childConfig(input: TurnInput, model?: string): string {
   const base = jsonObject(input.env.OPENCODE_CONFIG_CONTENT ?? "") ?? {};
   const tools: Record<string, boolean> = {};
@@ -84,9 +85,15 @@ function childConfig(input: TurnInput, model?: string): string {
   return JSON.stringify({
     ...base,
     ...(model ? { model } : {}),
-    permission: { bash: "allow", edit: "allow", webfetch: "allow", ...obj(base.permission) },
+    permission: { ...permissions(input), ...obj(base.permission) },
     ...(Object.keys(tools).length > 0 ? { tools: { ...obj(base.tools), ...tools } } : {}),
   });
+}
+
+function permissions(input: TurnInput): Record<string, string> {
+  const listed = new Set((input.tools ?? []).map((t) => t.toLowerCase()));
+  const mode = (tool: string) => (input.permissions !== "ask" || listed.has(tool) ? "allow" : "ask");
+  return { bash: mode("bash"), edit: mode("edit"), webfetch: mode("webfetch") };
 }
 
 /** OpenCode, headless: `opencode run --format json`. */
@@ -104,6 +111,7 @@ export const opencodeRunner: Runner = {
   catalog: { provider: "opencode", open: true, models: [] },
   resumeMode: () => "native",
   ignores: ["maxTurns"],
+  routesPermissions: true,
   plan(input: TurnInput): TurnPlan {
     const model = opencodeModel(input.model);
     const prompt = passPrompt(input, withInstructions(input), (p) => ["--", p]);

@@ -1,0 +1,3 @@
+import { definePermissionChecks } from "./permission-checks.js";
+
+definePermissionChecks("opencode");
