@@ -241,7 +241,7 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
     });
 
     it.runIf(cli === "claude")(
-      "a start-up dialog (workspace trust) is reported as waiting-input with the dialog's text",
+      "a start-up dialog (workspace trust) is reported as waiting-input with its text until a person answers it",
       async () => {
         ep.setScenario("text");
         const s = await sb.json(spawnArgs(workDir("untrusted"), "say hi"), { env });
@@ -254,9 +254,16 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
           60_000,
           500,
         );
-        expect(JSON.stringify(st.live), JSON.stringify(st.live)).toMatch(/trust/);
         const q = readEvents(s.data.artifactDir).find((e) => e.type === "question");
-        expect(q?.text).toContain("Is this a project you created or one you trust");
+        expect(st.live.detail, q?.text).toMatch(/^asks: .*Is this a project you created or one you trust/);
+        // A person answers it in the pane: the prompt muster held back is submitted, the question closed.
+        await tmux("send-keys", "-t", s.data.paneId, "Down");
+        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        expect(w.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
+        const answered = readEvents(s.data.artifactDir).find((e) => e.type === "answered");
+        expect(answered?.requestId).toBe(q?.requestId);
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
       },
     );
