@@ -19,6 +19,7 @@ import { DirWatch } from "./dir-watch.js";
 import { type TurnState, turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
 import { decide, missingDir, type Outcome } from "./run-plan.js";
+import { DialogQuestion } from "./tui-dialog.js";
 import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
 import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
@@ -59,6 +60,9 @@ interface TuiRun {
   /** Messages of the run (its tool calls) not yet handed to the turn recording it; `listen` takes them live. */
   pending: AgentMessage[];
   listen?: (m: AgentMessage) => void;
+  /** The last tool it started, and the one a person was asked to allow (until it runs or the run ends). */
+  tool?: { name: string; summary: string };
+  asked?: { name: string; summary: string };
 }
 
 export class TuiHolder {
@@ -85,9 +89,11 @@ export class TuiHolder {
     private readonly deps: { log: EventLog; render: PaneRenderer; inbox: string; runnerDir: string },
   ) {
     this.hooks = new HookFileReader(path.join(deps.runnerDir, "tui-hooks.ndjson"));
+    this.dialog = new DialogQuestion(deps.log);
   }
 
   private readonly hooks: HookFileReader;
+  private readonly dialog: DialogQuestion;
 
   /** The TUI this runner has; a runner without one cannot be in this mode (spawn refuses it first). */
   specFor(runner: Runner, input: TurnInput): TuiTurnSpec | undefined {
@@ -133,7 +139,7 @@ export class TuiHolder {
   private onSignal(s: TuiSignal): void {
     // The id goes back to the CLI as an argv word (--resume <id>): only an id's characters, never an option.
     if (s.sessionId && SESSION_ID.test(s.sessionId)) this.sessionId = s.sessionId;
-    if (s.kind !== "tool" && s.transcript) this.transcript = s.transcript;
+    if ("transcript" in s && s.transcript) this.transcript = s.transcript;
     if (s.kind === "ready") this.ready = true;
     else if (s.kind === "start") {
       this.busy = true;
@@ -143,19 +149,46 @@ export class TuiHolder {
       else this.adoptTyped(run);
     } else if (s.kind === "tool") {
       const run = this.current;
-      const m: AgentMessage = { type: "tool", phase: s.phase, name: s.name, summary: s.summary };
-      if (run?.listen) run.listen(m);
-      else run?.pending.push(m);
+      if (run && s.phase === "start") run.tool = { name: s.name, summary: s.summary };
+      this.toRun(run, { type: "tool", phase: s.phase, name: s.name, summary: s.summary });
+      // The tool ran: a permission the person was asked for was granted.
+      if (run?.asked && s.phase === "end") this.closePermission(run, "granted");
+    } else if (s.kind === "permission") {
+      const run = this.current;
+      if (run && !run.asked) {
+        run.asked = run.tool ?? { name: "tool", summary: "" };
+        const { name, summary } = run.asked;
+        this.toRun(run, {
+          type: "permission",
+          state: "pending",
+          tool: name,
+          ...(summary ? { summary } : {}),
+        });
+      }
     } else if (s.kind === "stop") {
       this.busy = false;
       this.interruptedAt = undefined;
       const t = this.current;
       if (t) {
         this.current = undefined;
+        // Asked and never run: the person refused it.
+        if (t.asked) this.closePermission(t, "denied");
         t.stop = s;
       }
     }
     for (const w of [...this.waiters]) w(s);
+  }
+
+  /** A message of a run: to the turn recording it, or kept until that turn takes the run. */
+  private toRun(run: TuiRun | undefined, m: AgentMessage): void {
+    if (run?.listen) run.listen(m);
+    else run?.pending.push(m);
+  }
+
+  private closePermission(run: TuiRun, state: "granted" | "denied"): void {
+    const tool = run.asked!.name;
+    run.asked = undefined;
+    this.toRun(run, { type: "permission", state, tool });
   }
 
   /** A prompt nobody sent through muster (typed in the pane): it becomes a turn through the inbox. */
@@ -320,7 +353,7 @@ export class TuiHolder {
         this.busy = false;
         this.interruptedAt = undefined;
       }
-      if (!s && !this.ready) await this.reportDialog(pty, adapter, turnId);
+      if (!s && !this.ready) this.dialog.report(await pty.screen(), adapter, turnId);
     }
     this.submitting = true;
     this.submitted = undefined;
@@ -333,10 +366,10 @@ export class TuiHolder {
         if (control.reason || control.failure) return undefined;
         if (s?.kind === "exit") return s.why;
         if (this.submitted) {
-          this.answerDialog(turnId);
+          this.dialog.answered(turnId);
           return this.submitted;
         }
-        if (await this.reportDialog(pty, adapter, turnId)) continue;
+        if (this.dialog.report(await pty.screen(), adapter, turnId)) continue;
         if (adapter.draft(await pty.screen()) && tries < MAX_RESUBMITS) {
           tries++;
           pty.write(Buffer.from("\r"));
@@ -345,36 +378,6 @@ export class TuiHolder {
     } finally {
       this.submitting = false;
     }
-  }
-
-  private dialogAsked: string | undefined;
-
-  /** A dialog on screen: recorded once as a question (the child shows `waiting-input` with its text). */
-  private async reportDialog(pty: TuiPty, adapter: TuiAdapter, turnId: string): Promise<boolean> {
-    const text = adapter.dialog(await pty.screen());
-    if (!text) return false;
-    if (!this.dialogAsked) {
-      this.dialogAsked = uuidv7();
-      this.deps.log.append({
-        type: "question",
-        turnId,
-        requestId: this.dialogAsked,
-        text: `the agent's TUI waits on a dialog in its pane (muster attach): ${text}`.slice(0, 1000),
-      });
-    }
-    return true;
-  }
-
-  private answerDialog(turnId: string): void {
-    if (!this.dialogAsked) return;
-    this.deps.log.append({
-      type: "answered",
-      turnId,
-      requestId: this.dialogAsked,
-      outcome: "answered",
-      text: "answered in the pane",
-    });
-    this.dialogAsked = undefined;
   }
 
   /** Ends the TUI (TERM, then KILL) and waits for it. */

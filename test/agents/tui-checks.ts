@@ -87,7 +87,7 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         TMPDIR: workDir(".tmp"),
       };
       if (cli === "claude")
-        settleClaudeFirstRun(sb.env.HOME as string, ["one", "cancel", "steer", "tool"].map(workDir));
+        settleClaudeFirstRun(sb.env.HOME as string, ["one", "cancel", "steer", "tool", "ask"].map(workDir));
     });
     afterAll(async () => {
       await ep?.close();
@@ -264,6 +264,61 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         expect(w.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
         const answered = readEvents(s.data.artifactDir).find((e) => e.type === "answered");
         expect(answered?.requestId).toBe(q?.requestId);
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      },
+    );
+
+    it.runIf(cli === "claude")(
+      "a tool the profile does not pre-approve waits in the TUI as waiting-permission until a person allows it",
+      async () => {
+        // A project profile narrows the tools to Read: Bash then asks in the TUI.
+        fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+        fs.writeFileSync(
+          path.join(sb.cwd, ".muster", "agents", "claude-read.md"),
+          "---\ndescription: read-only claude in its TUI\nrunner: claude\nmode: tui\ntools: [Read]\n---\n",
+        );
+        // The model runs `muster ask …` in the shell: not an edit, so Claude Code asks before running it.
+        ep.setScenario("ask");
+        const cwd = workDir("ask");
+        const s = await sb.json(
+          [
+            "spawn",
+            "--agent",
+            "claude-read",
+            "--model",
+            TEST_MODELS.claude as string,
+            "--cwd",
+            cwd,
+            "pick a color",
+          ],
+          { env },
+        );
+        expect(s.exitCode, s.stderr).toBe(0);
+        const st = await until(
+          async () => {
+            const x = await sb.json(["status", s.data.id], { env });
+            return x.data.live?.state === "waiting-permission" ? x.data : undefined;
+          },
+          60_000,
+          500,
+        );
+        expect(st.live.detail).toContain("Bash");
+        expect(st.live.detail).toContain("muster ask");
+        // The person allows it (the first choice, "Yes"); the command then asks the parent, who answers.
+        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        const q = await until(
+          () =>
+            readEvents(s.data.artifactDir).find((e) => e.type === "question" && e.text === "Which color?"),
+          60_000,
+          200,
+        );
+        expect((await sb.run(["answer", q.requestId, "teal"], { env })).exitCode).toBe(0);
+        const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        expect(w.data.results[0].text).toContain("PARENT SAID:");
+        expect(w.data.results[0].text).toContain("teal");
+        const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
+        expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual(["pending:Bash", "granted:Bash"]);
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
       },
     );

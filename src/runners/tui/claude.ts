@@ -45,7 +45,7 @@ const DIALOGS = [
 export const claudeTui: TuiAdapter = {
   runner: "claude",
   interruptReportsEnd: false,
-  hooks: "SessionStart, UserPromptSubmit, Stop, PreToolUse, PostToolUse (--settings)",
+  hooks: "SessionStart, UserPromptSubmit, Stop, PreToolUse, PostToolUse, Notification (--settings)",
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
     fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });
     const settings = path.join(input.runnerDir, "tui-settings.json");
@@ -59,6 +59,8 @@ export const claudeTui: TuiAdapter = {
           // Every tool (an empty matcher matches all): the turn's tool_activity, and a sign of life.
           PreToolUse: [{ matcher: "", ...hook(hooks, "tool-start")[0] }],
           PostToolUse: [{ matcher: "", ...hook(hooks, "tool-end")[0] }],
+          // permission_prompt: the TUI waits for a person to allow the tool it is about to run.
+          Notification: hook(hooks, "notification"),
         },
       })}\n`,
     );
@@ -106,6 +108,10 @@ export const claudeTui: TuiAdapter = {
         ...(sessionId ? { sessionId } : {}),
       };
     }
+    if (line.event === "notification")
+      return p.notification_type === "permission_prompt"
+        ? { kind: "permission", ...(sessionId ? { sessionId } : {}) }
+        : undefined;
     if (line.event === "stop") {
       const answer = str(p.last_assistant_message);
       return { kind: "stop", ...common, ...(answer !== undefined ? { answer } : {}) };

@@ -18,6 +18,8 @@ export type TuiSignal =
   | { kind: "ready"; sessionId?: string; transcript?: string }
   /** A prompt was submitted (by muster or typed by a person): a turn starts. */
   | { kind: "start"; sessionId?: string; prompt?: string; transcript?: string }
+  /** The TUI asks the person at the pane to allow a tool (its last tool start names which). */
+  | { kind: "permission"; sessionId?: string }
   /** A tool call began or ended inside the running turn. */
   | { kind: "tool"; phase: "start" | "end"; name: string; summary: string; sessionId?: string }
   /** The agent ended its turn; `answer` (its last message) and `usage` when the hook carries them. */
