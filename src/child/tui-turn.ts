@@ -22,47 +22,23 @@ import { decide, missingDir, type Outcome } from "./run-plan.js";
 import { DialogQuestion } from "./tui-dialog.js";
 import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
+import {
+  type Heard,
+  INTERRUPT_CHECK_MS,
+  INTERRUPT_REPORT_MS,
+  INTERRUPT_SETTLE_MS,
+  MAX_RESUBMITS,
+  PASTE_SETTLE_MS,
+  SESSION_ID,
+  SUBMIT_CHECK_MS,
+  type TuiRun,
+  type Waiter,
+} from "./tui-run.js";
 import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
-
-/** How long a pasted prompt may take to show up as a start hook before the screen is looked at. */
-const SUBMIT_CHECK_MS = 3000;
-/** Enter presses after the first, each only while the draft is still in the input box. */
-const MAX_RESUBMITS = 5;
-/**
- * How long an interrupted TUI may take to be idle again: one that reports the interrupted turn's end (Pi) is
- * waited for up to the longer time (a paste while it still runs would be queued by it, not submitted); one
- * that reports nothing (Claude Code) is given the shorter moment.
- */
-const INTERRUPT_SETTLE_MS = 2000;
-const INTERRUPT_REPORT_MS = 30_000;
-/** A pause between the paste and its Enter: a TUI reads a burst of keys as more paste. */
-const PASTE_SETTLE_MS = 250;
-
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export interface TuiTurnSpec {
   adapter: TuiAdapter;
   input: TurnInput;
-}
-
-/** What a waiter hears: a hook signal, the TUI's exit, or the turn stopped by the host. */
-type Heard = TuiSignal | { kind: "exit"; why: string } | { kind: "halt" };
-type Waiter = (s: Heard) => void;
-
-/**
- * A run of the TUI, from its start record to its stop record: muster's own (a sent prompt) or one a person
- * typed. Kept as state, not only heard as events: a start and its stop may arrive in one read.
- */
-interface TuiRun {
-  start: TuiSignal & { kind: "start" };
-  transcriptFrom: number;
-  stop?: TuiSignal & { kind: "stop" };
-  /** Messages of the run (its tool calls) not yet handed to the turn recording it; `listen` takes them live. */
-  pending: AgentMessage[];
-  listen?: (m: AgentMessage) => void;
-  /** The last tool it started, and the one a person was asked to allow (until it runs or the run ends). */
-  tool?: { name: string; summary: string };
-  asked?: { name: string; summary: string };
 }
 
 export class TuiHolder {
@@ -270,12 +246,16 @@ export class TuiHolder {
       run.listen = onMessage;
     }
     // The run's stop record may be in already (read together with its start): state first, then wait.
-    while (run && !run.stop && this.pty && !control.reason && !control.failure)
-      await this.next((s) => s.kind === "stop", Number.POSITIVE_INFINITY);
+    while (run && !run.stop && this.pty && !control.reason && !control.failure) {
+      await this.next((s) => s.kind === "stop", INTERRUPT_CHECK_MS);
+      if (!run.stop && this.interruptedInPane(spec.adapter, run)) break;
+    }
     // A late record of this run (after an interrupt) is no longer this turn's.
     if (run) run.listen = undefined;
     const stop = run?.stop;
     const from = run?.transcriptFrom ?? 0;
+    if (run && !control.reason && !control.failure && (run.interrupted || stop?.interrupted))
+      return { status: "interrupted", reason: "interrupted in the pane", exitCode: null, signal: null };
     if (run && !stop && !control.reason && !control.failure)
       fail = this.exitWhy ?? "the agent's TUI ended before the turn did";
     if (this.sessionId) onMessage({ type: "session", id: this.sessionId });
@@ -300,6 +280,18 @@ export class TuiHolder {
         signal: null,
       };
     return decide(control, undefined, result, null, null, "", argv0);
+  }
+
+  /** A person interrupted the run in the TUI and the CLI said so only in its transcript: the run is over. */
+  private interruptedInPane(adapter: TuiAdapter, run: TuiRun): boolean {
+    const file = run.start.transcript ?? this.transcript;
+    if (!file || !adapter.interrupted?.(file, run.transcriptFrom)) return false;
+    run.interrupted = true;
+    if (this.current === run) {
+      this.current = undefined;
+      this.busy = false;
+    }
+    return true;
   }
 
   /** The transcript may lag the Stop hook by a moment: read it again briefly until the turn's reply is there. */

@@ -87,7 +87,10 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         TMPDIR: workDir(".tmp"),
       };
       if (cli === "claude")
-        settleClaudeFirstRun(sb.env.HOME as string, ["one", "cancel", "steer", "tool", "ask"].map(workDir));
+        settleClaudeFirstRun(
+          sb.env.HOME as string,
+          ["one", "cancel", "steer", "tool", "ask", "esc"].map(workDir),
+        );
     });
     afterAll(async () => {
       await ep?.close();
@@ -213,6 +216,32 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
       expect(second!.status).toBe("completed");
       const starts = readEvents(s.data.artifactDir).filter((e) => e.type === "runner_started");
       expect(new Set(starts.map((e) => e.pid)).size).toBe(1);
+      await sb.run(["cancel", s.data.id], { env });
+    });
+
+    it("Escape pressed by a person in the pane settles the turn interrupted; the TUI takes the next one", async () => {
+      ep.setScenario("slow");
+      const before = ep.requests.length;
+      const s = await sb.json(spawnArgs(workDir("esc"), "write a long story"), { env });
+      expect(s.exitCode, s.stderr).toBe(0);
+      await until(
+        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
+        60_000,
+      );
+      ep.setScenario("text");
+      await tmux("send-keys", "-t", s.data.paneId, "Escape");
+      const first = await until(() => completions(s.data.artifactDir)[0], 30_000, 200);
+      expect(first).toMatchObject({
+        turnId: s.data.turnId,
+        status: "interrupted",
+        reason: "interrupted in the pane",
+      });
+      const r = await sb.json(["send", s.data.id, "--wait", "--timeout", "60", "say hi"], {
+        env,
+        timeout: 90_000,
+      });
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      expect(r.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
       await sb.run(["cancel", s.data.id], { env });
     });
 

@@ -42,6 +42,23 @@ const DIALOGS = [
   /Enter to confirm · Esc to cancel/,
 ];
 
+/** The transcript from `fromByte` on (bounded), or "" when it cannot be read. */
+function readFrom(file: string, fromByte: number): string {
+  try {
+    const fd = fs.openSync(file, "r");
+    try {
+      const size = fs.fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.max(0, Math.min(size - fromByte, 64 * 1024 * 1024)));
+      fs.readSync(fd, buf, 0, buf.length, fromByte);
+      return buf.toString("utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+
 export const claudeTui: TuiAdapter = {
   runner: "claude",
   interruptReportsEnd: false,
@@ -119,20 +136,7 @@ export const claudeTui: TuiAdapter = {
     return undefined;
   },
   transcript(file: string, fromByte: number): { answer?: string; usage?: Usage } {
-    let text: string;
-    try {
-      const fd = fs.openSync(file, "r");
-      try {
-        const size = fs.fstatSync(fd).size;
-        const buf = Buffer.alloc(Math.max(0, Math.min(size - fromByte, 64 * 1024 * 1024)));
-        fs.readSync(fd, buf, 0, buf.length, fromByte);
-        text = buf.toString("utf8");
-      } finally {
-        fs.closeSync(fd);
-      }
-    } catch {
-      return {};
-    }
+    const text = readFrom(file, fromByte);
     // A streamed message may be written more than once with the same id: its usage counts once.
     const seen = new Map<string, Usage>();
     let answer: string | undefined;
@@ -164,6 +168,10 @@ export const claudeTui: TuiAdapter = {
       output: a.output + b.output,
     }));
     return { ...(answer !== undefined ? { answer } : {}), usage };
+  },
+  interrupted(file: string, fromByte: number): boolean {
+    // Escape in Claude Code runs no Stop hook; the transcript gets this user record instead.
+    return readFrom(file, fromByte).includes("[Request interrupted by user");
   },
   dialog(screen: string): string | undefined {
     const lines = screen

@@ -19,11 +19,14 @@ const BINARY: RunnerBinary = {
 };
 
 /** The answer (the last assistant text) and usage (every assistant message) of one agent run. */
-function ofMessages(messages: unknown[]): { answer?: string; usage?: Usage } {
+function ofMessages(messages: unknown[]): { answer?: string; usage?: Usage; interrupted?: boolean } {
   let answer: string | undefined;
   let usage: Usage | undefined;
+  let interrupted = false;
   for (const m of messages.map(obj)) {
     if (m.role !== "assistant") continue;
+    // Escape in Pi ends the run with an aborted message (agent_end still comes).
+    interrupted = m.stopReason === "aborted";
     const text = arr(m.content)
       .map(obj)
       .filter((c) => c.type === "text")
@@ -40,7 +43,11 @@ function ofMessages(messages: unknown[]): { answer?: string; usage?: Usage } {
       ...(cost || usage?.cost ? { cost: (usage?.cost ?? 0) + (cost ?? 0) } : {}),
     };
   }
-  return { ...(answer !== undefined ? { answer } : {}), ...(usage ? { usage } : {}) };
+  return {
+    ...(answer !== undefined ? { answer } : {}),
+    ...(usage ? { usage } : {}),
+    ...(interrupted ? { interrupted } : {}),
+  };
 }
 
 export const piTui: TuiAdapter = {

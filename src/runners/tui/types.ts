@@ -23,7 +23,15 @@ export type TuiSignal =
   /** A tool call began or ended inside the running turn. */
   | { kind: "tool"; phase: "start" | "end"; name: string; summary: string; sessionId?: string }
   /** The agent ended its turn; `answer` (its last message) and `usage` when the hook carries them. */
-  | { kind: "stop"; sessionId?: string; answer?: string; usage?: Usage; transcript?: string };
+  | {
+      kind: "stop";
+      sessionId?: string;
+      answer?: string;
+      usage?: Usage;
+      transcript?: string;
+      /** The run was interrupted in the TUI (a person pressed Escape), not finished. */
+      interrupted?: boolean;
+    };
 
 /** How to start the TUI: an argv (never a shell string), its directory and environment. */
 export interface TuiLaunch {
@@ -51,6 +59,11 @@ export interface TuiAdapter {
   signal(line: HookLine): TuiSignal | undefined;
   /** The turn's answer and usage from the CLI's transcript, read from `fromByte` on (the turn's part). */
   transcript?(file: string, fromByte: number): { answer?: string; usage?: Usage };
+  /**
+   * Whether the run the transcript holds from `fromByte` on was interrupted in the TUI: for a CLI that reports
+   * no end of an interrupted run through its hooks (Claude Code), read while the run goes on.
+   */
+  interrupted?(file: string, fromByte: number): boolean;
   /** A start-up blocker (trust, onboarding, theme, API key) the screen shows: its text, else undefined. */
   dialog(screen: string): string | undefined;
   /** The text in the TUI's input box (a draft not yet submitted), else "". */
