@@ -137,6 +137,24 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
       expect(groupAlive(starts[0]!.pid as number)).toBe(true);
     });
 
+    it("a multi-line prompt with non-ASCII text is pasted whole: the model gets every line", async () => {
+      expect(first, "needs the first test's child").toBeDefined();
+      const before = ep.requests.length;
+      const prompt = ["- first line starts with a dash", "zweite Zeile: ÄÖÜ ß ✓ 日本", "", "last line"].join(
+        "\n",
+      );
+      const file = path.join(workDir(".prompts"), "multi.txt");
+      fs.writeFileSync(file, prompt);
+      const r = await sb.json(["send", first!.id, "--wait", "--timeout", "120", "--file", file], {
+        env,
+        timeout: 150_000,
+      });
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      const sent = lastModelBody(before);
+      for (const line of prompt.split("\n").filter(Boolean))
+        expect(sent).toContain(JSON.stringify(line).slice(1, -1));
+    });
+
     it("a line a person types into the pane becomes a turn of its own, recorded like a sent one", async () => {
       expect(first, "needs the first test's child").toBeDefined();
       const before = completions(first!.dir).length;
