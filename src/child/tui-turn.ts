@@ -83,8 +83,11 @@ export class TuiHolder {
     const { TuiPty } = await import("./tui-pty.js");
     fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
     this.hooks.skipToEnd();
+    // A new process: nothing of the last one's runs carries over.
     this.ready = false;
     this.busy = false;
+    this.current = undefined;
+    this.interruptedAt = undefined;
     this.exitWhy = undefined;
     const hookScript = path.join(PACKAGE_ROOT, "dist", "runners", "tui", "hook.js");
     const launch = spec.adapter.launch(
