@@ -249,7 +249,7 @@ export interface ChildMeta {
     /** "ask": tools the profile does not pre-approve become permission requests to the parent. */
     permissions?: "ask";
     /** The profile's runner mode, when it names one (absent: session where the CLI has one). */
-    runnerMode?: "session" | "oneshot";
+    runnerMode?: "session" | "oneshot" | "tui";
   };
   /** Names of the environment variables handed to the child (never values). */
   envNames: string[];

@@ -25,6 +25,7 @@ import { DiskReserve } from "./reserve.js";
 import { killLiveRunners, type Reap } from "./run-plan.js";
 import { runnerModeOf, SessionHolder } from "./session-turn.js";
 import { RunSlots } from "./slots.js";
+import { TuiHolder } from "./tui-turn.js";
 import { boundText, type Conversation, type Refusal, runTurn, type StopReason, TurnControl } from "./turn.js";
 
 /** Reads the spawning environment handed over in env.json and deletes the file (it may hold secrets). */
@@ -92,10 +93,12 @@ async function main(): Promise<void> {
   const runnerSessionId = lastRunnerSession(session);
   if (runnerSessionId) conversation.runnerSessionId = runnerSessionId;
   const runner = getRunner(meta.runner);
-  // One long-lived agent process across turns where the CLI has one (runner mode `session`).
+  // One long-lived agent process across turns where the CLI has one (runner mode `session`), or its own TUI.
+  const mode = runnerModeOf(meta.profile.runnerMode, env);
   sessions = new SessionHolder(
-    runnerModeOf(meta.profile.runnerMode, env),
+    mode,
     new PermissionBroker({ log, render }, files.answers, permissionTimeoutMs(env)),
+    mode === "tui" ? new TuiHolder({ log, render, inbox: files.inbox, runnerDir: files.runner }) : undefined,
   );
   process.on("exit", () => sessions?.killNow());
   log.append({
@@ -111,9 +114,9 @@ async function main(): Promise<void> {
   // The previous turn's runner, settled but maybe still exiting: the next turn starts once it is gone.
   let reaping: Reap | undefined;
   let exitReason: "cancelled" | "lost" | undefined;
-  const source = new TurnSource(files.inbox, process.stdin.isTTY ? process.stdin : undefined, (why) =>
-    render.stderr(why),
-  );
+  // In mode tui the pane's keys belong to the agent's TUI (a typed line reaches muster through its hooks).
+  const typing = mode !== "tui" && process.stdin.isTTY ? process.stdin : undefined;
+  const source = new TurnSource(files.inbox, typing, (why) => render.stderr(why));
   // Questions this host's agent asked and still waits on (muster ask): the idle clock pauses meanwhile.
   const asking = new Set<string>();
   const controls = new ControlWatcher(files.control, (req) => {

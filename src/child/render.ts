@@ -47,8 +47,15 @@ export class PaneRenderer {
     out.on("error", () => {});
   }
 
+  /** While an agent's own TUI owns the pane (mode tui), the host's lines would garble its screen. */
+  private muted = false;
+
+  mute(on: boolean): void {
+    this.muted = on;
+  }
+
   private write(s: string): void {
-    if (this.out.writableLength > MAX_BACKLOG) return;
+    if (this.muted || this.out.writableLength > MAX_BACKLOG) return;
     try {
       this.out.write(s);
     } catch {
@@ -106,6 +113,7 @@ export class PaneRenderer {
 
   /** The one line the host leaves when it has to stop on an error. */
   fatal(s: string): void {
+    this.muted = false;
     this.line(`${C.red}${oneLine(s, 400)}${C.off}`);
   }
 

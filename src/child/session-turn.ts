@@ -10,9 +10,10 @@ import { type TurnState, turnMessages } from "./messages.js";
 import type { PermissionBroker } from "./permissions.js";
 import type { PaneRenderer } from "./render.js";
 import { decide, missingDir, type Outcome } from "./run-plan.js";
+import type { TuiHolder, TuiTurnSpec } from "./tui-turn.js";
 import type { TurnControl } from "./turn-control.js";
 
-export type RunnerMode = "session" | "oneshot";
+export type RunnerMode = "session" | "oneshot" | "tui";
 
 /** The child's runner mode: the profile's, else MUSTER_RUNNER_MODE, else session. */
 export function runnerModeOf(profileMode: RunnerMode | undefined, env: Record<string, string>): RunnerMode {
@@ -30,10 +31,13 @@ export class SessionHolder {
   constructor(
     private readonly mode: RunnerMode,
     private readonly permissions: PermissionBroker,
+    /** The agent's own TUI in the pane (mode tui): every turn goes to it. */
+    private readonly tui?: TuiHolder,
   ) {}
 
   /** The session this turn runs on, or undefined: one-shot (the mode, or a CLI or input without one). */
-  specFor(runner: Runner, input: TurnInput): SessionSpec | undefined {
+  specFor(runner: Runner, input: TurnInput): SessionSpec | TuiTurnSpec | undefined {
+    if (this.mode === "tui" && this.tui) return this.tui.specFor(runner, input);
     // A schema-enforced answer is the one-shot CLI's flag (--json-schema, --output-schema): such a turn runs one-shot.
     if (this.mode === "oneshot" || !runner.session || input.outputSchema) return undefined;
     const spec = runner.session(input);
@@ -45,11 +49,12 @@ export class SessionHolder {
   async turn(
     deps: { log: EventLog; render: PaneRenderer },
     turnId: string,
-    spec: SessionSpec,
+    spec: SessionSpec | TuiTurnSpec,
     prompt: string,
     control: TurnControl,
     state: TurnState,
   ): Promise<Outcome> {
+    if ("adapter" in spec) return this.tui!.turn(deps, turnId, spec, prompt, control, state);
     const gone = missingDir(spec.cwd);
     if (gone) return { status: "errored", reason: gone, exitCode: null, signal: null };
     const key = shareKey(spec);
@@ -101,6 +106,7 @@ export class SessionHolder {
 
   /** Ends the process (TERM, then KILL) and waits for it. */
   async close(): Promise<void> {
+    await this.tui?.close();
     const live = this.live;
     this.live = undefined;
     if (!live) return;
@@ -110,6 +116,7 @@ export class SessionHolder {
 
   /** The host is exiting: nothing it started may outlive it. */
   killNow(): void {
+    this.tui?.killNow();
     this.live?.killNow();
   }
 }

@@ -13,6 +13,7 @@ import { resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
 import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
+import { checkTuiRunner } from "../runners/tui/check.js";
 import type { Runner } from "../runners/types.js";
 import { seedSession } from "../sessions/seed.js";
 import { sessionFileOf } from "../sessions/store.js";
@@ -49,6 +50,8 @@ export interface SpawnOptions {
   outputSchema?: object;
   /** Caps on this child and everything it spawns (narrowed by its profile's and its parent's). */
   caps?: Caps;
+  /** Run the agent CLI's own TUI in the pane (as the profile's `mode: tui`). */
+  tui?: boolean;
 }
 
 export interface SpawnResult {
@@ -100,10 +103,9 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   }
   // The call's cwd wins; a profile's relative cwd is relative to where muster was called.
   const cwd = path.resolve(m.cwd, opts.cwd ?? profile.cwd ?? ".");
-  const modeWarning =
-    profile.mode === "tui"
-      ? [`agent "${profile.name}" asks for mode tui; only headless runs today, so it runs headless`]
-      : [];
+  const mode = opts.tui ? "tui" : profile.mode;
+  if (mode === "tui") checkTuiRunner(runner.name, profile.name);
+  const modeWarning: string[] = [];
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
     throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
   const parent = m.env.MUSTER_CHILD_ID ?? null;
@@ -159,7 +161,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ...(profile.disallowedTools ? { disallowedTools: profile.disallowedTools } : {}),
       ...(profile.maxTurns !== undefined ? { maxTurns: profile.maxTurns } : {}),
       ...(profile.permissions === "ask" ? { permissions: "ask" as const } : {}),
-      ...(profile.mode === "session" || profile.mode === "oneshot" ? { runnerMode: profile.mode } : {}),
+      ...(mode === "session" || mode === "oneshot" || mode === "tui" ? { runnerMode: mode } : {}),
     },
     envNames: Object.keys(childEnv).sort(),
     ...(caps ? { caps } : {}),

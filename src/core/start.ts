@@ -29,6 +29,8 @@ export interface StartRequest extends TurnSettings {
   caps?: Caps;
   /** A label for the new child, usable wherever its id is. */
   name?: string;
+  /** New children only: the agent CLI's own TUI in the pane (a resumed child keeps its mode). */
+  tui?: boolean;
 }
 
 /** What is wrong with a start request, as data: each front end says it in its own words. */
@@ -104,5 +106,6 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),
+    ...(req.tui ? { tui: true } : {}),
   });
 }

@@ -23,6 +23,7 @@ interface SpawnFlags extends CommonOptions, CapFlags {
   backend?: string;
   isolation?: string;
   name?: string;
+  tui?: boolean;
 }
 
 /** Each refused combination of flags, in the CLI's words. */
@@ -82,6 +83,10 @@ export function registerSpawn(program: Command): void {
           "a label for the new child, unique in this workspace, usable wherever its id is ([A-Za-z0-9._-], up to 32)",
         )
         .option(
+          "--tui",
+          "run the agent CLI's own TUI in the pane (claude, pi): muster still records each turn",
+        )
+        .option(
           "--isolation <mode>",
           "worktree: run in a git worktree of its own, on branch muster/<name or short id>",
         ),
@@ -106,6 +111,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),
+      ...(flags.tui ? { tui: true } : {}),
     };
     const conflict = m.startConflict(req);
     if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);

@@ -1,0 +1,46 @@
+/**
+ * The parts of mode tui's turn taking that are data: how long each wait is, and what one run of the TUI is
+ * (child/tui-turn.ts drives them).
+ */
+import type { TuiSignal } from "../runners/tui/types.js";
+import type { AgentMessage } from "../runners/types.js";
+
+/** How long a pasted prompt may take to show up as a start hook before the screen is looked at. */
+export const SUBMIT_CHECK_MS = 3000;
+/** Enter presses after the first, each only while the draft is still in the input box. */
+export const MAX_RESUBMITS = 5;
+/** How often a running turn's transcript is checked for an interrupt a person made in the pane. */
+export const INTERRUPT_CHECK_MS = 1000;
+/**
+ * How long an interrupted TUI may take to be idle again: one that reports the interrupted turn's end (Pi) is
+ * waited for up to the longer time (a paste while it still runs would be queued by it, not submitted); one
+ * that reports nothing (Claude Code) is given the shorter moment.
+ */
+export const INTERRUPT_SETTLE_MS = 2000;
+export const INTERRUPT_REPORT_MS = 30_000;
+/** A pause between the paste and its Enter: a TUI reads a burst of keys as more paste. */
+export const PASTE_SETTLE_MS = 250;
+
+export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** What a waiter hears: a hook signal, the TUI's exit, or the turn stopped by the host. */
+export type Heard = TuiSignal | { kind: "exit"; why: string } | { kind: "halt" };
+export type Waiter = (s: Heard) => void;
+
+/**
+ * A run of the TUI, from its start record to its stop record: muster's own (a sent prompt) or one a person
+ * typed. Kept as state, not only heard as events: a start and its stop may arrive in one read.
+ */
+export interface TuiRun {
+  start: TuiSignal & { kind: "start" };
+  transcriptFrom: number;
+  stop?: TuiSignal & { kind: "stop" };
+  /** Messages of the run (its tool calls) not yet handed to the turn recording it; `listen` takes them live. */
+  pending: AgentMessage[];
+  listen?: (m: AgentMessage) => void;
+  /** The last tool it started, and the one a person was asked to allow (until it runs or the run ends). */
+  tool?: { name: string; summary: string };
+  asked?: { name: string; summary: string };
+  /** Ended by an interrupt in the pane, with no stop record. */
+  interrupted?: boolean;
+}

@@ -1,0 +1,389 @@
+/**
+ * Turns on the agent CLI's own TUI (runner mode `tui`): one TUI process under a pty in this host, proxied to
+ * the pane, kept across turns. Turn boundaries come from the CLI's hooks (runners/tui/), appended by our hook
+ * command to a file in the child's runner folder and read here from a byte cursor — never from the screen.
+ * A turn muster sends is pasted into the TUI (bracketed paste, then Enter) only while it is idle, and its
+ * submit is verified by the start hook; a line a person types in the pane starts a turn of its own (the start
+ * hook arrives with no send waiting: an inbox item is written for it, the host records it like any other).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { writeInboxItem } from "../artifacts/inbox.js";
+import type { EventLog } from "../artifacts/log.js";
+import { tuiAdapter } from "../runners/tui/registry.js";
+import type { TuiAdapter, TuiSignal } from "../runners/tui/types.js";
+import type { AgentMessage, Runner, TurnInput } from "../runners/types.js";
+import { uuidv7 } from "../util/ids.js";
+import { PACKAGE_ROOT } from "../util/pkg.js";
+import { DirWatch } from "./dir-watch.js";
+import { type TurnState, turnMessages } from "./messages.js";
+import type { PaneRenderer } from "./render.js";
+import { decide, missingDir, type Outcome } from "./run-plan.js";
+import { DialogQuestion } from "./tui-dialog.js";
+import { HookFileReader } from "./tui-hooks.js";
+import type { TuiPty } from "./tui-pty.js";
+import {
+  type Heard,
+  INTERRUPT_CHECK_MS,
+  INTERRUPT_REPORT_MS,
+  INTERRUPT_SETTLE_MS,
+  MAX_RESUBMITS,
+  PASTE_SETTLE_MS,
+  SESSION_ID,
+  SUBMIT_CHECK_MS,
+  type TuiRun,
+  type Waiter,
+} from "./tui-run.js";
+import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
+
+export interface TuiTurnSpec {
+  adapter: TuiAdapter;
+  input: TurnInput;
+}
+
+export class TuiHolder {
+  private pty: TuiPty | undefined;
+  private watch: DirWatch | undefined;
+  private ready = false;
+  private busy = false;
+  /** When the running turn was interrupted (Escape), until the TUI has settled. */
+  private interruptedAt: number | undefined;
+  private sessionId: string | undefined;
+  private transcript: string | undefined;
+  /** The muster turn whose paste waits for its start hook (a start then belongs to it, not to a person). */
+  private submitting = false;
+  private readonly waiters = new Set<Waiter>();
+  /** Runs a person started, by the turn id their inbox item got. */
+  private readonly typed = new Map<string, TuiRun>();
+  /** The run going on now (its stop record completes it). */
+  private current: TuiRun | undefined;
+  /** The run muster's paste started, once its start record arrived. */
+  private submitted: TuiRun | undefined;
+  private exitWhy: string | undefined;
+
+  constructor(
+    private readonly deps: { log: EventLog; render: PaneRenderer; inbox: string; runnerDir: string },
+  ) {
+    this.hooks = new HookFileReader(path.join(deps.runnerDir, "tui-hooks.ndjson"));
+    this.dialog = new DialogQuestion(deps.log);
+  }
+
+  private readonly hooks: HookFileReader;
+  private readonly dialog: DialogQuestion;
+
+  /** The TUI this runner has; a runner without one cannot be in this mode (spawn refuses it first). */
+  specFor(runner: Runner, input: TurnInput): TuiTurnSpec | undefined {
+    const adapter = tuiAdapter(runner.name);
+    if (!adapter) throw new Error(`runner "${runner.name}" has no TUI mode (mode: tui)`);
+    return { adapter, input };
+  }
+
+  private async open(spec: TuiTurnSpec, turnId: string): Promise<TuiPty> {
+    // node-pty (native) and the terminal model load only in this mode: every other host starts without them.
+    const { TuiPty } = await import("./tui-pty.js");
+    fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
+    this.hooks.skipToEnd();
+    // A new process: nothing of the last one's runs carries over.
+    this.ready = false;
+    this.busy = false;
+    this.current = undefined;
+    this.interruptedAt = undefined;
+    this.exitWhy = undefined;
+    const hookScript = path.join(PACKAGE_ROOT, "dist", "runners", "tui", "hook.js");
+    const launch = spec.adapter.launch(
+      spec.input,
+      { file: this.hooks.file, command: (event) => [process.execPath, hookScript, this.hooks.file, event] },
+      spec.input.runnerSessionId ?? this.sessionId,
+    );
+    this.watch ??= new DirWatch(this.deps.runnerDir, () => {
+      for (const line of this.hooks.read()) {
+        const signal = spec.adapter.signal(line);
+        if (signal) this.onSignal(signal);
+      }
+    });
+    // From here on the pane belongs to the TUI: the host's own lines would garble its screen.
+    this.deps.render.mute(true);
+    const pty = new TuiPty(launch, (why) => {
+      this.exitWhy = why;
+      this.pty = undefined;
+      this.deps.render.mute(false);
+      this.deps.render.info(why);
+      for (const w of [...this.waiters]) w({ kind: "exit", why });
+    });
+    this.pty = pty;
+    this.deps.log.append({ type: "runner_started", turnId, pid: pty.pid, argv0: launch.argv[0]! });
+    return pty;
+  }
+
+  private onSignal(s: TuiSignal): void {
+    // The id goes back to the CLI as an argv word (--resume <id>): only an id's characters, never an option.
+    if (s.sessionId && SESSION_ID.test(s.sessionId)) this.sessionId = s.sessionId;
+    if ("transcript" in s && s.transcript) this.transcript = s.transcript;
+    if (s.kind === "ready") this.ready = true;
+    else if (s.kind === "start") {
+      this.busy = true;
+      const run: TuiRun = { start: s, transcriptFrom: this.transcriptSize(), pending: [] };
+      this.current = run;
+      if (this.submitting) this.submitted = run;
+      else this.adoptTyped(run);
+    } else if (s.kind === "tool") {
+      const run = this.current;
+      if (run && s.phase === "start") run.tool = { name: s.name, summary: s.summary };
+      this.toRun(run, { type: "tool", phase: s.phase, name: s.name, summary: s.summary });
+      // The tool ran: a permission the person was asked for was granted.
+      if (run?.asked && s.phase === "end") this.closePermission(run, "granted");
+    } else if (s.kind === "permission") {
+      const run = this.current;
+      if (run && !run.asked) {
+        run.asked = run.tool ?? { name: "tool", summary: "" };
+        const { name, summary } = run.asked;
+        this.toRun(run, {
+          type: "permission",
+          state: "pending",
+          tool: name,
+          ...(summary ? { summary } : {}),
+        });
+      }
+    } else if (s.kind === "stop") {
+      this.busy = false;
+      this.interruptedAt = undefined;
+      const t = this.current;
+      if (t) {
+        this.current = undefined;
+        // Asked and never run: the person refused it.
+        if (t.asked) this.closePermission(t, "denied");
+        t.stop = s;
+      }
+    }
+    for (const w of [...this.waiters]) w(s);
+  }
+
+  /** A message of a run: to the turn recording it, or kept until that turn takes the run. */
+  private toRun(run: TuiRun | undefined, m: AgentMessage): void {
+    if (run?.listen) run.listen(m);
+    else run?.pending.push(m);
+  }
+
+  private closePermission(run: TuiRun, state: "granted" | "denied"): void {
+    const tool = run.asked!.name;
+    run.asked = undefined;
+    this.toRun(run, { type: "permission", state, tool });
+  }
+
+  /** A prompt nobody sent through muster (typed in the pane): it becomes a turn through the inbox. */
+  private adoptTyped(run: TuiRun): void {
+    const turnId = uuidv7();
+    this.typed.set(turnId, run);
+    writeInboxItem(this.deps.inbox, {
+      v: 1,
+      turnId,
+      prompt: run.start.prompt ?? "",
+      source: "typed",
+      createdAt: new Date().toISOString(),
+    });
+  }
+
+  private transcriptSize(): number {
+    try {
+      return this.transcript ? fs.statSync(this.transcript).size : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Resolves with the first signal `want` accepts, the TUI's exit, the turn's stop (halt), or undefined after `ms`. */
+  private next(want: (s: TuiSignal) => boolean, ms: number): Promise<Heard | undefined> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (v: Heard | undefined): void => {
+        clearTimeout(timer);
+        this.waiters.delete(w);
+        resolve(v);
+      };
+      const w: Waiter = (s) => {
+        if (s.kind === "exit" || s.kind === "halt" || want(s)) done(s);
+      };
+      this.waiters.add(w);
+      if (ms < Number.POSITIVE_INFINITY) timer = setTimeout(() => done(undefined), ms);
+    });
+  }
+
+  async turn(
+    deps: { log: EventLog; render: PaneRenderer },
+    turnId: string,
+    spec: TuiTurnSpec,
+    prompt: string,
+    control: TurnControl,
+    state: TurnState,
+  ): Promise<Outcome> {
+    const argv0 = spec.adapter.runner;
+    const gone = missingDir(spec.input.cwd);
+    if (gone) return { status: "errored", reason: gone, exitCode: null, signal: null };
+    const record = turnMessages(deps, turnId, state, () => {});
+    const onMessage = (m: AgentMessage): void => {
+      record(m);
+      control.onMessage?.(m);
+    };
+    const typed = this.typed.get(turnId);
+    this.typed.delete(turnId);
+    let fail: string | undefined;
+    let run: TuiRun | undefined = typed;
+    if (typed) {
+      if (this.pty) deps.log.append({ type: "runner_started", turnId, pid: this.pty.pid, argv0 });
+      this.stopsWith(control);
+    } else {
+      let pty = this.pty;
+      try {
+        if (!pty) pty = await this.open(spec, turnId);
+        else deps.log.append({ type: "runner_started", turnId, pid: pty.pid, argv0 });
+      } catch (e) {
+        return { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
+      }
+      this.stopsWith(control);
+      const sent = await this.submit(pty, spec.adapter, turnId, prompt, control);
+      if (typeof sent === "string") fail = sent;
+      else run = sent;
+    }
+    if (run) {
+      for (const m of run.pending.splice(0)) onMessage(m);
+      run.listen = onMessage;
+    }
+    // The run's stop record may be in already (read together with its start): state first, then wait.
+    while (run && !run.stop && this.pty && !control.reason && !control.failure) {
+      await this.next((s) => s.kind === "stop", INTERRUPT_CHECK_MS);
+      if (!run.stop && this.interruptedInPane(spec.adapter, run)) break;
+    }
+    // A late record of this run (after an interrupt) is no longer this turn's.
+    if (run) run.listen = undefined;
+    const stop = run?.stop;
+    const from = run?.transcriptFrom ?? 0;
+    if (run && !control.reason && !control.failure && (run.interrupted || stop?.interrupted))
+      return { status: "interrupted", reason: "interrupted in the pane", exitCode: null, signal: null };
+    if (run && !stop && !control.reason && !control.failure)
+      fail = this.exitWhy ?? "the agent's TUI ended before the turn did";
+    if (this.sessionId) onMessage({ type: "session", id: this.sessionId });
+    if (stop) {
+      const file = stop.transcript ?? this.transcript;
+      const read =
+        !stop.usage && file && spec.adapter.transcript
+          ? await this.readTranscript(spec.adapter, file, from)
+          : {};
+      const usage = stop.usage ?? read.usage;
+      if (usage) onMessage({ type: "usage", usage });
+      const answer = stop.answer ?? read.answer ?? "";
+      onMessage({ type: "result", status: "completed", text: answer });
+    }
+    control.beforeDecide?.();
+    const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
+    if (!result && !control.reason && !control.failure)
+      return {
+        status: "errored",
+        reason: fail ?? "the agent ended the turn without an answer",
+        exitCode: null,
+        signal: null,
+      };
+    return decide(control, undefined, result, null, null, "", argv0);
+  }
+
+  /** A person interrupted the run in the TUI and the CLI said so only in its transcript: the run is over. */
+  private interruptedInPane(adapter: TuiAdapter, run: TuiRun): boolean {
+    const file = run.start.transcript ?? this.transcript;
+    if (!file || !adapter.interrupted?.(file, run.transcriptFrom)) return false;
+    run.interrupted = true;
+    if (this.current === run) {
+      this.current = undefined;
+      this.busy = false;
+    }
+    return true;
+  }
+
+  /** The transcript may lag the Stop hook by a moment: read it again briefly until the turn's reply is there. */
+  private async readTranscript(adapter: TuiAdapter, file: string, from: number) {
+    let read = adapter.transcript!(file, from);
+    for (let i = 0; i < 10 && !read.usage; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      read = adapter.transcript!(file, from);
+    }
+    return read;
+  }
+
+  /** A stop of the whole child ends the TUI's process group; one that ends only the turn is the TUI's Escape. */
+  private stopsWith(control: TurnControl): void {
+    control.onStop(() => {
+      if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) {
+        // Escape interrupts the TUI's turn. Pi then reports its end (agent_end), Claude Code reports none: the
+        // TUI counts as busy until that record, or a moment without one (see INTERRUPT_SETTLE_MS).
+        this.pty?.write("\x1b");
+        this.interruptedAt = Date.now();
+        this.current = undefined;
+      } else void this.pty?.kill();
+      for (const w of [...this.waiters]) w({ kind: "halt" });
+    });
+  }
+
+  /**
+   * Pastes the prompt once the TUI is idle and presses Enter until its start hook says it was submitted: Enter
+   * again only while the draft is still in the input box (never a second submit). A start-up dialog in the way
+   * is reported as a question (`waiting-input`, its text) while the turn keeps waiting for a person to answer it.
+   * Resolves with the run it started, a reason it failed, or undefined (stopped).
+   */
+  private async submit(
+    pty: TuiPty,
+    adapter: TuiAdapter,
+    turnId: string,
+    prompt: string,
+    control: TurnControl,
+  ): Promise<TuiRun | string | undefined> {
+    // Idle: the TUI is up (its ready hook) and no turn of its own is running (a person's, or the last one).
+    while (!this.ready || this.busy) {
+      const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
+      const settled = this.interruptedAt !== undefined ? this.interruptedAt + settle : undefined;
+      const s = await this.next(
+        (x) => (x.kind === "ready" && !this.busy) || (x.kind === "stop" && this.ready),
+        settled !== undefined ? Math.max(0, settled - Date.now()) : SUBMIT_CHECK_MS,
+      );
+      if (control.reason || control.failure) return undefined;
+      if (s?.kind === "exit") return s.why;
+      if (!s && settled !== undefined && Date.now() >= settled) {
+        this.busy = false;
+        this.interruptedAt = undefined;
+      }
+      if (!s && !this.ready) this.dialog.report(await pty.screen(), adapter, turnId);
+    }
+    this.submitting = true;
+    this.submitted = undefined;
+    try {
+      pty.write(Buffer.from(`\x1b[200~${prompt}\x1b[201~`, "utf8"));
+      await new Promise((r) => setTimeout(r, PASTE_SETTLE_MS));
+      pty.write(Buffer.from("\r"));
+      for (let tries = 0; ; ) {
+        const s = this.submitted ? undefined : await this.next((x) => x.kind === "start", SUBMIT_CHECK_MS);
+        if (control.reason || control.failure) return undefined;
+        if (s?.kind === "exit") return s.why;
+        if (this.submitted) {
+          this.dialog.answered(turnId);
+          return this.submitted;
+        }
+        if (this.dialog.report(await pty.screen(), adapter, turnId)) continue;
+        if (adapter.draft(await pty.screen()) && tries < MAX_RESUBMITS) {
+          tries++;
+          pty.write(Buffer.from("\r"));
+        }
+      }
+    } finally {
+      this.submitting = false;
+    }
+  }
+
+  /** Ends the TUI (TERM, then KILL) and waits for it. */
+  async close(): Promise<void> {
+    this.watch?.close();
+    this.watch = undefined;
+    await this.pty?.kill();
+  }
+
+  /** The host is exiting: nothing it started may outlive it. */
+  killNow(): void {
+    this.pty?.killNow();
+  }
+}

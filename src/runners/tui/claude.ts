@@ -1,0 +1,186 @@
+/**
+ * Claude Code's interactive TUI as a muster child. Turn boundaries come from hooks in a per-child settings
+ * file (`--settings <runner>/tui-settings.json`): SessionStart (the TUI is up, its session id),
+ * UserPromptSubmit (a turn starts, whoever typed it) and Stop (the turn ended, with `last_assistant_message`).
+ * Usage comes from the session's transcript (`transcript_path` in every hook's payload). Checked against the
+ * pinned 2.1.332.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Usage } from "../../artifacts/events.js";
+import { writeFileAtomic } from "../../util/fsx.js";
+import { arr, binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
+import type { RunnerBinary, TurnInput } from "../types.js";
+import { inputBoxText } from "./screen-text.js";
+import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
+
+const BINARY: RunnerBinary = {
+  command: "claude",
+  envVar: "MUSTER_CLAUDE_BIN",
+  install: "npm install -g @anthropic-ai/claude-code",
+};
+
+/**
+ * Claude Code runs a hook's `command` through a shell: each word of our own argv (node, hook.js, the hook file,
+ * the event name — paths muster made, never user text) is single-quoted so spaces or quotes in them stay words.
+ */
+export const shellWords = (argv: string[]): string =>
+  argv.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(" ");
+
+const hook = (hooks: TuiHooks, event: string) => [
+  { hooks: [{ type: "command", command: shellWords(hooks.command(event)) }] },
+];
+
+// What the pinned version shows before its prompt can take input (first lines that name each one).
+const DIALOGS = [
+  /Is this a project you created or one you trust/,
+  /Do you trust the files in this folder/,
+  /Detected a custom API key in your environment/,
+  /Choose the text style/,
+  /Unable to connect to Anthropic services/,
+  /Select login method/,
+  /Enter to confirm · Esc to cancel/,
+];
+
+/** The transcript from `fromByte` on (bounded), or "" when it cannot be read. */
+function readFrom(file: string, fromByte: number): string {
+  try {
+    const fd = fs.openSync(file, "r");
+    try {
+      const size = fs.fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.max(0, Math.min(size - fromByte, 64 * 1024 * 1024)));
+      fs.readSync(fd, buf, 0, buf.length, fromByte);
+      return buf.toString("utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+
+export const claudeTui: TuiAdapter = {
+  runner: "claude",
+  interruptReportsEnd: false,
+  hooks: "SessionStart, UserPromptSubmit, Stop, PreToolUse, PostToolUse, Notification (--settings)",
+  launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
+    fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });
+    const settings = path.join(input.runnerDir, "tui-settings.json");
+    writeFileAtomic(
+      settings,
+      `${JSON.stringify({
+        hooks: {
+          SessionStart: hook(hooks, "ready"),
+          UserPromptSubmit: hook(hooks, "start"),
+          Stop: hook(hooks, "stop"),
+          // Every tool (an empty matcher matches all): the turn's tool_activity, and a sign of life.
+          PreToolUse: [{ matcher: "", ...hook(hooks, "tool-start")[0] }],
+          PostToolUse: [{ matcher: "", ...hook(hooks, "tool-end")[0] }],
+          // permission_prompt: the TUI waits for a person to allow the tool it is about to run.
+          Notification: hook(hooks, "notification"),
+        },
+      })}\n`,
+    );
+    const { id } = splitModel(input.model);
+    const allowed = input.tools && input.tools.length > 0 ? input.tools : ["Bash"];
+    // A turn muster sent must finish with nobody at the pane: edits accepted, the profile's tools pre-approved
+    // (as headless); anything else still asks in the TUI, where a person can answer.
+    return {
+      argv: [
+        binaryOf(BINARY, input.env),
+        "--settings",
+        settings,
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        allowed.join(","),
+        ...(input.disallowedTools?.length ? ["--disallowedTools", input.disallowedTools.join(",")] : []),
+        ...(id ? ["--model", id] : []),
+        ...(input.reasoning ? ["--effort", input.reasoning] : []),
+        ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
+        ...(resume ? ["--resume", resume] : []),
+      ],
+      cwd: input.cwd,
+      env: input.env,
+    };
+  },
+  signal(line: HookLine): TuiSignal | undefined {
+    const p = obj(line.payload);
+    const sessionId = str(p.session_id);
+    const transcript = str(p.transcript_path);
+    const common = { ...(sessionId ? { sessionId } : {}), ...(transcript ? { transcript } : {}) };
+    if (line.event === "ready") return { kind: "ready", ...common };
+    if (line.event === "start") {
+      const prompt = str(p.prompt);
+      return { kind: "start", ...common, ...(prompt !== undefined ? { prompt } : {}) };
+    }
+    if (line.event === "tool-start" || line.event === "tool-end") {
+      const name = str(p.tool_name) ?? "tool";
+      const failed = line.event === "tool-end" && obj(p.tool_response).is_error === true;
+      return {
+        kind: "tool",
+        phase: line.event === "tool-start" ? "start" : "end",
+        name,
+        summary: line.event === "tool-start" ? toolSummary(p.tool_input) : failed ? "error" : "",
+        ...(sessionId ? { sessionId } : {}),
+      };
+    }
+    if (line.event === "notification")
+      return p.notification_type === "permission_prompt"
+        ? { kind: "permission", ...(sessionId ? { sessionId } : {}) }
+        : undefined;
+    if (line.event === "stop") {
+      const answer = str(p.last_assistant_message);
+      return { kind: "stop", ...common, ...(answer !== undefined ? { answer } : {}) };
+    }
+    return undefined;
+  },
+  transcript(file: string, fromByte: number): { answer?: string; usage?: Usage } {
+    const text = readFrom(file, fromByte);
+    // A streamed message may be written more than once with the same id: its usage counts once.
+    const seen = new Map<string, Usage>();
+    let answer: string | undefined;
+    for (const l of text.split("\n")) {
+      let o: Record<string, unknown>;
+      try {
+        o = obj(JSON.parse(l));
+      } catch {
+        continue;
+      }
+      if (o.type !== "assistant" || o.isSidechain === true) continue;
+      const m = obj(o.message);
+      const u = obj(m.usage);
+      const input =
+        (num(u.input_tokens) ?? 0) +
+        (num(u.cache_read_input_tokens) ?? 0) +
+        (num(u.cache_creation_input_tokens) ?? 0);
+      seen.set(str(m.id) ?? `line${seen.size}`, { input, output: num(u.output_tokens) ?? 0 });
+      const said = arr(m.content)
+        .map(obj)
+        .filter((c) => c.type === "text")
+        .map((c) => str(c.text) ?? "")
+        .join("");
+      if (said) answer = said;
+    }
+    if (seen.size === 0) return answer !== undefined ? { answer } : {};
+    const usage = [...seen.values()].reduce((a, b) => ({
+      input: a.input + b.input,
+      output: a.output + b.output,
+    }));
+    return { ...(answer !== undefined ? { answer } : {}), usage };
+  },
+  interrupted(file: string, fromByte: number): boolean {
+    // Escape in Claude Code runs no Stop hook; the transcript gets this user record instead.
+    return readFrom(file, fromByte).includes("[Request interrupted by user");
+  },
+  dialog(screen: string): string | undefined {
+    const lines = screen
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l && !/^[─━]+$/.test(l));
+    // From the line that names the dialog on: what a person must answer, not the banner above it.
+    const at = lines.findIndex((l) => DIALOGS.some((d) => d.test(l)));
+    return at < 0 ? undefined : lines.slice(at).join(" / ").slice(0, 600);
+  },
+  draft: inputBoxText,
+};

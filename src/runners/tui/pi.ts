@@ -1,0 +1,101 @@
+/**
+ * Pi's interactive TUI as a muster child. Turn boundaries come from muster's Pi extension (`-e`,
+ * pi-extension.ts): session_start (ready, its session id), before_agent_start (a prompt was submitted) and
+ * agent_end (the turn's messages: the answer and usage come with it, no transcript read). Checked against the
+ * pinned 0.73.1. Pi shows no start-up dialog with a configured model; none is looked for.
+ */
+import * as path from "node:path";
+import type { Usage } from "../../artifacts/events.js";
+import { PACKAGE_ROOT } from "../../util/pkg.js";
+import { arr, binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
+import type { RunnerBinary, TurnInput } from "../types.js";
+import { inputBoxText } from "./screen-text.js";
+import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
+
+const BINARY: RunnerBinary = {
+  command: "pi",
+  envVar: "MUSTER_PI_BIN",
+  install: "npm install -g @mariozechner/pi-coding-agent",
+};
+
+/** The answer (the last assistant text) and usage (every assistant message) of one agent run. */
+function ofMessages(messages: unknown[]): { answer?: string; usage?: Usage; interrupted?: boolean } {
+  let answer: string | undefined;
+  let usage: Usage | undefined;
+  let interrupted = false;
+  for (const m of messages.map(obj)) {
+    if (m.role !== "assistant") continue;
+    // Escape in Pi ends the run with an aborted message (agent_end still comes).
+    interrupted = m.stopReason === "aborted";
+    const text = arr(m.content)
+      .map(obj)
+      .filter((c) => c.type === "text")
+      .map((c) => str(c.text) ?? "")
+      .join("");
+    if (text) answer = text;
+    const u = obj(m.usage);
+    if (num(u.input) === undefined && num(u.output) === undefined) continue;
+    const input = (num(u.input) ?? 0) + (num(u.cacheRead) ?? 0) + (num(u.cacheWrite) ?? 0);
+    const cost = num(obj(u.cost).total);
+    usage = {
+      input: (usage?.input ?? 0) + input,
+      output: (usage?.output ?? 0) + (num(u.output) ?? 0),
+      ...(cost || usage?.cost ? { cost: (usage?.cost ?? 0) + (cost ?? 0) } : {}),
+    };
+  }
+  return {
+    ...(answer !== undefined ? { answer } : {}),
+    ...(usage ? { usage } : {}),
+    ...(interrupted ? { interrupted } : {}),
+  };
+}
+
+export const piTui: TuiAdapter = {
+  runner: "pi",
+  interruptReportsEnd: true,
+  hooks: "session_start, before_agent_start, agent_end, tool_execution_start/end (muster's extension, -e)",
+  launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
+    const { provider, id } = splitModel(input.model);
+    return {
+      argv: [
+        binaryOf(BINARY, input.env),
+        "-e",
+        path.join(PACKAGE_ROOT, "dist", "runners", "tui", "pi-extension.js"),
+        ...(provider && provider !== "pi" ? ["--provider", provider] : []),
+        ...(id ? ["--model", id] : []),
+        ...(input.reasoning ? ["--thinking", input.reasoning] : []),
+        ...(input.systemPrompt?.trim() ? ["--append-system-prompt", input.systemPrompt.trim()] : []),
+        ...(input.tools?.length ? ["--tools", input.tools.map((t) => t.toLowerCase()).join(",")] : []),
+        ...(resume ? ["--session", resume] : []),
+      ],
+      cwd: input.cwd,
+      // The extension finds the hook file here (Pi hands an extension no arguments).
+      env: { ...input.env, MUSTER_TUI_HOOK_FILE: hooks.file },
+    };
+  },
+  signal(line: HookLine): TuiSignal | undefined {
+    const p = obj(line.payload);
+    const sessionId = str(p.session_id);
+    const sid = sessionId ? { sessionId } : {};
+    if (line.event === "ready") return { kind: "ready", ...sid };
+    if (line.event === "start") {
+      const prompt = str(p.prompt);
+      return { kind: "start", ...sid, ...(prompt !== undefined ? { prompt } : {}) };
+    }
+    if (line.event === "tool-start" || line.event === "tool-end") {
+      const start = line.event === "tool-start";
+      return {
+        kind: "tool",
+        phase: start ? "start" : "end",
+        name: str(p.toolName) ?? "tool",
+        summary: start ? toolSummary(p.args) : p.isError === true ? "error" : "",
+      };
+    }
+    if (line.event === "stop") return { kind: "stop", ...sid, ...ofMessages(arr(p.messages)) };
+    return undefined;
+  },
+  dialog(): string | undefined {
+    return undefined;
+  },
+  draft: inputBoxText,
+};

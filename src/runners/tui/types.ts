@@ -1,0 +1,71 @@
+/**
+ * An agent CLI's own interactive TUI as a muster child (`mode: tui`): the child host runs it under a pty
+ * proxied to the pane, and learns turn boundaries and answers from the CLI's hooks (never from the screen).
+ * One adapter per CLI says how to start it with muster's hooks, and how to read what they report.
+ */
+import type { Usage } from "../../artifacts/events.js";
+import type { TurnInput } from "../types.js";
+
+/** One line of the hook file: what the hook command appended (`hook.ts`). */
+export interface HookLine {
+  event: string;
+  payload: unknown;
+}
+
+/** What a hook record means for the host. */
+export type TuiSignal =
+  /** The TUI is up and its session exists (it can take a prompt). */
+  | { kind: "ready"; sessionId?: string; transcript?: string }
+  /** A prompt was submitted (by muster or typed by a person): a turn starts. */
+  | { kind: "start"; sessionId?: string; prompt?: string; transcript?: string }
+  /** The TUI asks the person at the pane to allow a tool (its last tool start names which). */
+  | { kind: "permission"; sessionId?: string }
+  /** A tool call began or ended inside the running turn. */
+  | { kind: "tool"; phase: "start" | "end"; name: string; summary: string; sessionId?: string }
+  /** The agent ended its turn; `answer` (its last message) and `usage` when the hook carries them. */
+  | {
+      kind: "stop";
+      sessionId?: string;
+      answer?: string;
+      usage?: Usage;
+      transcript?: string;
+      /** The run was interrupted in the TUI (a person pressed Escape), not finished. */
+      interrupted?: boolean;
+    };
+
+/** How to start the TUI: an argv (never a shell string), its directory and environment. */
+export interface TuiLaunch {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** Where the hooks write and how to run the hook command for one event (an argv: node + hook.js + file + event). */
+export interface TuiHooks {
+  file: string;
+  command(event: string): string[];
+}
+
+export interface TuiAdapter {
+  /** The runner this adapter belongs to. */
+  readonly runner: string;
+  /** Which hooks turn boundaries come from (for docs and the pane). */
+  readonly hooks: string;
+  /** An interrupted turn (Escape) still reports its end (Pi's agent_end); else the TUI is idle a moment after. */
+  readonly interruptReportsEnd: boolean;
+  /** Writes the CLI's per-child configuration (in `input.runnerDir`) and says how to start it. */
+  launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch;
+  /** A hook record, read. */
+  signal(line: HookLine): TuiSignal | undefined;
+  /** The turn's answer and usage from the CLI's transcript, read from `fromByte` on (the turn's part). */
+  transcript?(file: string, fromByte: number): { answer?: string; usage?: Usage };
+  /**
+   * Whether the run the transcript holds from `fromByte` on was interrupted in the TUI: for a CLI that reports
+   * no end of an interrupted run through its hooks (Claude Code), read while the run goes on.
+   */
+  interrupted?(file: string, fromByte: number): boolean;
+  /** A start-up blocker (trust, onboarding, theme, API key) the screen shows: its text, else undefined. */
+  dialog(screen: string): string | undefined;
+  /** The text in the TUI's input box (a draft not yet submitted), else "". */
+  draft(screen: string): string;
+}

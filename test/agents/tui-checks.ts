@@ -1,0 +1,382 @@
+// mode tui (issue 13): the real pinned CLI's own TUI (Claude Code, Pi) runs in the child's pane under a pty
+// inside the host, against the scripted endpoint, in a private tmux; turns come from its hooks, never from
+// the screen. Each CLI has its own test file so two run at once.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error plain JS fixture
+import { cliBinDir, cliCache } from "../../scripts/pinned-clis.mjs";
+import { groupAlive } from "../../src/util/process-group.js";
+// @ts-expect-error plain JS fixture
+import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
+// @ts-expect-error plain JS fixture
+import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
+import { processesWithEnv, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { killServerAndWait } from "../helpers/tmux.js";
+
+interface Endpoint {
+  url: string;
+  requests: { path: string; api: string | null; body: unknown; scenario: string }[];
+  setScenario(s: string): void;
+  close(): Promise<void>;
+}
+
+const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
+
+/**
+ * Claude Code's first-run screens, settled the way a user settles them once (its ~/.claude.json in the
+ * sandbox HOME): onboarding done, the scripted API key approved, these folders trusted. A folder left out
+ * shows the trust dialog (the blocker test).
+ */
+function settleClaudeFirstRun(home: string, trusted: string[]): void {
+  const file = path.join(home, ".claude.json");
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      hasCompletedOnboarding: true,
+      theme: "dark",
+      customApiKeyResponses: { approved: ["sk-ant-scripted"], rejected: [] },
+      projects: Object.fromEntries(
+        trusted.map((d) => [d, { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true }]),
+      ),
+    }),
+  );
+}
+
+export function defineTuiChecks(cli: "claude" | "pi"): void {
+  describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 180_000 }, () => {
+    const sb = useSandbox(`mt-tui-${cli}`);
+    const binDir = cliBinDir(cli) as string;
+    let ep: Endpoint;
+    let env: NodeJS.ProcessEnv;
+    let first: { id: string; dir: string; paneId: string } | undefined;
+    const workDir = (tag: string) => {
+      const d = path.join(sb.cwd, tag);
+      fs.mkdirSync(d, { recursive: true });
+      return d;
+    };
+    const lastModelBody = (before: number) =>
+      JSON.stringify(
+        ep.requests
+          .slice(before)
+          .filter((q) => q.api !== null)
+          .at(-1)?.body ?? {},
+      );
+    const spawnArgs = (cwd: string, prompt: string) => [
+      "spawn",
+      "--tui",
+      "--agent",
+      cli,
+      "--model",
+      TEST_MODELS[cli] as string,
+      "--cwd",
+      cwd,
+      prompt,
+    ];
+    const tmux = (...args: string[]) => execa("tmux", ["-L", sb.socket, ...args]);
+
+    beforeAll(async () => {
+      if (!fs.existsSync(path.join(binDir, cli)))
+        throw new Error(`${cli} is not installed in ${cliCache()}: run node scripts/install-clis.mjs`);
+      ep = (await startEndpoint()) as Endpoint;
+      env = {
+        ...prepareCli(cli, ep.url, sb.env.HOME as string),
+        ...(cli === "claude" ? { CLAUDE_CODE_MAX_RETRIES: "0" } : {}),
+        PATH: `${binDir}${path.delimiter}${sb.env.PATH}`,
+        TMPDIR: workDir(".tmp"),
+      };
+      if (cli === "claude")
+        settleClaudeFirstRun(
+          sb.env.HOME as string,
+          ["one", "cancel", "steer", "tool", "ask", "esc"].map(workDir),
+        );
+    });
+    afterAll(async () => {
+      await ep?.close();
+    });
+
+    it("a turn completes from the TUI's hooks: the answer, usage and the CLI's session id are recorded", async () => {
+      ep.setScenario("text");
+      const s = await sb.json(spawnArgs(workDir("one"), "say hi"), { env });
+      expect(s.exitCode, s.stderr).toBe(0);
+      const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
+      const r = w.data.results?.[0];
+      expect(r?.status, JSON.stringify(w.data)).toBe("completed");
+      expect(r.text.trim()).toMatch(/^scripted answer \d+$/);
+      const done = completions(s.data.artifactDir).at(-1)!;
+      expect(done.usage.input).toBeGreaterThan(0);
+      expect(done.usage.output).toBeGreaterThan(0);
+      expect(done.runnerSessionId).toMatch(/^[0-9a-f-]{36}$/);
+      // `muster result` reads the same snapshot.
+      const res = await sb.run(["result", s.data.id], { env });
+      expect(res.stdout.trim()).toBe(r.text.trim());
+      // The pane shows Claude Code's own TUI, with the prompt muster pasted into it.
+      const pane = (await tmux("capture-pane", "-p", "-t", s.data.paneId)).stdout;
+      expect(pane).toContain("say hi");
+      expect(pane).toMatch(/scripted answer \d+/);
+      first = { id: s.data.id, dir: s.data.artifactDir, paneId: s.data.paneId };
+    });
+
+    it("a follow-up (muster send) is pasted into the idle TUI and becomes turn 2 of the same session", async () => {
+      expect(first, "needs the first test's child").toBeDefined();
+      const before = ep.requests.length;
+      const r = await sb.json(["send", first!.id, "--wait", "--timeout", "120", "what was the word?"], {
+        env,
+        timeout: 150_000,
+      });
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      const sent = lastModelBody(before);
+      expect(sent).toContain("what was the word?");
+      expect(sent).toContain("say hi");
+      const [c1, c2] = completions(first!.dir);
+      expect(c2!.runnerSessionId).toBe(c1!.runnerSessionId);
+      // One TUI process across the turns.
+      const starts = readEvents(first!.dir).filter((e) => e.type === "runner_started");
+      expect(new Set(starts.map((e) => e.pid)).size).toBe(1);
+      expect(groupAlive(starts[0]!.pid as number)).toBe(true);
+    });
+
+    it("a multi-line prompt with non-ASCII text is pasted whole: the model gets every line", async () => {
+      expect(first, "needs the first test's child").toBeDefined();
+      const before = ep.requests.length;
+      const prompt = ["- first line starts with a dash", "zweite Zeile: ÄÖÜ ß ✓ 日本", "", "last line"].join(
+        "\n",
+      );
+      const file = path.join(workDir(".prompts"), "multi.txt");
+      fs.writeFileSync(file, prompt);
+      const r = await sb.json(["send", first!.id, "--wait", "--timeout", "120", "--file", file], {
+        env,
+        timeout: 150_000,
+      });
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      const sent = lastModelBody(before);
+      for (const line of prompt.split("\n").filter(Boolean))
+        expect(sent).toContain(JSON.stringify(line).slice(1, -1));
+    });
+
+    it("a line a person types into the pane becomes a turn of its own, recorded like a sent one", async () => {
+      expect(first, "needs the first test's child").toBeDefined();
+      const before = completions(first!.dir).length;
+      await tmux("send-keys", "-t", first!.paneId, "-l", "typed by a person");
+      await tmux("send-keys", "-t", first!.paneId, "Enter");
+      const done = await until(() => completions(first!.dir)[before], 60_000, 200);
+      expect(done.status).toBe("completed");
+      const started = readEvents(first!.dir).find(
+        (e) => e.type === "turn_started" && e.turnId === done.turnId,
+      );
+      expect(started?.source).toBe("typed");
+      expect(fs.readFileSync(path.join(first!.dir, started!.promptPath), "utf8")).toBe("typed by a person");
+      const res = await sb.run(["result", first!.id, "--turn", done.turnId], { env });
+      expect(res.stdout.trim()).toMatch(/^scripted answer \d+$/);
+    });
+
+    it("after the tmux server is gone, spawn --resume starts the TUI on the same session", async () => {
+      expect(first, "needs the first test's child").toBeDefined();
+      await killServerAndWait(sb.socket);
+      ep.setScenario("text");
+      const before = ep.requests.length;
+      const r = await sb.json(
+        ["spawn", "--resume", first!.id, "--wait", "--timeout", "120", "and before that?"],
+        {
+          env,
+          timeout: 150_000,
+        },
+      );
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      const sent = lastModelBody(before);
+      expect(sent).toContain("and before that?");
+      expect(sent).toContain("say hi");
+      expect(sent).toContain("typed by a person");
+      const all = completions(first!.dir);
+      expect(new Set(all.map((e) => e.runnerSessionId)).size).toBe(1);
+      // The new process's transcript holds the earlier turns too: only this turn's reply counts for its usage.
+      expect(all.at(-1)!.usage.output).toBe(all[0]!.usage.output);
+    });
+
+    it("a tool call inside the TUI runs in the child's cwd and is recorded as tool_activity", async () => {
+      ep.setScenario("tool");
+      const cwd = workDir("tool");
+      const s = await sb.json(spawnArgs(cwd, "make the file"), { env });
+      expect(s.exitCode, s.stderr).toBe(0);
+      const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
+      expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+      expect(w.data.results[0].text.trim()).toBe("The file out.txt now says hello.");
+      expect(fs.readFileSync(path.join(cwd, "out.txt"), "utf8").trim()).toBe("hello");
+      const tools = readEvents(s.data.artifactDir).filter((e) => e.type === "tool_activity");
+      expect(tools.map((t) => t.phase)).toEqual(["start", "end"]);
+      expect(tools.every((t) => t.turnId === s.data.turnId)).toBe(true);
+      expect(tools[0].summary).toContain(TOOL_COMMAND);
+      await sb.run(["cancel", s.data.id], { env });
+    });
+
+    it("send --mode now interrupts the TUI's turn (Escape) and the follow-up runs on the same TUI", async () => {
+      ep.setScenario("slow");
+      const before = ep.requests.length;
+      const s = await sb.json(spawnArgs(workDir("steer"), "write a long story"), { env });
+      expect(s.exitCode, s.stderr).toBe(0);
+      await until(
+        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
+        60_000,
+      );
+      ep.setScenario("text");
+      const r = await sb.json(
+        ["send", s.data.id, "--mode", "now", "--wait", "--timeout", "120", "stop; say hi"],
+        {
+          env,
+          timeout: 150_000,
+        },
+      );
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      expect(r.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
+      const [first, second] = completions(s.data.artifactDir);
+      expect(first).toMatchObject({ turnId: s.data.turnId, status: "interrupted" });
+      expect(second!.status).toBe("completed");
+      const starts = readEvents(s.data.artifactDir).filter((e) => e.type === "runner_started");
+      expect(new Set(starts.map((e) => e.pid)).size).toBe(1);
+      await sb.run(["cancel", s.data.id], { env });
+    });
+
+    it("Escape pressed by a person in the pane settles the turn interrupted; the TUI takes the next one", async () => {
+      ep.setScenario("slow");
+      const before = ep.requests.length;
+      const s = await sb.json(spawnArgs(workDir("esc"), "write a long story"), { env });
+      expect(s.exitCode, s.stderr).toBe(0);
+      await until(
+        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
+        60_000,
+      );
+      ep.setScenario("text");
+      await tmux("send-keys", "-t", s.data.paneId, "Escape");
+      const first = await until(() => completions(s.data.artifactDir)[0], 30_000, 200);
+      expect(first).toMatchObject({
+        turnId: s.data.turnId,
+        status: "interrupted",
+        reason: "interrupted in the pane",
+      });
+      const r = await sb.json(["send", s.data.id, "--wait", "--timeout", "60", "say hi"], {
+        env,
+        timeout: 90_000,
+      });
+      expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
+      expect(r.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
+      await sb.run(["cancel", s.data.id], { env });
+    });
+
+    it("cancel ends the TUI's process group: no process of the CLI is left", async () => {
+      ep.setScenario("slow");
+      const before = ep.requests.length;
+      const s = await sb.json(spawnArgs(workDir("cancel"), "write a long story"), { env });
+      expect(s.exitCode, s.stderr).toBe(0);
+      await until(
+        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
+        60_000,
+      );
+      const pgid = readEvents(s.data.artifactDir).find((e) => e.type === "runner_started")?.pid as number;
+      expect(groupAlive(pgid)).toBe(true);
+      const hostPid = readEvents(s.data.artifactDir).find((e) => e.type === "child_started")?.pid as number;
+      const others = () =>
+        processesWithEnv(`MUSTER_CHILD_ID=${s.data.id}`)
+          .filter((p) => p.pid !== hostPid)
+          .map((p) => `${p.pid} ${p.cmdline}`);
+      expect(others().length).toBeGreaterThan(0);
+      const c = await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      expect(c.exitCode, c.stderr).toBe(0);
+      await until(() => completions(s.data.artifactDir).at(-1)?.status === "cancelled", 30_000);
+      await until(() => !groupAlive(pgid), 5_000);
+      expect(others()).toEqual([]);
+    });
+
+    it.runIf(cli === "claude")(
+      "a start-up dialog (workspace trust) is reported as waiting-input with its text until a person answers it",
+      async () => {
+        ep.setScenario("text");
+        const s = await sb.json(spawnArgs(workDir("untrusted"), "say hi"), { env });
+        expect(s.exitCode, s.stderr).toBe(0);
+        const st = await until(
+          async () => {
+            const x = await sb.json(["status", s.data.id], { env });
+            return x.data.live?.state === "waiting-input" ? x.data : undefined;
+          },
+          60_000,
+          500,
+        );
+        const q = readEvents(s.data.artifactDir).find((e) => e.type === "question");
+        expect(st.live.detail, q?.text).toMatch(/^asks: .*Is this a project you created or one you trust/);
+        // A person answers it in the pane: the prompt muster held back is submitted, the question closed.
+        await tmux("send-keys", "-t", s.data.paneId, "Down");
+        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        expect(w.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
+        const answered = readEvents(s.data.artifactDir).find((e) => e.type === "answered");
+        expect(answered?.requestId).toBe(q?.requestId);
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      },
+    );
+
+    it.runIf(cli === "claude")(
+      "a tool the profile does not pre-approve waits in the TUI as waiting-permission until a person allows it",
+      async () => {
+        // A project profile narrows the tools to Read: Bash then asks in the TUI.
+        fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+        fs.writeFileSync(
+          path.join(sb.cwd, ".muster", "agents", "claude-read.md"),
+          "---\ndescription: read-only claude in its TUI\nrunner: claude\nmode: tui\ntools: [Read]\n---\n",
+        );
+        // The model runs `muster ask …` in the shell: not an edit, so Claude Code asks before running it.
+        ep.setScenario("ask");
+        const cwd = workDir("ask");
+        const s = await sb.json(
+          [
+            "spawn",
+            "--agent",
+            "claude-read",
+            "--model",
+            TEST_MODELS.claude as string,
+            "--cwd",
+            cwd,
+            "pick a color",
+          ],
+          { env },
+        );
+        expect(s.exitCode, s.stderr).toBe(0);
+        const st = await until(
+          async () => {
+            const x = await sb.json(["status", s.data.id], { env });
+            return x.data.live?.state === "waiting-permission" ? x.data : undefined;
+          },
+          60_000,
+          500,
+        );
+        expect(st.live.detail).toContain("Bash");
+        expect(st.live.detail).toContain("muster ask");
+        // The person allows it (the first choice, "Yes"); the command then asks the parent, who answers.
+        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        const q = await until(
+          () =>
+            readEvents(s.data.artifactDir).find((e) => e.type === "question" && e.text === "Which color?"),
+          60_000,
+          200,
+        );
+        expect((await sb.run(["answer", q.requestId, "teal"], { env })).exitCode).toBe(0);
+        const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        expect(w.data.results[0].text).toContain("PARENT SAID:");
+        expect(w.data.results[0].text).toContain("teal");
+        const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
+        expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual(["pending:Bash", "granted:Bash"]);
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      },
+    );
+
+    it("mode tui on a runner without a TUI is refused in one line, creating nothing", async () => {
+      const r = await sb.run(["spawn", "--tui", "--agent", "mock", "hi"], { env });
+      expect(r.exitCode).not.toBe(0);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(/has no TUI mode/);
+      const ls = await sb.json(["ls", "--all"], { env });
+      expect(JSON.stringify(ls.data)).not.toContain('"agent":"mock"');
+    });
+  });
+}
