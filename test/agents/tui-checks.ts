@@ -287,9 +287,9 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
       expect(others()).toEqual([]);
     });
 
-    it.runIf(cli === "claude")(
-      "a start-up dialog (workspace trust) is reported as waiting-input with its text until a person answers it",
-      async () => {
+    // Claude Code only: Pi has no trust dialog and no permission prompt (registered, not skipped, for Claude).
+    if (cli === "claude")
+      it("a start-up dialog (workspace trust) is reported as waiting-input with its text until a person answers it", async () => {
         ep.setScenario("text");
         const s = await sb.json(spawnArgs(workDir("untrusted"), "say hi"), { env });
         expect(s.exitCode, s.stderr).toBe(0);
@@ -312,12 +312,11 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         const answered = readEvents(s.data.artifactDir).find((e) => e.type === "answered");
         expect(answered?.requestId).toBe(q?.requestId);
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
-      },
-    );
+      });
 
-    it.runIf(cli === "claude")(
-      "a tool the profile does not pre-approve waits in the TUI as waiting-permission until a person allows it",
-      async () => {
+    // Claude Code only: Pi has no trust dialog and no permission prompt (registered, not skipped, for Claude).
+    if (cli === "claude")
+      it("a tool the profile does not pre-approve waits in the TUI as waiting-permission until a person allows it", async () => {
         // A project profile narrows the tools to Read: Bash then asks in the TUI.
         fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
         fs.writeFileSync(
@@ -367,8 +366,7 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
         expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual(["pending:Bash", "granted:Bash"]);
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
-      },
-    );
+      });
 
     it("mode tui on a runner without a TUI is refused in one line, creating nothing", async () => {
       const r = await sb.run(["spawn", "--tui", "--agent", "mock", "hi"], { env });
