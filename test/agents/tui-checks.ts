@@ -14,13 +14,7 @@ import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
 import { processesWithEnv, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
-
-interface Endpoint {
-  url: string;
-  requests: { path: string; api: string | null; body: unknown; scenario: string }[];
-  setScenario(s: string): void;
-  close(): Promise<void>;
-}
+import type { Endpoint } from "./checks.js";
 
 const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
 
@@ -56,13 +50,7 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
       fs.mkdirSync(d, { recursive: true });
       return d;
     };
-    const lastModelBody = (before: number) =>
-      JSON.stringify(
-        ep.requests
-          .slice(before)
-          .filter((q) => q.api !== null)
-          .at(-1)?.body ?? {},
-      );
+    const lastModelBody = (before: number) => ep.lastModelBody(before);
     const spawnArgs = (cwd: string, prompt: string) => [
       "spawn",
       "--tui",
