@@ -29,6 +29,7 @@ import {
   INTERRUPT_SETTLE_MS,
   MAX_RESUBMITS,
   PASTE_SETTLE_MS,
+  SCREEN_READY_MS,
   SESSION_ID,
   SUBMIT_CHECK_MS,
   type TuiRun,
@@ -338,9 +339,11 @@ export class TuiHolder {
     while (!this.ready || this.busy) {
       const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
       const settled = this.interruptedAt !== undefined ? this.interruptedAt + settle : undefined;
+      // A TUI whose ready shows only on screen (readyOnScreen) is looked at more often than a dialog needs.
+      const look = adapter.readyOnScreen ? SCREEN_READY_MS : SUBMIT_CHECK_MS;
       const s = await this.next(
         (x) => (x.kind === "ready" && !this.busy) || (x.kind === "stop" && this.ready),
-        settled !== undefined ? Math.max(0, settled - Date.now()) : SUBMIT_CHECK_MS,
+        settled !== undefined ? Math.max(0, settled - Date.now()) : look,
       );
       if (control.reason || control.failure) return undefined;
       if (s?.kind === "exit") return s.why;
@@ -348,7 +351,11 @@ export class TuiHolder {
         this.busy = false;
         this.interruptedAt = undefined;
       }
-      if (!s && !this.ready) this.dialog.report(await pty.screen(), adapter, turnId);
+      if (!s && !this.ready) {
+        const screen = await pty.screen();
+        if (!this.dialog.report(screen, adapter, turnId) && adapter.readyOnScreen?.(screen))
+          this.ready = true;
+      }
     }
     this.submitting = true;
     this.submitted = undefined;

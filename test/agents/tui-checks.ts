@@ -44,7 +44,18 @@ function settleClaudeFirstRun(home: string, trusted: string[]): void {
   );
 }
 
-export function defineTuiChecks(cli: "claude" | "pi"): void {
+/**
+ * Codex's start-up notices (a newer model's announcement), settled the way a user settles them once (its
+ * config.toml in the sandbox CODEX_HOME, as Codex itself writes them).
+ */
+function settleCodexFirstRun(codexHome: string): void {
+  fs.appendFileSync(
+    path.join(codexHome, "config.toml"),
+    '\n[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n\n[tui.model_availability_nux]\n"gpt-6.1-sol" = 1\n',
+  );
+}
+
+export function defineTuiChecks(cli: "claude" | "codex" | "pi"): void {
   describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 180_000 }, () => {
     const sb = useSandbox(`mt-tui-${cli}`);
     const binDir = cliBinDir(cli) as string;
@@ -86,6 +97,7 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         PATH: `${binDir}${path.delimiter}${sb.env.PATH}`,
         TMPDIR: workDir(".tmp"),
       };
+      if (cli === "codex") settleCodexFirstRun(env.CODEX_HOME as string);
       if (cli === "claude")
         settleClaudeFirstRun(
           sb.env.HOME as string,
