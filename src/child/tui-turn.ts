@@ -362,6 +362,17 @@ export class TuiHolder {
     try {
       pty.write(Buffer.from(`\x1b[200~${prompt}\x1b[201~`, "utf8"));
       await new Promise((r) => setTimeout(r, PASTE_SETTLE_MS));
+      // A ready read off the screen is a guess: a dialog drawn after it took the paste (Codex's folder trust
+      // drops it), and an Enter now would answer the dialog for the person. Wait for idle again, paste again.
+      if (
+        adapter.readyOnScreen &&
+        !this.submitted &&
+        this.dialog.report(await pty.screen(), adapter, turnId)
+      ) {
+        this.ready = false;
+        this.submitting = false;
+        return await this.submit(pty, adapter, turnId, prompt, control);
+      }
       pty.write(Buffer.from("\r"));
       for (let tries = 0; ; ) {
         const s = this.submitted ? undefined : await this.next((x) => x.kind === "start", SUBMIT_CHECK_MS);

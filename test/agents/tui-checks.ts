@@ -299,11 +299,18 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi"): void {
       expect(others()).toEqual([]);
     });
 
-    // Claude Code only: Pi has no trust dialog and no permission prompt (registered, not skipped, for Claude).
-    if (cli === "claude")
+    // Claude Code and Codex: Pi has no trust dialog (registered, not skipped, for those two).
+    // Codex asks only for a git repository's folder; Claude Code for any folder it was not told to trust.
+    const trust = {
+      claude: { text: /Is this a project you created or one you trust/, keys: ["Down", "Enter"] },
+      codex: { text: /Trust this folder\?/, keys: ["Enter"] },
+    }[cli as string];
+    if (trust)
       it("a start-up dialog (workspace trust) is reported as waiting-input with its text until a person answers it", async () => {
         ep.setScenario("text");
-        const s = await sb.json(spawnArgs(workDir("untrusted"), "say hi"), { env });
+        const cwd = workDir("untrusted");
+        if (cli === "codex") await execa("git", ["init", "-q", cwd]);
+        const s = await sb.json(spawnArgs(cwd, "say hi"), { env });
         expect(s.exitCode, s.stderr).toBe(0);
         const st = await until(
           async () => {
@@ -314,10 +321,10 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi"): void {
           500,
         );
         const q = readEvents(s.data.artifactDir).find((e) => e.type === "question");
-        expect(st.live.detail, q?.text).toMatch(/^asks: .*Is this a project you created or one you trust/);
+        expect(st.live.detail, q?.text).toMatch(/^asks: /);
+        expect(st.live.detail, q?.text).toMatch(trust.text);
         // A person answers it in the pane: the prompt muster held back is submitted, the question closed.
-        await tmux("send-keys", "-t", s.data.paneId, "Down");
-        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        for (const key of trust.keys) await tmux("send-keys", "-t", s.data.paneId, key);
         const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
         expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
         expect(w.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);

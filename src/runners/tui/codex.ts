@@ -164,15 +164,12 @@ export const codexTui: TuiAdapter = {
       case "tool-start":
       case "tool-end": {
         const start = line.event === "tool-start";
-        const failed =
-          !start &&
-          num(obj(p.tool_response).exit_code) !== undefined &&
-          num(obj(p.tool_response).exit_code) !== 0;
         return {
           kind: "tool",
           phase: start ? "start" : "end",
           name: str(p.tool_name) ?? "tool",
-          summary: start ? toolSummary(p.tool_input) : failed ? "error" : "",
+          // PostToolUse carries the output only (no exit status): an end says nothing more.
+          summary: start ? toolSummary(p.tool_input) : "",
           ...sid,
         };
       }
@@ -229,7 +226,12 @@ export const codexTui: TuiAdapter = {
   readyOnScreen(screen: string): boolean {
     const box = composer(screen);
     // A numbered choice under `›` is a dialog's selection, not the composer.
-    return !!box && !/^›\s*\d+\./.test(box[0]!) && !this.dialog(screen);
+    if (!box || /^›\s*\d+\./.test(box[0]!) || this.dialog(screen)) return false;
+    // Codex draws its composer while still loading, before a dialog (folder trust) covers it: only the footer
+    // it shows once the session is set up ("<model> · <cwd>", "← for agents · ? for shortcuts") says ready.
+    const lines = screenLines(screen);
+    const at = lines.lastIndexOf(lines.findLast((l) => l.trimStart().startsWith("›")) ?? "");
+    return lines.slice(at + box.length).some((l) => l.includes(" · "));
   },
   draft(screen: string): string {
     const box = composer(screen);
