@@ -11,7 +11,7 @@ import { groupAlive } from "../../src/util/process-group.js";
 // @ts-expect-error plain JS fixture
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
-import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
+import { PERM_COMMAND, startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
 import { processesWithEnv, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 
@@ -382,6 +382,34 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi"): void {
         expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
         expect(w.data.results[0].text).toContain("PARENT SAID:");
         expect(w.data.results[0].text).toContain("teal");
+        const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
+        expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual(["pending:Bash", "granted:Bash"]);
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      });
+
+    // Codex only: its sandbox-escalation prompt (Pi asks nothing; Claude Code's prompt is checked above).
+    if (cli === "codex")
+      it("a command codex asks to run outside its sandbox waits as waiting-permission until a person allows it", async () => {
+        ep.setScenario("escalate");
+        const cwd = workDir("escalate");
+        const s = await sb.json(spawnArgs(cwd, "make the file"), { env });
+        expect(s.exitCode, s.stderr).toBe(0);
+        const st = await until(
+          async () => {
+            const x = await sb.json(["status", s.data.id], { env });
+            return x.data.live?.state === "waiting-permission" ? x.data : undefined;
+          },
+          60_000,
+          500,
+        );
+        expect(st.live.detail).toContain("Bash");
+        expect(st.live.detail).toContain(PERM_COMMAND);
+        // The person allows it (the first choice, "Yes, proceed").
+        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        expect(w.data.results[0].text).toContain("TOOL SAID:");
+        expect(fs.readFileSync(path.join(cwd, "perm.txt"), "utf8").trim()).toBe("hi");
         const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
         expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual(["pending:Bash", "granted:Bash"]);
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
