@@ -90,7 +90,16 @@ export class TuiHolder {
     this.current = undefined;
     this.interruptedAt = undefined;
     this.exitWhy = undefined;
-    const hookScript = path.join(PACKAGE_ROOT, "dist", "runners", "tui", "hook.js");
+    // The hook command runs a copy in the child's runner folder, not the one in the package: codex 0.171 dropped
+    // every hook record after a sandbox escalation when the script lay inside a git checkout (seen here with a
+    // clean clone; a worktree or a plain folder was fine). hook.js imports nothing, so the copy runs alone.
+    const hookScript = path.join(this.deps.runnerDir, "muster-hook.js");
+    fs.rmSync(hookScript, { force: true }); // a fresh file, never written through whatever lay there
+    fs.copyFileSync(
+      path.join(PACKAGE_ROOT, "dist", "runners", "tui", "hook.js"),
+      hookScript,
+      fs.constants.COPYFILE_EXCL,
+    );
     const launch = spec.adapter.launch(
       spec.input,
       { file: this.hooks.file, command: (event) => [process.execPath, hookScript, this.hooks.file, event] },
