@@ -44,7 +44,7 @@ function settleClaudeFirstRun(home: string, trusted: string[]): void {
   );
 }
 
-export function defineTuiChecks(cli: "claude" | "pi"): void {
+export function defineTuiChecks(cli: "claude" | "pi" | "gemini"): void {
   describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 180_000 }, () => {
     const sb = useSandbox(`mt-tui-${cli}`);
     const binDir = cliBinDir(cli) as string;
