@@ -12,7 +12,7 @@ import { groupAlive } from "../../src/util/process-group.js";
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
 import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
-import { processesWithEnv, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { processesWithEnv, readEvents, sleep, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 
 interface Endpoint {
@@ -159,6 +159,8 @@ export function defineTuiChecks(cli: "claude" | "pi" | "gemini"): void {
       expect(first, "needs the first test's child").toBeDefined();
       const before = completions(first!.dir).length;
       await tmux("send-keys", "-t", first!.paneId, "-l", "typed by a person");
+      // A person's pause before Enter: Gemini CLI reads an Enter within 30 ms of a key as part of a paste.
+      await sleep(200);
       await tmux("send-keys", "-t", first!.paneId, "Enter");
       const done = await until(() => completions(first!.dir)[before], 60_000, 200);
       expect(done.status).toBe("completed");

@@ -39,6 +39,9 @@ const DIALOGS = [
   /Select Theme/,
 ];
 
+/** How long a resumed TUI takes to load its history after SessionStart (measured: 0.5-1.5 s), with room to spare. */
+const RESUME_SETTLE_MS = 3000;
+
 /** The chat recording's last `bytes` (whole lines only), or "" when it cannot be read. */
 function readTail(file: string, fromByte: number, bytes = 64 * 1024 * 1024): string {
   try {
@@ -144,7 +147,9 @@ export const geminiTui: TuiAdapter = {
     const transcript = str(p.transcript_path);
     const sid = sessionId ? { sessionId } : {};
     const common = { ...sid, ...(transcript ? { transcript } : {}) };
-    if (line.event === "ready") return { kind: "ready", ...common };
+    // On a resume, gemini loads the history into its screen after SessionStart and drops keys until then.
+    if (line.event === "ready")
+      return { kind: "ready", ...common, ...(p.source === "resume" ? { settleMs: RESUME_SETTLE_MS } : {}) };
     if (line.event === "start") {
       const prompt = str(p.prompt);
       return { kind: "start", ...common, ...(prompt !== undefined ? { prompt } : {}) };
