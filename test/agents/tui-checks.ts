@@ -370,6 +370,31 @@ export function defineTuiChecks(cli: "claude" | "pi" | "gemini"): void {
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
       });
 
+    // Gemini only: it skips a settings file in a folder others may write to, so muster's hooks never load.
+    if (cli === "gemini")
+      it("a settings folder gemini refuses (under /tmp) is reported as waiting-input with gemini's warning", async () => {
+        ep.setScenario("text");
+        const home = fs.mkdtempSync(path.join("/tmp", "mt-tui-gemini-insecure-"));
+        const insecure = { ...env, MUSTER_HOME: home };
+        try {
+          const s = await sb.json(spawnArgs(workDir("insecure"), "say hi"), { env: insecure });
+          expect(s.exitCode, s.stderr).toBe(0);
+          const st = await until(
+            async () => {
+              const x = await sb.json(["status", s.data.id], { env: insecure });
+              return x.data.live?.state === "waiting-input" ? x.data : undefined;
+            },
+            60_000,
+            500,
+          );
+          expect(st.live.detail).toMatch(/^asks: .*Security Warning: Skipping system settings file/);
+          await sb.json(["cancel", s.data.id], { env: insecure, timeout: 60_000 });
+          await until(() => completions(s.data.artifactDir).at(-1)?.status === "cancelled", 30_000);
+        } finally {
+          fs.rmSync(home, { recursive: true, force: true });
+        }
+      });
+
     it("mode tui on a runner without a TUI is refused in one line, creating nothing", async () => {
       const r = await sb.run(["spawn", "--tui", "--agent", "mock", "hi"], { env });
       expect(r.exitCode).not.toBe(0);
