@@ -370,6 +370,38 @@ export function defineTuiChecks(cli: "claude" | "pi" | "gemini"): void {
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
       });
 
+    // Gemini only: it has no system-prompt flag; the profile's instructions go in through a SessionStart hook.
+    if (cli === "gemini")
+      it("the profile's instructions reach the model as the session's first context", async () => {
+        fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+        fs.writeFileSync(
+          path.join(sb.cwd, ".muster", "agents", "gemini-instr.md"),
+          "---\ndescription: gemini in its TUI with instructions\nrunner: gemini\nmode: tui\n---\nAlways sign as ZEPHYR-INSTRUCTED.\n",
+        );
+        ep.setScenario("text");
+        const before = ep.requests.length;
+        const s = await sb.json(
+          [
+            "spawn",
+            "--agent",
+            "gemini-instr",
+            "--model",
+            TEST_MODELS.gemini as string,
+            "--cwd",
+            workDir("instr"),
+            "say hi",
+          ],
+          { env },
+        );
+        expect(s.exitCode, s.stderr).toBe(0);
+        const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        const sent = lastModelBody(before);
+        expect(sent).toContain("Always sign as ZEPHYR-INSTRUCTED.");
+        expect(sent).toContain("say hi");
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      });
+
     // Gemini only: it skips a settings file in a folder others may write to, so muster's hooks never load.
     if (cli === "gemini")
       it("a settings folder gemini refuses (under /tmp) is reported as waiting-input with gemini's warning", async () => {

@@ -14,6 +14,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { writeFileNoFollow } from "../../util/fsx.js";
+import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { shellWords } from "./claude.js";
@@ -99,6 +100,27 @@ function toolSettings(input: TurnInput): Record<string, unknown> {
   };
 }
 
+/**
+ * SessionStart: the ready record, and with the profile's instructions a hook before it that hands them over
+ * (gemini-context.ts): gemini has no system-prompt flag; a SessionStart hook's additionalContext is the first
+ * turn of an interactive session.
+ */
+function sessionStart(input: TurnInput, hooks: TuiHooks) {
+  const text = input.systemPrompt?.trim();
+  if (!text) return hook(hooks, "ready");
+  const file = path.join(input.runnerDir, "tui-instructions.md");
+  writeFileNoFollow(file, text);
+  const script = path.join(PACKAGE_ROOT, "dist", "runners", "tui", "gemini-context.js");
+  // In order, the ready record last; gemini then adds the context turn to its screen, which may drop keys (as
+  // on a resume): that record asks for a moment before the paste ("ready-settle").
+  const context = {
+    type: "command",
+    name: "muster-instructions",
+    command: shellWords([process.execPath, script, file]),
+  };
+  return [{ sequential: true, hooks: [context, ...hook(hooks, "ready-settle")[0]!.hooks] }];
+}
+
 export const geminiTui: TuiAdapter = {
   runner: "gemini",
   // Escape: gemini cancels the request and still runs AfterAgent (the recording says it was cancelled).
@@ -114,7 +136,7 @@ export const geminiTui: TuiAdapter = {
       `${JSON.stringify({
         ...toolSettings(input),
         hooks: {
-          SessionStart: hook(hooks, "ready"),
+          SessionStart: sessionStart(input, hooks),
           BeforeAgent: hook(hooks, "start"),
           AfterAgent: hook(hooks, "stop"),
           // Every tool (an empty matcher matches all): the turn's tool_activity, and a sign of life.
@@ -148,8 +170,10 @@ export const geminiTui: TuiAdapter = {
     const sid = sessionId ? { sessionId } : {};
     const common = { ...sid, ...(transcript ? { transcript } : {}) };
     // On a resume, gemini loads the history into its screen after SessionStart and drops keys until then.
-    if (line.event === "ready")
-      return { kind: "ready", ...common, ...(p.source === "resume" ? { settleMs: RESUME_SETTLE_MS } : {}) };
+    if (line.event === "ready" || line.event === "ready-settle") {
+      const settle = p.source === "resume" || line.event === "ready-settle";
+      return { kind: "ready", ...common, ...(settle ? { settleMs: RESUME_SETTLE_MS } : {}) };
+    }
     if (line.event === "start") {
       const prompt = str(p.prompt);
       return { kind: "start", ...common, ...(prompt !== undefined ? { prompt } : {}) };
