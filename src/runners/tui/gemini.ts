@@ -4,7 +4,8 @@
  * are concatenated, so the user's own hooks and settings still apply): SessionStart (the TUI is up, its session
  * id), BeforeAgent (a turn starts, whoever typed it), AfterAgent (the turn ended, with `prompt_response`),
  * BeforeTool/AfterTool and Notification (ToolPermission). Usage comes from the session's chat recording
- * (`transcript_path`, JSONL: one `gemini` record per model reply with `tokens`). Checked against the pinned 0.61.0.
+ * (`transcript_path`, JSONL: one `gemini` record per model reply with `tokens`). A profile's instructions go in
+ * as a SessionStart hook's additionalContext (gemini-context.ts). Checked against the pinned 0.61.0.
  *
  * Gemini reads a system settings file only when neither it nor any folder above it is writable by group or
  * others (a runner folder under /tmp is skipped with a "Security Warning" on screen): that warning is reported
@@ -229,16 +230,13 @@ export const geminiTui: TuiAdapter = {
     return at < 0 ? undefined : lines.slice(at).join(" / ").slice(0, 600);
   },
   draft(screen: string): string {
-    // Gemini's input line: a mode marker (`>`, `*` in YOLO, `!` in shell mode) then the draft or a placeholder,
-    // below the last rule on screen.
-    const lines = screen.split("\n");
-    const rule = lines.findLastIndex((l) => /^[─━]{10,}$/.test(l.trim()));
-    for (const l of lines.slice(rule + 1)) {
-      const m = /^\s*[>*!]\s+(.*)$/.exec(l);
-      if (!m) continue;
-      const text = m[1]!.trim();
-      return /^Type your message or @path\/to\/file$/.test(text) ? "" : text;
-    }
-    return "";
+    // Gemini's input line: a mode marker (`>`, `*` in YOLO, `!` in shell mode) then the draft or a placeholder.
+    // It is the last such line on screen (prompts in the history above look alike); rules around it vary with
+    // the width, so they are not looked for.
+    const line = screen
+      .split("\n")
+      .map((l) => /^\s*[>*!]\s+(.*)$/.exec(l)?.[1]?.trim())
+      .findLast((t) => t !== undefined);
+    return !line || /^Type your message or @path\/to\/file$/.test(line) ? "" : line;
   },
 };
