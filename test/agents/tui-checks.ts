@@ -402,6 +402,53 @@ export function defineTuiChecks(cli: "claude" | "pi" | "gemini"): void {
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
       });
 
+    // Gemini only: `permissions: ask` runs it in its default approval mode, which asks in the TUI before a tool.
+    if (cli === "gemini")
+      it("permissions ask: the shell call waits in the TUI as waiting-permission until a person allows it", async () => {
+        fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+        fs.writeFileSync(
+          path.join(sb.cwd, ".muster", "agents", "gemini-ask.md"),
+          "---\ndescription: gemini in its TUI, asking\nrunner: gemini\nmode: tui\npermissions: ask\n---\n",
+        );
+        ep.setScenario("tool");
+        const cwd = workDir("gemini-ask");
+        const s = await sb.json(
+          [
+            "spawn",
+            "--agent",
+            "gemini-ask",
+            "--model",
+            TEST_MODELS.gemini as string,
+            "--cwd",
+            cwd,
+            "make the file",
+          ],
+          { env },
+        );
+        expect(s.exitCode, s.stderr).toBe(0);
+        const st = await until(
+          async () => {
+            const x = await sb.json(["status", s.data.id], { env });
+            return x.data.live?.state === "waiting-permission" ? x.data : undefined;
+          },
+          60_000,
+          500,
+        );
+        expect(st.live.detail).toContain("run_shell_command");
+        expect(fs.existsSync(path.join(cwd, "out.txt"))).toBe(false);
+        // The person allows it (the first choice, "Allow once").
+        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        expect(fs.readFileSync(path.join(cwd, "out.txt"), "utf8").trim()).toBe("hello");
+        const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
+        expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual([
+          "pending:run_shell_command",
+          "granted:run_shell_command",
+        ]);
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      });
+
     // Gemini only: it skips a settings file in a folder others may write to, so muster's hooks never load.
     if (cli === "gemini")
       it("a settings folder gemini refuses (under /tmp) is reported as waiting-input with gemini's warning", async () => {
