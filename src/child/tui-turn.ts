@@ -46,6 +46,8 @@ export class TuiHolder {
   private pty: TuiPty | undefined;
   private watch: DirWatch | undefined;
   private ready = false;
+  /** When the TUI takes input after its ready record (a paste before that may be dropped). */
+  private readyAt = 0;
   private busy = false;
   /** When the running turn was interrupted (Escape), until the TUI has settled. */
   private interruptedAt: number | undefined;
@@ -129,8 +131,10 @@ export class TuiHolder {
     // The id goes back to the CLI as an argv word (--resume <id>): only an id's characters, never an option.
     if (s.sessionId && SESSION_ID.test(s.sessionId)) this.sessionId = s.sessionId;
     if ("transcript" in s && s.transcript) this.transcript = s.transcript;
-    if (s.kind === "ready") this.ready = true;
-    else if (s.kind === "start") {
+    if (s.kind === "ready") {
+      this.ready = true;
+      this.readyAt = Date.now() + (s.settleMs ?? 0);
+    } else if (s.kind === "start") {
       this.busy = true;
       const run: TuiRun = { start: s, transcriptFrom: this.transcriptSize(), pending: [] };
       this.current = run;
@@ -366,6 +370,9 @@ export class TuiHolder {
           this.ready = true;
       }
     }
+    const settle = this.readyAt - Date.now();
+    if (settle > 0) await new Promise((r) => setTimeout(r, settle));
+    if (control.reason || control.failure) return undefined;
     this.submitting = true;
     this.submitted = undefined;
     try {

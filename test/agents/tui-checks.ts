@@ -12,7 +12,7 @@ import { groupAlive } from "../../src/util/process-group.js";
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
 import { PERM_COMMAND, startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
-import { processesWithEnv, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { processesWithEnv, readEvents, sleep, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 import type { Endpoint } from "./checks.js";
 
@@ -49,7 +49,7 @@ function settleCodexFirstRun(codexHome: string): void {
   );
 }
 
-export function defineTuiChecks(cli: "claude" | "codex" | "pi"): void {
+export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void {
   describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 180_000 }, () => {
     const sb = useSandbox(`mt-tui-${cli}`);
     const binDir = cliBinDir(cli) as string;
@@ -159,6 +159,8 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi"): void {
       expect(first, "needs the first test's child").toBeDefined();
       const before = completions(first!.dir).length;
       await tmux("send-keys", "-t", first!.paneId, "-l", "typed by a person");
+      // A person's pause before Enter: Gemini CLI reads an Enter within 30 ms of a key as part of a paste.
+      await sleep(200);
       await tmux("send-keys", "-t", first!.paneId, "Enter");
       const done = await until(() => completions(first!.dir)[before], 60_000, 200);
       expect(done.status).toBe("completed");
@@ -401,6 +403,110 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi"): void {
         const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
         expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual(["pending:Bash", "granted:Bash"]);
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      });
+
+    // Gemini only: it has no system-prompt flag; the profile's instructions go in through a SessionStart hook.
+    if (cli === "gemini")
+      it("the profile's instructions reach the model as the session's first context", async () => {
+        fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+        fs.writeFileSync(
+          path.join(sb.cwd, ".muster", "agents", "gemini-instr.md"),
+          "---\ndescription: gemini in its TUI with instructions\nrunner: gemini\nmode: tui\n---\nAlways sign as ZEPHYR-INSTRUCTED.\n",
+        );
+        ep.setScenario("text");
+        const before = ep.requests.length;
+        const s = await sb.json(
+          [
+            "spawn",
+            "--agent",
+            "gemini-instr",
+            "--model",
+            TEST_MODELS.gemini as string,
+            "--cwd",
+            workDir("instr"),
+            "say hi",
+          ],
+          { env },
+        );
+        expect(s.exitCode, s.stderr).toBe(0);
+        const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        const sent = lastModelBody(before);
+        expect(sent).toContain("Always sign as ZEPHYR-INSTRUCTED.");
+        expect(sent).toContain("say hi");
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      });
+
+    // Gemini only: `permissions: ask` runs it in its default approval mode, which asks in the TUI before a tool.
+    if (cli === "gemini")
+      it("permissions ask: the shell call waits in the TUI as waiting-permission until a person allows it", async () => {
+        fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+        fs.writeFileSync(
+          path.join(sb.cwd, ".muster", "agents", "gemini-ask.md"),
+          "---\ndescription: gemini in its TUI, asking\nrunner: gemini\nmode: tui\npermissions: ask\n---\n",
+        );
+        ep.setScenario("tool");
+        const cwd = workDir("gemini-ask");
+        const s = await sb.json(
+          [
+            "spawn",
+            "--agent",
+            "gemini-ask",
+            "--model",
+            TEST_MODELS.gemini as string,
+            "--cwd",
+            cwd,
+            "make the file",
+          ],
+          { env },
+        );
+        expect(s.exitCode, s.stderr).toBe(0);
+        const st = await until(
+          async () => {
+            const x = await sb.json(["status", s.data.id], { env });
+            return x.data.live?.state === "waiting-permission" ? x.data : undefined;
+          },
+          60_000,
+          500,
+        );
+        expect(st.live.detail).toContain("run_shell_command");
+        expect(fs.existsSync(path.join(cwd, "out.txt"))).toBe(false);
+        // The person allows it (the first choice, "Allow once").
+        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        expect(fs.readFileSync(path.join(cwd, "out.txt"), "utf8").trim()).toBe("hello");
+        const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
+        expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual([
+          "pending:run_shell_command",
+          "granted:run_shell_command",
+        ]);
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      });
+
+    // Gemini only: it skips a settings file in a folder others may write to, so muster's hooks never load.
+    if (cli === "gemini")
+      it("a settings folder gemini refuses (under /tmp) is reported as waiting-input with gemini's warning", async () => {
+        ep.setScenario("text");
+        const home = fs.mkdtempSync(path.join("/tmp", "mt-tui-gemini-insecure-"));
+        const insecure = { ...env, MUSTER_HOME: home };
+        try {
+          const s = await sb.json(spawnArgs(workDir("insecure"), "say hi"), { env: insecure });
+          expect(s.exitCode, s.stderr).toBe(0);
+          const st = await until(
+            async () => {
+              const x = await sb.json(["status", s.data.id], { env: insecure });
+              return x.data.live?.state === "waiting-input" ? x.data : undefined;
+            },
+            60_000,
+            500,
+          );
+          expect(st.live.detail).toMatch(/^asks: .*Security Warning: Skipping system settings file/);
+          await sb.json(["cancel", s.data.id], { env: insecure, timeout: 60_000 });
+          await until(() => completions(s.data.artifactDir).at(-1)?.status === "cancelled", 30_000);
+        } finally {
+          fs.rmSync(home, { recursive: true, force: true });
+        }
       });
 
     it("mode tui on a runner without a TUI is refused in one line, creating nothing", async () => {

@@ -15,7 +15,13 @@ export interface HookLine {
 /** What a hook record means for the host. */
 export type TuiSignal =
   /** The TUI is up and its session exists (it can take a prompt). */
-  | { kind: "ready"; sessionId?: string; transcript?: string }
+  | {
+      kind: "ready";
+      sessionId?: string;
+      transcript?: string;
+      /** The TUI takes input only this long after the record (Gemini CLI loading a resumed history drops keys). */
+      settleMs?: number;
+    }
   /** A prompt was submitted (by muster or typed by a person): a turn starts. */
   | { kind: "start"; sessionId?: string; prompt?: string; transcript?: string }
   /** The TUI asks the person at the pane to allow a tool (its last tool start names which). */
