@@ -394,7 +394,14 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void
         );
         expect(st.live.detail).toContain("Bash");
         expect(st.live.detail).toContain(PERM_COMMAND);
-        // The person allows it (the first choice, "Yes, proceed").
+        // The person allows it (the first choice, "Yes, proceed") once the dialog is drawn: the hook that made the
+        // child waiting-permission runs before codex shows it, and an Enter before then is not the answer.
+        await until(
+          async () =>
+            /Yes, proceed/.test((await tmux("capture-pane", "-p", "-t", s.data.paneId)).stdout) || undefined,
+          30_000,
+          200,
+        );
         await tmux("send-keys", "-t", s.data.paneId, "Enter");
         const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
         expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
