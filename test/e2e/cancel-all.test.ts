@@ -55,7 +55,7 @@ describe("cancel --all", () => {
       250,
     ).catch((e: Error) => {
       throw new Error(
-        `${e.message}; last ls: ${last}; spawns: ${JSON.stringify(spawned.map((s) => s.exitCode))}`,
+        `${e.message}; last ls: ${last}; spawns: ${JSON.stringify(spawned.map((s) => (s.exitCode ? `${s.exitCode}: ${s.stderr}` : 0)))}`,
       );
     });
     sampling = false;
