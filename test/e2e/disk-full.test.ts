@@ -72,7 +72,9 @@ async function childOnSmallDisk(tag: string, size: string) {
     expect(r.exitCode, r.stderr).toBe(0);
     const id = r.stdout.trim();
     const dir = (await sb.json(["status", id], { env })).data.artifactDir as string;
-    return { id, dir, hostPid: readEvents(dir).find((e) => e.type === "child_started").pid as number };
+    // spawn returns once the pane exists; on a loaded machine the host may not have logged its start yet.
+    const started = await until(() => readEvents(dir).find((e) => e.type === "child_started"), 30_000, 50);
+    return { id, dir, hostPid: started.pid as number };
   };
   // Read from the events, not through `wait`: a parent's receipt is a write too, and the disk is full.
   const completion = (dir: string) =>
