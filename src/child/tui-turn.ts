@@ -230,7 +230,7 @@ export class TuiHolder {
     let run: TuiRun | undefined = typed;
     if (typed) {
       if (this.pty) deps.log.append({ type: "runner_started", turnId, pid: this.pty.pid, argv0 });
-      this.stopsWith(control);
+      this.stopsWith(control, spec.adapter);
     } else {
       let pty = this.pty;
       try {
@@ -239,7 +239,7 @@ export class TuiHolder {
       } catch (e) {
         return { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
       }
-      this.stopsWith(control);
+      this.stopsWith(control, spec.adapter);
       const sent = await this.submit(pty, spec.adapter, turnId, prompt, control);
       if (typeof sent === "string") fail = sent;
       else run = sent;
@@ -308,12 +308,12 @@ export class TuiHolder {
   }
 
   /** A stop of the whole child ends the TUI's process group; one that ends only the turn is the TUI's Escape. */
-  private stopsWith(control: TurnControl): void {
+  private stopsWith(control: TurnControl, adapter: TuiAdapter): void {
     control.onStop(() => {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) {
         // Escape interrupts the TUI's turn. Pi then reports its end (agent_end), Claude Code reports none: the
         // TUI counts as busy until that record, or a moment without one (see INTERRUPT_SETTLE_MS).
-        this.pty?.write("\x1b");
+        this.pty?.write(adapter.interruptKeys ?? "\x1b");
         this.interruptedAt = Date.now();
         this.current = undefined;
       } else void this.pty?.kill();
@@ -349,6 +349,12 @@ export class TuiHolder {
         this.interruptedAt = undefined;
       }
       if (!s && !this.ready) this.dialog.report(await pty.screen(), adapter, turnId);
+    }
+    // A TUI whose ready hook comes before it draws its input box (OpenCode) would drop a paste sent now.
+    while (adapter.inputShown && !adapter.inputShown(await pty.screen())) {
+      if (control.reason || control.failure) return undefined;
+      if (!this.pty) return this.exitWhy ?? "the agent's TUI ended";
+      await new Promise((r) => setTimeout(r, 200));
     }
     this.submitting = true;
     this.submitted = undefined;

@@ -44,7 +44,13 @@ function settleClaudeFirstRun(home: string, trusted: string[]): void {
   );
 }
 
-export function defineTuiChecks(cli: "claude" | "pi"): void {
+/** What differs per CLI: its session id's shape, and the keys a person presses to interrupt a turn. */
+export interface TuiCheckOptions {
+  sessionId?: RegExp;
+  escapeKeys?: string[];
+}
+
+export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiCheckOptions = {}): void {
   describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 180_000 }, () => {
     const sb = useSandbox(`mt-tui-${cli}`);
     const binDir = cliBinDir(cli) as string;
@@ -107,7 +113,7 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
       const done = completions(s.data.artifactDir).at(-1)!;
       expect(done.usage.input).toBeGreaterThan(0);
       expect(done.usage.output).toBeGreaterThan(0);
-      expect(done.runnerSessionId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(done.runnerSessionId).toMatch(opts.sessionId ?? /^[0-9a-f-]{36}$/);
       // `muster result` reads the same snapshot.
       const res = await sb.run(["result", s.data.id], { env });
       expect(res.stdout.trim()).toBe(r.text.trim());
@@ -247,7 +253,7 @@ export function defineTuiChecks(cli: "claude" | "pi"): void {
         60_000,
       );
       ep.setScenario("text");
-      await tmux("send-keys", "-t", s.data.paneId, "Escape");
+      for (const key of opts.escapeKeys ?? ["Escape"]) await tmux("send-keys", "-t", s.data.paneId, key);
       const first = await until(() => completions(s.data.artifactDir)[0], 30_000, 200);
       expect(first).toMatchObject({
         turnId: s.data.turnId,

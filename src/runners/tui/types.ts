@@ -53,6 +53,8 @@ export interface TuiAdapter {
   readonly hooks: string;
   /** An interrupted turn (Escape) still reports its end (Pi's agent_end); else the TUI is idle a moment after. */
   readonly interruptReportsEnd: boolean;
+  /** The keys that interrupt a running turn (default one Escape; OpenCode wants two). */
+  readonly interruptKeys?: string;
   /** Writes the CLI's per-child configuration (in `input.runnerDir`) and says how to start it. */
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch;
   /** A hook record, read. */
@@ -66,6 +68,8 @@ export interface TuiAdapter {
   interrupted?(file: string, fromByte: number): boolean;
   /** A start-up blocker (trust, onboarding, theme, API key) the screen shows: its text, else undefined. */
   dialog(screen: string): string | undefined;
+  /** Whether the input box is drawn, for a TUI whose ready hook comes before it takes keys (else the hook suffices). */
+  inputShown?(screen: string): boolean;
   /** The text in the TUI's input box (a draft not yet submitted), else "". */
   draft(screen: string): string;
 }
