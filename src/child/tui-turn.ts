@@ -25,6 +25,7 @@ import type { TuiPty } from "./tui-pty.js";
 import {
   type Heard,
   INTERRUPT_CHECK_MS,
+  INTERRUPT_KEY_GAP_MS,
   INTERRUPT_REPORT_MS,
   INTERRUPT_SETTLE_MS,
   MAX_RESUBMITS,
@@ -313,7 +314,8 @@ export class TuiHolder {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) {
         // Escape interrupts the TUI's turn. Pi then reports its end (agent_end), Claude Code reports none: the
         // TUI counts as busy until that record, or a moment without one (see INTERRUPT_SETTLE_MS).
-        this.pty?.write(adapter.interruptKeys ?? "\x1b");
+        for (const [i, key] of (adapter.interruptKeys ?? ["\x1b"]).entries())
+          setTimeout(() => this.pty?.write(key), i * INTERRUPT_KEY_GAP_MS);
         this.interruptedAt = Date.now();
         this.current = undefined;
       } else void this.pty?.kill();

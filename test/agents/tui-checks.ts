@@ -48,6 +48,8 @@ function settleClaudeFirstRun(home: string, trusted: string[]): void {
 export interface TuiCheckOptions {
   sessionId?: RegExp;
   escapeKeys?: string[];
+  /** Which model requests are the turn's own (OpenCode sends a title request of its own first). */
+  turnRequest?: (body: unknown) => boolean;
 }
 
 export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiCheckOptions = {}): void {
@@ -81,6 +83,11 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
       prompt,
     ];
     const tmux = (...args: string[]) => execa("tmux", ["-L", sb.socket, ...args]);
+    /** The turn's own model request is streaming the slow answer (a side request does not count). */
+    const slowTurnStarted = (before: number) =>
+      ep.requests
+        .slice(before)
+        .some((q) => q.api !== null && q.scenario === "slow" && (opts.turnRequest?.(q.body) ?? true));
 
     beforeAll(async () => {
       if (!fs.existsSync(path.join(binDir, cli)))
@@ -221,10 +228,7 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("steer"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(
-        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
-        60_000,
-      );
+      await until(() => slowTurnStarted(before), 60_000);
       ep.setScenario("text");
       const r = await sb.json(
         ["send", s.data.id, "--mode", "now", "--wait", "--timeout", "120", "stop; say hi"],
@@ -248,12 +252,13 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("esc"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(
-        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
-        60_000,
-      );
+      await until(() => slowTurnStarted(before), 60_000);
       ep.setScenario("text");
-      for (const key of opts.escapeKeys ?? ["Escape"]) await tmux("send-keys", "-t", s.data.paneId, key);
+      // Keys apart, as a person presses them (two at once read as Alt+Escape).
+      for (const key of opts.escapeKeys ?? ["Escape"]) {
+        await tmux("send-keys", "-t", s.data.paneId, key);
+        await new Promise((r) => setTimeout(r, 300));
+      }
       const first = await until(() => completions(s.data.artifactDir)[0], 30_000, 200);
       expect(first).toMatchObject({
         turnId: s.data.turnId,
@@ -274,10 +279,7 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("cancel"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(
-        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
-        60_000,
-      );
+      await until(() => slowTurnStarted(before), 60_000);
       const pgid = readEvents(s.data.artifactDir).find((e) => e.type === "runner_started")?.pid as number;
       expect(groupAlive(pgid)).toBe(true);
       const hostPid = readEvents(s.data.artifactDir).find((e) => e.type === "child_started")?.pid as number;

@@ -33,6 +33,8 @@ function append(event: string, payload: Rec): void {
 interface Run {
   messages: Map<string, { input: number; output: number; cost: number; aborted: boolean }>;
   texts: Map<string, { messageId: string; text: string }>;
+  /** Escape (twice) in the TUI: session.error says so before session.idle (the message's error comes after). */
+  aborted?: boolean;
 }
 
 export const MusterTuiHooks = async () => {
@@ -45,13 +47,13 @@ export const MusterTuiHooks = async () => {
     if (!run) return;
     runs.delete(sessionId);
     let answer: string | undefined;
-    let interrupted = false;
+    let interrupted = run.aborted === true;
     const usage = { input: 0, output: 0, cost: 0 };
     for (const [id, m] of run.messages) {
       usage.input += m.input;
       usage.output += m.output;
       usage.cost += m.cost;
-      interrupted = m.aborted;
+      interrupted ||= m.aborted;
       const text = [...run.texts.values()]
         .filter((t) => t.messageId === id)
         .map((t) => t.text)
@@ -99,10 +101,16 @@ export const MusterTuiHooks = async () => {
         const part = obj(p.part);
         const run = runOf(String(part.sessionID ?? ""));
         if (run && part.type === "text" && part.synthetic !== true)
-          run.texts.set(String(part.id), { messageId: String(part.messageID), text: String(part.text ?? "") });
+          run.texts.set(String(part.id), {
+            messageId: String(part.messageID),
+            text: String(part.text ?? ""),
+          });
       } else if (event.type === "permission.asked" || event.type === "permission.updated") {
         const sessionId = String(p.sessionID ?? "");
         if (runOf(sessionId)) append("permission", { session_id: sessionId, tool: p.permission ?? p.type });
+      } else if (event.type === "session.error") {
+        const run = runOf(String(p.sessionID ?? ""));
+        if (run && obj(p.error).name === "MessageAbortedError") run.aborted = true;
       } else if (event.type === "session.idle") ended(String(p.sessionID ?? ""));
     },
   };

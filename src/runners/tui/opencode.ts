@@ -18,7 +18,11 @@ import { arr, binaryOf, num, obj, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
-const BINARY: RunnerBinary = { command: "opencode", envVar: "MUSTER_OPENCODE_BIN", install: "npm install -g opencode-ai" };
+const BINARY: RunnerBinary = {
+  command: "opencode",
+  envVar: "MUSTER_OPENCODE_BIN",
+  install: "npm install -g opencode-ai",
+};
 
 /** The input box: lines of a `┃` bar closed by a `╹▀▀▀` line; its last line names the agent and model. */
 const BAR = /^\s*┃ ?/;
@@ -47,12 +51,15 @@ function usageOf(u: unknown): Usage | undefined {
 export const opencodeTui: TuiAdapter = {
   runner: "opencode",
   interruptReportsEnd: true,
-  interruptKeys: "\x1b\x1b",
+  // Two Escapes as one write read as Alt+Escape: each is its own key press.
+  interruptKeys: ["\x1b", "\x1b"],
   hooks: "chat.message, session.idle, tool.execute.before/after, permission.asked (muster's plugin, config)",
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
     fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });
     const config = JSON.parse(childConfig(input, opencodeModel(input.model))) as Record<string, unknown>;
-    const plugin = pathToFileURL(path.join(PACKAGE_ROOT, "dist", "runners", "tui", "opencode-plugin.js")).href;
+    const plugin = pathToFileURL(
+      path.join(PACKAGE_ROOT, "dist", "runners", "tui", "opencode-plugin.js"),
+    ).href;
     // OpenCode has no system-prompt flag: the profile's prompt is an instructions file of this child.
     const instructions: string[] = [];
     if (input.systemPrompt?.trim()) {
@@ -74,7 +81,11 @@ export const opencodeTui: TuiAdapter = {
         input.cwd,
       ],
       cwd: input.cwd,
-      env: { ...input.env, OPENCODE_CONFIG_CONTENT: JSON.stringify(merged), MUSTER_TUI_HOOK_FILE: hooks.file },
+      env: {
+        ...input.env,
+        OPENCODE_CONFIG_CONTENT: JSON.stringify(merged),
+        MUSTER_TUI_HOOK_FILE: hooks.file,
+      },
     };
   },
   signal(line: HookLine): TuiSignal | undefined {
