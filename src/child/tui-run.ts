@@ -7,6 +7,8 @@ import type { AgentMessage } from "../runners/types.js";
 
 /** How long a pasted prompt may take to show up as a start hook before the screen is looked at. */
 export const SUBMIT_CHECK_MS = 3000;
+/** How often the screen of a TUI whose ready hook comes late (Codex) is read until it shows its prompt. */
+export const SCREEN_READY_MS = 500;
 /** Enter presses after the first, each only while the draft is still in the input box. */
 export const MAX_RESUBMITS = 5;
 /** How often a running turn's transcript is checked for an interrupt a person made in the pane. */

@@ -30,6 +30,7 @@ import {
   INTERRUPT_SETTLE_MS,
   MAX_RESUBMITS,
   PASTE_SETTLE_MS,
+  SCREEN_READY_MS,
   SESSION_ID,
   SUBMIT_CHECK_MS,
   type TuiRun,
@@ -340,9 +341,11 @@ export class TuiHolder {
     while (!this.ready || this.busy) {
       const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
       const settled = this.interruptedAt !== undefined ? this.interruptedAt + settle : undefined;
+      // A TUI whose ready shows only on screen (readyOnScreen) is looked at more often than a dialog needs.
+      const look = adapter.readyOnScreen ? SCREEN_READY_MS : SUBMIT_CHECK_MS;
       const s = await this.next(
         (x) => (x.kind === "ready" && !this.busy) || (x.kind === "stop" && this.ready),
-        settled !== undefined ? Math.max(0, settled - Date.now()) : SUBMIT_CHECK_MS,
+        settled !== undefined ? Math.max(0, settled - Date.now()) : look,
       );
       if (control.reason || control.failure) return undefined;
       if (s?.kind === "exit") return s.why;
@@ -350,19 +353,28 @@ export class TuiHolder {
         this.busy = false;
         this.interruptedAt = undefined;
       }
-      if (!s && !this.ready) this.dialog.report(await pty.screen(), adapter, turnId);
-    }
-    // A TUI whose ready hook comes before it draws its input box (OpenCode) would drop a paste sent now.
-    while (adapter.inputShown && !adapter.inputShown(await pty.screen())) {
-      if (control.reason || control.failure) return undefined;
-      if (!this.pty) return this.exitWhy ?? "the agent's TUI ended";
-      await new Promise((r) => setTimeout(r, 200));
+      if (!s && !this.ready) {
+        const screen = await pty.screen();
+        if (!this.dialog.report(screen, adapter, turnId) && adapter.readyOnScreen?.(screen))
+          this.ready = true;
+      }
     }
     this.submitting = true;
     this.submitted = undefined;
     try {
       pty.write(Buffer.from(`\x1b[200~${prompt}\x1b[201~`, "utf8"));
       await new Promise((r) => setTimeout(r, PASTE_SETTLE_MS));
+      // A ready read off the screen is a guess: a dialog drawn after it took the paste (Codex's folder trust
+      // drops it), and an Enter now would answer the dialog for the person. Wait for idle again, paste again.
+      if (
+        adapter.readyOnScreen &&
+        !this.submitted &&
+        this.dialog.report(await pty.screen(), adapter, turnId)
+      ) {
+        this.ready = false;
+        this.submitting = false;
+        return await this.submit(pty, adapter, turnId, prompt, control);
+      }
       pty.write(Buffer.from("\r"));
       for (let tries = 0; ; ) {
         const s = this.submitted ? undefined : await this.next((x) => x.kind === "start", SUBMIT_CHECK_MS);

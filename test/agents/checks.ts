@@ -13,9 +13,11 @@ import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
 import { processesWithEnv, readEvents, type Sandbox, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 
-interface Endpoint {
+/** The scripted endpoint (test/fixtures/llm-endpoint.mjs) as the agent checks use it. */
+export interface Endpoint {
   url: string;
   requests: { path: string; api: string | null; body: unknown; scenario: string }[];
+  lastModelBody(before: number): string;
   setScenario(s: string): void;
   close(): Promise<void>;
 }
@@ -57,14 +59,7 @@ export function defineCliChecks(c: CliCase): void {
     let ep: Endpoint;
     let env: NodeJS.ProcessEnv;
     let resumed: { id: string; artifactDir: string } | undefined;
-    /** What the CLI sent in its last model request since `before` (other paths are not the model's). */
-    const lastModelBody = (before: number) =>
-      JSON.stringify(
-        ep.requests
-          .slice(before)
-          .filter((q) => q.api !== null)
-          .at(-1)?.body ?? {},
-      );
+    const lastModelBody = (before: number) => ep.lastModelBody(before);
     const childArgs = (cwd: string, prompt: string) => [
       "--agent",
       c.name,

@@ -11,16 +11,10 @@ import { groupAlive } from "../../src/util/process-group.js";
 // @ts-expect-error plain JS fixture
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
-import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
+import { PERM_COMMAND, startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
 import { processesWithEnv, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
-
-interface Endpoint {
-  url: string;
-  requests: { path: string; api: string | null; body: unknown; scenario: string }[];
-  setScenario(s: string): void;
-  close(): Promise<void>;
-}
+import type { Endpoint } from "./checks.js";
 
 const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
 
@@ -44,6 +38,17 @@ function settleClaudeFirstRun(home: string, trusted: string[]): void {
   );
 }
 
+/**
+ * Codex's start-up notices (a newer model's announcement), settled the way a user settles them once (its
+ * config.toml in the sandbox CODEX_HOME, as Codex itself writes them).
+ */
+function settleCodexFirstRun(codexHome: string): void {
+  fs.appendFileSync(
+    path.join(codexHome, "config.toml"),
+    '\n[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n\n[tui.model_availability_nux]\n"gpt-6.1-sol" = 1\n',
+  );
+}
+
 /** What differs per CLI: its session id's shape, and the keys a person presses to interrupt a turn. */
 export interface TuiCheckOptions {
   sessionId?: RegExp;
@@ -52,7 +57,10 @@ export interface TuiCheckOptions {
   turnRequest?: (body: unknown) => boolean;
 }
 
-export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiCheckOptions = {}): void {
+export function defineTuiChecks(
+  cli: "claude" | "codex" | "opencode" | "pi",
+  opts: TuiCheckOptions = {},
+): void {
   describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 180_000 }, () => {
     const sb = useSandbox(`mt-tui-${cli}`);
     const binDir = cliBinDir(cli) as string;
@@ -64,13 +72,7 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
       fs.mkdirSync(d, { recursive: true });
       return d;
     };
-    const lastModelBody = (before: number) =>
-      JSON.stringify(
-        ep.requests
-          .slice(before)
-          .filter((q) => q.api !== null)
-          .at(-1)?.body ?? {},
-      );
+    const lastModelBody = (before: number) => ep.lastModelBody(before);
     const spawnArgs = (cwd: string, prompt: string) => [
       "spawn",
       "--tui",
@@ -99,6 +101,7 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
         PATH: `${binDir}${path.delimiter}${sb.env.PATH}`,
         TMPDIR: workDir(".tmp"),
       };
+      if (cli === "codex") settleCodexFirstRun(env.CODEX_HOME as string);
       if (cli === "claude")
         settleClaudeFirstRun(
           sb.env.HOME as string,
@@ -295,11 +298,18 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
       expect(others()).toEqual([]);
     });
 
-    // Claude Code only: Pi has no trust dialog and no permission prompt (registered, not skipped, for Claude).
-    if (cli === "claude")
+    // Claude Code and Codex: Pi has no trust dialog (registered, not skipped, for those two).
+    // Codex asks only for a git repository's folder; Claude Code for any folder it was not told to trust.
+    const trust = {
+      claude: { text: /Is this a project you created or one you trust/, keys: ["Down", "Enter"] },
+      codex: { text: /Trust this folder\?/, keys: ["Enter"] },
+    }[cli as string];
+    if (trust)
       it("a start-up dialog (workspace trust) is reported as waiting-input with its text until a person answers it", async () => {
         ep.setScenario("text");
-        const s = await sb.json(spawnArgs(workDir("untrusted"), "say hi"), { env });
+        const cwd = workDir("untrusted");
+        if (cli === "codex") await execa("git", ["init", "-q", cwd]);
+        const s = await sb.json(spawnArgs(cwd, "say hi"), { env });
         expect(s.exitCode, s.stderr).toBe(0);
         const st = await until(
           async () => {
@@ -310,10 +320,10 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
           500,
         );
         const q = readEvents(s.data.artifactDir).find((e) => e.type === "question");
-        expect(st.live.detail, q?.text).toMatch(/^asks: .*Is this a project you created or one you trust/);
+        expect(st.live.detail, q?.text).toMatch(/^asks: /);
+        expect(st.live.detail, q?.text).toMatch(trust.text);
         // A person answers it in the pane: the prompt muster held back is submitted, the question closed.
-        await tmux("send-keys", "-t", s.data.paneId, "Down");
-        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        for (const key of trust.keys) await tmux("send-keys", "-t", s.data.paneId, key);
         const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
         expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
         expect(w.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
@@ -371,6 +381,34 @@ export function defineTuiChecks(cli: "claude" | "pi" | "opencode", opts: TuiChec
         expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
         expect(w.data.results[0].text).toContain("PARENT SAID:");
         expect(w.data.results[0].text).toContain("teal");
+        const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
+        expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual(["pending:Bash", "granted:Bash"]);
+        await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });
+      });
+
+    // Codex only: its sandbox-escalation prompt (Pi asks nothing; Claude Code's prompt is checked above).
+    if (cli === "codex")
+      it("a command codex asks to run outside its sandbox waits as waiting-permission until a person allows it", async () => {
+        ep.setScenario("escalate");
+        const cwd = workDir("escalate");
+        const s = await sb.json(spawnArgs(cwd, "make the file"), { env });
+        expect(s.exitCode, s.stderr).toBe(0);
+        const st = await until(
+          async () => {
+            const x = await sb.json(["status", s.data.id], { env });
+            return x.data.live?.state === "waiting-permission" ? x.data : undefined;
+          },
+          60_000,
+          500,
+        );
+        expect(st.live.detail).toContain("Bash");
+        expect(st.live.detail).toContain(PERM_COMMAND);
+        // The person allows it (the first choice, "Yes, proceed").
+        await tmux("send-keys", "-t", s.data.paneId, "Enter");
+        const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
+        expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");
+        expect(w.data.results[0].text).toContain("TOOL SAID:");
+        expect(fs.readFileSync(path.join(cwd, "perm.txt"), "utf8").trim()).toBe("hi");
         const perms = readEvents(s.data.artifactDir).filter((e) => e.type === "permission");
         expect(perms.map((p) => `${p.state}:${p.tool}`)).toEqual(["pending:Bash", "granted:Bash"]);
         await sb.json(["cancel", s.data.id], { env, timeout: 60_000 });

@@ -82,7 +82,7 @@ export function codexParser() {
   });
 }
 
-const tomlString = (s: string): string => JSON.stringify(s);
+export const tomlString = (s: string): string => JSON.stringify(s);
 
 /** OpenAI Codex CLI, headless: `codex exec --json`. */
 export const codexRunner: Runner = {
@@ -160,7 +160,7 @@ export const codexRunner: Runner = {
 };
 
 /** The model, its provider and reasoning as codex options (`-m` is exec's; app-server takes `-c model=`). */
-function modelSettings(input: TurnInput, configOnly = false): string[] {
+export function modelSettings(input: TurnInput, configOnly = false): string[] {
   const { provider, id } = splitModel(input.model);
   return [
     ...(id ? (configOnly ? ["-c", `model=${tomlString(id)}`] : ["-m", id]) : []),

@@ -2,9 +2,9 @@
  * The hook command muster gives an agent CLI running as a TUI (`mode: tui`): `node hook.js <file> <event>`.
  * It appends one line `{"event", "payload"}` (the hook's JSON stdin, as the CLI sent it) to `<file>` in the
  * child's runner folder, with fsync, and exits 0 whatever happens: a hook that failed must never block the
- * agent (the host notices a missing record by its timeout instead). Kept free of imports: it runs per hook.
+ * agent (the host notices a missing record by its timeout instead). Imports nothing heavy: it runs per hook.
  */
-import * as fs from "node:fs";
+import { appendHookLine } from "./hook-line.js";
 
 async function main(): Promise<void> {
   const [file, event] = process.argv.slice(2);
@@ -18,14 +18,7 @@ async function main(): Promise<void> {
   } catch {
     payload = { unparsed: text.slice(0, 4096) };
   }
-  // One write of one line: O_APPEND keeps concurrent hooks' lines whole.
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
-  try {
-    fs.writeSync(fd, `${JSON.stringify({ event, payload })}\n`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+  appendHookLine(file, event, payload);
 }
 
 main().then(

@@ -1,13 +1,13 @@
 /**
  * Muster's plugin for OpenCode's interactive TUI (mode tui; loaded from the per-child config's `plugin` list,
  * OPENCODE_CONFIG_CONTENT): it appends OpenCode's own turn boundaries to the hook file named by
- * MUSTER_TUI_HOOK_FILE, the same line format as hook.ts — plugin start (ready), chat.message (a prompt was
+ * MUSTER_TUI_HOOK_FILE, the same line format as hook.ts — chat.message (a prompt was
  * submitted, with its text), tool.execute.before/after, permission.asked, and session.idle (the turn is over:
  * the answer and usage of the run's assistant messages, gathered here from the message events). Only the main
  * session counts: a subagent's (task tool) session has a parent and is left out. Checked against 1.18.33.
- * OpenCode loads it in-process (Bun) and calls every export: one export, no imports of muster, no throws.
+ * OpenCode loads it in-process (Bun) and calls every export: one export, no imports of muster beyond the line writer, no throws.
  */
-import * as fs from "node:fs";
+import { appendHookLine } from "./hook-line.js";
 
 type Rec = Record<string, unknown>;
 const obj = (v: unknown): Rec => (v && typeof v === "object" && !Array.isArray(v) ? (v as Rec) : {});
@@ -17,13 +17,7 @@ function append(event: string, payload: Rec): void {
   const file = process.env.MUSTER_TUI_HOOK_FILE;
   if (!file) return;
   try {
-    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
-    try {
-      fs.writeSync(fd, `${JSON.stringify({ event, payload })}\n`);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+    appendHookLine(file, event, payload);
   } catch {
     // A hook record that could not be written must never break the agent: the host times out instead.
   }
@@ -40,7 +34,6 @@ interface Run {
 export const MusterTuiHooks = async () => {
   const children = new Set<string>();
   const runs = new Map<string, Run>();
-  append("ready", {});
   const runOf = (sessionId: string): Run | undefined => runs.get(sessionId);
   const ended = (sessionId: string): void => {
     const run = runOf(sessionId);

@@ -1,10 +1,10 @@
 /**
  * OpenCode's interactive TUI (`opencode <cwd>`) as a muster child. Turn boundaries come from muster's plugin
  * (opencode-plugin.ts), named in the per-child config (OPENCODE_CONFIG_CONTENT, merged over the user's: the
- * project is not touched): ready at plugin start, chat.message (a turn starts, whoever typed it), tool hooks,
- * permission.asked, session.idle (the turn ended; the answer and usage of the run's assistant messages). The
- * plugin starts before the TUI draws its prompt (a paste then is lost): the host waits for the input box on
- * screen too (`inputShown`). Escape interrupts only when pressed twice. Checked against the pinned 1.18.33;
+ * project is not touched): chat.message (a turn starts, whoever typed it), tool hooks, permission.asked,
+ * session.idle (the turn ended; the answer and usage of the run's assistant messages). Ready is read off the
+ * screen (its input box drawn): the plugin starts seconds before the TUI takes keys, and a paste then is lost.
+ * Escape interrupts only when pressed twice. Checked against the pinned 1.18.33;
  * it shows no trust or onboarding dialog with a configured provider, so none is looked for.
  */
 import * as fs from "node:fs";
@@ -92,7 +92,6 @@ export const opencodeTui: TuiAdapter = {
     const p = obj(line.payload);
     const sessionId = str(p.session_id);
     const sid = sessionId ? { sessionId } : {};
-    if (line.event === "ready") return { kind: "ready" };
     if (line.event === "start") {
       const prompt = str(p.prompt);
       return { kind: "start", ...sid, ...(prompt !== undefined ? { prompt } : {}) };
@@ -123,7 +122,7 @@ export const opencodeTui: TuiAdapter = {
   dialog(): string | undefined {
     return undefined;
   },
-  inputShown(screen: string): boolean {
+  readyOnScreen(screen: string): boolean {
     return inputBox(screen) !== undefined;
   },
   draft(screen: string): string {

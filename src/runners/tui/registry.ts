@@ -1,10 +1,16 @@
 /** The agent CLIs whose own TUI muster can run in the pane (`mode: tui`), by runner name. */
 import { claudeTui } from "./claude.js";
+import { codexTui } from "./codex.js";
 import { opencodeTui } from "./opencode.js";
 import { piTui } from "./pi.js";
 import type { TuiAdapter } from "./types.js";
 
-const ADAPTERS: Record<string, TuiAdapter> = { claude: claudeTui, pi: piTui, opencode: opencodeTui };
+const ADAPTERS: Record<string, TuiAdapter> = {
+  claude: claudeTui,
+  codex: codexTui,
+  opencode: opencodeTui,
+  pi: piTui,
+};
 
 export function tuiAdapter(runner: string): TuiAdapter | undefined {
   return Object.hasOwn(ADAPTERS, runner) ? ADAPTERS[runner] : undefined;

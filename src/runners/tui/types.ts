@@ -68,8 +68,11 @@ export interface TuiAdapter {
   interrupted?(file: string, fromByte: number): boolean;
   /** A start-up blocker (trust, onboarding, theme, API key) the screen shows: its text, else undefined. */
   dialog(screen: string): string | undefined;
-  /** Whether the input box is drawn, for a TUI whose ready hook comes before it takes keys (else the hook suffices). */
-  inputShown?(screen: string): boolean;
+  /**
+   * Whether the screen shows the TUI idle at its prompt: for a CLI whose ready hook comes only with the first
+   * prompt (Codex's SessionStart), the only sign it can take one. Else the ready hook says so.
+   */
+  readyOnScreen?(screen: string): boolean;
   /** The text in the TUI's input box (a draft not yet submitted), else "". */
   draft(screen: string): string;
 }

@@ -1,0 +1,242 @@
+/**
+ * The Codex CLI's interactive TUI (plain `codex`) as a muster child. Turn boundaries come from Codex's own
+ * lifecycle hooks, given per invocation (`-c hooks={…}`, nothing written to the user's config): SessionStart
+ * (its session id and rollout file), UserPromptSubmit (a turn starts, whoever typed it), Stop (the turn ended,
+ * with `last_assistant_message`), Interrupt (Escape ended it), Pre/PostToolUse and PermissionRequest. Usage
+ * comes from the session's rollout file (`transcript_path`). Checked against the pinned 0.171.0.
+ *
+ * Two things differ from Claude Code. Codex runs a hook only once a person trusted it (`/hooks`), and a
+ * per-invocation hook cannot be trusted ahead: the TUI starts with `--dangerously-bypass-hook-trust`, which
+ * also runs hooks the user enabled but never reviewed (their config layers; a project's own only in a folder
+ * they trusted). And its SessionStart fires with the first prompt, not at start-up: the screen says when the
+ * TUI can take one (`readyOnScreen`).
+ */
+import * as fs from "node:fs";
+import type { Usage } from "../../artifacts/events.js";
+import { modelSettings, tomlString } from "../clis/codex.js";
+import { binaryOf, num, obj, str, toolSummary } from "../clis/shared.js";
+import type { RunnerBinary, TurnInput } from "../types.js";
+import { shellWords } from "./claude.js";
+import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
+
+const BINARY: RunnerBinary = {
+  command: "codex",
+  envVar: "MUSTER_CODEX_BIN",
+  install: "npm install -g @openai/codex",
+};
+
+/** Codex hook event → the name muster's hook command records it under. */
+const EVENTS: Record<string, string> = {
+  SessionStart: "ready",
+  UserPromptSubmit: "start",
+  Stop: "stop",
+  Interrupt: "interrupt",
+  PreToolUse: "tool-start",
+  PostToolUse: "tool-end",
+  PermissionRequest: "permission",
+};
+
+/** The hooks as one TOML inline table for `-c hooks=…` (Codex runs each command through a shell). */
+export function hooksToml(hooks: TuiHooks): string {
+  const entry = (event: string) =>
+    `[{hooks=[{type="command",command=${tomlString(shellWords(hooks.command(event)))}}]}]`;
+  return `{${Object.entries(EVENTS)
+    .map(([codex, ours]) => `${codex}=${entry(ours)}`)
+    .join(",")}}`;
+}
+
+// What the pinned version shows before its prompt can take input (the line that names each one).
+const DIALOGS = [
+  /^Folder access$/,
+  /Trust this folder\?/,
+  /^Meet \S/,
+  /Try new model/,
+  /Sign in with ChatGPT/,
+  /Provide your own API key/,
+  /Welcome to Codex/,
+  /enter continue · esc back/,
+  /enter\/esc confirm/,
+];
+
+// The composer's placeholder texts (dim on screen, plain in the screen model): an empty box, not a draft.
+const PLACEHOLDERS = [
+  /^Ask Codex to do anything$/,
+  /^Explain this codebase$/,
+  /^Summarize recent commits$/,
+  /^Implement \{feature\}$/,
+  /^Find and fix a bug in @filename$/,
+  /^Write tests for @filename$/,
+  /^Improve documentation in @filename$/,
+  /^Run \/review on my current changes$/,
+  /^Use \/skills to list available skills$/,
+];
+
+const screenLines = (screen: string): string[] => screen.split("\n").map((l) => l.trimEnd());
+
+/** The composer: from the last line that starts with `›` (earlier ones are prompts in the history) on. */
+function composer(screen: string): string[] | undefined {
+  const lines = screenLines(screen);
+  let at = -1;
+  for (let i = lines.length - 1; i >= 0; i--)
+    if (lines[i]!.trimStart().startsWith("›")) {
+      at = i;
+      break;
+    }
+  if (at < 0) return undefined;
+  // The box ends at the first blank line; the model/cwd status line comes after it.
+  const end = lines.findIndex((l, i) => i > at && !l.trim());
+  return lines.slice(at, end < 0 ? undefined : end).map((l) => l.trim());
+}
+
+/** The rollout file from `fromByte` on (bounded), or "" when it cannot be read. */
+function readFrom(file: string, fromByte: number): string {
+  try {
+    const fd = fs.openSync(file, "r");
+    try {
+      const size = fs.fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.max(0, Math.min(size - fromByte, 64 * 1024 * 1024)));
+      fs.readSync(fd, buf, 0, buf.length, fromByte);
+      return buf.toString("utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+
+function records(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const l of text.split("\n")) {
+    try {
+      out.push(obj(JSON.parse(l)));
+    } catch {
+      // A line still being written (or torn): the next read has it whole.
+    }
+  }
+  return out;
+}
+
+export const codexTui: TuiAdapter = {
+  runner: "codex",
+  // Escape runs the Interrupt hook: the interrupted turn's end is reported.
+  interruptReportsEnd: true,
+  hooks:
+    "SessionStart, UserPromptSubmit, Stop, Interrupt, PreToolUse, PostToolUse, PermissionRequest (-c hooks=…, --dangerously-bypass-hook-trust)",
+  launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
+    const system = input.systemPrompt?.trim();
+    return {
+      argv: [
+        binaryOf(BINARY, input.env),
+        // Hooks given per invocation cannot be trusted ahead (see the file's comment).
+        "--dangerously-bypass-hook-trust",
+        "-c",
+        `hooks=${hooksToml(hooks)}`,
+        // Keys typed fast (a person's line sent through tmux) stay keys, not a paste whose Enter is a newline.
+        "-c",
+        "disable_paste_burst=true",
+        // As headless: commands run in the workspace-write sandbox; what needs more asks the person at the pane.
+        "--sandbox",
+        "workspace-write",
+        "--ask-for-approval",
+        "on-request",
+        ...modelSettings(input),
+        ...(system && !resume ? ["-c", `developer_instructions=${tomlString(system)}`] : []),
+        ...(resume ? ["resume", resume] : []),
+      ],
+      cwd: input.cwd,
+      env: input.env,
+    };
+  },
+  signal(line: HookLine): TuiSignal | undefined {
+    const p = obj(line.payload);
+    const sessionId = str(p.session_id);
+    const transcript = str(p.transcript_path);
+    const sid = sessionId ? { sessionId } : {};
+    const common = { ...sid, ...(transcript ? { transcript } : {}) };
+    switch (line.event) {
+      case "ready":
+        return { kind: "ready", ...common };
+      case "start": {
+        const prompt = str(p.prompt);
+        return { kind: "start", ...common, ...(prompt !== undefined ? { prompt } : {}) };
+      }
+      case "tool-start":
+      case "tool-end": {
+        const start = line.event === "tool-start";
+        return {
+          kind: "tool",
+          phase: start ? "start" : "end",
+          name: str(p.tool_name) ?? "tool",
+          // PostToolUse carries the output only (no exit status): an end says nothing more.
+          summary: start ? toolSummary(p.tool_input) : "",
+          ...sid,
+        };
+      }
+      case "permission":
+        return { kind: "permission", ...sid };
+      case "stop": {
+        const answer = str(p.last_assistant_message);
+        return { kind: "stop", ...common, ...(answer !== undefined ? { answer } : {}) };
+      }
+      case "interrupt":
+        return { kind: "stop", ...common, interrupted: true };
+      default:
+        return undefined;
+    }
+  },
+  transcript(file: string, fromByte: number): { answer?: string; usage?: Usage } {
+    // One token_usage_record per model response (its id): a response's usage counts once.
+    const seen = new Map<string, Usage>();
+    let answer: string | undefined;
+    for (const r of records(readFrom(file, fromByte))) {
+      const p = obj(r.payload);
+      if (r.type === "token_usage_record") {
+        const u = obj(p.usage);
+        seen.set(str(p.response_id) ?? `record${seen.size}`, {
+          input: num(u.input_tokens) ?? 0,
+          output: num(u.output_tokens) ?? 0,
+        });
+      } else if (r.type === "event_msg" && p.type === "task_complete") {
+        answer = str(p.last_agent_message) ?? answer;
+      }
+    }
+    if (seen.size === 0) return answer !== undefined ? { answer } : {};
+    const usage = [...seen.values()].reduce((a, b) => ({
+      input: a.input + b.input,
+      output: a.output + b.output,
+    }));
+    return { ...(answer !== undefined ? { answer } : {}), usage };
+  },
+  interrupted(file: string, fromByte: number): boolean {
+    // Should the Interrupt hook not come (a hook that failed), the rollout still says the turn was aborted.
+    return records(readFrom(file, fromByte)).some(
+      (r) => r.type === "event_msg" && obj(r.payload).type === "turn_aborted",
+    );
+  },
+  dialog(screen: string): string | undefined {
+    const lines = screenLines(screen)
+      .map((l) => l.trim())
+      .filter(Boolean);
+    const at = lines.findIndex((l) => DIALOGS.some((d) => d.test(l)));
+    if (at < 0) return undefined;
+    // From the line that names it on: what a person must answer, not the banner above it.
+    return lines.slice(at).join(" / ").slice(0, 600);
+  },
+  readyOnScreen(screen: string): boolean {
+    const box = composer(screen);
+    // A numbered choice under `›` is a dialog's selection, not the composer.
+    if (!box || /^›\s*\d+\./.test(box[0]!) || this.dialog(screen)) return false;
+    // Codex draws its composer while still loading, before a dialog (folder trust) covers it: only the footer
+    // it shows once the session is set up ("<model> · <cwd>", "← for agents · ? for shortcuts") says ready.
+    const lines = screenLines(screen);
+    const at = lines.lastIndexOf(lines.findLast((l) => l.trimStart().startsWith("›")) ?? "");
+    return lines.slice(at + box.length).some((l) => l.includes(" · "));
+  },
+  draft(screen: string): string {
+    const box = composer(screen);
+    if (!box || /^›\s*\d+\./.test(box[0]!)) return "";
+    const text = [box[0]!.replace(/^›\s?/, ""), ...box.slice(1)].join("\n").trim();
+    return PLACEHOLDERS.some((p) => p.test(text)) ? "" : text;
+  },
+};

@@ -1,0 +1,3 @@
+import { defineTuiChecks } from "./tui-checks.js";
+
+defineTuiChecks("codex");
