@@ -315,8 +315,11 @@ export class TuiHolder {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) {
         // Escape interrupts the TUI's turn. Pi then reports its end (agent_end), Claude Code reports none: the
         // TUI counts as busy until that record, or a moment without one (see INTERRUPT_SETTLE_MS).
-        for (const [i, key] of (adapter.interruptKeys ?? ["\x1b"]).entries())
-          setTimeout(() => this.pty?.write(key), i * INTERRUPT_KEY_GAP_MS);
+        const [first, ...more] = adapter.interruptKeys ?? ["\x1b"];
+        this.pty?.write(first ?? "\x1b");
+        // Apart, as a person presses them: two Escapes in one read are Alt+Escape to a TUI.
+        for (const [i, key] of more.entries())
+          setTimeout(() => this.pty?.write(key), (i + 1) * INTERRUPT_KEY_GAP_MS);
         this.interruptedAt = Date.now();
         this.current = undefined;
       } else void this.pty?.kill();
