@@ -489,7 +489,14 @@ export function defineTuiChecks(
         );
         expect(st.live.detail).toContain("run_shell_command");
         expect(fs.existsSync(path.join(cwd, "out.txt"))).toBe(false);
-        // The person allows it (the first choice, "Allow once").
+        // The person allows it (the first choice, "Allow once") once the dialog is drawn: the notification hook
+        // that made the child waiting-permission may come before it, and an Enter before then is not the answer.
+        await until(
+          async () =>
+            /Allow once/.test((await tmux("capture-pane", "-p", "-t", s.data.paneId)).stdout) || undefined,
+          30_000,
+          200,
+        );
         await tmux("send-keys", "-t", s.data.paneId, "Enter");
         const w = await sb.json(["wait", s.data.id, "--timeout", "60"], { env, timeout: 90_000 });
         expect(w.data.results?.[0]?.status, JSON.stringify(w.data)).toBe("completed");

@@ -12,6 +12,7 @@ import { writeFileAtomic } from "../../util/fsx.js";
 import { arr, binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { inputBoxText } from "./screen-text.js";
+import { readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -41,23 +42,6 @@ const DIALOGS = [
   /Select login method/,
   /Enter to confirm · Esc to cancel/,
 ];
-
-/** The transcript from `fromByte` on (bounded), or "" when it cannot be read. */
-function readFrom(file: string, fromByte: number): string {
-  try {
-    const fd = fs.openSync(file, "r");
-    try {
-      const size = fs.fstatSync(fd).size;
-      const buf = Buffer.alloc(Math.max(0, Math.min(size - fromByte, 64 * 1024 * 1024)));
-      fs.readSync(fd, buf, 0, buf.length, fromByte);
-      return buf.toString("utf8");
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return "";
-  }
-}
 
 export const claudeTui: TuiAdapter = {
   runner: "claude",
@@ -136,7 +120,7 @@ export const claudeTui: TuiAdapter = {
     return undefined;
   },
   transcript(file: string, fromByte: number): { answer?: string; usage?: Usage } {
-    const text = readFrom(file, fromByte);
+    const text = readTranscript(file, fromByte);
     // A streamed message may be written more than once with the same id: its usage counts once.
     const seen = new Map<string, Usage>();
     let answer: string | undefined;
@@ -171,7 +155,7 @@ export const claudeTui: TuiAdapter = {
   },
   interrupted(file: string, fromByte: number): boolean {
     // Escape in Claude Code runs no Stop hook; the transcript gets this user record instead.
-    return readFrom(file, fromByte).includes("[Request interrupted by user");
+    return readTranscript(file, fromByte).includes("[Request interrupted by user");
   },
   dialog(screen: string): string | undefined {
     const lines = screen

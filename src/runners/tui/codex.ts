@@ -11,12 +11,12 @@
  * they trusted). And its SessionStart fires with the first prompt, not at start-up: the screen says when the
  * TUI can take one (`readyOnScreen`).
  */
-import * as fs from "node:fs";
 import type { Usage } from "../../artifacts/events.js";
 import { modelSettings, tomlString } from "../clis/codex.js";
 import { binaryOf, num, obj, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { shellWords } from "./claude.js";
+import { jsonRecords, readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -86,35 +86,6 @@ function composer(screen: string): string[] | undefined {
   // The box ends at the first blank line; the model/cwd status line comes after it.
   const end = lines.findIndex((l, i) => i > at && !l.trim());
   return lines.slice(at, end < 0 ? undefined : end).map((l) => l.trim());
-}
-
-/** The rollout file from `fromByte` on (bounded), or "" when it cannot be read. */
-function readFrom(file: string, fromByte: number): string {
-  try {
-    const fd = fs.openSync(file, "r");
-    try {
-      const size = fs.fstatSync(fd).size;
-      const buf = Buffer.alloc(Math.max(0, Math.min(size - fromByte, 64 * 1024 * 1024)));
-      fs.readSync(fd, buf, 0, buf.length, fromByte);
-      return buf.toString("utf8");
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return "";
-  }
-}
-
-function records(text: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const l of text.split("\n")) {
-    try {
-      out.push(obj(JSON.parse(l)));
-    } catch {
-      // A line still being written (or torn): the next read has it whole.
-    }
-  }
-  return out;
 }
 
 export const codexTui: TuiAdapter = {
@@ -189,7 +160,7 @@ export const codexTui: TuiAdapter = {
     // One token_usage_record per model response (its id): a response's usage counts once.
     const seen = new Map<string, Usage>();
     let answer: string | undefined;
-    for (const r of records(readFrom(file, fromByte))) {
+    for (const r of jsonRecords(readTranscript(file, fromByte))) {
       const p = obj(r.payload);
       if (r.type === "token_usage_record") {
         const u = obj(p.usage);
@@ -210,7 +181,7 @@ export const codexTui: TuiAdapter = {
   },
   interrupted(file: string, fromByte: number): boolean {
     // Should the Interrupt hook not come (a hook that failed), the rollout still says the turn was aborted.
-    return records(readFrom(file, fromByte)).some(
+    return jsonRecords(readTranscript(file, fromByte)).some(
       (r) => r.type === "event_msg" && obj(r.payload).type === "turn_aborted",
     );
   },

@@ -19,6 +19,7 @@ import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { shellWords } from "./claude.js";
+import { jsonRecords, readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -44,36 +45,9 @@ const DIALOGS = [
 /** How long a resumed TUI takes to load its history after SessionStart (measured: 0.5-1.5 s), with room to spare. */
 const RESUME_SETTLE_MS = 3000;
 
-/** The chat recording's last `bytes` (whole lines only), or "" when it cannot be read. */
-function readTail(file: string, fromByte: number, bytes = 64 * 1024 * 1024): string {
-  try {
-    const fd = fs.openSync(file, "r");
-    try {
-      const size = fs.fstatSync(fd).size;
-      const start = Math.max(fromByte, size - bytes);
-      const buf = Buffer.alloc(Math.max(0, size - start));
-      fs.readSync(fd, buf, 0, buf.length, start);
-      return buf.toString("utf8");
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return "";
-  }
-}
-
 /** The recording's message records (its `$set` rewrites of the whole history are skipped). */
 function records(text: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const l of text.split("\n")) {
-    try {
-      const o = obj(JSON.parse(l));
-      if (typeof o.type === "string") out.push(o);
-    } catch {
-      // A line cut by the tail read, or one being written.
-    }
-  }
-  return out;
+  return jsonRecords(text).filter((o) => typeof o.type === "string");
 }
 
 /**
@@ -82,7 +56,7 @@ function records(text: string): Record<string, unknown>[] {
  */
 function cancelled(file: string | undefined): boolean {
   if (!file) return false;
-  const recs = records(readTail(file, 0, 256 * 1024));
+  const recs = records(readTranscript(file, 0, 256 * 1024));
   const lastUser = recs.findLastIndex((r) => r.type === "user");
   return recs
     .slice(lastUser + 1)
@@ -208,7 +182,7 @@ export const geminiTui: TuiAdapter = {
     // A reply may be recorded again with the same id (an update): its tokens count once.
     const seen = new Map<string, Usage>();
     let answer: string | undefined;
-    for (const r of records(readTail(file, fromByte))) {
+    for (const r of records(readTranscript(file, fromByte))) {
       if (r.type !== "gemini") continue;
       const t = obj(r.tokens);
       seen.set(str(r.id) ?? `rec${seen.size}`, { input: num(t.input) ?? 0, output: num(t.output) ?? 0 });
