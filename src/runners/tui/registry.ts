@@ -2,7 +2,6 @@
 import { claudeTui } from "./claude.js";
 import { codexTui } from "./codex.js";
 import { geminiTui } from "./gemini.js";
-import { opencodeTui } from "./opencode.js";
 import { piTui } from "./pi.js";
 import type { TuiAdapter } from "./types.js";
 
@@ -10,7 +9,6 @@ const ADAPTERS: Record<string, TuiAdapter> = {
   claude: claudeTui,
   codex: codexTui,
   gemini: geminiTui,
-  opencode: opencodeTui,
   pi: piTui,
 };
 
