@@ -12,7 +12,7 @@ import { writeFileAtomic } from "../../util/fsx.js";
 import { arr, binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { inputBoxText } from "./screen-text.js";
-import { readTranscript } from "./transcript.js";
+import { hookRefs, readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -90,9 +90,7 @@ export const claudeTui: TuiAdapter = {
   },
   signal(line: HookLine): TuiSignal | undefined {
     const p = obj(line.payload);
-    const sessionId = str(p.session_id);
-    const transcript = str(p.transcript_path);
-    const common = { ...(sessionId ? { sessionId } : {}), ...(transcript ? { transcript } : {}) };
+    const { sid, common } = hookRefs(p);
     if (line.event === "ready") return { kind: "ready", ...common };
     if (line.event === "start") {
       const prompt = str(p.prompt);
@@ -106,13 +104,11 @@ export const claudeTui: TuiAdapter = {
         phase: line.event === "tool-start" ? "start" : "end",
         name,
         summary: line.event === "tool-start" ? toolSummary(p.tool_input) : failed ? "error" : "",
-        ...(sessionId ? { sessionId } : {}),
+        ...sid,
       };
     }
     if (line.event === "notification")
-      return p.notification_type === "permission_prompt"
-        ? { kind: "permission", ...(sessionId ? { sessionId } : {}) }
-        : undefined;
+      return p.notification_type === "permission_prompt" ? { kind: "permission", ...sid } : undefined;
     if (line.event === "stop") {
       const answer = str(p.last_assistant_message);
       return { kind: "stop", ...common, ...(answer !== undefined ? { answer } : {}) };

@@ -16,7 +16,7 @@ import { modelSettings, tomlString } from "../clis/codex.js";
 import { binaryOf, num, obj, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { shellWords } from "./claude.js";
-import { jsonRecords, readTranscript } from "./transcript.js";
+import { hookRefs, jsonRecords, readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -121,10 +121,7 @@ export const codexTui: TuiAdapter = {
   },
   signal(line: HookLine): TuiSignal | undefined {
     const p = obj(line.payload);
-    const sessionId = str(p.session_id);
-    const transcript = str(p.transcript_path);
-    const sid = sessionId ? { sessionId } : {};
-    const common = { ...sid, ...(transcript ? { transcript } : {}) };
+    const { sid, common } = hookRefs(p);
     switch (line.event) {
       case "ready":
         return { kind: "ready", ...common };

@@ -19,7 +19,7 @@ import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { shellWords } from "./claude.js";
-import { jsonRecords, readTranscript } from "./transcript.js";
+import { hookRefs, jsonRecords, readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -140,10 +140,7 @@ export const geminiTui: TuiAdapter = {
   },
   signal(line: HookLine): TuiSignal | undefined {
     const p = obj(line.payload);
-    const sessionId = str(p.session_id);
-    const transcript = str(p.transcript_path);
-    const sid = sessionId ? { sessionId } : {};
-    const common = { ...sid, ...(transcript ? { transcript } : {}) };
+    const { sid, common } = hookRefs(p);
     // On a resume, gemini loads the history into its screen after SessionStart and drops keys until then.
     if (line.event === "ready" || line.event === "ready-settle") {
       const settle = p.source === "resume" || line.event === "ready-settle";
@@ -173,7 +170,7 @@ export const geminiTui: TuiAdapter = {
         kind: "stop",
         ...common,
         ...(answer !== undefined ? { answer } : {}),
-        ...(cancelled(transcript) ? { interrupted: true } : {}),
+        ...(cancelled(common.transcript) ? { interrupted: true } : {}),
       };
     }
     return undefined;
