@@ -7,6 +7,7 @@
 import xterm from "@xterm/headless";
 import * as pty from "node-pty";
 import { signalGroup, terminateGroup } from "../util/process-group.js";
+import { interactiveEnv } from "../util/terminal-env.js";
 
 export interface PtyLaunch {
   argv: string[];
@@ -35,7 +36,8 @@ export class TuiPty {
       cols,
       rows,
       cwd: launch.cwd,
-      env: { ...launch.env, PWD: launch.cwd, TERM: "xterm-256color" },
+      // The pane is a terminal a person watches: a TUI that believes it runs under CI draws nothing (ink).
+      env: { ...interactiveEnv(launch.env), PWD: launch.cwd, TERM: "xterm-256color" },
       encoding: null,
     });
     this.term = new xterm.Terminal({ cols, rows, scrollback: 1000, allowProposedApi: true });

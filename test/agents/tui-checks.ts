@@ -84,6 +84,8 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void
         ...(cli === "claude" ? { CLAUDE_CODE_MAX_RETRIES: "0" } : {}),
         PATH: `${binDir}${path.delimiter}${sb.env.PATH}`,
         TMPDIR: workDir(".tmp"),
+        // As in a CI job: the TUI in the pane must still draw live (ink draws nothing where it sees CI).
+        CI: "true",
       };
       if (cli === "codex") settleCodexFirstRun(env.CODEX_HOME as string);
       if (cli === "claude")

@@ -19,7 +19,8 @@ let insideEnv: NodeJS.ProcessEnv;
 let child = "";
 
 beforeAll(async () => {
-  const env = { ...sb.env };
+  // Started from a CI job, as CI runs this: top must still draw live (ink draws nothing where it sees CI).
+  const env = { ...sb.env, CI: "true" };
   insideEnv = {
     ...(await attachedClient(outer, inner, { env, inner: [120, 36], outer: [120, 36], cwd: sb.cwd })),
   };

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
+import { importWithEnv } from "../../util/terminal-env.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { printJson, say } from "../output.js";
 
@@ -26,13 +27,9 @@ export function registerTop(program: Command): void {
       }
       if (!process.stdin.isTTY || !process.stdout.isTTY)
         throw new MusterError("unsupported", "muster top needs a terminal (for a snapshot: muster ls)");
-      // React's development build (its default without NODE_ENV) costs several times the CPU per frame. The
-      // build is chosen when the modules load; the variable is put back so no child started from top sees it.
-      const nodeEnv = process.env.NODE_ENV;
-      process.env.NODE_ENV = "production";
-      const { runTop } = await import("../../tui/run.js"); // ink and React load only here
-      if (nodeEnv === undefined) delete process.env.NODE_ENV;
-      else process.env.NODE_ENV = nodeEnv;
+      // React's development build (its default without NODE_ENV) costs several times the CPU per frame, and
+      // ink draws nothing live where it believes it runs under CI: both are decided when the modules load.
+      const { runTop } = await importWithEnv(() => import("../../tui/run.js"), { NODE_ENV: "production" });
       await runTop(m);
     });
 
