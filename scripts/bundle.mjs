@@ -22,8 +22,10 @@ await build({
   ...common,
   entryPoints: [path.join(root, "src", "child", "host.ts")],
   outfile: path.join(root, "dist", "child", "host.bundle.js"),
-  // Mode tui only (the agent's TUI under a pty, its screen model): loaded from node_modules when used.
-  external: ["node-pty", "@xterm/headless"],
+  // Mode tui only (the agent's TUI under a pty, its screen model): tui-pty.js stays a file of its own, imported
+  // when a TUI starts; bundled in, esbuild would hoist its node-pty and @xterm/headless imports to the top and
+  // every host would load them at start (~40 ms).
+  external: ["node-pty", "@xterm/headless", "./tui-pty.js"],
 });
 // The pty holder starts with every pty pane, before its child host can: one CommonJS file starts ~30 ms
 // faster than an ES module graph here. node-pty (native) and the lazily loaded screen model stay outside.
