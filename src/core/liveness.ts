@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import type { CompletionStatus } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
@@ -121,6 +122,22 @@ export async function settleFromParent(
     }
     return true;
   });
+}
+
+/**
+ * Records the end of a child whose host a probe found dead. A child marked closing is being cancelled (its
+ * cancel may have closed the pane before the host could record anything): whoever notices first records the
+ * cancel, not a lost child.
+ */
+export function settleDeadHost(
+  dir: string,
+  reason: string,
+  host: HostControl,
+  pane: PaneRef | null,
+): Promise<boolean> {
+  return fs.existsSync(childFiles(dir).closing)
+    ? settleFromParent(dir, "cancelled", `cancelled by muster cancel (${reason})`, host, pane)
+    : settleFromParent(dir, "lost", reason, host, pane);
 }
 
 /** A resume whose new host never started: its queued turns get `lost` completions (the child stays exited). */

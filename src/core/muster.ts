@@ -37,7 +37,7 @@ import { buildInbox, type WaitingGroup } from "./inbox.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
 import { type Limits, limitsFrom } from "./limits.js";
 import { stallMsFrom } from "./live-state.js";
-import { probeChild, settleFromParent } from "./liveness.js";
+import { probeChild, settleDeadHost } from "./liveness.js";
 import { backendNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
@@ -330,7 +330,7 @@ export class Muster implements CoreContext {
     }
     const v = await probeChild(backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
     if (!v.dead) return c;
-    await settleFromParent(c.files.dir, "lost", v.reason, backend.host, c.entry.pane);
+    await settleDeadHost(c.files.dir, v.reason, backend.host, c.entry.pane);
     return this.reload(c.entry);
   }
 

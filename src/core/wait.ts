@@ -3,7 +3,7 @@ import { EventTail } from "../artifacts/tail.js";
 import { uuidv7Time } from "../util/ids.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
-import { probeChild, settleFromParent } from "./liveness.js";
+import { probeChild, settleDeadHost } from "./liveness.js";
 import { type TurnResult, toResult } from "./results.js";
 import { applyEvents, emptyState, resumable } from "./state.js";
 
@@ -130,9 +130,7 @@ export function waitForTurns(
           o.c.state.hostPid,
         ).catch(() => ({ dead: false as const }));
         if (v.dead) {
-          await settleFromParent(o.c.files.dir, "lost", v.reason, backend.host, o.c.entry.pane).catch(
-            () => false,
-          );
+          await settleDeadHost(o.c.files.dir, v.reason, backend.host, o.c.entry.pane).catch(() => false);
           o.tail?.pump();
         }
       }

@@ -9,7 +9,7 @@ import { isFullId, uuidv7Time } from "../util/ids.js";
 import { liveOf } from "./children.js";
 import type { CoreContext } from "./context.js";
 import type { LiveState } from "./live-state.js";
-import { probeChild, settleFromParent } from "./liveness.js";
+import { probeChild, settleDeadHost } from "./liveness.js";
 import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
 
 export interface WatchOptions {
@@ -127,7 +127,7 @@ export class PrimaryWatcher {
         state.hostPid,
       ).catch(() => ({ dead: false as const }));
       if (v.dead) {
-        await settleFromParent(dir, "lost", v.reason, backend.host, pane).catch(() => false);
+        await settleDeadHost(dir, v.reason, backend.host, pane).catch(() => false);
         tail.pump();
       }
     }

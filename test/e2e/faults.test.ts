@@ -69,6 +69,23 @@ describe("faults never leave a child running", () => {
     await until(() => !pidAlive(c.runnerPid), 3000);
   });
 
+  it("a host gone without a record while its cancel is under way (closing mark) is settled cancelled from the parent side", async () => {
+    // A cancel that closed the pane of a host still starting: the SIGHUP killed it before its handlers were set.
+    const c = await runningChild();
+    fs.writeFileSync(path.join(c.dir, "closing"), `${new Date().toISOString()}\n`);
+    process.kill(c.hostPid, "SIGKILL");
+    await until(() => !pidAlive(c.hostPid), 3000);
+    const w = await sb.json(["wait", c.id, "--timeout", "10s"]);
+    expect(w.data.results[0]).toMatchObject({ status: "cancelled" });
+    expect(w.data.results[0].reason).toMatch(/^cancelled by muster cancel \(child host \(pid \d+\) is gone/);
+    expect(readEvents(c.dir).at(-1)).toMatchObject({
+      type: "child_exited",
+      reason: "cancelled",
+      by: "parent",
+    });
+    await until(() => !pidAlive(c.runnerPid), 3000);
+  });
+
   it("SIGKILL of the child host mid-turn (mock: crash): lost within 5 s from the parent side, runner group killed", async () => {
     const id = (await sb.run(["spawn", "mock: crash"])).stdout.trim();
     const t0 = Date.now();
