@@ -19,6 +19,8 @@ export const INTERRUPT_CHECK_MS = 1000;
  * that reports nothing (Claude Code) is given the shorter moment.
  */
 export const INTERRUPT_SETTLE_MS = 2000;
+/** Between the keys of an interrupt that takes more than one (OpenCode's Escape twice). */
+export const INTERRUPT_KEY_GAP_MS = 200;
 export const INTERRUPT_REPORT_MS = 30_000;
 /** A pause between the paste and its Enter: a TUI reads a burst of keys as more paste. */
 export const PASTE_SETTLE_MS = 250;

@@ -25,6 +25,7 @@ import type { TuiPty } from "./tui-pty.js";
 import {
   type Heard,
   INTERRUPT_CHECK_MS,
+  INTERRUPT_KEY_GAP_MS,
   INTERRUPT_REPORT_MS,
   INTERRUPT_SETTLE_MS,
   MAX_RESUBMITS,
@@ -244,7 +245,7 @@ export class TuiHolder {
     let run: TuiRun | undefined = typed;
     if (typed) {
       if (this.pty) deps.log.append({ type: "runner_started", turnId, pid: this.pty.pid, argv0 });
-      this.stopsWith(control);
+      this.stopsWith(control, spec.adapter);
     } else {
       let pty = this.pty;
       try {
@@ -253,7 +254,7 @@ export class TuiHolder {
       } catch (e) {
         return { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
       }
-      this.stopsWith(control);
+      this.stopsWith(control, spec.adapter);
       const sent = await this.submit(pty, spec.adapter, turnId, prompt, control);
       if (typeof sent === "string") fail = sent;
       else run = sent;
@@ -322,12 +323,16 @@ export class TuiHolder {
   }
 
   /** A stop of the whole child ends the TUI's process group; one that ends only the turn is the TUI's Escape. */
-  private stopsWith(control: TurnControl): void {
+  private stopsWith(control: TurnControl, adapter: TuiAdapter): void {
     control.onStop(() => {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) {
         // Escape interrupts the TUI's turn. Pi then reports its end (agent_end), Claude Code reports none: the
         // TUI counts as busy until that record, or a moment without one (see INTERRUPT_SETTLE_MS).
-        this.pty?.write("\x1b");
+        const [first, ...more] = adapter.interruptKeys ?? ["\x1b"];
+        this.pty?.write(first ?? "\x1b");
+        // Apart, as a person presses them: two Escapes in one read are Alt+Escape to a TUI.
+        for (const [i, key] of more.entries())
+          setTimeout(() => this.pty?.write(key), (i + 1) * INTERRUPT_KEY_GAP_MS);
         this.interruptedAt = Date.now();
         this.current = undefined;
       } else void this.pty?.kill();

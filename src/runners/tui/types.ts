@@ -59,6 +59,8 @@ export interface TuiAdapter {
   readonly hooks: string;
   /** An interrupted turn (Escape) still reports its end (Pi's agent_end); else the TUI is idle a moment after. */
   readonly interruptReportsEnd: boolean;
+  /** The keys that interrupt a running turn, each written a moment after the last (default one Escape). */
+  readonly interruptKeys?: string[];
   /** Writes the CLI's per-child configuration (in `input.runnerDir`) and says how to start it. */
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch;
   /** A hook record, read. */
