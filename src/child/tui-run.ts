@@ -9,6 +9,8 @@ import type { AgentMessage } from "../runners/types.js";
 export const SUBMIT_CHECK_MS = 3000;
 /** How often the screen of a TUI whose ready hook comes late (Codex) is read until it shows its prompt. */
 export const SCREEN_READY_MS = 500;
+/** A TUI not ready this long gets a progress record saying so (MUSTER_TUI_SLOW_START_MS overrides it). */
+export const SLOW_START_MS = 30_000;
 /** Enter presses after the first, each only while the draft is still in the input box. */
 export const MAX_RESUBMITS = 5;
 /** How often a running turn's transcript is checked for an interrupt a person made in the pane. */

@@ -32,6 +32,7 @@ import {
   PASTE_SETTLE_MS,
   SCREEN_READY_MS,
   SESSION_ID,
+  SLOW_START_MS,
   SUBMIT_CHECK_MS,
   type TuiRun,
   type Waiter,
@@ -64,6 +65,8 @@ export class TuiHolder {
   /** The run muster's paste started, once its start record arrived. */
   private submitted: TuiRun | undefined;
   private exitWhy: string | undefined;
+  /** How long the TUI may take to become ready before a progress record says so. */
+  private slowStartMs = SLOW_START_MS;
 
   constructor(
     private readonly deps: { log: EventLog; render: PaneRenderer; inbox: string; runnerDir: string },
@@ -85,6 +88,7 @@ export class TuiHolder {
   private async open(spec: TuiTurnSpec, turnId: string): Promise<TuiPty> {
     // node-pty (native) and the terminal model load only in this mode: every other host starts without them.
     const { TuiPty } = await import("./tui-pty.js");
+    this.slowStartMs = Number(spec.input.env.MUSTER_TUI_SLOW_START_MS) || SLOW_START_MS;
     fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
     this.hooks.skipToEnd();
     // A new process: nothing of the last one's runs carries over.
@@ -340,6 +344,20 @@ export class TuiHolder {
     });
   }
 
+  /** A TUI that has not become ready in a while: a progress record (status shows it) says so, and what it shows. */
+  private slowStartReport(screen: string, adapter: TuiAdapter, turnId: string, ms: number): void {
+    const shown = screen
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .slice(-3)
+      .join(" / ")
+      .slice(0, 300);
+    const text = `the agent's TUI is not ready after ${Math.round(ms / 1000)} s (its screen: ${shown || "blank"})${adapter.slowStart ? `; ${adapter.slowStart}` : ""}`;
+    // The pane is the TUI's (the host's own lines are muted there): the record is where it shows.
+    this.deps.log.append({ type: "progress", turnId, text });
+  }
+
   /**
    * Pastes the prompt once the TUI is idle and presses Enter until its start hook says it was submitted: Enter
    * again only while the draft is still in the input box (never a second submit). A start-up dialog in the way
@@ -354,6 +372,8 @@ export class TuiHolder {
     control: TurnControl,
   ): Promise<TuiRun | string | undefined> {
     // Idle: the TUI is up (its ready hook) and no turn of its own is running (a person's, or the last one).
+    const waitingSince = Date.now();
+    let toldSlow = false;
     while (!this.ready || this.busy) {
       const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
       const settled = this.interruptedAt !== undefined ? this.interruptedAt + settle : undefined;
@@ -373,6 +393,10 @@ export class TuiHolder {
         const screen = await pty.screen();
         if (!this.dialog.report(screen, adapter, turnId) && adapter.readyOnScreen?.(screen))
           this.ready = true;
+      }
+      if (!this.ready && !toldSlow && Date.now() - waitingSince >= this.slowStartMs) {
+        toldSlow = true;
+        this.slowStartReport(await pty.screen(), adapter, turnId, Date.now() - waitingSince);
       }
     }
     const settle = this.readyAt - Date.now();

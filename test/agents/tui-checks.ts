@@ -120,7 +120,15 @@ export function defineTuiChecks(
       expect(s.exitCode, s.stderr).toBe(0);
       const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
       const r = w.data.results?.[0];
-      expect(r?.status, JSON.stringify(w.data)).toBe("completed");
+      if (r?.status !== "completed") {
+        // What the TUI showed and what muster recorded: the one clue when this fails only in a long run.
+        const screen = (await tmux("capture-pane", "-p", "-t", s.data.paneId).catch(() => ({ stdout: "" })))
+          .stdout;
+        const events = readEvents(s.data.artifactDir).map((e) => e.type);
+        throw new Error(
+          `no completed turn: ${JSON.stringify(w.data)}; model requests: ${ep.requests.length}; events: ${events.join(",")}; screen:\n${screen}`,
+        );
+      }
       expect(r.text.trim()).toMatch(/^scripted answer \d+$/);
       const done = completions(s.data.artifactDir).at(-1)!;
       expect(done.usage.input).toBeGreaterThan(0);

@@ -53,6 +53,8 @@ export const opencodeTui: TuiAdapter = {
   interruptReportsEnd: true,
   // Two Escapes as one write read as Alt+Escape: each is its own key press.
   interruptKeys: ["\x1b", "\x1b"],
+  slowStart:
+    "OpenCode installs @opencode-ai/plugin into each of its config folders before it loads any plugin (muster's too): offline, a folder where it never did so keeps it waiting until npm gives up",
   hooks: "chat.message, session.idle, tool.execute.before/after, permission.asked (muster's plugin, config)",
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
     fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });

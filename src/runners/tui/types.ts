@@ -79,6 +79,8 @@ export interface TuiAdapter {
    * prompt (Codex's SessionStart), the only sign it can take one. Else the ready hook says so.
    */
   readyOnScreen?(screen: string): boolean;
+  /** What is known to keep this TUI from becoming ready, said with the progress record of a slow start. */
+  readonly slowStart?: string;
   /** The text in the TUI's input box (a draft not yet submitted), else "". */
   draft(screen: string): string;
 }
