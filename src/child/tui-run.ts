@@ -9,6 +9,8 @@ import type { AgentMessage } from "../runners/types.js";
 export const SUBMIT_CHECK_MS = 3000;
 /** How often the screen of a TUI whose ready hook comes late (Codex) is read until it shows its prompt. */
 export const SCREEN_READY_MS = 500;
+/** A TUI not ready this long gets a progress record saying so (MUSTER_TUI_SLOW_START_MS overrides it). */
+export const SLOW_START_MS = 30_000;
 /** Enter presses after the first, each only while the draft is still in the input box. */
 export const MAX_RESUBMITS = 5;
 /** How often a running turn's transcript is checked for an interrupt a person made in the pane. */
@@ -19,6 +21,8 @@ export const INTERRUPT_CHECK_MS = 1000;
  * that reports nothing (Claude Code) is given the shorter moment.
  */
 export const INTERRUPT_SETTLE_MS = 2000;
+/** Between the keys of an interrupt that takes more than one (OpenCode's Escape twice). */
+export const INTERRUPT_KEY_GAP_MS = 200;
 export const INTERRUPT_REPORT_MS = 30_000;
 /** A pause between the paste and its Enter: a TUI reads a burst of keys as more paste. */
 export const PASTE_SETTLE_MS = 250;

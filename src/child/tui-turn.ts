@@ -25,12 +25,14 @@ import type { TuiPty } from "./tui-pty.js";
 import {
   type Heard,
   INTERRUPT_CHECK_MS,
+  INTERRUPT_KEY_GAP_MS,
   INTERRUPT_REPORT_MS,
   INTERRUPT_SETTLE_MS,
   MAX_RESUBMITS,
   PASTE_SETTLE_MS,
   SCREEN_READY_MS,
   SESSION_ID,
+  SLOW_START_MS,
   SUBMIT_CHECK_MS,
   type TuiRun,
   type Waiter,
@@ -63,6 +65,8 @@ export class TuiHolder {
   /** The run muster's paste started, once its start record arrived. */
   private submitted: TuiRun | undefined;
   private exitWhy: string | undefined;
+  /** How long the TUI may take to become ready before a progress record says so. */
+  private slowStartMs = SLOW_START_MS;
 
   constructor(
     private readonly deps: { log: EventLog; render: PaneRenderer; inbox: string; runnerDir: string },
@@ -84,6 +88,7 @@ export class TuiHolder {
   private async open(spec: TuiTurnSpec, turnId: string): Promise<TuiPty> {
     // node-pty (native) and the terminal model load only in this mode: every other host starts without them.
     const { TuiPty } = await import("./tui-pty.js");
+    this.slowStartMs = Number(spec.input.env.MUSTER_TUI_SLOW_START_MS) || SLOW_START_MS;
     fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
     this.hooks.skipToEnd();
     // A new process: nothing of the last one's runs carries over.
@@ -244,7 +249,7 @@ export class TuiHolder {
     let run: TuiRun | undefined = typed;
     if (typed) {
       if (this.pty) deps.log.append({ type: "runner_started", turnId, pid: this.pty.pid, argv0 });
-      this.stopsWith(control);
+      this.stopsWith(control, spec.adapter);
     } else {
       let pty = this.pty;
       try {
@@ -253,7 +258,7 @@ export class TuiHolder {
       } catch (e) {
         return { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
       }
-      this.stopsWith(control);
+      this.stopsWith(control, spec.adapter);
       const sent = await this.submit(pty, spec.adapter, turnId, prompt, control);
       if (typeof sent === "string") fail = sent;
       else run = sent;
@@ -322,17 +327,35 @@ export class TuiHolder {
   }
 
   /** A stop of the whole child ends the TUI's process group; one that ends only the turn is the TUI's Escape. */
-  private stopsWith(control: TurnControl): void {
+  private stopsWith(control: TurnControl, adapter: TuiAdapter): void {
     control.onStop(() => {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) {
         // Escape interrupts the TUI's turn. Pi then reports its end (agent_end), Claude Code reports none: the
         // TUI counts as busy until that record, or a moment without one (see INTERRUPT_SETTLE_MS).
-        this.pty?.write("\x1b");
+        const [first, ...more] = adapter.interruptKeys ?? ["\x1b"];
+        this.pty?.write(first ?? "\x1b");
+        // Apart, as a person presses them: two Escapes in one read are Alt+Escape to a TUI.
+        for (const [i, key] of more.entries())
+          setTimeout(() => this.pty?.write(key), (i + 1) * INTERRUPT_KEY_GAP_MS);
         this.interruptedAt = Date.now();
         this.current = undefined;
       } else void this.pty?.kill();
       for (const w of [...this.waiters]) w({ kind: "halt" });
     });
+  }
+
+  /** A TUI that has not become ready in a while: a progress record (status shows it) says so, and what it shows. */
+  private slowStartReport(screen: string, adapter: TuiAdapter, turnId: string, ms: number): void {
+    const shown = screen
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .slice(-3)
+      .join(" / ")
+      .slice(0, 300);
+    const text = `the agent's TUI is not ready after ${Math.round(ms / 1000)} s (its screen: ${shown || "blank"})${adapter.slowStart ? `; ${adapter.slowStart}` : ""}`;
+    // The pane is the TUI's (the host's own lines are muted there): the record is where it shows.
+    this.deps.log.append({ type: "progress", turnId, text });
   }
 
   /**
@@ -349,6 +372,8 @@ export class TuiHolder {
     control: TurnControl,
   ): Promise<TuiRun | string | undefined> {
     // Idle: the TUI is up (its ready hook) and no turn of its own is running (a person's, or the last one).
+    const waitingSince = Date.now();
+    let toldSlow = false;
     while (!this.ready || this.busy) {
       const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
       const settled = this.interruptedAt !== undefined ? this.interruptedAt + settle : undefined;
@@ -368,6 +393,10 @@ export class TuiHolder {
         const screen = await pty.screen();
         if (!this.dialog.report(screen, adapter, turnId) && adapter.readyOnScreen?.(screen))
           this.ready = true;
+      }
+      if (!this.ready && !toldSlow && Date.now() - waitingSince >= this.slowStartMs) {
+        toldSlow = true;
+        this.slowStartReport(await pty.screen(), adapter, turnId, Date.now() - waitingSince);
       }
     }
     const settle = this.readyAt - Date.now();

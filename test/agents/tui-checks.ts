@@ -49,7 +49,18 @@ function settleCodexFirstRun(codexHome: string): void {
   );
 }
 
-export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void {
+/** What differs per CLI: its session id's shape, and the keys a person presses to interrupt a turn. */
+export interface TuiCheckOptions {
+  sessionId?: RegExp;
+  escapeKeys?: string[];
+  /** Which model requests are the turn's own (OpenCode sends a title request of its own first). */
+  turnRequest?: (body: unknown) => boolean;
+}
+
+export function defineTuiChecks(
+  cli: "claude" | "codex" | "gemini" | "opencode" | "pi",
+  opts: TuiCheckOptions = {},
+): void {
   describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 180_000 }, () => {
     const sb = useSandbox(`mt-tui-${cli}`);
     const binDir = cliBinDir(cli) as string;
@@ -74,6 +85,11 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void
       prompt,
     ];
     const tmux = (...args: string[]) => execa("tmux", ["-L", sb.socket, ...args]);
+    /** The turn's own model request is streaming the slow answer (a side request does not count). */
+    const slowTurnStarted = (before: number) =>
+      ep.requests
+        .slice(before)
+        .some((q) => q.api !== null && q.scenario === "slow" && (opts.turnRequest?.(q.body) ?? true));
 
     beforeAll(async () => {
       if (!fs.existsSync(path.join(binDir, cli)))
@@ -104,12 +120,20 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void
       expect(s.exitCode, s.stderr).toBe(0);
       const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
       const r = w.data.results?.[0];
-      expect(r?.status, JSON.stringify(w.data)).toBe("completed");
+      if (r?.status !== "completed") {
+        // What the TUI showed and what muster recorded: the one clue when this fails only in a long run.
+        const screen = (await tmux("capture-pane", "-p", "-t", s.data.paneId).catch(() => ({ stdout: "" })))
+          .stdout;
+        const events = readEvents(s.data.artifactDir).map((e) => e.type);
+        throw new Error(
+          `no completed turn: ${JSON.stringify(w.data)}; model requests: ${ep.requests.length}; events: ${events.join(",")}; screen:\n${screen}`,
+        );
+      }
       expect(r.text.trim()).toMatch(/^scripted answer \d+$/);
       const done = completions(s.data.artifactDir).at(-1)!;
       expect(done.usage.input).toBeGreaterThan(0);
       expect(done.usage.output).toBeGreaterThan(0);
-      expect(done.runnerSessionId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(done.runnerSessionId).toMatch(opts.sessionId ?? /^[0-9a-f-]{36}$/);
       // `muster result` reads the same snapshot.
       const res = await sb.run(["result", s.data.id], { env });
       expect(res.stdout.trim()).toBe(r.text.trim());
@@ -219,10 +243,7 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("steer"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(
-        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
-        60_000,
-      );
+      await until(() => slowTurnStarted(before), 60_000);
       ep.setScenario("text");
       const r = await sb.json(
         ["send", s.data.id, "--mode", "now", "--wait", "--timeout", "120", "stop; say hi"],
@@ -246,12 +267,13 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("esc"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(
-        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
-        60_000,
-      );
+      await until(() => slowTurnStarted(before), 60_000);
       ep.setScenario("text");
-      await tmux("send-keys", "-t", s.data.paneId, "Escape");
+      // Keys apart, as a person presses them (two at once read as Alt+Escape).
+      for (const key of opts.escapeKeys ?? ["Escape"]) {
+        await tmux("send-keys", "-t", s.data.paneId, key);
+        await new Promise((r) => setTimeout(r, 300));
+      }
       const first = await until(() => completions(s.data.artifactDir)[0], 30_000, 200);
       expect(first).toMatchObject({
         turnId: s.data.turnId,
@@ -272,10 +294,7 @@ export function defineTuiChecks(cli: "claude" | "codex" | "pi" | "gemini"): void
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("cancel"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(
-        () => ep.requests.slice(before).some((q) => q.api !== null && q.scenario === "slow"),
-        60_000,
-      );
+      await until(() => slowTurnStarted(before), 60_000);
       const pgid = readEvents(s.data.artifactDir).find((e) => e.type === "runner_started")?.pid as number;
       expect(groupAlive(pgid)).toBe(true);
       const hostPid = readEvents(s.data.artifactDir).find((e) => e.type === "child_started")?.pid as number;

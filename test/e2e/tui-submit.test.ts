@@ -102,6 +102,20 @@ describe("mode tui: submitting a prompt to a TUI", { timeout: 60_000 }, () => {
     expect(res.stdout.trim()).toBe("fake answer to: typed");
   });
 
+  it("a TUI that never becomes ready is reported as a progress record with what its screen shows", async () => {
+    const { env } = envFor("never-ready");
+    const slow = { ...env, MUSTER_TUI_SLOW_START_MS: "800" };
+    const s = await sb.json(["spawn", "--agent", "tuipi", "never taken"], { env: slow });
+    expect(s.exitCode, s.stderr).toBe(0);
+    const said = await until(() => readEvents(s.data.artifactDir).find((e) => e.type === "progress"), 20_000);
+    expect(said.text).toMatch(
+      /^the agent's TUI is not ready after \d+ s \(its screen: fake tui \/ ─+ \/ ─+\)$/,
+    );
+    const st = await sb.json(["status", s.data.id], { env: slow });
+    expect(st.data.status).toBe("running");
+    await sb.json(["cancel", s.data.id], { env: slow });
+  });
+
   it("a TUI a person left (/exit) is started again for the next turn, continuing its session", async () => {
     const { log, env } = envFor("plain");
     const { s, r } = await spawnAndWait(env, "before exit");

@@ -84,7 +84,7 @@ export function registerSpawn(program: Command): void {
         )
         .option(
           "--tui",
-          "run the agent CLI's own TUI in the pane (claude, codex, gemini, pi): muster still records each turn",
+          "run the agent CLI's own TUI in the pane (claude, codex, gemini, opencode, pi): muster still records each turn",
         )
         .option(
           "--isolation <mode>",

@@ -74,7 +74,7 @@ export function opencodeParser() {
 
 // opencode run cannot answer a permission prompt: the child's own config allows what the profile allows. With
 // `permissions: ask` they ask instead (acp routes each to the parent), except the tools the profile lists.
-function childConfig(input: TurnInput, model?: string): string {
+export function childConfig(input: TurnInput, model?: string): string {
   const base = jsonObject(input.env.OPENCODE_CONFIG_CONTENT ?? "") ?? {};
   const tools: Record<string, boolean> = {};
   if (input.tools?.length) {
@@ -145,7 +145,7 @@ export const opencodeRunner: Runner = {
 };
 
 /** muster's `provider:model` in opencode's `provider/model` spelling (a bare or opencode id as is). */
-function opencodeModel(spec: string | undefined): string | undefined {
+export function opencodeModel(spec: string | undefined): string | undefined {
   const { provider, id } = splitModel(spec);
   return id ? (provider && provider !== "opencode" ? `${provider}/${id}` : id) : undefined;
 }

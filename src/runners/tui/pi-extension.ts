@@ -4,7 +4,7 @@
  * (ready, with the session id), before_agent_start (a prompt was submitted, with its text) and agent_end (the
  * turn is over, with its messages' answer and usage). Pi loads it in-process: no imports of muster, no throws.
  */
-import * as fs from "node:fs";
+import { appendHookLine } from "./hook-line.js";
 
 type Ctx = { sessionManager?: { getSessionId?(): string; getSessionFile?(): string | undefined } };
 type Pi = { on(event: string, handler: (event: Record<string, unknown>, ctx: Ctx) => unknown): void };
@@ -13,13 +13,7 @@ function append(event: string, payload: Record<string, unknown>): void {
   const file = process.env.MUSTER_TUI_HOOK_FILE;
   if (!file) return;
   try {
-    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
-    try {
-      fs.writeSync(fd, `${JSON.stringify({ event, payload })}\n`);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+    appendHookLine(file, event, payload);
   } catch {
     // A hook record that could not be written must never break the agent: the host times out instead.
   }

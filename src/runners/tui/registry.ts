@@ -2,6 +2,7 @@
 import { claudeTui } from "./claude.js";
 import { codexTui } from "./codex.js";
 import { geminiTui } from "./gemini.js";
+import { opencodeTui } from "./opencode.js";
 import { piTui } from "./pi.js";
 import type { TuiAdapter } from "./types.js";
 
@@ -9,6 +10,7 @@ const ADAPTERS: Record<string, TuiAdapter> = {
   claude: claudeTui,
   codex: codexTui,
   gemini: geminiTui,
+  opencode: opencodeTui,
   pi: piTui,
 };
 

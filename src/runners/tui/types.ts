@@ -59,6 +59,8 @@ export interface TuiAdapter {
   readonly hooks: string;
   /** An interrupted turn (Escape) still reports its end (Pi's agent_end); else the TUI is idle a moment after. */
   readonly interruptReportsEnd: boolean;
+  /** The keys that interrupt a running turn, each written a moment after the last (default one Escape). */
+  readonly interruptKeys?: string[];
   /** Writes the CLI's per-child configuration (in `input.runnerDir`) and says how to start it. */
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch;
   /** A hook record, read. */
@@ -77,6 +79,8 @@ export interface TuiAdapter {
    * prompt (Codex's SessionStart), the only sign it can take one. Else the ready hook says so.
    */
   readyOnScreen?(screen: string): boolean;
+  /** What is known to keep this TUI from becoming ready, said with the progress record of a slow start. */
+  readonly slowStart?: string;
   /** The text in the TUI's input box (a draft not yet submitted), else "". */
   draft(screen: string): string;
 }
