@@ -14,8 +14,9 @@ import type { Usage } from "../../artifacts/events.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { childConfig, opencodeModel } from "../clis/opencode.js";
-import { arr, binaryOf, num, obj, str, toolSummary } from "../clis/shared.js";
+import { arr, binaryOf, num, obj, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
+import { ownHookSignal } from "./own-hooks.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -91,35 +92,18 @@ export const opencodeTui: TuiAdapter = {
     };
   },
   signal(line: HookLine): TuiSignal | undefined {
+    if (line.event !== "stop") return ownHookSignal(line);
     const p = obj(line.payload);
     const sessionId = str(p.session_id);
-    const sid = sessionId ? { sessionId } : {};
-    if (line.event === "start") {
-      const prompt = str(p.prompt);
-      return { kind: "start", ...sid, ...(prompt !== undefined ? { prompt } : {}) };
-    }
-    if (line.event === "tool-start" || line.event === "tool-end") {
-      const start = line.event === "tool-start";
-      return {
-        kind: "tool",
-        phase: start ? "start" : "end",
-        name: str(p.tool) ?? "tool",
-        summary: start ? toolSummary(p.args) : p.error === true ? "error" : "",
-      };
-    }
-    if (line.event === "permission") return { kind: "permission", ...sid };
-    if (line.event === "stop") {
-      const answer = str(p.answer);
-      const usage = usageOf(p.usage);
-      return {
-        kind: "stop",
-        ...sid,
-        ...(answer !== undefined ? { answer } : {}),
-        ...(usage ? { usage } : {}),
-        ...(p.interrupted === true ? { interrupted: true } : {}),
-      };
-    }
-    return undefined;
+    const answer = str(p.answer);
+    const usage = usageOf(p.usage);
+    return {
+      kind: "stop",
+      ...(sessionId ? { sessionId } : {}),
+      ...(answer !== undefined ? { answer } : {}),
+      ...(usage ? { usage } : {}),
+      ...(p.interrupted === true ? { interrupted: true } : {}),
+    };
   },
   dialog(): string | undefined {
     return undefined;

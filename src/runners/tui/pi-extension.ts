@@ -34,10 +34,8 @@ export default function muster(pi: Pi): void {
   pi.on("session_start", (event, ctx) => append("ready", { ...session(ctx), reason: event.reason }));
   pi.on("before_agent_start", (event, ctx) => append("start", { ...session(ctx), prompt: event.prompt }));
   pi.on("agent_end", (event, ctx) => append("stop", { ...session(ctx), messages: event.messages }));
-  pi.on("tool_execution_start", (event) =>
-    append("tool-start", { toolName: event.toolName, args: event.args }),
-  );
+  pi.on("tool_execution_start", (event) => append("tool-start", { tool: event.toolName, args: event.args }));
   pi.on("tool_execution_end", (event) =>
-    append("tool-end", { toolName: event.toolName, isError: event.isError }),
+    append("tool-end", { tool: event.toolName, error: event.isError === true }),
   );
 }

@@ -7,8 +7,9 @@
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { arr, binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
+import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
+import { ownHookSignal } from "./own-hooks.js";
 import { inputBoxText } from "./screen-text.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
@@ -74,25 +75,10 @@ export const piTui: TuiAdapter = {
     };
   },
   signal(line: HookLine): TuiSignal | undefined {
+    if (line.event !== "stop") return ownHookSignal(line);
     const p = obj(line.payload);
     const sessionId = str(p.session_id);
-    const sid = sessionId ? { sessionId } : {};
-    if (line.event === "ready") return { kind: "ready", ...sid };
-    if (line.event === "start") {
-      const prompt = str(p.prompt);
-      return { kind: "start", ...sid, ...(prompt !== undefined ? { prompt } : {}) };
-    }
-    if (line.event === "tool-start" || line.event === "tool-end") {
-      const start = line.event === "tool-start";
-      return {
-        kind: "tool",
-        phase: start ? "start" : "end",
-        name: str(p.toolName) ?? "tool",
-        summary: start ? toolSummary(p.args) : p.isError === true ? "error" : "",
-      };
-    }
-    if (line.event === "stop") return { kind: "stop", ...sid, ...ofMessages(arr(p.messages)) };
-    return undefined;
+    return { kind: "stop", ...(sessionId ? { sessionId } : {}), ...ofMessages(arr(p.messages)) };
   },
   dialog(): string | undefined {
     return undefined;
