@@ -48,7 +48,14 @@ describe("cancel --all", () => {
     await until(
       async () => {
         const rows = await children();
-        last = JSON.stringify(rows.map((r) => r.status));
+        // Any child neither running nor queued, with its last record: a host that never started says why.
+        const odd = rows
+          .filter((r) => r.status !== "running" && r.status !== "queued")
+          .map(
+            (r) =>
+              `${r.id.slice(-8)} ${r.status}: ${JSON.stringify(readEvents(r.artifactDir).at(-1) ?? null)}`,
+          );
+        last = `${JSON.stringify(rows.map((r) => r.status))}${odd.length ? `; ${odd.join("; ")}` : ""}`;
         return count(rows, "running") === BOUND && count(rows, "queued") === N - BOUND;
       },
       90_000,
