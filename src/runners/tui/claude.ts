@@ -9,10 +9,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { writeFileAtomic } from "../../util/fsx.js";
-import { arr, binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
+import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { inputBoxText } from "./screen-text.js";
-import { hookRefs, readTranscript } from "./transcript.js";
+import { hookRefs, startSignal, toolSignal } from "./signals.js";
+import { readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -92,20 +93,10 @@ export const claudeTui: TuiAdapter = {
     const p = obj(line.payload);
     const { sid, common } = hookRefs(p);
     if (line.event === "ready") return { kind: "ready", ...common };
-    if (line.event === "start") {
-      const prompt = str(p.prompt);
-      return { kind: "start", ...common, ...(prompt !== undefined ? { prompt } : {}) };
-    }
+    if (line.event === "start") return startSignal(p.prompt, common);
     if (line.event === "tool-start" || line.event === "tool-end") {
-      const name = str(p.tool_name) ?? "tool";
       const failed = line.event === "tool-end" && obj(p.tool_response).is_error === true;
-      return {
-        kind: "tool",
-        phase: line.event === "tool-start" ? "start" : "end",
-        name,
-        summary: line.event === "tool-start" ? toolSummary(p.tool_input) : failed ? "error" : "",
-        ...sid,
-      };
+      return toolSignal(line.event, p.tool_name, p.tool_input, failed, sid);
     }
     if (line.event === "notification")
       return p.notification_type === "permission_prompt" ? { kind: "permission", ...sid } : undefined;

@@ -13,10 +13,11 @@
  */
 import type { Usage } from "../../artifacts/events.js";
 import { modelSettings, tomlString } from "../clis/codex.js";
-import { binaryOf, num, obj, str, toolSummary } from "../clis/shared.js";
+import { binaryOf, num, obj, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { shellWords } from "./claude.js";
-import { hookRefs, jsonRecords, readTranscript } from "./transcript.js";
+import { hookRefs, startSignal, toolSignal } from "./signals.js";
+import { jsonRecords, readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -125,22 +126,12 @@ export const codexTui: TuiAdapter = {
     switch (line.event) {
       case "ready":
         return { kind: "ready", ...common };
-      case "start": {
-        const prompt = str(p.prompt);
-        return { kind: "start", ...common, ...(prompt !== undefined ? { prompt } : {}) };
-      }
+      case "start":
+        return startSignal(p.prompt, common);
       case "tool-start":
-      case "tool-end": {
-        const start = line.event === "tool-start";
-        return {
-          kind: "tool",
-          phase: start ? "start" : "end",
-          name: str(p.tool_name) ?? "tool",
-          // PostToolUse carries the output only (no exit status): an end says nothing more.
-          summary: start ? toolSummary(p.tool_input) : "",
-          ...sid,
-        };
-      }
+      case "tool-end":
+        // PostToolUse carries the output only (no exit status): an end says nothing more.
+        return toolSignal(line.event, p.tool_name, p.tool_input, false, sid);
       case "permission":
         return { kind: "permission", ...sid };
       case "stop": {

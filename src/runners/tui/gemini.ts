@@ -16,10 +16,11 @@ import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { writeFileNoFollow } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { binaryOf, num, obj, splitModel, str, toolSummary } from "../clis/shared.js";
+import { binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { shellWords } from "./claude.js";
-import { hookRefs, jsonRecords, readTranscript } from "./transcript.js";
+import { hookRefs, startSignal, toolSignal } from "./signals.js";
+import { jsonRecords, readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
@@ -146,20 +147,10 @@ export const geminiTui: TuiAdapter = {
       const settle = p.source === "resume" || line.event === "ready-settle";
       return { kind: "ready", ...common, ...(settle ? { settleMs: RESUME_SETTLE_MS } : {}) };
     }
-    if (line.event === "start") {
-      const prompt = str(p.prompt);
-      return { kind: "start", ...common, ...(prompt !== undefined ? { prompt } : {}) };
-    }
+    if (line.event === "start") return startSignal(p.prompt, common);
     if (line.event === "tool-start" || line.event === "tool-end") {
-      const start = line.event === "tool-start";
-      const failed = !start && obj(p.tool_response).error != null;
-      return {
-        kind: "tool",
-        phase: start ? "start" : "end",
-        name: str(p.tool_name) ?? "tool",
-        summary: start ? toolSummary(p.tool_input) : failed ? "error" : "",
-        ...sid,
-      };
+      const failed = line.event === "tool-end" && obj(p.tool_response).error != null;
+      return toolSignal(line.event, p.tool_name, p.tool_input, failed, sid);
     }
     if (line.event === "notification")
       return p.notification_type === "ToolPermission" ? { kind: "permission", ...sid } : undefined;

@@ -3,7 +3,8 @@
  * one shape: ready, start (the prompt), tool-start/tool-end (`tool`, `args`, `error`) and permission, each with
  * the CLI's `session_id`. Each adapter reads its `stop` itself: what a run's end carries differs by CLI.
  */
-import { obj, str, toolSummary } from "../clis/shared.js";
+import { obj, str } from "../clis/shared.js";
+import { startSignal, toolSignal } from "./signals.js";
 import type { HookLine, TuiSignal } from "./types.js";
 
 export function ownHookSignal(line: HookLine): TuiSignal | undefined {
@@ -13,20 +14,11 @@ export function ownHookSignal(line: HookLine): TuiSignal | undefined {
   switch (line.event) {
     case "ready":
       return { kind: "ready", ...sid };
-    case "start": {
-      const prompt = str(p.prompt);
-      return { kind: "start", ...sid, ...(prompt !== undefined ? { prompt } : {}) };
-    }
+    case "start":
+      return startSignal(p.prompt, sid);
     case "tool-start":
-    case "tool-end": {
-      const start = line.event === "tool-start";
-      return {
-        kind: "tool",
-        phase: start ? "start" : "end",
-        name: str(p.tool) ?? "tool",
-        summary: start ? toolSummary(p.args) : p.error === true ? "error" : "",
-      };
-    }
+    case "tool-end":
+      return toolSignal(line.event, p.tool, p.args, p.error === true);
     case "permission":
       return { kind: "permission", ...sid };
     default:

@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import { openRegular } from "../../util/safe-read.js";
-import { obj, str } from "../clis/shared.js";
+import { obj } from "../clis/shared.js";
 
 const MAX_BYTES = 64 * 1024 * 1024;
 
@@ -38,18 +38,4 @@ export function jsonRecords(text: string): Record<string, unknown>[] {
     }
   }
   return out;
-}
-
-/**
- * The session id and transcript path a hook payload carries (`session_id`, `transcript_path`: Claude Code's
- * shape, which Codex and Gemini CLI share), as optional fields of a TuiSignal: `sid` alone, or both.
- */
-export function hookRefs(p: Record<string, unknown>): {
-  sid: { sessionId?: string };
-  common: { sessionId?: string; transcript?: string };
-} {
-  const sessionId = str(p.session_id);
-  const transcript = str(p.transcript_path);
-  const sid = sessionId ? { sessionId } : {};
-  return { sid, common: { ...sid, ...(transcript ? { transcript } : {}) } };
 }
