@@ -19,7 +19,7 @@ import { DirWatch } from "./dir-watch.js";
 import { type TurnState, turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
 import { decide, missingDir, type Outcome } from "./run-plan.js";
-import { DialogQuestion } from "./tui-dialog.js";
+import { DialogQuestion, SlowStartWatch } from "./tui-dialog.js";
 import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
 import {
@@ -344,20 +344,6 @@ export class TuiHolder {
     });
   }
 
-  /** A TUI that has not become ready in a while: a progress record (status shows it) says so, and what it shows. */
-  private slowStartReport(screen: string, adapter: TuiAdapter, turnId: string, ms: number): void {
-    const shown = screen
-      .split("\n")
-      .map((l) => l.trim())
-      .filter(Boolean)
-      .slice(-3)
-      .join(" / ")
-      .slice(0, 300);
-    const text = `the agent's TUI is not ready after ${Math.round(ms / 1000)} s (its screen: ${shown || "blank"})${adapter.slowStart ? `; ${adapter.slowStart}` : ""}`;
-    // The pane is the TUI's (the host's own lines are muted there): the record is where it shows.
-    this.deps.log.append({ type: "progress", turnId, text });
-  }
-
   /**
    * Pastes the prompt once the TUI is idle and presses Enter until its start hook says it was submitted: Enter
    * again only while the draft is still in the input box (never a second submit). A start-up dialog in the way
@@ -372,8 +358,7 @@ export class TuiHolder {
     control: TurnControl,
   ): Promise<TuiRun | string | undefined> {
     // Idle: the TUI is up (its ready hook) and no turn of its own is running (a person's, or the last one).
-    const waitingSince = Date.now();
-    let toldSlow = false;
+    const slow = new SlowStartWatch(this.deps.log, this.slowStartMs);
     while (!this.ready || this.busy) {
       const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
       const settled = this.interruptedAt !== undefined ? this.interruptedAt + settle : undefined;
@@ -394,10 +379,7 @@ export class TuiHolder {
         if (!this.dialog.report(screen, adapter, turnId) && adapter.readyOnScreen?.(screen))
           this.ready = true;
       }
-      if (!this.ready && !toldSlow && Date.now() - waitingSince >= this.slowStartMs) {
-        toldSlow = true;
-        this.slowStartReport(await pty.screen(), adapter, turnId, Date.now() - waitingSince);
-      }
+      if (!this.ready) await slow.check(() => pty.screen(), adapter, turnId);
     }
     const settle = this.readyAt - Date.now();
     if (settle > 0) await new Promise((r) => setTimeout(r, settle));
