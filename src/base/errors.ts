@@ -13,7 +13,7 @@ export type MusterErrorCode =
   | "not_found" // no such child, turn, agent, group, primary or model
   | "other_primary" // the child belongs to another primary
   | "not_running" // the child (or its pane) has exited or been lost, or has no pane
-  | "busy" // the child has a turn that has not settled yet
+  | "busy" // the child has a turn that has not settled yet, or a state file stays locked by a live process
   | "not_resumable" // no turn of the child completed with a result
   | "limit_reached" // depth, live children, groups, group members, a sealed group, `spawn: false`
   | "unsupported" // cannot be done here: a runner missing or not built in, no terminal, not inside tmux

@@ -74,3 +74,50 @@ describe("a child host that never starts", () => {
     await until(() => processesMentioning(artifactDir).length === 0, 10_000);
   });
 });
+
+describe("a parent frozen while it holds the run-slot lock", () => {
+  it("delays a child's first turn by at most the lock's stale time (5 s), never for as long as the parent lives", async () => {
+    // The only lock on a host's way to its first turn is the primary's run-slot admission lock (a mkdir
+    // lock, child/slots.ts). A process frozen inside it (SIGSTOP, swapped out, a debugger) never removes it;
+    // the lock's age, not its holder's life, frees it.
+    const first = await sb.json(["spawn", "creates the primary"]);
+    expect(first.exitCode).toBe(0);
+    await sb.json(["wait", first.data.id, "--timeout", "30s"]);
+    const slots = path.join(first.data.artifactDir, "..", "..", "slots");
+    const lock = path.join(slots, "admission.lock");
+    fs.mkdirSync(lock);
+    const heldAt = Date.now();
+    const spawned = await sb.json(["spawn", "behind a frozen lock"]);
+    expect(spawned.exitCode).toBe(0);
+    const w = await sb.json(["wait", spawned.data.id, "--timeout", "40s"]);
+    expect(w.data.results[0], JSON.stringify(w.data)).toMatchObject({ status: "completed" });
+    const events = fs
+      .readFileSync(path.join(spawned.data.artifactDir, "events.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const startedAt = Date.parse(events.find((e) => e.type === "turn_started").ts);
+    // It did wait for the lock (the lock was real), and no longer than its stale time plus scheduling.
+    expect(startedAt - heldAt).toBeGreaterThanOrEqual(4_000);
+    expect(startedAt - heldAt).toBeLessThan(20_000);
+    expect(fs.existsSync(lock)).toBe(false);
+  });
+
+  it("a frozen holder of the registry lock delays a spawn by at most that lock's stale time (10 s)", async () => {
+    // proper-lockfile's lock on registry.json (a directory beside it, core/registry.ts). Its retries must
+    // outlast its stale time, or a spawn behind a frozen parent fails ELOCKED instead of taking the lock over.
+    const first = await sb.json(["spawn", "creates the registry"]);
+    expect(first.exitCode).toBe(0);
+    const registry = path.join(first.data.artifactDir, "..", "..", "registry.json");
+    const lock = `${registry}.lock`;
+    fs.mkdirSync(lock);
+    const heldAt = Date.now();
+    const spawned = await sb.json(["spawn", "behind a frozen registry lock"]);
+    expect(spawned.exitCode, JSON.stringify(spawned.data)).toBe(0);
+    const took = Date.now() - heldAt;
+    expect(took).toBeGreaterThanOrEqual(9_000);
+    expect(took).toBeLessThan(25_000);
+    const w = await sb.json(["wait", spawned.data.id, "--timeout", "30s"]);
+    expect(w.data.results[0], JSON.stringify(w.data)).toMatchObject({ status: "completed" });
+  });
+});

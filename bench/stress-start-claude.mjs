@@ -1,0 +1,203 @@
+#!/usr/bin/env node
+// Issue 9, item 26, in the setting it was seen in: a real `claude -p` parent whose model calls muster's
+// subagents_run N times in a row (one tool call after another, each waiting for its child), each child a
+// real headless `pi`, one scripted endpoint, LOAD busy processes on the cores. Every child's host start
+// (pane created → child_started) is timed; a host not started after 3 s is dumped with the wait channels
+// of its processes, the tmux server's and the MCP server's.
+// Usage: node bench/stress-start-claude.mjs [runs=25] [load=45]   (needs the pinned CLIs: scripts/install-clis.mjs)
+import { execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { cliBinDir } from "../scripts/pinned-clis.mjs";
+import { prepareCli } from "../test/fixtures/cli-setup.mjs";
+import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
+
+const root = path.resolve(import.meta.dirname, "..");
+const runs = Number(process.argv[2] ?? 25);
+const loadN = Number(process.argv[3] ?? 45);
+const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-stress-claude-"));
+const home = path.join(base, "home");
+const cwd = path.join(base, "work");
+fs.mkdirSync(cwd, { recursive: true });
+fs.mkdirSync(home, { recursive: true });
+const socket = `mtstressc${process.pid}`;
+const ep = await startEndpoint();
+const env = { ...process.env };
+for (const k of [
+  "TMUX",
+  "TMUX_PANE",
+  "MUSTER_PRIMARY",
+  "MUSTER_CHILD_ID",
+  "MUSTER_ARTIFACT_DIR",
+  "MUSTER_DEPTH",
+])
+  delete env[k];
+Object.assign(env, {
+  HOME: home,
+  MUSTER_HOME: path.join(base, "muster"),
+  MUSTER_TMUX_SOCKET: socket,
+  ...prepareCli("claude", ep.url, home),
+  ...prepareCli("pi", ep.url, home),
+  CLAUDE_CONFIG_DIR: path.join(home, ".claude"),
+  ENABLE_TOOL_SEARCH: "false",
+  PATH: [cliBinDir("claude"), cliBinDir("pi"), env.PATH].join(path.delimiter),
+  PWD: cwd,
+  TMPDIR: path.join(base, "tmp"),
+});
+fs.mkdirSync(env.TMPDIR, { recursive: true });
+const muster = (args) =>
+  execFileSync(process.execPath, [path.join(root, "bin", "muster.js"), ...args], {
+    cwd,
+    env,
+    encoding: "utf8",
+  });
+muster(["mcp", "install", "claude", "--user"]);
+
+// Under load Claude Code may send its first request before its MCP servers are connected (it then offers
+// WaitForMcpServers): the model waits for them first.
+const steps = [
+  { tool: "WaitForMcpServers", args: {} },
+  ...Array.from({ length: runs }, (_, i) => ({
+    tool: "subagents_run",
+    args: { agent: "pi", model: "local:scripted", prompt: `stress task ${i + 1}` },
+  })),
+];
+ep.setScenario("mcp", steps);
+
+const load = Array.from({ length: loadN }, () =>
+  spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" }),
+);
+const artifactsRoot = path.join(env.MUSTER_HOME, "primaries");
+const proc = (pid) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+    const wchan = fs.readFileSync(`/proc/${pid}/wchan`, "utf8");
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 140);
+    let stack = "";
+    try {
+      stack = fs.readFileSync(`/proc/${pid}/stack`, "utf8").split("\n").slice(0, 6).join(" | ");
+    } catch {}
+    return `pid ${pid} ${state} ${wchan} ${cmd}${stack ? `\n      ${stack}` : ""}`;
+  } catch {
+    return `pid ${pid} gone`;
+  }
+};
+const pidsMatching = (needle) =>
+  fs
+    .readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+
+const seen = new Map();
+const dumped = new Set();
+function scan() {
+  if (!fs.existsSync(artifactsRoot)) return;
+  for (const p of fs.readdirSync(artifactsRoot)) {
+    const dir = path.join(artifactsRoot, p, "artifacts");
+    if (!fs.existsSync(dir)) continue;
+    for (const id of fs.readdirSync(dir)) {
+      const d = path.join(dir, id);
+      let meta;
+      try {
+        meta = JSON.parse(fs.readFileSync(path.join(d, "meta.json"), "utf8"));
+      } catch {
+        continue;
+      }
+      const events = fs.existsSync(path.join(d, "events.ndjson"))
+        ? fs
+            .readFileSync(path.join(d, "events.ndjson"), "utf8")
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => {
+              try {
+                return JSON.parse(l);
+              } catch {
+                return {};
+              }
+            })
+        : [];
+      const started = events.find((e) => e.type === "child_started");
+      const done = events.find((e) => e.type === "completion");
+      const s = {
+        created: Date.parse(meta.createdAt),
+        started: started && Date.parse(started.ts),
+        done: done && Date.parse(done.ts),
+        status: done?.status,
+      };
+      seen.set(id, s);
+      if (!s.started && Date.now() - s.created > 3000 && !dumped.has(id)) {
+        dumped.add(id);
+        console.log(`\nSLOW START ${id} (${Date.now() - s.created} ms):`);
+        for (const pid of pidsMatching(id)) console.log(`  host: ${proc(pid)}`);
+        for (const pid of pidsMatching(`-L${socket}`).concat(pidsMatching(socket)))
+          console.log(`  tmux: ${proc(pid)}`);
+        for (const pid of pidsMatching("muster.js mcp")) console.log(`  mcp: ${proc(pid)}`);
+      }
+    }
+  }
+}
+const timer = setInterval(scan, 250);
+
+const t0 = Date.now();
+const claude = spawn(
+  path.join(cliBinDir("claude"), "claude"),
+  [
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--model",
+    "claude-sonnet-4-5",
+    "--",
+    "delegate these",
+  ],
+  {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  },
+);
+let out = "";
+const collect = (d) => {
+  out += d;
+};
+claude.stdout.on("data", collect);
+claude.stderr.on("data", collect);
+const progress = setInterval(() => {
+  const done = [...seen.values()].filter((s) => s.done).length;
+  process.stderr.write(
+    `  ${Math.round((Date.now() - t0) / 1000)} s: ${seen.size} children, ${done} done, load ${os.loadavg()[0].toFixed(1)}\n`,
+  );
+}, 15_000);
+const code = await new Promise((r) => claude.on("exit", r));
+clearInterval(progress);
+scan();
+clearInterval(timer);
+for (const p of load) p.kill("SIGKILL");
+
+const startMs = [...seen.values()]
+  .filter((s) => s.started)
+  .map((s) => s.started - s.created)
+  .sort((a, b) => a - b);
+const pct = (q) => startMs[Math.min(startMs.length - 1, Math.floor(q * startMs.length))];
+console.log(
+  `claude exited ${code} after ${Math.round((Date.now() - t0) / 1000)} s; ${seen.size} children, ${[...seen.values()].filter((s) => s.status === "completed").length} completed`,
+);
+console.log(
+  `pane created → child_started: p50 ${pct(0.5)} ms, p95 ${pct(0.95)} ms, max ${startMs.at(-1)} ms; never started: ${[...seen.values()].filter((s) => !s.started).length}`,
+);
+if (code !== 0 || seen.size < runs) console.log(out.slice(-3000));
+try {
+  execFileSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+} catch {}
+await ep.close();
+fs.rmSync(base, { recursive: true, force: true });
