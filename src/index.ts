@@ -54,7 +54,7 @@ export {
 } from "./workflows/code.js";
 export { resumeCodeWorkflow } from "./workflows/code-resume.js";
 export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
-export { musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
+export { type HostOptions, musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
 export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";
 export { runSandboxed, type SandboxOptions } from "./workflows/sandbox.js";
 export type { OutputSpec, StructuredOutcome } from "./workflows/structured.js";

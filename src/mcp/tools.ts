@@ -165,6 +165,7 @@ export function toolTable(agentsDescription: string): Tool[] {
         ),
         input: { type: "string", description: "Every step gets it." },
         await: { type: "boolean", description: "false: the runId at once." },
+        keep: { type: "boolean", description: "true: leave step children open." },
         runId: str("A run's id."),
       }),
       handler: (a, c) => workflow(a as WorkflowArgs, c),

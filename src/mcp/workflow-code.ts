@@ -1,6 +1,7 @@
 import type { Muster } from "../core/muster.js";
 import { shortId } from "../util/ids.js";
 import type { CodeProgress, CodeRunResult } from "../workflows/code.js";
+import type { HostOptions } from "../workflows/host.js";
 import type { WorkflowDef } from "../workflows/toml.js";
 
 /** One progress line per call of a code run. */
@@ -37,12 +38,12 @@ function shape(r: CodeRunResult) {
  * here), as a run the server tracks like the others: followed with progress per ctx.agent call, or (await:
  * false) its runId at once; cancelling a waiting call cancels the run.
  */
-export async function beginCode(m: Muster, def: WorkflowDef, input: string) {
+export async function beginCode(m: Muster, def: WorkflowDef, input: string, host: HostOptions = {}) {
   const { loadCodeWorkflow, runCodeWorkflow } = await import("../workflows/code.js");
   const { musterHost } = await import("../workflows/host.js");
   const fn = await loadCodeWorkflow(def.source);
   return async (signal: AbortSignal, say: (line: string) => void, started: (runId: string) => void) => {
-    const run = await runCodeWorkflow(musterHost(m), def.name, fn, input, {
+    const run = await runCodeWorkflow(musterHost(m, host), def.name, fn, input, {
       signal,
       origin: { kind: "code", file: def.source },
       onProgress: (p) => {

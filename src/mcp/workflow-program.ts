@@ -2,6 +2,7 @@ import { MusterError } from "../base/errors.js";
 import type { Muster } from "../core/muster.js";
 import { shortId } from "../util/ids.js";
 import type { AgentResult, CodeRunOptions, CodeRunResult } from "../workflows/code.js";
+import type { HostOptions } from "../workflows/host.js";
 
 /** A program is short: the same bound as `muster workflow run --sandbox` puts on its file. */
 const MAX_SOURCE_BYTES = 1024 * 1024;
@@ -49,7 +50,7 @@ export function shapeProgramRun(r: CodeRunResult) {
  * sandbox (workflows/sandbox.ts), untrusted text, never imported; every ctx.agent call is a real child and the
  * run is recorded like a code workflow's. A program that fails (a throw, a limit) settles `failed`.
  */
-export async function beginProgram(m: Muster, source: string, input: string) {
+export async function beginProgram(m: Muster, source: string, input: string, host: HostOptions = {}) {
   if (source.trim() === "")
     throw new MusterError("invalid_argument", "source is empty: give the program's text");
   if (Buffer.byteLength(source) > MAX_SOURCE_BYTES)
@@ -59,7 +60,7 @@ export async function beginProgram(m: Muster, source: string, input: string) {
     import("../workflows/host.js"),
   ]);
   return async (signal: AbortSignal, say: (line: string) => void, started: (runId: string) => void) => {
-    const r = await runSandboxed(source, input, musterHost(m), {
+    const r = await runSandboxed(source, input, musterHost(m, host), {
       signal,
       onProgress: (p) => {
         if (p.type === "run_started") started(p.runId);

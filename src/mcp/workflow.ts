@@ -1,6 +1,7 @@
 import { MusterError } from "../base/errors.js";
 import type { Muster } from "../core/muster.js";
 import { shortId } from "../util/ids.js";
+import type { HostOptions } from "../workflows/host.js";
 import type { Progress, RunResult, StepResult } from "../workflows/run.js";
 import type { WorkflowDef, WorkflowStep } from "../workflows/toml.js";
 import type { CallProgress } from "./progress.js";
@@ -26,6 +27,8 @@ export interface WorkflowArgs {
   input?: string;
   await?: boolean;
   runId?: string;
+  /** Leave each step's child open after its step settles (default: closed, still resumable). */
+  keep?: boolean;
 }
 
 /** What the handler needs besides its arguments (a subset of the tools' CallContext). */
@@ -84,10 +87,10 @@ export class WorkflowRuns {
    * Starts a TOML run; resolves once it is recorded (its run id known). A definition that does not validate
    * rejects here, with nothing started.
    */
-  async start(m: Muster, def: WorkflowDef, input: string): Promise<LiveRun> {
+  async start(m: Muster, def: WorkflowDef, input: string, host: HostOptions = {}): Promise<LiveRun> {
     const { runWorkflow, musterHost } = await engine();
     return this.track(async (signal, say, started) => {
-      const r = await runWorkflow(musterHost(m), def, input, {
+      const r = await runWorkflow(musterHost(m, host), def, input, {
         signal,
         onProgress: (p) => {
           if (p.type === "run_started") started(p.runId);
@@ -265,7 +268,9 @@ export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
   if (a.runId !== undefined) return existing(a, ctx);
   let run: LiveRun;
   let name = "sandbox";
-  if (a.source !== undefined) run = await ctx.runs.track(await beginProgram(ctx.m, a.source, a.input ?? ""));
+  const host: HostOptions = { keep: a.keep === true };
+  if (a.source !== undefined)
+    run = await ctx.runs.track(await beginProgram(ctx.m, a.source, a.input ?? "", host));
   else {
     let def: WorkflowDef & { kind?: "toml" | "code" };
     if (a.name !== undefined) {
@@ -279,8 +284,8 @@ export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
     name = def.name;
     run =
       def.kind === "code"
-        ? await ctx.runs.track(await beginCode(ctx.m, def, a.input ?? ""))
-        : await ctx.runs.start(ctx.m, def, a.input ?? "");
+        ? await ctx.runs.track(await beginCode(ctx.m, def, a.input ?? "", host))
+        : await ctx.runs.start(ctx.m, def, a.input ?? "", host);
   }
   if (a.await === false) return { runId: run.runId, workflow: name, status: "running" };
   ctx.progress.say(`workflow run ${shortId(run.runId)} started`);

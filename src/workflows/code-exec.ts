@@ -46,6 +46,8 @@ export async function executeCode(
   let replaying = replay !== undefined;
   let replayed = 0;
   let phase: string | undefined;
+  // Children closed once their call settled (host.release): the run ends after they are.
+  const releasing: Promise<void>[] = [];
 
   const onAbort = (): void => {
     if (controller.signal.aborted) return;
@@ -136,7 +138,10 @@ export async function executeCode(
           )
         : await host.wait(child.id, child.turnId);
     running.delete(id);
-    return settle({ ...base, childId: child.id, ...outcomeFields(out) }, key);
+    const settled = settle({ ...base, childId: child.id, ...outcomeFields(out) }, key);
+    // A structured worker's child was closed by finishStructured already.
+    if (!(validate && call.output) && host.release) releasing.push(host.release(child.id));
+    return settled;
   };
 
   /** The logged result of this call, while replay lasts; the first call it cannot answer ends it. */
@@ -210,6 +215,7 @@ export async function executeCode(
   }
   // Children the function started but never awaited still belong to the run: it ends when they have settled.
   while (running.size > 0) await new Promise((r) => setTimeout(r, 100));
+  await Promise.all(releasing);
   if (result !== undefined) {
     try {
       writeJsonAtomic(path.join(files.dir, "result.json"), result);

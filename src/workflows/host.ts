@@ -39,10 +39,31 @@ export interface WorkflowHost {
   wait(id: string, turnId: string): Promise<StepOutcome>;
   /** Cancels these children (and their panes); unknown ids are ignored. */
   cancel(ids: string[]): Promise<void>;
+  /**
+   * A step's child has given its answer and the run needs nothing more from it: its pane and host end (its
+   * artifacts and conversation stay, so `spawn --resume` continues it), unless the run keeps its children.
+   * Never throws. Without it (a host of one's own) children stay open.
+   */
+  release?(id: string): Promise<void>;
 }
 
-/** The WorkflowHost over the public library API (`createMuster()`). */
-export function musterHost(m: Muster): WorkflowHost {
+/** How the run treats its steps' children. */
+export interface HostOptions {
+  /** Leave each step's child open (idle in its pane) after its step settles, to attach to or send follow-ups. */
+  keep?: boolean;
+}
+
+/**
+ * The WorkflowHost over the public library API (`createMuster()`). A step's child is closed once its step has
+ * settled (unless `keep`): a run of many steps would otherwise leave as many idle hosts and panes, each
+ * counting toward the live-children limit.
+ */
+export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
+  const cancel = async (ids: string[]): Promise<void> => {
+    const known = new Set(Object.keys(m.registry.read().children));
+    const mine = ids.filter((i) => known.has(i));
+    if (mine.length > 0) await m.cancelMany(mine);
+  };
   return {
     agents: () => new Set(m.agents().agents.map((a) => a.profile.name)),
     nativeOutput: (agent, schema) => {
@@ -86,10 +107,15 @@ export function musterHost(m: Muster): WorkflowHost {
         return { status: "errored", reason: (e as Error).message };
       }
     },
-    cancel: async (ids) => {
-      const known = new Set(Object.keys(m.registry.read().children));
-      const mine = ids.filter((i) => known.has(i));
-      if (mine.length > 0) await m.cancelMany(mine);
+    cancel,
+    release: async (id) => {
+      if (opts.keep) return;
+      try {
+        // Only an idle child: a follow-up someone sent it meanwhile is theirs, not the run's to cancel.
+        if ((await m.status(id)).status === "idle") await cancel([id]);
+      } catch {
+        // Gone or unreadable: nothing to close.
+      }
     },
   };
 }

@@ -118,6 +118,11 @@ export async function execute(
   const outputs = new Map<string, string>([...prior.completed].map(([id, r]) => [id, r.text ?? ""]));
   const running = new Map<string, string>(); // step id → child id
   const started = new Set<string>(prior.completed.keys());
+  // Step children being closed once their step settled (host.release): the run ends after they are.
+  const releasing: Promise<void>[] = [];
+  const release = (childId: string): void => {
+    if (host.release) releasing.push(host.release(childId));
+  };
   let cancelled = false;
   let finish!: () => void;
   const done = new Promise<void>((r) => {
@@ -149,6 +154,7 @@ export async function execute(
       running.set(step.id, left.childId);
       const out = await host.wait(left.childId, left.turnId);
       running.delete(step.id);
+      release(left.childId);
       if (out.status === "completed") {
         outputs.set(step.id, out.text ?? "");
         const output = log.writeOutput(step.id, out.text ?? "");
@@ -218,6 +224,8 @@ export async function execute(
       output = log.writeOutput(step.id, text);
     }
     settle(r, output);
+    // A structured worker's child was closed by finishStructured already.
+    if (!step.output) release(child.id);
   };
 
   // Starts every step whose needs have settled, skipping those with a need that did not complete; repeats
@@ -284,6 +292,7 @@ export async function execute(
     clearInterval(poll);
     opts.signal?.removeEventListener("abort", onAbort);
   }
+  await Promise.all(releasing);
 
   const steps = def.steps.map((s) => settled.get(s.id)!);
   const status = cancelled

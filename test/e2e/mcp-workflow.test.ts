@@ -141,6 +141,16 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     ]);
   });
 
+  it("keep: true leaves the steps' children idle; without it they are closed once their step settles", async () => {
+    const statuses = async (r: Data) =>
+      Promise.all(r.steps.map(async (s: Data) => (await sb.json(["status", s.childId])).data.status));
+    const closed = await ok({ steps: [step("one", "x")], input: "" });
+    expect(await statuses(closed)).toEqual(["closed"]);
+    const kept = await ok({ steps: [step("one", "x")], input: "", keep: true });
+    expect(await statuses(kept)).toEqual(["idle"]);
+    await sb.run(["cancel", kept.steps[0].childId]);
+  });
+
   it("a bad definition is a one-line error and starts nothing: a cycle (named), an unknown agent, a bad argument mix", async () => {
     const before = runCount();
     const cycle = await call({

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO, useSandbox } from "../helpers/cli.js";
+import { processesMentioning, REPO, until, useSandbox } from "../helpers/cli.js";
 import { runInBackground, whenStepRunning } from "../helpers/workflow.js";
 
 const sb = useSandbox("mt-wfcli");
@@ -94,6 +94,33 @@ describe("muster workflow (CLI)", () => {
     expect(r.data.steps[1]).toMatchObject({ cause: { stepId: "bad", status: "errored" } });
     expect(r.data.results.map((s: { id: string }) => s.id)).toEqual(["dep", "ok"]);
     expect(r.stderr).toMatch(/step dep skipped: needs "bad", which errored/);
+  });
+
+  it("step children are closed once their step settles (resumable, no pane left); --keep leaves them idle", async () => {
+    const file = write(
+      "flows/two.toml",
+      `name = "two"\n${step("a", "First.")}${step("b", "Second.", ["a"])}`,
+    );
+    const childrenOf = async (r: { data: { steps: { childId: string }[] } }) =>
+      Promise.all(r.data.steps.map(async (s) => (await sb.json(["status", s.childId])).data));
+    const closed = await sb.json(["workflow", "run", file, "x"]);
+    expect(closed.exitCode, closed.stderr).toBe(0);
+    const gone = await childrenOf(closed);
+    expect(gone.map((c) => c.status)).toEqual(["closed", "closed"]);
+    // Their hosts (and so their panes) are gone.
+    await until(() => gone.every((c) => processesMentioning(c.artifactDir).length === 0), 10_000);
+    // Closed, not lost: the answer stays, and the child continues with spawn --resume.
+    const again = await sb.json(["spawn", "--resume", gone[0].id, "--wait", "one more"]);
+    expect(again.exitCode, JSON.stringify(again.data)).toBe(0);
+    expect(again.data.results[0]).toMatchObject({ status: "completed" });
+    await sb.run(["cancel", gone[0].id]);
+
+    const kept = await sb.json(["workflow", "run", file, "x", "--keep"]);
+    expect(kept.exitCode, kept.stderr).toBe(0);
+    const open = await childrenOf(kept);
+    expect(open.map((c) => c.status)).toEqual(["idle", "idle"]);
+    expect(open.every((c) => processesMentioning(c.artifactDir).length > 0)).toBe(true);
+    await sb.run(["cancel", ...open.map((c) => c.id)]);
   });
 
   it("bad definitions are refused with exit 2 before any run is created", async () => {

@@ -49,6 +49,14 @@ export function codeExit(status: Status, interrupted: boolean): number {
   return status === "completed" ? EXIT.ok : status === "cancelled" ? EXIT.cancelled : EXIT.errored;
 }
 
+/** What run and resume of a code workflow take from the command line. */
+export interface CodeCommandOptions {
+  signal: AbortSignal;
+  json: boolean;
+  /** Leave the steps' children open after they settle (`--keep`). */
+  keep: boolean;
+}
+
 /**
  * `muster workflow run <file.mjs>` (or a discovered code workflow's file): runs the module's workflow function.
  * With `sandbox`, the file is untrusted program text run in QuickJS (see workflows/sandbox.ts), never imported.
@@ -57,25 +65,24 @@ export async function runCode(
   m: ReturnType<typeof muster>,
   file: string,
   input: string,
-  signal: AbortSignal,
-  json: boolean,
-  sandbox: boolean,
-  name?: string,
+  o: CodeCommandOptions & { sandbox: boolean; name?: string | undefined },
 ): Promise<Status> {
   const { loadCodeWorkflow, runCodeWorkflow } = await import("../../workflows/code.js");
   const { musterHost } = await import("../../workflows/host.js");
+  const { signal, json } = o;
+  const host = musterHost(m, { keep: o.keep });
   const abs = path.resolve(m.cwd, file);
-  const runName = name ?? path.basename(abs).replace(/\.[cm]?js$/, "");
-  if (sandbox) {
+  const runName = o.name ?? path.basename(abs).replace(/\.[cm]?js$/, "");
+  if (o.sandbox) {
     const { runSandboxed } = await import("../../workflows/sandbox.js");
     return report(
-      await runSandboxed(readSource(abs), input, musterHost(m), { name: runName, signal, onProgress }),
+      await runSandboxed(readSource(abs), input, host, { name: runName, signal, onProgress }),
       json,
     );
   }
   const fn = await loadCodeWorkflow(abs);
   return report(
-    await runCodeWorkflow(musterHost(m), runName, fn, input, {
+    await runCodeWorkflow(host, runName, fn, input, {
       signal,
       onProgress,
       origin: { kind: "code", file: abs },
@@ -88,12 +95,14 @@ export async function runCode(
 export async function resumeCode(
   m: ReturnType<typeof muster>,
   runId: string,
-  signal: AbortSignal,
-  json: boolean,
+  o: CodeCommandOptions,
 ): Promise<Status> {
   const { resumeCodeWorkflow } = await import("../../workflows/code-resume.js");
   const { musterHost } = await import("../../workflows/host.js");
-  return report(await resumeCodeWorkflow(musterHost(m), runId, { signal, onProgress }), json);
+  return report(
+    await resumeCodeWorkflow(musterHost(m, { keep: o.keep }), runId, { signal: o.signal, onProgress }),
+    o.json,
+  );
 }
 
 /** A sandboxed program's text (at most 1 MiB: it is a short program); a missing file is a clear error. */

@@ -26,6 +26,8 @@ async function engine() {
 
 /** A code workflow (trusted JS, run in this process) is named by its file. */
 const isCodeFile = (ref: string): boolean => /\.(mjs|js|cjs)$/.test(ref);
+const KEEP_HELP =
+  "leave each step's child open (idle in its pane, to attach to or send follow-ups); by default it is closed once its step settles (still resumable with spawn --resume)";
 
 function runExit(r: RunResult, interrupted: boolean): number {
   if (interrupted) return EXIT.interrupted;
@@ -168,12 +170,13 @@ export function registerWorkflow(program: Command): void {
       .option(
         "--sandbox",
         "run <workflow> as an untrusted program (the body of async (ctx, input) => …) in a QuickJS sandbox",
-      ),
+      )
+      .option("--keep", KEEP_HELP),
   ).action(
     async (
       ref: string,
       inputArg: string | undefined,
-      flags: CommonOptions & { file?: string; sandbox?: boolean },
+      flags: CommonOptions & { file?: string; sandbox?: boolean; keep?: boolean },
     ) => {
       const { loadWorkflow, runWorkflow, musterHost } = await engine();
       const m = muster(flags);
@@ -186,7 +189,13 @@ export function registerWorkflow(program: Command): void {
         try {
           // A code workflow found by name runs from the file that won the name, under that name.
           const [file, name] = def ? [def.source, def.name] : [ref, undefined];
-          status = await runCode(m, file, input, controller.signal, !!flags.json, !!flags.sandbox, name);
+          status = await runCode(m, file, input, {
+            signal: controller.signal,
+            json: !!flags.json,
+            keep: !!flags.keep,
+            sandbox: !!flags.sandbox,
+            name,
+          });
         } finally {
           release();
         }
@@ -196,7 +205,10 @@ export function registerWorkflow(program: Command): void {
       }
       try {
         report(
-          await runWorkflow(musterHost(m), def, input, { signal: controller.signal, onProgress }),
+          await runWorkflow(musterHost(m, { keep: !!flags.keep }), def, input, {
+            signal: controller.signal,
+            onProgress,
+          }),
           !!flags.json,
           interrupted(),
         );
@@ -215,8 +227,9 @@ export function registerWorkflow(program: Command): void {
           "their results, a child still running is waited for, every other step runs again. A code workflow runs again with its " +
           "settled ctx.agent calls answered from the run's log. Output and exit codes as for run.",
       )
-      .argument("<run>", "a run id, or a unique prefix or suffix"),
-  ).action(async (ref: string, flags: CommonOptions) => {
+      .argument("<run>", "a run id, or a unique prefix or suffix")
+      .option("--keep", KEEP_HELP),
+  ).action(async (ref: string, flags: CommonOptions & { keep?: boolean }) => {
     const { resolveRunId, musterHost } = await engine();
     const { resumeWorkflow, runKind } = await import("../../workflows/resume.js");
     const m = muster(flags);
@@ -224,12 +237,16 @@ export function registerWorkflow(program: Command): void {
     const { controller, interrupted, release } = cancelOnInterrupt();
     try {
       if (runKind(m.paths.dir, runId) !== "toml") {
-        const code = codeExit(await resumeCode(m, runId, controller.signal, !!flags.json), interrupted());
+        const o = { signal: controller.signal, json: !!flags.json, keep: !!flags.keep };
+        const code = codeExit(await resumeCode(m, runId, o), interrupted());
         if (code !== 0) throw new ExitWith(code);
         return;
       }
       report(
-        await resumeWorkflow(musterHost(m), runId, { signal: controller.signal, onProgress }),
+        await resumeWorkflow(musterHost(m, { keep: !!flags.keep }), runId, {
+          signal: controller.signal,
+          onProgress,
+        }),
         !!flags.json,
         interrupted(),
       );
@@ -270,8 +287,9 @@ export function registerWorkflow(program: Command): void {
     wf
       .command("status")
       .description("show a workflow run and its steps")
-      .argument("<run>", "a run id, or a unique prefix or suffix"),
-  ).action(async (ref: string, flags: CommonOptions) => {
+      .argument("<run>", "a run id, or a unique prefix or suffix")
+      .option("--keep", KEEP_HELP),
+  ).action(async (ref: string, flags: CommonOptions & { keep?: boolean }) => {
     const { readRun, resolveRunId } = await engine();
     const m = muster(flags);
     const view = readRun(m.paths.dir, resolveRunId(m.paths.dir, ref));
@@ -283,8 +301,9 @@ export function registerWorkflow(program: Command): void {
     wf
       .command("cancel")
       .description("cancel a workflow run: nothing more starts and its running steps' children are cancelled")
-      .argument("<run>", "a run id, or a unique prefix or suffix"),
-  ).action(async (ref: string, flags: CommonOptions) => {
+      .argument("<run>", "a run id, or a unique prefix or suffix")
+      .option("--keep", KEEP_HELP),
+  ).action(async (ref: string, flags: CommonOptions & { keep?: boolean }) => {
     const { cancelRun, resolveRunId, musterHost } = await engine();
     const m = muster(flags);
     const view = await cancelRun(musterHost(m), resolveRunId(m.paths.dir, ref));
