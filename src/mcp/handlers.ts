@@ -36,6 +36,8 @@ export interface RunArgs {
   isolation?: "worktree";
   caps?: Caps;
   name?: string;
+  backend?: string;
+  tui?: boolean;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -75,8 +77,10 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.groupId !== undefined ? { group: a.groupId } : {}),
     ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
     ...(a.name !== undefined ? { name: a.name } : {}),
+    ...(a.backend !== undefined ? { backend: a.backend } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
+  if (a.tui && a.id !== undefined) throw usage("id continues a child in the mode it ran in (no tui)");
   if (a.caps && a.id !== undefined)
     throw usage("caps are set when a child starts (agent), not on resume (id)");
   const started = await ctx.m.start({
@@ -89,6 +93,8 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
     ...(a.caps ? { caps: assertCaps(a.caps) } : {}),
     ...(a.name !== undefined ? { name: a.name } : {}),
+    ...(a.backend !== undefined ? { backend: a.backend } : {}),
+    ...(a.tui ? { tui: true } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.

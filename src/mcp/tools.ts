@@ -68,6 +68,8 @@ export function toolTable(agentsDescription: string): Tool[] {
           isolation: { enum: ["worktree"] },
           caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
           name: S,
+          backend: str("tmux, zellij or pty (default: $MUSTER_BACKEND, else tmux)."),
+          tui: { type: "boolean", description: "Run the agent CLI's own TUI in the pane." },
         },
         ["prompt"],
       ),

@@ -138,6 +138,23 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     expect(list.total).toBe(list.children.length);
   });
 
+  it("subagents_run {backend} starts the child in that backend, {tui} asks for the CLI's TUI; bad combinations are refused", async () => {
+    const r = await ok("subagents_run", { agent: "mock", prompt: "in a pty", backend: "pty" });
+    expect(r).toMatchObject({ status: "completed" });
+    const st = await sb.json(["status", r.id]);
+    expect(st.data.backend, JSON.stringify(st.data)).toBe("pty");
+    await fails("subagents_run", { agent: "mock", prompt: "x", backend: "nowhere" }, /nowhere/);
+    await fails(
+      "subagents_run",
+      { id: r.id, prompt: "x", backend: "tmux" },
+      /continues a child where it ran/,
+    );
+    await fails("subagents_run", { id: r.id, prompt: "x", tui: true }, /mode it ran in/);
+    // tui reaches the spawn: the mock runner has no TUI, and says which runners do.
+    await fails("subagents_run", { agent: "mock", prompt: "x", tui: true }, /no TUI mode .*claude/);
+    await ok("subagents_cancel", { id: r.id });
+  });
+
   it("await false returns at once; subagents_await first lists the pending ids, all waits for both", async () => {
     const fast = await ok("subagents_run", { agent: "mock", prompt: "fast", await: false });
     const slow = await ok("subagents_run", { agent: "mock", prompt: "slow\nmock: sleep=3", await: false });
