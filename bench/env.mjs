@@ -5,16 +5,28 @@ import * as path from "node:path";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
 import { prepareCli } from "../test/fixtures/cli-setup.mjs";
 
+/** `env` without the lineage a pane it may be started from would hand it (tmux client, primary, parent child). */
+export function withoutLineage(env) {
+  for (const k of [
+    "TMUX",
+    "TMUX_PANE",
+    "MUSTER_PRIMARY",
+    "MUSTER_CHILD_ID",
+    "MUSTER_ARTIFACT_DIR",
+    "MUSTER_DEPTH",
+  ])
+    delete env[k];
+  return env;
+}
+
 /** The run-slot bound (default 4) is lifted: benchmarks measure delivery and scheduling, not the bound. */
 export function benchEnv(base, socket) {
-  const env = {
+  return withoutLineage({
     ...process.env,
     MUSTER_HOME: path.join(base, "home"),
     MUSTER_TMUX_SOCKET: socket,
     MUSTER_MAX_RUNNING: "100",
-  };
-  for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
-  return env;
+  });
 }
 
 /**

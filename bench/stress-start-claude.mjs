@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
 import { prepareCli } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
+import { withoutLineage } from "./env.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 const runs = Number(process.argv[2] ?? 25);
@@ -23,16 +24,8 @@ fs.mkdirSync(cwd, { recursive: true });
 fs.mkdirSync(home, { recursive: true });
 const socket = `mtstressc${process.pid}`;
 const ep = await startEndpoint();
-const env = { ...process.env };
-for (const k of [
-  "TMUX",
-  "TMUX_PANE",
-  "MUSTER_PRIMARY",
-  "MUSTER_CHILD_ID",
-  "MUSTER_ARTIFACT_DIR",
-  "MUSTER_DEPTH",
-])
-  delete env[k];
+// The default run-slot bound stays: the stall was seen with it.
+const env = withoutLineage({ ...process.env });
 Object.assign(env, {
   HOME: home,
   MUSTER_HOME: path.join(base, "muster"),
@@ -40,7 +33,6 @@ Object.assign(env, {
   ...prepareCli("claude", ep.url, home),
   ...prepareCli("pi", ep.url, home),
   CLAUDE_CONFIG_DIR: path.join(home, ".claude"),
-  ENABLE_TOOL_SEARCH: "false",
   PATH: [cliBinDir("claude"), cliBinDir("pi"), env.PATH].join(path.delimiter),
   PWD: cwd,
   TMPDIR: path.join(base, "tmp"),
@@ -54,15 +46,11 @@ const muster = (args) =>
   });
 muster(["mcp", "install", "claude", "--user"]);
 
-// Under load Claude Code may send its first request before its MCP servers are connected (it then offers
-// WaitForMcpServers): the model waits for them first.
-const steps = [
-  { tool: "WaitForMcpServers", args: {} },
-  ...Array.from({ length: runs }, (_, i) => ({
-    tool: "subagents_run",
-    args: { agent: "pi", model: "local:scripted", prompt: `stress task ${i + 1}` },
-  })),
-];
+// `muster mcp install` sets alwaysLoad on muster's server: Claude Code waits for it before its first request.
+const steps = Array.from({ length: runs }, (_, i) => ({
+  tool: "subagents_run",
+  args: { agent: "pi", model: "local:scripted", prompt: `stress task ${i + 1}` },
+}));
 ep.setScenario("mcp", steps);
 
 const load = Array.from({ length: loadN }, () =>

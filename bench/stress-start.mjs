@@ -10,22 +10,19 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { withoutLineage } from "./env.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 const runs = Number(process.argv[2] ?? 25);
 const loadN = Number(process.argv[3] ?? 40);
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-stress-"));
 const socket = `mtstress${process.pid}`;
-const env = { ...process.env, MUSTER_HOME: path.join(base, "home"), MUSTER_TMUX_SOCKET: socket };
-for (const k of [
-  "TMUX",
-  "TMUX_PANE",
-  "MUSTER_PRIMARY",
-  "MUSTER_CHILD_ID",
-  "MUSTER_ARTIFACT_DIR",
-  "MUSTER_DEPTH",
-])
-  delete env[k];
+// The default run-slot bound stays: the stall was seen with it.
+const env = withoutLineage({
+  ...process.env,
+  MUSTER_HOME: path.join(base, "home"),
+  MUSTER_TMUX_SOCKET: socket,
+});
 const cwd = path.join(base, "work");
 fs.mkdirSync(cwd, { recursive: true });
 
