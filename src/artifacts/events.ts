@@ -255,4 +255,6 @@ export interface ChildMeta {
   envNames: string[];
   /** Caps on this child and everything it spawns (artifacts/caps.ts), enforced by its host. */
   caps?: Caps;
+  /** The child whose conversation this one started from (`spawn --fork`). */
+  forkedFrom?: string;
 }

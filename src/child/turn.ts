@@ -8,6 +8,7 @@ import { MAX_SNAPSHOT_BYTES, outputTooLarge, sha256Hex, snapshotOutput } from ".
 import { watchParentCheckout } from "../isolation/watch.js";
 import { readIsolation } from "../isolation/worktree.js";
 import type { Runner, TurnInput } from "../runners/types.js";
+import { isFork } from "../sessions/fork.js";
 import { appendSession, type LoadedSession, loadSession, transcript } from "../sessions/store.js";
 import { writeFileAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
@@ -129,7 +130,7 @@ export async function runTurn(
     outcome = { ...refusal, exitCode: null, signal: null };
   } else {
     try {
-      const forRunner = runnerPrompt(deps, item, pFile, history);
+      const forRunner = runnerPrompt(deps, item, pFile, history, !!conversation.runnerSessionId);
       const input: TurnInput = {
         turnId: item.turnId,
         prompt: forRunner.prompt,
@@ -270,16 +271,20 @@ function snapshotOf(
 
 /**
  * The prompt the runner gets: the user's exact prompt, or — for runners that resume by transcript,
- * after a completed turn — the conversation so far plus the new request, in a file of its own.
+ * after a completed turn — the conversation so far plus the new request, in a file of its own. A fork
+ * (`spawn --fork`) is handed its conversation that way too until its runner has a session of its own:
+ * the runner's session of the forked child is not the fork's to continue.
  */
 function runnerPrompt(
   deps: TurnDeps,
   item: InboxItem,
   pFile: string,
   history: LoadedSession,
+  runnerResumes: boolean,
 ): { prompt: string; file: string } {
   const mode = deps.runner.resumeMode?.(deps.meta.profile.protocol) ?? "none";
-  const before = mode === "transcript" ? transcript(history) : "";
+  const byText = mode === "transcript" || (isFork(history) && !runnerResumes);
+  const before = byText ? transcript(history) : "";
   // A turn resumed after `cancel --snapshot`: where the cancelled turn stood goes ahead of the request.
   const turnId = item.context ? /^snapshots\/([0-9a-f-]{36})\.json$/.exec(item.context)?.[1] : undefined;
   const snap = turnId ? readCancelSnapshot(deps.files.dir, turnId) : undefined;

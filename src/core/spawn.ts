@@ -15,8 +15,9 @@ import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
 import { checkTuiRunner } from "../runners/tui/check.js";
 import type { Runner } from "../runners/types.js";
+import { appendFork } from "../sessions/fork.js";
 import { seedSession } from "../sessions/seed.js";
-import { sessionFileOf } from "../sessions/store.js";
+import { type LoadedSession, loadSession, sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { capsForSpawn } from "./caps.js";
@@ -52,6 +53,8 @@ export interface SpawnOptions {
   caps?: Caps;
   /** Run the agent CLI's own TUI in the pane (as the profile's `mode: tui`). */
   tui?: boolean;
+  /** Start from this child's conversation so far (an id, short id or name of this primary's). */
+  fork?: string;
 }
 
 export interface SpawnResult {
@@ -76,6 +79,8 @@ export interface SpawnResult {
 /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
 export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<SpawnResult> {
   checkPrompt(opts.prompt);
+  // The conversation to start from is read before anything is created: an unknown child refuses the spawn.
+  const fork = opts.fork !== undefined ? forkSource(m, opts.fork) : undefined;
   if (opts.group !== undefined) assertGroupId(opts.group);
   if (opts.name !== undefined) assertNameFree(m.registry.read(), assertChildName(opts.name));
   const profile = loadProfile(opts.agent, m.cwd, m.env);
@@ -102,7 +107,8 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     });
   }
   // The call's cwd wins; a profile's relative cwd is relative to where muster was called.
-  const cwd = path.resolve(m.cwd, opts.cwd ?? profile.cwd ?? ".");
+  // A fork works where its source works unless told otherwise.
+  const cwd = path.resolve(m.cwd, opts.cwd ?? fork?.cwd ?? profile.cwd ?? ".");
   const mode = opts.tui ? "tui" : profile.mode;
   if (mode === "tui") checkTuiRunner(runner.name, profile.name);
   const modeWarning: string[] = [];
@@ -165,6 +171,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     },
     envNames: Object.keys(childEnv).sort(),
     ...(caps ? { caps } : {}),
+    ...(fork ? { forkedFrom: fork.id } : {}),
   };
   const entry: RegistryEntry = {
     id,
@@ -197,6 +204,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       createdAt: meta.createdAt,
       systemPrompt: profile.systemPrompt,
     });
+    if (fork) appendFork(sessionFileOf(dir), fork.session, fork.id, meta.createdAt);
     writeInboxItem(files.inbox, {
       v: 1,
       turnId,
@@ -281,4 +289,13 @@ function ignoredFields(runner: Runner, profile: Profile): string[] {
           ]
         : [],
     );
+}
+
+/** The child a fork starts from and its conversation; one without a turn yet has nothing to fork. */
+function forkSource(m: CoreContext, ref: string): { id: string; cwd: string; session: LoadedSession } {
+  const c = m.child(ref);
+  const session = loadSession(sessionFileOf(c.files.dir));
+  if (!session.messages.some((x) => x.role === "user"))
+    throw new MusterError("invalid_argument", `child ${c.entry.id} has no conversation to fork yet`);
+  return { id: c.entry.id, cwd: c.entry.cwd, session };
 }

@@ -6,6 +6,8 @@
 import type { Caps } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
 import type { Placement } from "../mux/backend.js";
+import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
+import type { LoadedChild } from "./children.js";
 import { defaultAgent } from "./defaults.js";
 import type { FollowUp, TurnSettings } from "./follow-up.js";
 import type { SpawnOptions, SpawnResult } from "./spawn.js";
@@ -31,6 +33,8 @@ export interface StartRequest extends TurnSettings {
   name?: string;
   /** New children only: the agent CLI's own TUI in the pane (a resumed child keeps its mode). */
   tui?: boolean;
+  /** New children only: start from this child's conversation so far (default agent: that child's). */
+  fork?: string;
 }
 
 /** What is wrong with a start request, as data: each front end says it in its own words. */
@@ -46,7 +50,9 @@ export type StartConflict =
   /** sealing needs a group */
   | "seal_without_group"
   /** a resumed child keeps the name it has */
-  | "name_with_resume";
+  | "name_with_resume"
+  /** a fork is a new child; a resumed one continues its own conversation */
+  | "fork_with_resume";
 
 export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict | undefined {
   if (req.seal && req.group === undefined) return "seal_without_group";
@@ -55,6 +61,7 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.group !== undefined) return "group_with_resume";
   if (req.backend !== undefined) return "backend_with_resume";
   if (req.name !== undefined) return "name_with_resume";
+  if (req.fork !== undefined) return "fork_with_resume";
   if (
     (req.command !== undefined && req.command.length > 0) ||
     req.cwd !== undefined ||
@@ -71,12 +78,15 @@ const CONFLICT_TEXT: Record<StartConflict, string> = {
   resume_with_command_or_cwd: "a resumed child continues as it was: no command and no cwd",
   seal_without_group: "seal goes with a group",
   name_with_resume: "a resumed child keeps its name",
+  fork_with_resume: "a fork starts a new child; a resumed child continues its own conversation",
 };
 
 /** What start() needs of the core. */
 export interface Starter {
   readonly env: NodeJS.ProcessEnv;
   spawn(opts: SpawnOptions): Promise<SpawnResult>;
+  /** A child of the primary (a fork's source: its agent and settings are the fork's defaults). */
+  child(idOrPrefix: string): LoadedChild;
   resume(
     idOrPrefix: string,
     prompt: string,
@@ -88,14 +98,19 @@ export interface Starter {
 export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnResult | FollowUp> {
   const conflict = startConflict(req);
   if (conflict) throw new MusterError("invalid_argument", CONFLICT_TEXT[conflict]);
+  // A fork with no agent of its own goes on as its source went: same agent, model and reasoning.
+  const from = req.fork !== undefined && req.agent === undefined ? m.child(req.fork) : undefined;
+  const inherited = from ? lastSettings(loadSession(sessionFileOf(from.files.dir))) : {};
+  const model = req.model ?? inherited.model;
+  const reasoning = req.reasoning ?? inherited.reasoning;
   const settings = {
-    ...(req.model !== undefined ? { model: req.model } : {}),
-    ...(req.reasoning !== undefined ? { reasoning: req.reasoning } : {}),
+    ...(model !== undefined ? { model } : {}),
+    ...(reasoning !== undefined ? { reasoning } : {}),
     ...(req.placement ? { placement: req.placement } : {}),
   };
   if (req.resume !== undefined) return m.resume(req.resume, req.prompt, settings);
   return m.spawn({
-    agent: req.agent ?? defaultAgent(m.env),
+    agent: req.agent ?? from?.entry.agent ?? defaultAgent(m.env),
     prompt: req.prompt,
     ...settings,
     ...(req.command && req.command.length > 0 ? { command: req.command } : {}),
@@ -107,5 +122,6 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.caps ? { caps: req.caps } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.tui ? { tui: true } : {}),
+    ...(req.fork !== undefined ? { fork: req.fork } : {}),
   });
 }

@@ -38,6 +38,7 @@ export interface RunArgs {
   name?: string;
   backend?: string;
   tui?: boolean;
+  fork?: string;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -47,6 +48,7 @@ const CONFLICT: Record<StartConflict, string> = {
   agent_and_resume: "give agent (a new child) or id (continue a settled child), not both",
   group_with_resume: "groupId is for new children (agent), not resume (id)",
   backend_with_resume: "id continues a child where it ran",
+  fork_with_resume: "fork starts a new child (agent), id continues one",
   resume_with_command_or_cwd: "id continues a child as it was",
   seal_without_group: "seal goes with groupId",
   name_with_resume: "id continues a child under its name",
@@ -78,6 +80,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
     ...(a.name !== undefined ? { name: a.name } : {}),
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
+    ...(a.fork !== undefined ? { fork: a.fork } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
   if (a.tui && a.id !== undefined) throw usage("id continues a child in the mode it ran in (no tui)");
@@ -95,6 +98,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.name !== undefined ? { name: a.name } : {}),
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
     ...(a.tui ? { tui: true } : {}),
+    ...(a.fork !== undefined ? { fork: a.fork } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.

@@ -30,10 +30,11 @@ export type SessionMessage =
   | {
       type: "message";
       role: "system";
-      kind: "primary-context" | "child-role" | "profile";
+      kind: "primary-context" | "child-role" | "profile" | "fork";
       text: string;
       ts: string;
-      metadata?: { manifest?: SessionManifest };
+      /** forkedFrom: the child whose conversation follows (sessions/fork.ts). */
+      metadata?: { manifest?: SessionManifest; forkedFrom?: string };
     }
   | {
       type: "message";
@@ -46,6 +47,8 @@ export type SessionMessage =
         model?: string;
         reasoning?: string;
         runnerSessionId?: string;
+        /** Copied from this child's conversation by a fork. */
+        forkedFrom?: string;
       };
     }
   | {
@@ -53,7 +56,14 @@ export type SessionMessage =
       role: "assistant";
       text: string;
       ts: string;
-      metadata: { turnId: string; status: string; usage?: Usage; runnerSessionId?: string; output?: string };
+      metadata: {
+        turnId: string;
+        status: string;
+        usage?: Usage;
+        runnerSessionId?: string;
+        output?: string;
+        forkedFrom?: string;
+      };
     };
 
 export type SessionLine = SessionHeader | SessionMessage;

@@ -181,6 +181,43 @@ export function defineCliChecks(c: CliCase): void {
       expect(new Set(all.map((e) => e.runnerSessionId)).size).toBe(1);
     });
 
+    it("3c. spawn --fork hands the CLI the forked conversation; the fork's next turn resumes a session of its own", async () => {
+      expect(resumed, "needs check 3's child").toBeDefined();
+      ep.setScenario("text");
+      const before = ep.requests.length;
+      const f = await sb.json(
+        ["spawn", "--fork", resumed!.id, "--wait", "--timeout", "120", "which fruit was it, in one word?"],
+        { env, timeout: 150_000 },
+      );
+      expect(f.data.results?.[0]?.status, JSON.stringify(f.data)).toBe("completed");
+      const sent = lastModelBody(before);
+      expect(sent).toContain("remember the word tangerine");
+      expect(sent).toContain("which fruit was it, in one word?");
+      const forkDir = f.data.results[0].artifactDir as string;
+      const mine = completions(forkDir)[0]!.runnerSessionId;
+      expect(mine, "the fork's own runner session").toBeTruthy();
+      expect(completions(resumed!.artifactDir).map((e) => e.runnerSessionId)).not.toContain(mine);
+      const again = ep.requests.length;
+      const next = await sb.json(
+        ["send", f.data.spawned.id, "--wait", "--timeout", "120", "spell it backwards"],
+        {
+          env,
+          timeout: 150_000,
+        },
+      );
+      expect(next.data.results?.[0]?.status, JSON.stringify(next.data)).toBe("completed");
+      // The CLI's own resume carries the forked conversation on: muster did not send it again.
+      const body = lastModelBody(again);
+      expect(body).toContain("remember the word tangerine");
+      expect(body).toContain("spell it backwards");
+      expect(completions(forkDir)[1]!.runnerSessionId).toBe(mine);
+      const runnerPrompts = fs
+        .readdirSync(path.join(forkDir, "prompts"))
+        .filter((n) => n.endsWith(".runner.txt"));
+      expect(runnerPrompts, "only the first turn carried the conversation as text").toHaveLength(1);
+      await sb.run(["cancel", f.data.spawned.id], { env });
+    });
+
     it("a prompt too large for one argv word (200 KiB) reaches the model whole, through stdin", async () => {
       ep.setScenario("text");
       const cwd = workDir("big");

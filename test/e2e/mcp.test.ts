@@ -155,6 +155,20 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     await ok("subagents_cancel", { id: r.id });
   });
 
+  it("subagents_run {fork} starts a new child from another's conversation (its agent by default)", async () => {
+    const a = await ok("subagents_run", { agent: "mock", prompt: "first line of work\nmock: reply=WORK-A" });
+    const f = await ok("subagents_run", { fork: a.id.slice(-8), prompt: "the other way" });
+    expect(f).toMatchObject({ agent: "mock", status: "completed" });
+    expect(f.id).not.toBe(a.id);
+    const st = await sb.json(["status", f.id]);
+    expect(st.data.forkedFrom).toBe(a.id);
+    const dir = path.join(st.data.artifactDir, "prompts");
+    const carried = fs.readdirSync(dir).find((n) => n.endsWith(".runner.txt"));
+    expect(fs.readFileSync(path.join(dir, carried!), "utf8")).toContain("Assistant:\nWORK-A");
+    await fails("subagents_run", { id: a.id, fork: a.id, prompt: "x" }, /fork starts a new child/);
+    await ok("subagents_cancel", { ids: [a.id, f.id] });
+  });
+
   it("await false returns at once; subagents_await first lists the pending ids, all waits for both", async () => {
     const fast = await ok("subagents_run", { agent: "mock", prompt: "fast", await: false });
     const slow = await ok("subagents_run", { agent: "mock", prompt: "slow\nmock: sleep=3", await: false });

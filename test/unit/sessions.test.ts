@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { appendFork, isFork, MAX_FORK_BYTES } from "../../src/sessions/fork.js";
 import { seedSession } from "../../src/sessions/seed.js";
 import {
   appendSession,
@@ -92,5 +93,49 @@ describe("conversation files", () => {
     fs.writeFileSync(path.join(dir, "notes.txt"), "");
     expect(listSessions(dir)).toEqual([ID]);
     expect(listSessions(path.join(tmp(), "missing"))).toEqual([]);
+  });
+});
+
+describe("appendFork", () => {
+  const turn = (n: number, text: string, status = "completed") => [
+    {
+      type: "message" as const,
+      role: "user" as const,
+      text: `task ${n}`,
+      ts: "2026-01-01T00:00:01.000Z",
+      metadata: { turnId: `t${n}`, source: "inbox" as const, model: "m1", runnerSessionId: "theirs" },
+    },
+    {
+      type: "message" as const,
+      role: "assistant" as const,
+      text,
+      ts: "2026-01-01T00:00:02.000Z",
+      metadata: { turnId: `t${n}`, status, runnerSessionId: "theirs" },
+    },
+  ];
+
+  it("carries tasks and completed answers, never the source's runner session or settings, newest first when over 1 MiB", () => {
+    const dir = tmp();
+    const src = path.join(dir, "src.jsonl");
+    seed(src);
+    // Two answers of over half the bound each (one record stays under the reader's 1 MiB line limit).
+    const half = (c: string) => c.repeat(MAX_FORK_BYTES / 2 + 10);
+    appendSession(src, [...turn(1, half("a")), ...turn(2, "failed half", "errored"), ...turn(3, half("c"))]);
+    const dst = path.join(dir, "dst.jsonl");
+    seed(dst);
+    const copy = appendFork(dst, loadSession(src), ID, "2026-01-02T00:00:00.000Z");
+    const fork = loadSession(dst);
+    expect(isFork(fork)).toBe(true);
+    expect(isFork(loadSession(src))).toBe(false);
+    // The 1 MiB bound: the newest messages are kept; turn 1 (its task and answer) is left out.
+    expect(copy).toEqual({ messages: 3, leftOut: 2 });
+    const carried = fork.messages.filter((m) => m.role !== "system");
+    expect(carried.map((m) => m.text.slice(0, 6))).toEqual(["task 2", "task 3", "cccccc"]);
+    expect(lastRunnerSession(fork)).toBeUndefined();
+    expect(lastSettings(fork)).toEqual({});
+    expect(carried.every((m) => m.metadata.forkedFrom === ID)).toBe(true);
+    const note = fork.messages.find((m) => m.role === "system" && m.kind === "fork");
+    expect(note?.text).toContain("2 older messages left out");
+    expect(transcript(fork)).toBe(`User:\ntask 2\n\nUser:\ntask 3\n\nAssistant:\n${half("c")}`);
   });
 });

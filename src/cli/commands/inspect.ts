@@ -117,6 +117,7 @@ export function registerInspect(program: Command): void {
         attachCommand: attach,
         malformed: c.malformed,
         ...(c.meta?.caps ? { caps: c.meta.caps } : {}),
+        ...(c.meta?.forkedFrom ? { forkedFrom: c.meta.forkedFrom } : {}),
         ...(snapshot ? { snapshot } : {}),
       });
     const lines = [
@@ -125,7 +126,7 @@ export function registerInspect(program: Command): void {
       `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
       `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
       `state      ${c.live.state} (${since(c.live.since)})${c.live.detail ? ` · ${visibleLine(c.live.detail)}` : ""}`,
-      `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)`,
+      `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)${c.meta?.forkedFrom ? ` · forked from ${c.meta.forkedFrom}` : ""}`,
       `pane       ${paneWhere(c.entry.pane)}`,
       `artifacts  ${c.files.dir}`,
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,

@@ -24,6 +24,7 @@ interface SpawnFlags extends CommonOptions, CapFlags {
   isolation?: string;
   name?: string;
   tui?: boolean;
+  fork?: string;
 }
 
 /** Each refused combination of flags, in the CLI's words. */
@@ -32,6 +33,8 @@ const CONFLICT: Record<StartConflict, string> = {
   agent_and_resume: "give either --agent (a new child) or --resume <id> (an existing one), not both",
   group_with_resume: "--group takes new children: use it with --agent, not --resume",
   backend_with_resume: "--resume continues a child where it ran: no --backend",
+  fork_with_resume:
+    "--fork starts a new child from another's conversation; --resume continues that child itself",
   resume_with_command_or_cwd:
     "--resume continues a child as it was: no argv after --, no --cwd, no --isolation",
   name_with_resume: "--resume continues a child under the name it has: no --name",
@@ -89,6 +92,10 @@ export function registerSpawn(program: Command): void {
         .option(
           "--isolation <mode>",
           "worktree: run in a git worktree of its own, on branch muster/<name or short id>",
+        )
+        .option(
+          "--fork <id>",
+          "start from this child's conversation so far (its tasks and answers; default agent: its agent), to take its work another way while it goes on; inside a child, --fork $MUSTER_CHILD_ID hands over your own",
         ),
       "this child and its children",
     ),
@@ -112,6 +119,7 @@ export function registerSpawn(program: Command): void {
       ...(caps ? { caps } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),
       ...(flags.tui ? { tui: true } : {}),
+      ...(flags.fork !== undefined ? { fork: flags.fork } : {}),
     };
     const conflict = m.startConflict(req);
     if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);

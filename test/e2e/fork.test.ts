@@ -1,0 +1,72 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { useSandbox } from "../helpers/cli.js";
+
+const sb = useSandbox("mt-fork");
+
+/** The prompt files of a child's turns, by name (`<turn>.txt`, and `<turn>.runner.txt` when the runner got more). */
+const prompts = (dir: string): Map<string, string> =>
+  new Map(
+    fs
+      .readdirSync(path.join(dir, "prompts"))
+      .sort()
+      .map((f) => [f, fs.readFileSync(path.join(dir, "prompts", f), "utf8")]),
+  );
+
+describe("spawn --fork: a new child starts from another's conversation", () => {
+  it("hands the fork's runner the source's tasks and answers once, then its own session continues; the source is untouched", async () => {
+    const src = await sb.json([
+      "spawn",
+      "--wait",
+      "--name",
+      "origin",
+      "Map the parser module\nmock: reply=PARSER-MAP",
+    ]);
+    expect(src.exitCode, JSON.stringify(src.data)).toBe(0);
+    const srcId = src.data.results[0].id as string;
+    const srcDir = (await sb.json(["status", srcId])).data.artifactDir as string;
+    const srcSession = path.join(srcDir, "..", "..", "subagents", `${srcId}.jsonl`);
+    const before = fs.readFileSync(srcSession);
+
+    // By name, with no --agent: the source's agent.
+    const fork = await sb.json(["spawn", "--wait", "--fork", "origin", "Now plan the lexer the same way"]);
+    expect(fork.exitCode, JSON.stringify(fork.data)).toBe(0);
+    const forkId = fork.data.results[0].id as string;
+    const st = await sb.json(["status", forkId]);
+    expect(st.data).toMatchObject({ agent: "mock", forkedFrom: srcId });
+    const human = await sb.run(["status", forkId]);
+    expect(human.stdout).toContain(`forked from ${srcId}`);
+
+    const first = [...prompts(st.data.artifactDir)];
+    const runner = first.find(([f]) => f.endsWith(".runner.txt"));
+    expect(runner, first.map(([f]) => f).join(", ")).toBeDefined();
+    const text = runner![1];
+    expect(text).toMatch(
+      /^The conversation so far:\n\nUser:\nMap the parser module\nmock: reply=PARSER-MAP\n\nAssistant:\nPARSER-MAP/,
+    );
+    expect(text.endsWith("The new request:\n\nNow plan the lexer the same way")).toBe(true);
+    // The source's conversation file is exactly as it was.
+    expect(fs.readFileSync(srcSession).equals(before)).toBe(true);
+
+    // The fork's next turn continues its own runner session: no conversation text again.
+    const next = await sb.json(["send", "--wait", forkId, "And the tokens?"]);
+    expect(next.exitCode, JSON.stringify(next.data)).toBe(0);
+    expect(next.data.results[0].text ?? "").toContain("history-turns: 1");
+    const runnerFiles = [...prompts(st.data.artifactDir).keys()].filter((f) => f.endsWith(".runner.txt"));
+    expect(runnerFiles).toHaveLength(1);
+    await sb.run(["cancel", srcId, forkId]);
+  });
+
+  it("refuses an unknown source and --fork with --resume, creating nothing", async () => {
+    const count = async () => (await sb.json(["ls"])).data.children.length;
+    const n = await count();
+    const unknown = await sb.run(["spawn", "--fork", "nosuchchild", "x"]);
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toMatch(/no child of this primary is named "nosuchchild"/);
+    const both = await sb.run(["spawn", "--fork", "origin", "--resume", "origin", "x"]);
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toMatch(/--fork starts a new child/);
+    expect(await count()).toBe(n);
+  });
+});
