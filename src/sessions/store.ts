@@ -2,10 +2,17 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../artifacts/events.js";
 import { pathsOfArtifactDir } from "../artifacts/layout.js";
-import { readAllRecords } from "../artifacts/reader.js";
+import { MAX_RECORD_BYTES, NdjsonReader } from "../artifacts/reader.js";
 import { appendJsonLines } from "../util/fsx.js";
 
 export const SESSION_VERSION = 1;
+
+/**
+ * The longest conversation line read back. A user message carries the exact prompt (up to 1 MiB), and JSON
+ * escapes a control character as six bytes (`\u0001`): with the 1 MiB of an event record, a long prompt's
+ * line was skipped on load, and its turn went missing from transcripts, forks and the next turn's defaults.
+ */
+export const SESSION_RECORD_BYTES = 6 * MAX_RECORD_BYTES + 64 * 1024;
 
 /** First line of a child's conversation file. */
 export interface SessionHeader {
@@ -89,9 +96,14 @@ export interface LoadedSession {
 
 export function loadSession(file: string): LoadedSession {
   let skipped = 0;
-  const lines = readAllRecords<SessionLine>(file, () => {
-    skipped += 1;
-  });
+  const lines = new NdjsonReader<SessionLine>(
+    file,
+    () => {
+      skipped += 1;
+    },
+    0,
+    SESSION_RECORD_BYTES,
+  ).readNew();
   const header = lines.find((l): l is SessionHeader => l.type === "session");
   const messages = lines.filter((l): l is SessionMessage => l.type === "message");
   return { header, messages, skipped };

@@ -139,3 +139,25 @@ describe("appendFork", () => {
     expect(transcript(fork)).toBe(`User:\ntask 2\n\nUser:\ntask 3\n\nAssistant:\n${half("c")}`);
   });
 });
+
+describe("loadSession", () => {
+  it("reads back a user message of the longest prompt, even when JSON escaping makes its line 6× longer", () => {
+    const file = path.join(tmp(), "s.jsonl");
+    seed(file);
+    // 1 MiB of a control character: each is six bytes in JSON (\u0001).
+    const prompt = "\u0001".repeat(1024 * 1024);
+    appendSession(file, [
+      {
+        type: "message",
+        role: "user",
+        text: prompt,
+        ts: "2026-01-01T00:00:01.000Z",
+        metadata: { turnId: "t1", source: "inbox", model: "big-turn-model" },
+      },
+    ]);
+    const s = loadSession(file);
+    expect(s.skipped).toBe(0);
+    expect(s.messages.at(-1)?.text).toBe(prompt);
+    expect(lastSettings(s)).toEqual({ model: "big-turn-model" });
+  });
+});
