@@ -13,10 +13,12 @@ export interface ForkCopy {
   leftOut: number;
 }
 
+type Turn = Extract<SessionMessage, { role: "user" | "assistant" }>;
+
 /** The messages of `source` a fork carries: user turns and completed answers, newest kept when over the bound. */
-function carried(source: LoadedSession): { kept: SessionMessage[]; leftOut: number } {
+function carried(source: LoadedSession): { kept: Turn[]; leftOut: number } {
   const turns = source.messages.filter(
-    (m) => m.role === "user" || (m.role === "assistant" && m.metadata.status === "completed"),
+    (m): m is Turn => m.role === "user" || (m.role === "assistant" && m.metadata.status === "completed"),
   );
   let bytes = 0;
   let first = turns.length;
@@ -46,24 +48,16 @@ export function appendFork(file: string, source: LoadedSession, sourceId: string
       ts,
       metadata: { forkedFrom: sourceId },
     },
-    ...kept.map((m): SessionMessage => {
-      if (m.role === "user")
-        return {
-          type: "message",
-          role: "user",
-          text: m.text,
-          ts: m.ts,
-          metadata: { turnId: m.metadata.turnId, source: m.metadata.source, forkedFrom: sourceId },
-        };
-      const a = m as Extract<SessionMessage, { role: "assistant" }>;
-      return {
-        type: "message",
-        role: "assistant",
-        text: a.text,
-        ts: a.ts,
-        metadata: { turnId: a.metadata.turnId, status: a.metadata.status, forkedFrom: sourceId },
-      };
-    }),
+    // What the turn was and how it ended; not the source's settings or runner session.
+    ...kept.map(
+      (m): Turn =>
+        m.role === "user"
+          ? { ...m, metadata: { turnId: m.metadata.turnId, source: m.metadata.source, forkedFrom: sourceId } }
+          : {
+              ...m,
+              metadata: { turnId: m.metadata.turnId, status: m.metadata.status, forkedFrom: sourceId },
+            },
+    ),
   ];
   appendSession(file, lines);
   return { messages: kept.length, leftOut };

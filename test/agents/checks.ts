@@ -10,7 +10,7 @@ import { groupAlive } from "../../src/util/process-group.js";
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
 import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
-import { processesWithEnv, readEvents, type Sandbox, until, useSandbox } from "../helpers/cli.js";
+import { processesWithEnv, readEvents, type Sandbox, until, useSandbox, waitedJson } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 
 /** The scripted endpoint (test/fixtures/llm-endpoint.mjs) as the agent checks use it. */
@@ -36,7 +36,7 @@ export interface CliCase {
 
 /** One child's settled turn, read back through the CLI (`--json`). */
 async function spawnAndWait(sb: Sandbox, env: NodeJS.ProcessEnv, args: string[]) {
-  const r = await sb.json(["spawn", "--wait", "--timeout", "120", ...args], { env, timeout: 150_000 });
+  const r = await waitedJson(sb, ["spawn", ...args], env);
   const result = r.data.results?.[0];
   if (!result) throw new Error(`no result (exit ${r.exitCode}): ${JSON.stringify(r.data)} ${r.stderr}`);
   return { id: r.data.spawned.id as string, result, exitCode: r.exitCode, stderr: r.stderr };
@@ -137,10 +137,7 @@ export function defineCliChecks(c: CliCase): void {
       expect(first.result.status).toBe("completed");
       const answer1 = first.result.text.trim();
       const before = ep.requests.length;
-      const second = await sb.json(["send", first.id, "--wait", "--timeout", "120", "what was the word?"], {
-        env,
-        timeout: 150_000,
-      });
+      const second = await waitedJson(sb, ["send", first.id, "what was the word?"], env);
       expect(second.data.results?.[0]?.status, JSON.stringify(second.data)).toBe("completed");
       const sent = lastModelBody(before);
       expect(sent).toContain("what was the word?");
@@ -165,13 +162,7 @@ export function defineCliChecks(c: CliCase): void {
       await killServerAndWait(sb.socket);
       ep.setScenario("text");
       const before = ep.requests.length;
-      const r = await sb.json(
-        ["spawn", "--resume", id, "--wait", "--timeout", "120", "and the first thing I said?"],
-        {
-          env,
-          timeout: 150_000,
-        },
-      );
+      const r = await waitedJson(sb, ["spawn", "--resume", id, "and the first thing I said?"], env);
       expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
       expect(r.data.resumed.newPane).toMatch(/^%\d+$/);
       const sent = lastModelBody(before);
@@ -185,9 +176,10 @@ export function defineCliChecks(c: CliCase): void {
       expect(resumed, "needs check 3's child").toBeDefined();
       ep.setScenario("text");
       const before = ep.requests.length;
-      const f = await sb.json(
-        ["spawn", "--fork", resumed!.id, "--wait", "--timeout", "120", "which fruit was it, in one word?"],
-        { env, timeout: 150_000 },
+      const f = await waitedJson(
+        sb,
+        ["spawn", "--fork", resumed!.id, "which fruit was it, in one word?"],
+        env,
       );
       expect(f.data.results?.[0]?.status, JSON.stringify(f.data)).toBe("completed");
       const sent = lastModelBody(before);
@@ -198,13 +190,7 @@ export function defineCliChecks(c: CliCase): void {
       expect(mine, "the fork's own runner session").toBeTruthy();
       expect(completions(resumed!.artifactDir).map((e) => e.runnerSessionId)).not.toContain(mine);
       const again = ep.requests.length;
-      const next = await sb.json(
-        ["send", f.data.spawned.id, "--wait", "--timeout", "120", "spell it backwards"],
-        {
-          env,
-          timeout: 150_000,
-        },
-      );
+      const next = await waitedJson(sb, ["send", f.data.spawned.id, "spell it backwards"], env);
       expect(next.data.results?.[0]?.status, JSON.stringify(next.data)).toBe("completed");
       // The CLI's own resume carries the forked conversation on: muster did not send it again.
       const body = lastModelBody(again);
@@ -295,10 +281,7 @@ export function defineCliChecks(c: CliCase): void {
         );
         expect(first.result.status, first.result.reason).toBe("completed");
         const before = ep.requests.length;
-        const second = await sb.json(["send", first.id, "--wait", "--timeout", "120", "the word?"], {
-          env: oneshot,
-          timeout: 150_000,
-        });
+        const second = await waitedJson(sb, ["send", first.id, "the word?"], oneshot);
         expect(second.data.results?.[0]?.status, JSON.stringify(second.data)).toBe("completed");
         expect(lastModelBody(before)).toContain("remember the word plum");
         const starts = readEvents(first.result.artifactDir).filter((e) => e.type === "runner_started");
@@ -318,10 +301,7 @@ export function defineCliChecks(c: CliCase): void {
           60_000,
         );
         ep.setScenario("text");
-        const r = await sb.json(["send", id, "--mode", "now", "--wait", "--timeout", "120", "stop; say hi"], {
-          env,
-          timeout: 150_000,
-        });
+        const r = await waitedJson(sb, ["send", id, "--mode", "now", "stop; say hi"], env);
         expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
         const [first, second] = completions(s.data.artifactDir);
         expect(first).toMatchObject({ turnId: s.data.turnId, status: "interrupted" });

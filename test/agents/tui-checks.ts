@@ -12,7 +12,7 @@ import { groupAlive } from "../../src/util/process-group.js";
 import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 // @ts-expect-error plain JS fixture
 import { PERM_COMMAND, startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
-import { processesWithEnv, readEvents, sleep, until, useSandbox } from "../helpers/cli.js";
+import { processesWithEnv, readEvents, sleep, until, useSandbox, waitedJson } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
 import type { Endpoint } from "./checks.js";
 
@@ -147,10 +147,7 @@ export function defineTuiChecks(
     it("a follow-up (muster send) is pasted into the idle TUI and becomes turn 2 of the same session", async () => {
       expect(first, "needs the first test's child").toBeDefined();
       const before = ep.requests.length;
-      const r = await sb.json(["send", first!.id, "--wait", "--timeout", "120", "what was the word?"], {
-        env,
-        timeout: 150_000,
-      });
+      const r = await waitedJson(sb, ["send", first!.id, "what was the word?"], env);
       expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
       const sent = lastModelBody(before);
       expect(sent).toContain("what was the word?");
@@ -171,10 +168,7 @@ export function defineTuiChecks(
       );
       const file = path.join(workDir(".prompts"), "multi.txt");
       fs.writeFileSync(file, prompt);
-      const r = await sb.json(["send", first!.id, "--wait", "--timeout", "120", "--file", file], {
-        env,
-        timeout: 150_000,
-      });
+      const r = await waitedJson(sb, ["send", first!.id, "--file", file], env);
       expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
       const sent = lastModelBody(before);
       for (const line of prompt.split("\n").filter(Boolean))
@@ -245,13 +239,7 @@ export function defineTuiChecks(
       expect(s.exitCode, s.stderr).toBe(0);
       await until(() => slowTurnStarted(before), 60_000);
       ep.setScenario("text");
-      const r = await sb.json(
-        ["send", s.data.id, "--mode", "now", "--wait", "--timeout", "120", "stop; say hi"],
-        {
-          env,
-          timeout: 150_000,
-        },
-      );
+      const r = await waitedJson(sb, ["send", s.data.id, "--mode", "now", "stop; say hi"], env);
       expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
       expect(r.data.results[0].text.trim()).toMatch(/^scripted answer \d+$/);
       const [first, second] = completions(s.data.artifactDir);

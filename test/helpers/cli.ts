@@ -161,6 +161,16 @@ export function delegating(inner: string[], opts: { wait?: boolean } = { wait: t
   ];
 }
 
+/** `muster <args…> --wait --json` with a real agent CLI's time (120 s); the caller checks the outcome. */
+// biome-ignore lint/suspicious/noExplicitAny: test code reads results loosely
+export function waitedJson(
+  sb: Sandbox,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ data: any; exitCode: number; stderr: string }> {
+  return sb.json([...args, "--wait", "--timeout", "120"], { env, timeout: 150_000 });
+}
+
 /** The parsed records of a child's events.ndjson. */
 // biome-ignore lint/suspicious/noExplicitAny: test code reads records loosely
 export function readEvents(artifactDir: string): Record<string, any>[] {
