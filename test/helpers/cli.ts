@@ -24,7 +24,7 @@ export interface Sandbox {
   // biome-ignore lint/suspicious/noExplicitAny: test code reads loosely shaped JSON
   json<T = any>(
     args: string[],
-    opts?: { env?: NodeJS.ProcessEnv },
+    opts?: { env?: NodeJS.ProcessEnv; timeout?: number },
   ): Promise<{ exitCode: number; data: T; stderr: string }>;
   /**
    * Checks every artifact against the protocol, then kills the private tmux server and every process
@@ -162,12 +162,7 @@ export function delegating(inner: string[], opts: { wait?: boolean } = { wait: t
 }
 
 /** `muster <args…> --wait --json` with a real agent CLI's time (120 s); the caller checks the outcome. */
-// biome-ignore lint/suspicious/noExplicitAny: test code reads results loosely
-export function waitedJson(
-  sb: Sandbox,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ data: any; exitCode: number; stderr: string }> {
+export function waitedJson(sb: Sandbox, args: string[], env: NodeJS.ProcessEnv) {
   return sb.json([...args, "--wait", "--timeout", "120"], { env, timeout: 150_000 });
 }
 

@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
+import { nodePty } from "../../util/node-pty.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { hostAlive } from "../../util/proc.js";
 import type {
@@ -85,23 +86,10 @@ export class PtyBackend implements Backend<PtyRef> {
    * work instead of delaying the child (the holder loads node-pty itself: a broken build fails the spawn).
    */
   async version(): Promise<string> {
-    const root = path.join(PACKAGE_ROOT, "node_modules", "node-pty");
-    let v: string | undefined;
-    try {
-      v = (JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version?: string })
-        .version;
-      fs.accessSync(path.join(root, "build", "Release", "pty.node"));
-    } catch (e) {
-      throw new MusterError(
-        "mux_unavailable",
-        `node-pty is not installed or not built: ${(e as Error).message}`,
-        {
-          cause: e,
-        },
-      );
-    }
+    const found = nodePty();
+    if ("problem" in found) throw new MusterError("mux_unavailable", found.problem);
     this.prestart();
-    return `node-pty ${v ?? "?"}`;
+    return `node-pty ${found.version}`;
   }
 
   /** Starts a spare holder unless one waits already (best effort: a spawn starts its own without one). */
