@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { useSandbox } from "../helpers/cli.js";
+import { readEvents, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-fork");
 
@@ -16,9 +16,16 @@ const prompts = (dir: string): Map<string, string> =>
 
 describe("spawn --fork: a new child starts from another's conversation", () => {
   it("hands the fork's runner the source's tasks and answers once, then its own session continues; the source is untouched", async () => {
+    // Not the default agent, and a model and reasoning of its own: the fork goes on with all three.
     const src = await sb.json([
       "spawn",
       "--wait",
+      "--agent",
+      "reviewer",
+      "--model",
+      "mock:deep",
+      "--reasoning",
+      "high",
       "--name",
       "origin",
       "Map the parser module\nmock: reply=PARSER-MAP",
@@ -34,7 +41,11 @@ describe("spawn --fork: a new child starts from another's conversation", () => {
     expect(fork.exitCode, JSON.stringify(fork.data)).toBe(0);
     const forkId = fork.data.results[0].id as string;
     const st = await sb.json(["status", forkId]);
-    expect(st.data).toMatchObject({ agent: "mock", forkedFrom: srcId });
+    expect(st.data).toMatchObject({ agent: "reviewer", forkedFrom: srcId });
+    expect(readEvents(st.data.artifactDir).find((e) => e.type === "turn_started")).toMatchObject({
+      model: "mock:deep",
+      reasoning: "high",
+    });
     const human = await sb.run(["status", forkId]);
     expect(human.stdout).toContain(`forked from ${srcId}`);
 
