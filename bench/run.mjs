@@ -11,6 +11,7 @@ import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
 import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { capOvershoot, capRow } from "./caps.mjs";
+import { completionRound } from "./completion.mjs";
 import { benchEnv } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
@@ -66,33 +67,6 @@ async function spawnLatency(n) {
   return samples;
 }
 
-/** 32 children append their completion at the same instant; latency = completion's ts → the waiter has it. */
-async function completionLatency(n) {
-  const m = muster("completion");
-  // Every child answers when the gate file appears: all of them finish at the same instant.
-  const gate = path.join(base, "completion", "gate");
-  const ids = [];
-  for (let i = 0; i < n; i++) {
-    ids.push(
-      (await m.spawn({ agent: "mock", prompt: `mock: gate=${encodeURIComponent(gate)} reply=done` })).id,
-    );
-  }
-  await sleep(1500); // let the last mocks reach the gate
-  setTimeout(() => fs.writeFileSync(gate, "go"), 200);
-  const samples = [];
-  const t0 = performance.now();
-  const outcome = await m.wait(ids, {
-    mode: "all",
-    timeoutMs: 60_000,
-    onEvent: (_id, e) => {
-      if (e.type === "completion") samples.push(Date.now() - Date.parse(e.ts));
-    },
-  });
-  const waitReturned = performance.now() - t0;
-  if (outcome.results.length !== n) throw new Error(`only ${outcome.results.length}/${n} completed`);
-  return { samples, spread: Math.max(...outcome.results.map((r) => r.durationMs ?? 0)), waitReturned };
-}
-
 /** Median wall time of a command over runs. */
 function timeCommand(argv, runs, extraEnv = {}) {
   const xs = [];
@@ -145,7 +119,9 @@ try {
   };
 
   log("completion latency (32 concurrent)…");
-  const cl = await completionLatency(32);
+  const completionDir = path.join(base, "completion");
+  fs.mkdirSync(completionDir, { recursive: true });
+  const cl = { samples: await completionRound(muster("completion"), completionDir, 32) };
   results.completionLatencyMs = {
     n: cl.samples.length,
     p50: pct(cl.samples, 50),
