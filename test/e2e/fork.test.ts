@@ -69,6 +69,41 @@ describe("spawn --fork: a new child starts from another's conversation", () => {
     await sb.run(["cancel", srcId, forkId]);
   });
 
+  it("inside a child, --fork $MUSTER_CHILD_ID hands a new child the running conversation, its current task included", async () => {
+    const script = 'muster spawn --json --wait --fork "$MUSTER_CHILD_ID" --agent mock "carry on from here"';
+    // --json before `--`: everything after it is the command's argv.
+    const argv = [
+      "spawn",
+      "--agent",
+      "command",
+      "--json",
+      "--wait",
+      "Survey the build scripts",
+      "--",
+      "sh",
+      "-c",
+      script,
+    ];
+    const out = await sb.run(argv);
+    expect(out.exitCode, out.stdout + out.stderr).toBe(0);
+    const r = { data: JSON.parse(out.stdout) };
+    const parentId = r.data.results[0].id as string;
+    const inner = JSON.parse(r.data.results[0].text);
+    const forkId = inner.results[0].id as string;
+    expect(inner.results[0].status).toBe("completed");
+    const st = await sb.json(["status", forkId]);
+    expect(st.data).toMatchObject({ forkedFrom: parentId, parent: parentId });
+    const dir = path.join(st.data.artifactDir, "prompts");
+    const carried = fs.readFileSync(
+      path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith(".runner.txt"))!),
+      "utf8",
+    );
+    expect(carried).toBe(
+      "The conversation so far:\n\nUser:\nSurvey the build scripts\n\nThe new request:\n\ncarry on from here",
+    );
+    await sb.run(["cancel", parentId, forkId]);
+  });
+
   it("refuses an unknown source and --fork with --resume, creating nothing", async () => {
     const count = async () => (await sb.json(["ls"])).data.children.length;
     const n = await count();
