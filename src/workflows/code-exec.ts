@@ -80,6 +80,8 @@ export async function executeCode(
       ...(r.childId ? { childId: r.childId } : {}),
       ...(r.reason ? { reason: r.reason } : {}),
       ...(output ? { output } : {}),
+      ...(r.structured ? { structured: r.structured } : {}),
+      ...(r.errors ? { errors: r.errors } : {}),
       key,
     });
     opts.onProgress?.({ type: "agent_settled", result: r });

@@ -66,6 +66,10 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
       output?: { path: string; bytes: number };
       /** A code workflow's call: the key of its arguments; a completed one's result is in `calls/<stepId>.json`. */
       key?: string;
+      /** A structured worker: how its schema was held ("native": the runner's CLI; "instructed": the prompt). */
+      structured?: "native" | "instructed";
+      /** A structured worker's answer refused after its corrective retry: one line per schema error. */
+      errors?: string[];
     }
   /** A code workflow entered a phase (`ctx.phase(name)`). */
   | { type: "phase"; name: string }
@@ -155,6 +159,8 @@ export interface RunView {
     reason?: string;
     cause?: { stepId: string; status: StepStatus };
     output?: string;
+    structured?: "native" | "instructed";
+    errors?: string[];
   }[];
 }
 
@@ -214,6 +220,8 @@ export function readRun(stateDir: string, runId: string): RunView {
       if (e.reason) s.reason = e.reason;
       if (e.cause) s.cause = e.cause;
       if (e.output) s.output = path.join(files.dir, e.output.path);
+      if (e.structured) s.structured = e.structured;
+      if (e.errors) s.errors = e.errors;
     } else if (e.type === "run_resumed") {
       status = "running";
       settledAt = undefined;
@@ -222,7 +230,7 @@ export function readRun(stateDir: string, runId: string): RunView {
       for (const id of e.rerun) {
         const s = step(id);
         s.status = "pending";
-        for (const k of ["reason", "cause", "output"] as const) delete s[k];
+        for (const k of ["reason", "cause", "output", "structured", "errors"] as const) delete s[k];
       }
     } else if (e.type === "replay_ended") {
       // A resumed code run took its own path from this call on: later calls of earlier attempts are not its.

@@ -139,6 +139,8 @@ export async function execute(
       ...(r.reason ? { reason: r.reason } : {}),
       ...(r.cause ? { cause: r.cause } : {}),
       ...(output ? { output } : {}),
+      ...(r.structured ? { structured: r.structured } : {}),
+      ...(r.errors ? { errors: r.errors } : {}),
     });
     opts.onProgress?.({ type: "step_settled", step: r });
   };

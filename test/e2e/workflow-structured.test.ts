@@ -206,6 +206,16 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
     expect(r.stdout).not.toContain("Sure:");
     expect(r.stdout).toMatch(/bad · mock · errored · the answer did not match the output schema/);
     expect(r.stdout).toContain("/files must be array");
+    // The run's record keeps how each worker's schema was held, and why one was refused.
+    const runId = (await sb.json(["workflow", "runs"])).data.runs.at(-1).runId as string;
+    const st = await sb.json(["workflow", "status", runId]);
+    const byId = new Map(st.data.steps.map((s: { id: string }) => [s.id, s]));
+    expect(byId.get("good")).toMatchObject({ status: "completed", structured: "instructed" });
+    expect(byId.get("bad")).toMatchObject({ status: "errored", structured: "instructed" });
+    expect((byId.get("bad") as { errors: string[] }).errors.join("\n")).toContain("/files must be array");
+    const human = await sb.run(["workflow", "status", runId]);
+    expect(human.stdout).toMatch(/good\s+completed\s+[0-9a-f]{8}\s+structured \(instructed\)/);
+    expect(human.stdout).toMatch(/bad\s+errored .*schema: .*\/files must be array/);
   });
 
   it("resume after kill -9: a completed structured step keeps its decoded output; a running one is replaced, not re-attached", async () => {

@@ -55,8 +55,14 @@ function printRunView(v: RunView): void {
     ])}\n\n`,
   );
   const rows = [["STEP", "STATUS", "CHILD", "DETAIL"]];
-  for (const s of v.steps)
-    rows.push([s.id, s.status, s.childId ? shortId(s.childId) : "-", s.reason ? visibleLine(s.reason) : ""]);
+  for (const s of v.steps) {
+    const detail = [
+      ...(s.structured ? [`structured (${s.structured})`] : []),
+      ...(s.reason ? [visibleLine(s.reason)] : []),
+      ...(s.errors ? [`schema: ${visibleLine(s.errors.join("; "))}`] : []),
+    ].join(" · ");
+    rows.push([s.id, s.status, s.childId ? shortId(s.childId) : "-", detail]);
+  }
   say(`${table(rows)}\n`);
 }
 
