@@ -42,6 +42,9 @@ export function defineCodexPermissionChecks(): void {
       await ep?.close();
     });
 
+    /** The child's last records, for a failure message. */
+    const lastEvents = (dir: string): string => JSON.stringify(readEvents(dir).slice(-8));
+
     /** A child whose model asks for the scripted shell call; resolves once its request is in the inbox. */
     const spawnAsking = async (tag: string) => {
       ep.setScenario("tool");
@@ -77,7 +80,12 @@ export function defineCodexPermissionChecks(): void {
       const ok = await sb.json(["allow", req.id], { env });
       expect(ok.exitCode, ok.stderr).toBe(0);
       const r = await sb.json(["wait", id, "--timeout", "120"], { env, timeout: 150_000 });
-      expect(r.data.results[0]).toMatchObject({ status: "completed" });
+      expect(
+        r.data.results?.[0],
+        `wait said: ${JSON.stringify(r)}\nevents: ${lastEvents(dir)}`,
+      ).toMatchObject({
+        status: "completed",
+      });
       expect(fs.readFileSync(path.join(cwd, "out.txt"), "utf8").trim()).toBe("hello");
       const perms = readEvents(dir).filter((e) => e.type === "permission");
       expect(perms.map((e) => [e.state, e.requestId])).toEqual([
@@ -89,11 +97,16 @@ export function defineCodexPermissionChecks(): void {
 
     it("deny: nothing runs, and the model's next request carries codex's refusal", async () => {
       const before = ep.requests.length;
-      const { id, cwd, req } = await spawnAsking("deny");
+      const { id, cwd, req, dir } = await spawnAsking("deny");
       const no = await sb.json(["deny", req.id], { env });
       expect(no.exitCode, no.stderr).toBe(0);
       const r = await sb.json(["wait", id, "--timeout", "120"], { env, timeout: 150_000 });
-      expect(r.data.results[0]).toMatchObject({ status: "completed" });
+      expect(
+        r.data.results?.[0],
+        `wait said: ${JSON.stringify(r)}\nevents: ${lastEvents(dir)}`,
+      ).toMatchObject({
+        status: "completed",
+      });
       expect(fs.existsSync(path.join(cwd, "out.txt"))).toBe(false);
       const model = ep.requests.slice(before).filter((q) => q.api !== null);
       const outputs = JSON.stringify(
