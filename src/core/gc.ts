@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import { type BranchFate, discardIsolation } from "../isolation/result.js";
+import type { Backend } from "../mux/backend.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
@@ -23,6 +24,7 @@ const lastActive = (c: LoadedChild): string => c.state.lastActivity?.ts ?? c.ent
 /** Removes settled children past their age: pane, artifact dir, conversation, registry entry. Never a running one. */
 export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<GcReport> {
   const report: GcReport = { removed: [], skipped: [], dryRun: !!opts.dryRun };
+  const tidied = new Set<Backend>();
   const cutoff = Date.now() - opts.olderThanMs;
   for (const c of await m.list()) {
     const id = c.entry.id;
@@ -63,6 +65,9 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
     if (branch) report.removed[report.removed.length - 1]!.branch = branch;
     fs.rmSync(c.files.dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(c.files.dir), { force: true });
+    for (const pane of panes) tidied.add(m.backends.of(pane));
   }
+  // The last child gone: what a backend held open only for children closes too (best effort).
+  for (const b of tidied) await b.tidy?.().catch(() => {});
   return report;
 }

@@ -75,5 +75,8 @@ export async function removeChildren(
       ...(branch ? { branch } : {}),
     });
   }
+  // The last child gone: what a backend held open only for children closes too (best effort).
+  const backends = new Set(children.filter((c) => c.entry.pane).map((c) => m.backendOf(c.entry)));
+  for (const b of backends) await b.tidy?.().catch(() => {});
   return out;
 }

@@ -126,6 +126,11 @@ export interface Backend<R extends PaneRef = PaneRef> {
   send(ref: R, text: string, opts?: { enter?: boolean }): Promise<void>;
   capture(ref: R, opts?: { lines?: number }): Promise<string>;
   kill(ref: R): Promise<void>;
+  /**
+   * Closes what the backend keeps open only to hold children, once none are left (tmux: muster's detached
+   * session when only its placeholder window remains). Best effort; the next spawn opens it again.
+   */
+  tidy?(): Promise<void>;
   /** Brings the pane to the front of the calling client (inside the multiplexer). */
   focus(ref: R): Promise<void>;
   /** argv that attaches a terminal to the pane from outside. */

@@ -1,3 +1,4 @@
+import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createMuster, type MusterEvent } from "../../src/index.js";
 import { pidAlive, until, useSandbox } from "../helpers/cli.js";
@@ -15,6 +16,21 @@ describe("muster demo", () => {
     // The demo's children do not outlive it (test/e2e/first-run.test.ts checks panes and files, and --keep).
     const ls = await sb.json(["ls"]);
     expect(ls.data.children).toEqual([]);
+    // Nor does muster's detached tmux session, once only its placeholder window is left.
+    const sessions = await execa("tmux", ["-L", sb.socket, "list-sessions", "-F", "#{session_name}"], {
+      reject: false,
+    });
+    expect(sessions.stdout.split("\n")).not.toContain("muster");
+
+    // A session that still holds a child stays: removing another child leaves it.
+    const kept = (await sb.json(["spawn", "--wait", "stays"])).data.results[0].id as string;
+    const gone = (await sb.json(["spawn", "--wait", "goes"])).data.results[0].id as string;
+    expect((await sb.run(["rm", gone])).exitCode).toBe(0);
+    const still = await execa("tmux", ["-L", sb.socket, "list-sessions", "-F", "#{session_name}"], {
+      reject: false,
+    });
+    expect(still.stdout.split("\n")).toContain("muster");
+    expect((await sb.run(["rm", "--force", kept])).exitCode).toBe(0);
   });
 
   it("without tmux it says how to install it", async () => {

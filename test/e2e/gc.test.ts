@@ -59,5 +59,8 @@ describe("muster gc", () => {
     const left = await panes();
     expect(left).not.toContain(oldPane);
     expect(left).not.toContain(newPane);
+    // No child is left, so muster's detached session (only its placeholder window) went too.
+    expect((await sb.json(["ls"])).data.children).toEqual([]);
+    expect(left.filter(Boolean)).toEqual([]);
   });
 });

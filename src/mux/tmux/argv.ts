@@ -182,6 +182,16 @@ export function ifFormatArgs(target: string, format: string, then: string, other
   return ["if-shell", "-F", "-t", target, format, then, otherwise];
 }
 
+/** `list-windows -t target -F format`. */
+export function listWindowsArgs(target: string, format: string): string[] {
+  return ["list-windows", "-t", escapeWord(target), "-F", format];
+}
+
+/** `kill-session -t target`. */
+export function killSessionArgs(target: string): string[] {
+  return ["kill-session", "-t", escapeWord(target)];
+}
+
 /** `run-shell command` (waits for the job; its exit also makes the server reap other children). */
 export function runShellArgs(command: string): string[] {
   return ["run-shell", escapeWord(command)];

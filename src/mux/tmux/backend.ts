@@ -195,6 +195,26 @@ export class TmuxBackend implements Backend<PaneRef> {
     if (run.exitCode !== 0 && P.classifyTmuxError(run.stderr) !== "dead") throw tmuxFailure(args, run);
   }
 
+  /**
+   * Kills muster's detached session when its placeholder (`muster`, idle `cat`) is its only window, so a
+   * demo or the removal of the last child leaves no tmux session behind. A spawn racing with this finds the
+   * session missing and creates it again (openPane).
+   */
+  async tidy(): Promise<void> {
+    const session = this.config.session;
+    if (session === null) return;
+    const target = `=${session}:`;
+    const run = await runTmux(
+      this.config.server,
+      A.listWindowsArgs(target, "#{window_name}\t#{pane_current_command}"),
+      this.exec,
+    );
+    if (run.exitCode !== 0) return;
+    const windows = run.stdout.split("\n").filter(Boolean);
+    if (windows.length !== 1 || windows[0] !== "muster\tcat") return;
+    await runTmux(this.config.server, A.killSessionArgs(`=${session}`), this.exec);
+  }
+
   /** Selects the pane in the calling client; only possible from inside tmux on the pane's server. */
   async focus(ref: PaneRef): Promise<void> {
     const inside = P.parseTmuxEnv(this.config.env.TMUX);
