@@ -293,9 +293,8 @@ export function registerWorkflow(program: Command): void {
     wf
       .command("status")
       .description("show a workflow run and its steps")
-      .argument("<run>", "a run id, or a unique prefix or suffix")
-      .option("--keep", KEEP_HELP),
-  ).action(async (ref: string, flags: CommonOptions & { keep?: boolean }) => {
+      .argument("<run>", "a run id, or a unique prefix or suffix"),
+  ).action(async (ref: string, flags: CommonOptions) => {
     const { readRun, resolveRunId } = await engine();
     const m = muster(flags);
     const view = readRun(m.paths.dir, resolveRunId(m.paths.dir, ref));
@@ -307,9 +306,8 @@ export function registerWorkflow(program: Command): void {
     wf
       .command("cancel")
       .description("cancel a workflow run: nothing more starts and its running steps' children are cancelled")
-      .argument("<run>", "a run id, or a unique prefix or suffix")
-      .option("--keep", KEEP_HELP),
-  ).action(async (ref: string, flags: CommonOptions & { keep?: boolean }) => {
+      .argument("<run>", "a run id, or a unique prefix or suffix"),
+  ).action(async (ref: string, flags: CommonOptions) => {
     const { cancelRun, resolveRunId, musterHost } = await engine();
     const m = muster(flags);
     const view = await cancelRun(musterHost(m), resolveRunId(m.paths.dir, ref));
