@@ -17,19 +17,21 @@ import { checkTuiRunner } from "../runners/tui/check.js";
 import type { Runner } from "../runners/types.js";
 import { appendFork } from "../sessions/fork.js";
 import { seedSession } from "../sessions/seed.js";
-import { type LoadedSession, loadSession, sessionFileOf } from "../sessions/store.js";
+import { type LoadedSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { capsForSpawn } from "./caps.js";
 import { loadChildOrUnreadable } from "./children.js";
 import type { CoreContext } from "./context.js";
+import { defaultAgent } from "./defaults.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import { assertChildName, assertNameFree } from "./names.js";
 import type { RegistryEntry } from "./registry.js";
 
 export interface SpawnOptions {
-  agent: string;
+  /** The profile (default: a fork's source's agent, else $MUSTER_AGENT, else the default agent). */
+  agent?: string;
   prompt: string;
   cwd?: string;
   /** argv for the command runner. */
@@ -53,7 +55,10 @@ export interface SpawnOptions {
   caps?: Caps;
   /** Run the agent CLI's own TUI in the pane (as the profile's `mode: tui`). */
   tui?: boolean;
-  /** Start from this child's conversation so far (an id, short id or name of this primary's). */
+  /**
+   * Start from this child's conversation so far (an id, short id or name of this primary's). With no agent
+   * of its own, the fork goes on as its source went: same agent, and its last model and reasoning.
+   */
   fork?: string;
 }
 
@@ -83,7 +88,10 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const fork = opts.fork !== undefined ? forkSource(m, opts.fork) : undefined;
   if (opts.group !== undefined) assertGroupId(opts.group);
   if (opts.name !== undefined) assertNameFree(m.registry.read(), assertChildName(opts.name));
-  const profile = loadProfile(opts.agent, m.cwd, m.env);
+  const inherited = fork && opts.agent === undefined ? lastSettings(fork.session) : {};
+  const model = opts.model ?? inherited.model;
+  const reasoning = opts.reasoning ?? inherited.reasoning;
+  const profile = loadProfile(opts.agent ?? fork?.agent ?? defaultAgent(m.env), m.cwd, m.env);
   const runner = getRunner(profile.runner);
   if (!runner) {
     throw new MusterError(
@@ -94,8 +102,8 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const settings = resolveSettings({
     runner: runner.name,
     call: {
-      ...(opts.model ? { model: opts.model } : {}),
-      ...(opts.reasoning ? { reasoning: opts.reasoning } : {}),
+      ...(model ? { model } : {}),
+      ...(reasoning ? { reasoning } : {}),
     },
     profile,
     env: m.env,
@@ -292,10 +300,13 @@ function ignoredFields(runner: Runner, profile: Profile): string[] {
 }
 
 /** The child a fork starts from and its conversation; one without a turn yet has nothing to fork. */
-function forkSource(m: CoreContext, ref: string): { id: string; cwd: string; session: LoadedSession } {
+function forkSource(
+  m: CoreContext,
+  ref: string,
+): { id: string; agent: string; cwd: string; session: LoadedSession } {
   const c = m.child(ref);
   const session = loadSession(sessionFileOf(c.files.dir));
   if (!session.messages.some((x) => x.role === "user"))
     throw new MusterError("invalid_argument", `child ${c.entry.id} has no conversation to fork yet`);
-  return { id: c.entry.id, cwd: c.entry.cwd, session };
+  return { id: c.entry.id, agent: c.entry.agent, cwd: c.entry.cwd, session };
 }

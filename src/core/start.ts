@@ -6,9 +6,6 @@
 import type { Caps } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
 import type { Placement } from "../mux/backend.js";
-import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
-import type { LoadedChild } from "./children.js";
-import { defaultAgent } from "./defaults.js";
 import type { FollowUp, TurnSettings } from "./follow-up.js";
 import type { SpawnOptions, SpawnResult } from "./spawn.js";
 
@@ -83,10 +80,7 @@ const CONFLICT_TEXT: Record<StartConflict, string> = {
 
 /** What start() needs of the core. */
 export interface Starter {
-  readonly env: NodeJS.ProcessEnv;
   spawn(opts: SpawnOptions): Promise<SpawnResult>;
-  /** A child of the primary (a fork's source: its agent and settings are the fork's defaults). */
-  child(idOrPrefix: string): LoadedChild;
   resume(
     idOrPrefix: string,
     prompt: string,
@@ -98,19 +92,14 @@ export interface Starter {
 export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnResult | FollowUp> {
   const conflict = startConflict(req);
   if (conflict) throw new MusterError("invalid_argument", CONFLICT_TEXT[conflict]);
-  // A fork with no agent of its own goes on as its source went: same agent, model and reasoning.
-  const from = req.fork !== undefined && req.agent === undefined ? m.child(req.fork) : undefined;
-  const inherited = from ? lastSettings(loadSession(sessionFileOf(from.files.dir))) : {};
-  const model = req.model ?? inherited.model;
-  const reasoning = req.reasoning ?? inherited.reasoning;
   const settings = {
-    ...(model !== undefined ? { model } : {}),
-    ...(reasoning !== undefined ? { reasoning } : {}),
+    ...(req.model !== undefined ? { model: req.model } : {}),
+    ...(req.reasoning !== undefined ? { reasoning: req.reasoning } : {}),
     ...(req.placement ? { placement: req.placement } : {}),
   };
   if (req.resume !== undefined) return m.resume(req.resume, req.prompt, settings);
   return m.spawn({
-    agent: req.agent ?? from?.entry.agent ?? defaultAgent(m.env),
+    ...(req.agent !== undefined ? { agent: req.agent } : {}),
     prompt: req.prompt,
     ...settings,
     ...(req.command && req.command.length > 0 ? { command: req.command } : {}),
