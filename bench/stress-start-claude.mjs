@@ -13,6 +13,7 @@ import { cliBinDir } from "../scripts/pinned-clis.mjs";
 import { prepareCli } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
 import { withoutLineage } from "./env.mjs";
+import { busyLoad, watchHostStarts } from "./host-starts.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 const runs = Number(process.argv[2] ?? 25);
@@ -53,87 +54,9 @@ const steps = Array.from({ length: runs }, (_, i) => ({
 }));
 ep.setScenario("mcp", steps);
 
-const load = Array.from({ length: loadN }, () =>
-  spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" }),
-);
-const artifactsRoot = path.join(env.MUSTER_HOME, "primaries");
-const proc = (pid) => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    const wchan = fs.readFileSync(`/proc/${pid}/wchan`, "utf8");
-    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 140);
-    let stack = "";
-    try {
-      stack = fs.readFileSync(`/proc/${pid}/stack`, "utf8").split("\n").slice(0, 6).join(" | ");
-    } catch {}
-    return `pid ${pid} ${state} ${wchan} ${cmd}${stack ? `\n      ${stack}` : ""}`;
-  } catch {
-    return `pid ${pid} gone`;
-  }
-};
-const pidsMatching = (needle) =>
-  fs
-    .readdirSync("/proc")
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes(needle);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-
-const seen = new Map();
-const dumped = new Set();
-function scan() {
-  if (!fs.existsSync(artifactsRoot)) return;
-  for (const p of fs.readdirSync(artifactsRoot)) {
-    const dir = path.join(artifactsRoot, p, "artifacts");
-    if (!fs.existsSync(dir)) continue;
-    for (const id of fs.readdirSync(dir)) {
-      const d = path.join(dir, id);
-      let meta;
-      try {
-        meta = JSON.parse(fs.readFileSync(path.join(d, "meta.json"), "utf8"));
-      } catch {
-        continue;
-      }
-      const events = fs.existsSync(path.join(d, "events.ndjson"))
-        ? fs
-            .readFileSync(path.join(d, "events.ndjson"), "utf8")
-            .split("\n")
-            .filter(Boolean)
-            .map((l) => {
-              try {
-                return JSON.parse(l);
-              } catch {
-                return {};
-              }
-            })
-        : [];
-      const started = events.find((e) => e.type === "child_started");
-      const done = events.find((e) => e.type === "completion");
-      const s = {
-        created: Date.parse(meta.createdAt),
-        started: started && Date.parse(started.ts),
-        done: done && Date.parse(done.ts),
-        status: done?.status,
-      };
-      seen.set(id, s);
-      if (!s.started && Date.now() - s.created > 3000 && !dumped.has(id)) {
-        dumped.add(id);
-        console.log(`\nSLOW START ${id} (${Date.now() - s.created} ms):`);
-        for (const pid of pidsMatching(id)) console.log(`  host: ${proc(pid)}`);
-        for (const pid of pidsMatching(`-L${socket}`).concat(pidsMatching(socket)))
-          console.log(`  tmux: ${proc(pid)}`);
-        for (const pid of pidsMatching("muster.js mcp")) console.log(`  mcp: ${proc(pid)}`);
-      }
-    }
-  }
-}
-const timer = setInterval(scan, 250);
+const load = busyLoad(loadN);
+const watch = watchHostStarts(env.MUSTER_HOME, socket);
+const seen = watch.seen;
 
 const t0 = Date.now();
 const claude = spawn(
@@ -168,14 +91,10 @@ const progress = setInterval(() => {
 }, 15_000);
 const code = await new Promise((r) => claude.on("exit", r));
 clearInterval(progress);
-scan();
-clearInterval(timer);
+watch.stop();
 for (const p of load) p.kill("SIGKILL");
 
-const startMs = [...seen.values()]
-  .filter((s) => s.started)
-  .map((s) => s.started - s.created)
-  .sort((a, b) => a - b);
+const startMs = watch.startMs();
 const pct = (q) => startMs[Math.min(startMs.length - 1, Math.floor(q * startMs.length))];
 console.log(
   `claude exited ${code} after ${Math.round((Date.now() - t0) / 1000)} s; ${seen.size} children, ${[...seen.values()].filter((s) => s.status === "completed").length} completed`,
