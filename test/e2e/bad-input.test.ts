@@ -1,12 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { useSandbox } from "../helpers/cli.js";
+import { until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-bad");
 let known = "";
 beforeAll(async () => {
-  known = (await sb.json(["spawn", "--wait", "one real child"])).data.spawned.id;
+  const r = (await sb.json(["spawn", "--wait", "one real child"])).data;
+  known = r.spawned.id;
+  // The turn settles before its host has reaped the runner and given back its run slot (issue 9, item 25):
+  // the tree is compared only once the host is idle, so the ticket's removal is not taken for a change.
+  const ticket = path.join(r.results[0].artifactDir, "..", "..", "slots", `${known}.json`);
+  await until(() => !fs.existsSync(ticket));
 });
 
 /** Everything under the state root, to prove a rejected command created nothing. */
