@@ -42,6 +42,15 @@ export function printAnswer(text: string, raw = false): void {
   process.stdout.write(raw || !process.stdout.isTTY ? text : visible(text));
 }
 
+/**
+ * One answer as `wait` and the `--wait` commands print it: byte-exact into a pipe or file; on a terminal, or
+ * as one of several headed sections, it ends with a line break so what follows starts on a line of its own.
+ */
+export function printAnswerBlock(text: string, section = false): void {
+  const closed = text === "" || text.endsWith("\n") || (!section && !process.stdout.isTTY);
+  printAnswer(closed ? text : `${text}\n`);
+}
+
 /** One line on stderr (and one JSON document on stdout with --json); returns the exit code. */
 export function reportError(e: unknown, json: boolean): number {
   const code = isMusterError(e) ? e.code : "internal";

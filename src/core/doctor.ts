@@ -93,7 +93,8 @@ async function versionOf(bin: string): Promise<string | undefined> {
   const r = await execa(bin, ["--version"], {
     cwd: helperCwd(),
     reject: false,
-    timeout: 5000,
+    // Generous: a Node-based CLI takes seconds to start on a loaded machine.
+    timeout: 15_000,
     stdin: "ignore",
   });
   // Some CLIs (pi) print their version on stderr.

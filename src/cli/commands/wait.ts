@@ -10,7 +10,7 @@ import { EXIT, STATUS_EXIT } from "../exit-codes.js";
 import { clip, humanDuration, parseDuration } from "../format.js";
 import { takeInterrupt } from "../interrupt.js";
 import { isolationNote } from "../isolation-note.js";
-import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
+import { ExitWith, printAnswerBlock, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
 /** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
@@ -87,7 +87,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
       if (!single) say(`${header(r)}\n`);
       else if (r.status !== "completed")
         warn(`muster: ${shortId(r.id)} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""}\n`);
-      if (r.text !== undefined) printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+      if (r.text !== undefined) printAnswerBlock(r.text, !single);
       else if (r.outputError) warn(`muster: ${visibleLine(r.outputError.message)}\n`);
       warn(isolationNote(r));
     }

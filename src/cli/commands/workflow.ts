@@ -6,7 +6,7 @@ import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { since, table } from "../format.js";
 import { takeInterrupt } from "../interrupt.js";
-import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
+import { ExitWith, printAnswer, printAnswerBlock, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 import { displayPath, printWarnings } from "./agents.js";
 import { codeExit, resumeCode, runCode } from "./workflow-code.js";
@@ -79,8 +79,7 @@ function report(run: RunResult, json: boolean, interrupted: boolean): void {
       say(`── ${r.id} · ${r.agent} · ${r.status}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}\n`);
       // A structured step's result is its decoded value, not the prose around it.
       if ("output" in r) printAnswer(`${JSON.stringify(r.output, null, 2)}\n`);
-      else if (r.text !== undefined)
-        printAnswer(r.text.endsWith("\n") || r.text === "" ? r.text : `${r.text}\n`);
+      else if (r.text !== undefined) printAnswerBlock(r.text, true);
       for (const e of r.errors ?? []) say(`   ${visibleLine(e)}\n`);
     }
     const counts = new Map<string, number>();
