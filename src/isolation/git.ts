@@ -10,6 +10,8 @@ export interface GitRun {
 }
 
 const MAX_BUFFER = 64 * 1024 * 1024;
+// A git call that runs past this (a hook that hangs, a lock it waits on) is killed and reported.
+const GIT_TIMEOUT_MS = 5 * 60_000;
 
 // A commit muster makes (a child's leftovers, a merge) needs an identity; one the user configured wins.
 const FALLBACK_IDENTITY = ["-c", "user.name=muster", "-c", "user.email=muster@localhost"];
@@ -18,14 +20,22 @@ const FALLBACK_IDENTITY = ["-c", "user.name=muster", "-c", "user.email=muster@lo
 export function runGit(
   dir: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; input?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
 ): GitRun {
+  const timeout = opts.timeoutMs ?? GIT_TIMEOUT_MS;
   const r = spawnSync("git", ["-C", dir, ...args], {
     encoding: "utf8",
     maxBuffer: MAX_BUFFER,
+    // spawnSync kills git and closes its pipes at the timeout, even when a process git started holds them.
+    timeout,
+    killSignal: "SIGKILL",
     env: { ...process.env, ...opts.env, GIT_TERMINAL_PROMPT: "0" },
     ...(opts.input !== undefined ? { input: opts.input } : { stdio: ["ignore", "pipe", "pipe"] }),
   });
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT")
+    throw new MusterError("unsupported", `git ${args[0]} in ${dir} timed out after ${timeout / 1000} s`, {
+      cause: r.error,
+    });
   if (r.error) {
     const why =
       (r.error as NodeJS.ErrnoException).code === "ENOENT" ? "git is not installed" : r.error.message;

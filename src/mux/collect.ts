@@ -8,9 +8,14 @@ export interface MuxRun {
   exitCode: number;
 }
 
+// After the call's own process exits, how long its pipes may stay open (a process it forked can hold them).
+const DRAIN_AFTER_EXIT_MS = 1000;
+
 /**
  * Gathers a spawned multiplexer call (stdout and stderr piped) to its end: resolves on any exit code, rejects
  * with `failed.start` when it could not run and with `failed.timeout` after `timeoutMs` (it is killed then).
+ * Neither waits on a pipe that a forked process keeps open: the call ends when its own process does (plus a
+ * short drain), and a timeout ends it at once.
  */
 export function collectRun(
   child: ChildProcess,
@@ -20,25 +25,40 @@ export function collectRun(
   return new Promise<MuxRun>((resolve, reject) => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    let timedOut = false;
+    let settled = false;
+    let drain: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drain);
+      child.stdout!.destroy();
+      child.stderr!.destroy();
+    };
     const timer = setTimeout(() => {
-      timedOut = true;
+      if (settled) return;
+      finish();
       child.kill("SIGKILL");
+      reject(failed.timeout());
     }, timeoutMs);
-    child.stdout!.on("data", (b: Buffer) => out.push(b));
-    child.stderr!.on("data", (b: Buffer) => err.push(b));
-    child.on("error", (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(failed.start(e));
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (timedOut) return reject(failed.timeout());
+    const done = (code: number | null): void => {
+      if (settled) return;
+      finish();
       resolve({
         stdout: Buffer.concat(out).toString("utf8"),
         stderr: Buffer.concat(err).toString("utf8"),
         exitCode: code ?? 1,
       });
+    };
+    child.stdout!.on("data", (b: Buffer) => out.push(b));
+    child.stderr!.on("data", (b: Buffer) => err.push(b));
+    child.on("error", (e: NodeJS.ErrnoException) => {
+      if (settled) return;
+      finish();
+      reject(failed.start(e));
     });
+    child.on("exit", (code) => {
+      drain = setTimeout(() => done(code), DRAIN_AFTER_EXIT_MS);
+    });
+    child.on("close", (code) => done(code));
   });
 }
