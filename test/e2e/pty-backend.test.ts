@@ -3,20 +3,26 @@
  * real pseudo-terminals; every pane a test opens is killed, and the file checks that no holder is left.
  */
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OtherPaneRef } from "../../src/mux/backend.js";
 import { createPtyBackend, type PtyPaneData } from "../../src/mux/pty/backend.js";
+import { encodeFrame, FRAME } from "../../src/mux/pty/protocol.js";
 import { pidAlive, processesMentioning, sleep, until } from "../helpers/cli.js";
 
 type Ref = OtherPaneRef & { data: PtyPaneData };
@@ -254,9 +260,50 @@ describe("the pty backend: a holder process per pane, no multiplexer", () => {
       expect.stringMatching(/dist\/mux\/pty\/attach\.js$/),
       ref.data.socket,
       ref.id,
+      String(ref.data.pid),
     ]);
     expect(pty.placementNote("split")).toMatch(/no screen to split/);
     expect(pty.placementNote("window")).toBeUndefined();
+    await pty.kill(ref);
+  });
+
+  it("a socket that is not the holder's (a link to another listener, another process) is refused", async () => {
+    const ref = await spawn(["sleep", "30"]);
+    // Another listener that greets like a holder: it must never be sent a request.
+    const other = join(dir, "other.sock");
+    const requests: string[] = [];
+    const server = createServer((sock) =>
+      sock.on("data", (b) => {
+        requests.push(b.toString("latin1"));
+        sock.write(encodeFrame(FRAME.INFO, Buffer.from(JSON.stringify({ pid: 4242 }))));
+      }),
+    );
+    await new Promise<void>((r) => server.listen(other, r));
+    const real = `${ref.data.socket}.real`;
+    try {
+      renameSync(ref.data.socket, real);
+      symlinkSync(other, ref.data.socket);
+      await expect(pty.capture(ref)).rejects.toThrow(/is a symbolic link.*refused/);
+      await expect(pty.send(ref, "x")).rejects.toThrow(/is a symbolic link.*refused/);
+      const attach = await execa(pty.attachCommand(ref)[0]!, pty.attachCommand(ref).slice(1), {
+        reject: false,
+      });
+      expect(attach.exitCode).toBe(1);
+      expect(attach.stderr).toMatch(/is a symbolic link.*refused/);
+      expect(requests).toEqual([]);
+      // The right kind of file, the wrong process behind it: the greeting's pid gives it away.
+      rmSync(ref.data.socket);
+      renameSync(other, ref.data.socket);
+      await expect(pty.capture(ref)).rejects.toThrow(/is open to other users.*refused/);
+      chmodSync(ref.data.socket, 0o600);
+      await expect(pty.capture(ref)).rejects.toThrow(/pid 4242\) is not its holder.*refused/);
+      expect(requests.map((r) => r.includes("control"))).toEqual([true]);
+    } finally {
+      await new Promise((r) => server.close(r));
+      rmSync(ref.data.socket, { force: true });
+      renameSync(real, ref.data.socket);
+    }
+    expect(await pty.capture(ref)).toBe("");
     await pty.kill(ref);
   });
 

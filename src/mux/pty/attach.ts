@@ -2,14 +2,16 @@
  * `muster attach` for a pty pane: connects this terminal to the pane's holder, raw. The scrollback is
  * replayed first, then output streams; keys go to the program, size changes follow the terminal. The
  * detach key (Ctrl-\ unless MUSTER_DETACH_KEY names another, as `^]` or `C-]`) leaves the pane running.
- * Run as `node attach.js <socket> <pane id>`.
+ * Run as `node attach.js <socket> <pane id> [holder pid]`; a socket that is not the holder's is refused.
  */
 import * as net from "node:net";
 import { detachByte } from "./keys.js";
 import { encodeFrame, FRAME, type Frame, FrameReader, jsonFrame, parseJson } from "./protocol.js";
+import { checkHolderPid, checkHolderSocket } from "./socket-check.js";
 
 function main(): void {
-  const [socket, label = "pane"] = process.argv.slice(2);
+  const [socket, label = "pane", pidArg] = process.argv.slice(2);
+  const holderPid = pidArg !== undefined && /^\d+$/.test(pidArg) ? Number(pidArg) : undefined;
   let detach: number;
   try {
     detach = detachByte(process.env.MUSTER_DETACH_KEY);
@@ -24,6 +26,12 @@ function main(): void {
   const stdin = process.stdin;
   const out = process.stdout;
   const size = () => ({ cols: out.columns || 80, rows: out.rows || 24 });
+  try {
+    checkHolderSocket(socket, label);
+  } catch (e) {
+    process.stderr.write(`muster attach: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
   const sock = net.createConnection(socket);
   const reader = new FrameReader();
   let raw = false;
@@ -62,6 +70,11 @@ function main(): void {
 
   const onFrame = (f: Frame) => {
     if (f.type === FRAME.INFO) {
+      try {
+        checkHolderPid(parseJson<{ pid?: number }>(f.payload) ?? {}, holderPid, label);
+      } catch (e) {
+        return finish(1, `muster attach: ${(e as Error).message}`);
+      }
       if (stdin.isTTY) stdin.setRawMode(true);
       raw = true;
       stdin.resume();

@@ -229,6 +229,7 @@ export class PtyBackend implements Backend<PtyRef> {
       this.socketOf(ref),
       ref.id,
       jsonFrame(FRAME.PASTE, { text, enter: !!opts.enter }),
+      ref.data.pid,
     );
     checkAck(answer, ref.id);
   }
@@ -238,7 +239,7 @@ export class PtyBackend implements Backend<PtyRef> {
     const n = clampCaptureLines(opts.lines);
     if (this.holderAlive(ref)) {
       try {
-        const f = await request(this.socketOf(ref), ref.id, jsonFrame(FRAME.CAPTURE, {}));
+        const f = await request(this.socketOf(ref), ref.id, jsonFrame(FRAME.CAPTURE, {}), ref.data.pid);
         if (f.type === FRAME.TEXT) return captureTail(f.payload.toString("utf8"), n);
       } catch (e) {
         if (!(e instanceof MusterError && e.code === "not_running")) throw e;
@@ -274,9 +275,9 @@ export class PtyBackend implements Backend<PtyRef> {
     );
   }
 
-  /** `node attach.js <socket> <pane id>`: a raw terminal client of the holder (detach: Ctrl-\). */
+  /** `node attach.js <socket> <pane id> <holder pid>`: a raw terminal client of the holder (detach: Ctrl-\). */
   attachCommand(ref: PtyRef): string[] {
-    return [process.execPath, ATTACH_JS, this.socketOf(ref), ref.id];
+    return [process.execPath, ATTACH_JS, this.socketOf(ref), ref.id, String(ref.data.pid)];
   }
 
   placementNote(placement: Placement): string | undefined {

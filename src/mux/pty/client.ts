@@ -2,16 +2,19 @@
 import * as net from "node:net";
 import { MusterError } from "../../base/errors.js";
 import { FRAME, type Frame, FrameReader, jsonFrame, parseJson } from "./protocol.js";
+import { checkHolderPid, checkHolderSocket } from "./socket-check.js";
 
 /** A holder that does not answer in this long is hung (it answers in milliseconds). */
 const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Connects as a control client, sends one request frame after HELLO and resolves with the answer frame.
- * A socket that is gone or refuses means the pane has exited: not_running.
+ * A socket that is gone or refuses means the pane has exited: not_running. A socket that is not the holder's
+ * (a link, another owner, another process behind it than `holderPid`) is refused before anything is sent.
  */
-export function request(socket: string, label: string, req: Buffer): Promise<Frame> {
+export function request(socket: string, label: string, req: Buffer, holderPid?: number): Promise<Frame> {
   return new Promise((resolve, reject) => {
+    checkHolderSocket(socket, label);
     const sock = net.createConnection(socket);
     const reader = new FrameReader();
     let gotInfo = false;
@@ -25,7 +28,7 @@ export function request(socket: string, label: string, req: Buffer): Promise<Fra
       () => done(new MusterError("mux_unavailable", `pty pane ${label}: its holder did not answer`)),
       REQUEST_TIMEOUT_MS,
     );
-    sock.on("connect", () => sock.write(Buffer.concat([jsonFrame(FRAME.HELLO, { role: "control" }), req])));
+    sock.on("connect", () => sock.write(jsonFrame(FRAME.HELLO, { role: "control" })));
     sock.on("data", (chunk) => {
       let frames: Frame[];
       try {
@@ -34,8 +37,17 @@ export function request(socket: string, label: string, req: Buffer): Promise<Fra
         return done(e as Error);
       }
       for (const f of frames) {
-        if (!gotInfo && f.type === FRAME.INFO) gotInfo = true;
-        else return done(null, f);
+        if (gotInfo) return done(null, f);
+        if (f.type !== FRAME.INFO)
+          return done(new MusterError("mux_unavailable", `pty pane ${label}: no greeting`));
+        try {
+          checkHolderPid(parseJson<{ pid?: number }>(f.payload) ?? {}, holderPid, label);
+        } catch (e) {
+          return done(e as Error);
+        }
+        // The request goes only to a holder that has said who it is.
+        gotInfo = true;
+        sock.write(req);
       }
     });
     sock.on("error", (e: NodeJS.ErrnoException) => {
