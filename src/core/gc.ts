@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { pruneGroups } from "../delivery/groups.js";
 import { type BranchFate, discardIsolation } from "../isolation/result.js";
 import type { Backend } from "../mux/backend.js";
 import { sessionFileOf } from "../sessions/store.js";
@@ -16,6 +17,8 @@ export interface GcOptions {
 export interface GcReport {
   removed: { id: string; agent: string; status: string; lastActivity: string; branch?: BranchFate }[];
   skipped: { id: string; why: string }[];
+  /** Completion groups removed because every child in them is gone. */
+  groupsRemoved: number;
   dryRun: boolean;
 }
 
@@ -23,7 +26,7 @@ const lastActive = (c: LoadedChild): string => c.state.lastActivity?.ts ?? c.ent
 
 /** Removes settled children past their age: pane, artifact dir, conversation, registry entry. Never a running one. */
 export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<GcReport> {
-  const report: GcReport = { removed: [], skipped: [], dryRun: !!opts.dryRun };
+  const report: GcReport = { removed: [], skipped: [], groupsRemoved: 0, dryRun: !!opts.dryRun };
   const tidied = new Set<Backend>();
   const cutoff = Date.now() - opts.olderThanMs;
   for (const c of await m.list()) {
@@ -66,6 +69,10 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
     fs.rmSync(c.files.dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(c.files.dir), { force: true });
     for (const pane of panes) tidied.add(m.backends.of(pane));
+  }
+  if (!opts.dryRun) {
+    const children = m.registry.read().children;
+    report.groupsRemoved = await pruneGroups(m.paths.groups, (id) => id in children);
   }
   // The last child gone: what a backend held open only for children closes too (best effort).
   for (const b of tidied) await b.tidy?.().catch(() => {});

@@ -193,7 +193,10 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     pane: null,
   };
   // Joining the group is the last check that can refuse: a sealed or full group creates nothing.
-  if (opts.group) await addGroupMember(m.paths.groups, opts.group, { id, turnId });
+  if (opts.group) {
+    const children = m.registry.read().children;
+    await addGroupMember(m.paths.groups, opts.group, { id, turnId }, (c) => c === id || c in children);
+  }
   try {
     for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control, files.runner])
       ensureDir(d);

@@ -46,21 +46,47 @@ export function listGroups(dir: string): Group[] {
     .filter((g): g is Group => g !== undefined);
 }
 
-/** Adds a member under the group's lock; a sealed or full group, or one group too many, is refused. */
+/**
+ * Removes the groups none of whose members `exists` any more (every child of it was removed): they can
+ * deliver nothing, so they no longer count toward the limit. Returns how many went.
+ */
+export async function pruneGroups(dir: string, exists: (childId: string) => boolean): Promise<number> {
+  let removed = 0;
+  for (const g of listGroups(dir)) {
+    if (g.members.some((mb) => exists(mb.id))) continue;
+    const file = groupFile(dir, g.groupId);
+    await withFileLock(file, () => {
+      // Read again under the lock: a spawn may have joined it meanwhile.
+      const now = readJsonIfExists<Group>(file);
+      if (!now || now.members.some((mb) => exists(mb.id))) return;
+      fs.rmSync(file, { force: true });
+      removed += 1;
+    });
+  }
+  return removed;
+}
+
+/**
+ * Adds a member under the group's lock; a sealed or full group, or one group too many, is refused. At the
+ * limit, groups whose members are all gone (`exists`) are pruned first.
+ */
 export async function addGroupMember(
   dir: string,
   groupId: string,
   member: { id: string; turnId: string },
+  exists: (childId: string) => boolean = () => true,
 ): Promise<void> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = groupFile(dir, groupId);
+  if (!fs.existsSync(file) && listGroups(dir).length >= MAX_GROUPS) await pruneGroups(dir, exists);
   await withFileLock(file, () => {
     const g = readJsonIfExists<Group>(file);
     if (!g && listGroups(dir).length >= MAX_GROUPS) {
-      throw new MusterError("limit_reached", `this primary already has ${MAX_GROUPS} groups`, {
-        // Groups are never removed (gc keeps them), so the way on is an existing open group or none.
-        next: { action: "reuse_group" },
-      });
+      throw new MusterError(
+        "limit_reached",
+        `this primary already has ${MAX_GROUPS} groups with children in them; remove finished children (muster rm, muster gc) to free their groups`,
+        { next: { action: "reuse_group" } },
+      );
     }
     if (g?.sealed)
       throw new MusterError("limit_reached", `group "${groupId}" is sealed: it takes no new members`);

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { until, useSandbox } from "../helpers/cli.js";
@@ -62,5 +63,35 @@ describe("muster gc", () => {
     // No child is left, so muster's detached session (only its placeholder window) went too.
     expect((await sb.json(["ls"])).data.children).toEqual([]);
     expect(left.filter(Boolean)).toEqual([]);
+  });
+});
+
+describe("completion groups", () => {
+  it("a group whose children are all removed is freed: gc removes it, and the group limit counts only live ones", async () => {
+    const first = (await sb.json(["spawn", "--group", "g-first", "--wait", "in a group"])).data;
+    const id = first.spawned.id as string;
+    const groups = path.resolve(first.results[0].artifactDir, "../../groups");
+    expect(fs.existsSync(`${groups}/g-first.json`)).toBe(true);
+    expect((await sb.run(["rm", id])).exitCode).toBe(0);
+    const gc = await sb.json(["gc", "--older-than", "0s"]);
+    expect(gc.data.groupsRemoved).toBe(1);
+    expect(fs.existsSync(`${groups}/g-first.json`)).toBe(false);
+
+    // The state 512 spawns into groups leave once their children were removed outside gc (as by rm).
+    for (let i = 0; i < 512; i++) {
+      const member = { id: `01a00000-0000-7000-8000-${String(i).padStart(12, "0")}`, turnId: "t" };
+      const g = {
+        v: 1,
+        groupId: `old-${i}`,
+        members: [member],
+        sealed: true,
+        createdAt: new Date().toISOString(),
+      };
+      fs.writeFileSync(`${groups}/old-${i}.json`, JSON.stringify(g), { mode: 0o600 });
+    }
+    const joined = await sb.json(["spawn", "--group", "g-new", "--wait", "a new group"]);
+    expect(joined.exitCode).toBe(0);
+    expect(joined.data.results[0].status).toBe("completed");
+    expect(fs.readdirSync(groups).sort()).toEqual(["g-new.json"]);
   });
 });

@@ -29,6 +29,10 @@ export function registerGc(program: Command): void {
         `${verb} ${shortId(r.id)} ${r.agent} (${r.status}, last active ${since(r.lastActivity)} ago)${r.branch?.kept ? `; kept its unmerged branch ${r.branch.name}` : ""}\n`,
       );
     for (const s of report.skipped) say(`kept ${shortId(s.id)}: ${visibleLine(s.why)}\n`);
+    if (report.groupsRemoved > 0)
+      say(
+        `removed ${report.groupsRemoved} completion group${report.groupsRemoved === 1 ? "" : "s"} whose children are all gone\n`,
+      );
     say(`${report.removed.length} ${verb}, ${report.skipped.length} kept\n`);
   });
 }
