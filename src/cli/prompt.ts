@@ -93,6 +93,24 @@ function argvWasNotUtf8(arg: string): { raw: Buffer } | undefined {
   return undefined;
 }
 
+/**
+ * The prompt operand and the command's argv as the user meant them. Commander fills `[prompt]` before
+ * `[argv...]` whichever side of `--` each word stood on, so with `--file` (the prompt comes from a file or
+ * stdin) a first word after `--` is the command's, not a prompt. `raw` is the command line as given.
+ */
+export function promptAndCommand(
+  raw: readonly string[],
+  prompt: string | undefined,
+  argv: string[],
+  fromFile: boolean,
+): { prompt: string | undefined; argv: string[] } {
+  const dashes = raw.indexOf("--");
+  const afterDashes = dashes < 0 ? 0 : raw.length - dashes - 1;
+  if (fromFile && prompt !== undefined && afterDashes === argv.length + 1)
+    return { prompt: undefined, argv: [prompt, ...argv] };
+  return { prompt, argv };
+}
+
 /** The prompt from the argument, --file <path>, or --file - (stdin), exactly as given; UTF-8 text only. */
 export function readPrompt(arg: string | undefined, file: string | undefined): string {
   if (file !== undefined && arg !== undefined)

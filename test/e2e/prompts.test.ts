@@ -47,6 +47,25 @@ describe("prompts arrive byte-exact (the mock reports the sha256 of what it rece
     const b = await sb.run(["spawn", "--wait", "--file", "-"], { input: prompt });
     expect(shaIn(b.stdout)).toBe(sha(prompt));
   });
+  it("the command runner takes its prompt from --file and from stdin: the words after -- are all its argv", async () => {
+    const prompt = `${NASTY["shell metacharacters"]!}\n${"y".repeat(300_000)}`;
+    const file = path.join(sb.cwd, "command-prompt.txt");
+    fs.writeFileSync(file, prompt);
+    const hash = ["sha256sum", "{prompt_file}"];
+    const a = await sb.run(["spawn", "--agent", "command", "--wait", "--file", file, "--", ...hash]);
+    expect(a.exitCode, a.stderr).toBe(0);
+    expect(a.stdout.split(" ")[0]).toBe(sha(prompt));
+    const b = await sb.run(["spawn", "--agent", "command", "--wait", "--file", "-", "--", ...hash], {
+      input: prompt,
+    });
+    expect(b.exitCode, b.stderr).toBe(0);
+    expect(b.stdout.split(" ")[0]).toBe(sha(prompt));
+    // A prompt both ways is still refused, before anything is made.
+    const both = await sb.run(["spawn", "--agent", "command", "--file", file, "task", "--", "true"]);
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toMatch(/either as an argument or with --file, not both/);
+  });
+
   it("a prompt over 1 MiB is refused with a clear error and nothing is created", async () => {
     const before = (await sb.json(["ls"])).data.children.length;
     const file = path.join(sb.cwd, "huge.txt");

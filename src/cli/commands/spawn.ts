@@ -6,6 +6,7 @@ import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseDuration } from "../format.js";
 import { printJson, say, warn, withSelf } from "../output.js";
+import { promptAndCommand } from "../prompt.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
 interface SpawnFlags extends CommonOptions, CapFlags {
@@ -99,7 +100,14 @@ export function registerSpawn(program: Command): void {
         ),
       "this child and its children",
     ),
-  ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
+  ).action(async (operand: string | undefined, operands: string[], flags: SpawnFlags, cmd: Command) => {
+    const { prompt, argv } = promptAndCommand(
+      // Commander keeps the command line it parsed on the root (rawArgs, not in its typings).
+      (cmd.parent as { rawArgs?: string[] } | null)?.rawArgs ?? [],
+      operand,
+      operands,
+      flags.file !== undefined,
+    );
     const m = muster(flags);
     const caps = capsFrom(flags);
     if (caps && flags.resume !== undefined)
