@@ -19,6 +19,7 @@ export type MusterErrorCode =
   | "unsupported" // cannot be done here: a runner missing or not built in, no terminal, not inside tmux
   | "mux_unavailable" // tmux missing or failed
   | "integrity" // a file does not match its recorded sha256, or is not what it must be
+  | "storage" // a file could not be written or read: disk full, read-only file system, no permission
   | "internal";
 
 /**

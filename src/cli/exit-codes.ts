@@ -48,6 +48,7 @@ export const ERROR_EXIT: Record<MusterErrorCode, number> = {
   unsupported: EXIT.usage,
   mux_unavailable: EXIT.errored,
   integrity: EXIT.errored,
+  storage: EXIT.errored,
   internal: EXIT.errored,
 };
 

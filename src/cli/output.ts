@@ -1,4 +1,5 @@
 import { isMusterError } from "../base/errors.js";
+import { storageError } from "../base/storage-errors.js";
 import { selfCommand } from "../util/self-bin.js";
 import { ERROR_EXIT, EXIT } from "./exit-codes.js";
 import { cliErrorText } from "./next-step.js";
@@ -52,7 +53,9 @@ export function printAnswerBlock(text: string, section = false): void {
 }
 
 /** One line on stderr (and one JSON document on stdout with --json); returns the exit code. */
-export function reportError(e: unknown, json: boolean): number {
+export function reportError(thrown: unknown, json: boolean): number {
+  // A disk that is full or read-only is said in words, not as a bare errno.
+  const e = storageError(thrown);
   const code = isMusterError(e) ? e.code : "internal";
   const message = isMusterError(e) ? withSelf(cliErrorText(e)) : cliErrorText(e);
   const exit = isMusterError(e) ? ERROR_EXIT[e.code] : EXIT.errored;

@@ -3,6 +3,7 @@ import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artif
 import type { MusterEvent } from "../artifacts/events.js";
 import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
+import { isStorageFailure, storageError } from "../base/storage-errors.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import { type Manifest, recordIdOf } from "../delivery/records.js";
@@ -176,11 +177,11 @@ export class Muster implements CoreContext {
     const children = idsOrPrefixes.map((i) => this.child(i));
     const outcome = await waitForTurns(this, children, opts);
     // Results handed back consume their delivery records: they will not show in the inbox again.
-    this.consume(
+    const receiptError = this.consumeIfWritable(
       outcome.results.map((r) => recordIdOf(r.id, r.turnId)),
       "wait",
     );
-    return outcome;
+    return receiptError ? { ...outcome, receiptError } : outcome;
   }
 
   /**
@@ -239,6 +240,20 @@ export class Muster implements CoreContext {
   }
 
   /**
+   * consume() for a read that must not fail where the state root cannot be written (a full disk, a read-only
+   * mount): the result is still given; this says why it was not marked as delivered.
+   */
+  private consumeIfWritable(recordIds: string[], by: string): string | undefined {
+    try {
+      this.consume(recordIds, by);
+      return undefined;
+    } catch (e) {
+      if (!isStorageFailure(e)) throw e;
+      return `${(storageError(e) as Error).message}; not marked as delivered, so it may be delivered again`;
+    }
+  }
+
+  /**
    * The result of a settled turn (default: the latest), with the snapshot text verified against its sha256.
    * `turn` may be the turn's id, its number, its short id or a unique prefix (see resolveTurn).
    */
@@ -246,8 +261,8 @@ export class Muster implements CoreContext {
     const c = this.child(idOrPrefix);
     const completion = settledCompletion(c, turn);
     const result = toResult(c, completion, true);
-    this.consume([recordIdOf(c.entry.id, completion.turnId)], "result");
-    return result;
+    const receiptError = this.consumeIfWritable([recordIdOf(c.entry.id, completion.turnId)], "result");
+    return receiptError ? { ...result, receiptError } : result;
   }
 
   /**

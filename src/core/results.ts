@@ -30,6 +30,8 @@ export interface TurnResult {
   text?: string;
   /** A child in a worktree of its own: its branch, commit range, diff stat, writes seen in the parent's checkout. */
   isolation?: IsolationResult;
+  /** Why reading it could not mark it delivered (the state root cannot be written): it may be delivered again. */
+  receiptError?: string;
 }
 
 export function toResult(c: LoadedChild, completion: CompletionEvent, withText: boolean): TurnResult {

@@ -28,6 +28,8 @@ export interface WaitOutcome {
   pending: string[];
   timedOut: boolean;
   interrupted: boolean;
+  /** Why the results could not be marked delivered (the state root cannot be written): they may come again. */
+  receiptError?: string;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { isMusterError, type NextStep } from "../base/errors.js";
+import { storageError } from "../base/storage-errors.js";
 
 /** A tool call's arguments as hints show them: `{"id": "…", "prompt": "…"}`. */
 const args = (o: Record<string, unknown>): string =>
@@ -52,7 +53,8 @@ function unknownStep(n: never): string {
 }
 
 /** A failed call's one line: `code: message`, and the next step as a tool call when there is one. */
-export function mcpErrorText(e: unknown): string {
+export function mcpErrorText(thrown: unknown): string {
+  const e = storageError(thrown);
   if (!isMusterError(e)) return `internal: ${(e as Error)?.message ?? String(e)}`;
   return `${e.code}: ${e.next ? `${e.message}; ${mcpNextStep(e.next)}` : e.message}`;
 }

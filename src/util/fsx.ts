@@ -7,7 +7,14 @@ export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
 
 export function ensureDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  } catch (e) {
+    // A recursive mkdir on a read-only (or full) file system says ENOENT: one level at a time says why.
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT" || dir === path.dirname(dir)) throw e;
+    if (!fs.existsSync(path.dirname(dir))) ensureDir(path.dirname(dir));
+    fs.mkdirSync(dir, { mode: DIR_MODE });
+  }
 }
 
 /**

@@ -30,7 +30,7 @@ export interface Sandbox {
    * Checks every artifact against the protocol, then kills the private tmux server and every process
    * that mentions this sandbox; returns protocol problems and processes that were still alive.
    */
-  cleanup(): Promise<string[]>;
+  cleanup(opts?: { beforeRemove?: () => Promise<void> }): Promise<string[]>;
 }
 
 /** A private state root, working dir and tmux server for one test file. */
@@ -97,7 +97,7 @@ export function sandbox(prefix = "mt"): Sandbox {
       }
       return { exitCode: r.exitCode, data, stderr: r.stderr };
     },
-    async cleanup() {
+    async cleanup(opts = {}) {
       const problems = checkArtifacts(home).map((p) => `artifact ${p}`);
       await killServerAndWait(socket);
       const left = processesMentioning(base);
@@ -106,6 +106,7 @@ export function sandbox(prefix = "mt"): Sandbox {
           process.kill(p.pid, "SIGKILL");
         } catch {}
       }
+      await opts.beforeRemove?.();
       fs.rmSync(base, { recursive: true, force: true });
       return [...problems, ...left.map((p) => `left running: ${p.pid} ${p.cmdline}`)];
     },

@@ -35,6 +35,7 @@ export function registerAct(program: Command): void {
         `muster: turn ${r.turnId} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""} (no output)\n`,
       );
     if (!flags.json) warn(isolationNote(r));
+    if (!flags.json && r.receiptError) warn(`muster: warning: ${visibleLine(r.receiptError)}\n`);
     // The same code with or without --json.
     const code = resultExit(r);
     if (code !== EXIT.ok) throw new ExitWith(code);

@@ -80,6 +80,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
       pending: outcome.pending,
       timedOut: outcome.timedOut,
       interrupted: outcome.interrupted,
+      ...(outcome.receiptError ? { receiptError: outcome.receiptError } : {}),
     });
   else {
     const single = outcome.results.length + outcome.pending.length === 1;
@@ -91,6 +92,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
       else if (r.outputError) warn(`muster: ${visibleLine(r.outputError.message)}\n`);
       warn(isolationNote(r));
     }
+    if (outcome.receiptError) warn(`muster: warning: ${outcome.receiptError}\n`);
     if (outcome.pending.length > 0) {
       const why = outcome.timedOut ? "timed out" : outcome.interrupted ? "interrupted" : "still running";
       warn(`muster: ${why}; still running: ${outcome.pending.map((p) => shortId(p)).join(" ")}\n`);
