@@ -124,7 +124,7 @@ export function Top({ source, actions, size: fixed }: TopProps) {
   }, [snap, selKeyNow, selChild, expanded, actions]);
   const panelLines = panel ? panel.lines.slice(-Math.max(3, Math.floor(height / 2) - 1)) : [];
   // A short terminal keeps its rows for the tree: one line of key help, else as many as it takes (two).
-  const help = helpLines(columns, height < 16 ? 1 : 2);
+  const help = helpLines(columns, height < 12 ? 1 : 2);
   // Title, header, footer, the message/input line and the key help are always there; the rest is the tree.
   const chrome = 4 + help.length;
   const treeHeight = Math.max(1, height - chrome - selDetails.length - (panel ? panelLines.length + 1 : 0));

@@ -195,7 +195,11 @@ describe("muster top keys in a tmux pane", () => {
     expect((await status(first)).status).toBe("idle");
     // j selects again, from where the vanished row was: the last row now.
     await keys("j");
-    const last = (await screen()).split("\n").filter((l) => /^[0-9a-f]{8} /.test(l)).at(-1)?.slice(0, 8);
+    const last = (await screen())
+      .split("\n")
+      .filter((l) => /^[0-9a-f]{8} /.test(l))
+      .at(-1)
+      ?.slice(0, 8);
     await until(async () => (await selectedShort()) === last);
   });
 
