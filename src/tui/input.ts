@@ -63,20 +63,17 @@ export function pressesOf(input: string, key: InkKey): Press[] {
       text += c;
       continue;
     }
-    if (c === "\r" || c === "\n") {
+    if (c === "\r" || c === "\n" || c === "\t") {
       if (c === "\r" && chars[i + 1] === "\n") i++;
-      // A line break with more text after it in the same read is pasted text: one line, a space.
+      // A line break or tab with more text after it in the same read is pasted text: one line, a space.
       if (chars.slice(i + 1).some((x) => !CONTROL.test(x))) text += " ";
       else {
         flush();
-        out.push({ key: "return" });
+        out.push({ key: c === "\t" ? "tab" : "return" });
       }
     } else if (c === "\x7f" || c === "\b") {
       flush();
       out.push({ key: "backspace" });
-    } else if (c === "\t") {
-      flush();
-      out.push({ key: "tab" });
     } else if (c <= "\x1f") {
       flush();
       out.push({ key: "chord" });

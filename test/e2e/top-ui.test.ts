@@ -100,6 +100,17 @@ describe("muster top (component, real children)", () => {
     t.ui.unmount();
   });
 
+  it("x on a working child asks first; a burst of keys (a held y) is no answer and aborts", async () => {
+    const t = await open();
+    // The top row is a.
+    await t.press("x");
+    await until(() => new RegExp(`cancel ${short(ids.a)}, working\\? y/N`).test(t.frame()));
+    await t.press("yy");
+    await until(() => t.frame().includes("cancel aborted"));
+    expect((await m.status(ids.a)).status).toBe("running");
+    t.ui.unmount();
+  });
+
   it("Enter expands the selected child (turns, artifact dir, session file, last output); ← collapses", async () => {
     const t = await open(100, 30);
     // Rows: a, g, b.

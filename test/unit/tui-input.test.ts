@@ -44,7 +44,7 @@ describe("top input", () => {
       { text: "abc", batched: true },
       { key: "return", batched: true },
     ]);
-    expect(read("one\r\ntwo")).toEqual([{ text: "one two", batched: true }]);
+    expect(read("one\r\ntwo\tthree")).toEqual([{ text: "one two three", batched: true }]);
   });
 
   it("no control character reaches text: other C0 are chords, C1 and bidi controls are dropped", () => {
