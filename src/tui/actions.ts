@@ -14,9 +14,15 @@ export const PREVIEW_BYTES = 4096;
 /** The most of a pane capture top keeps. */
 export const CAPTURE_BYTES = 16 * 1024;
 
+/** A line of a child's expanded details; a path is cut in its middle, keeping the child's id at its end. */
+export interface Detail {
+  text: string;
+  cut?: "middle";
+}
+
 /** What the supervisor does to children: every action goes through the core, each answers one line. */
 export interface TopActions {
-  details(id: string): string[];
+  details(id: string): Detail[];
   capture(id: string, lines: number): Promise<string>;
   send(id: string, text: string): Promise<string>;
   cancel(id: string): Promise<string>;
@@ -54,10 +60,12 @@ export function coreActions(m: Muster): TopActions {
           (t) =>
             `${t.n}. ${t.completion?.status ?? "running"} ${t.completion?.durationMs !== undefined ? `${Math.round(t.completion.durationMs / 100) / 10}s` : elapsed(t.startedAt, now)}`,
         );
-      const lines = [
+      const lines: string[] = [
         `id ${c.entry.id} · runner ${visibleLine(c.entry.runner)} · ${c.state.turns.length} turn(s): ${turns.join(", ") || "none"}`,
-        `artifacts ${c.files.dir}`,
-        `session   ${m.paths.sessionFile(c.entry.id)}`,
+      ];
+      const paths: Detail[] = [
+        { text: `artifacts ${visibleLine(c.files.dir)}`, cut: "middle" },
+        { text: `session   ${visibleLine(m.paths.sessionFile(c.entry.id))}`, cut: "middle" },
       ];
       const last = [...c.state.completions.values()].sort((a, b) => a.seq - b.seq).at(-1);
       if (last?.output) {
@@ -79,7 +87,7 @@ export function coreActions(m: Muster): TopActions {
           last ? `last turn ${last.status}: ${visibleLine(last.reason ?? "no output")}` : "no output yet",
         );
       }
-      return lines;
+      return [{ text: lines[0]! }, ...paths, ...lines.slice(1).map((text) => ({ text }))];
     },
     async capture(id, lines) {
       const { text } = await m.capture(id, lines);

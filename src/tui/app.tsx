@@ -1,11 +1,12 @@
-import { Box, type Key, Transform, useApp, useInput, useStdout } from "ink";
+import { useApp, useInput, useStdout } from "ink";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { shortId } from "../util/ids.js";
-import { failure, type TopActions } from "./actions.js";
-import { clockText, footerLine, headerLine, rowLine } from "./layout.js";
+import { type Detail, failure, type TopActions } from "./actions.js";
+import { type Press, pressesOf, typedAhead } from "./input.js";
+import { clockText, footerLine, headerLine, helpLines, rowLine } from "./layout.js";
+import { type Line, Screen, SGR } from "./screen.js";
 import type { Snapshot, TopSource } from "./source.js";
 import { buildTree, type TreeRow, windowRows } from "./tree.js";
-import { cellText } from "./width.js";
 
 export interface TopProps {
   source: Pick<TopSource, "start" | "refresh" | "due" | "frameMs" | "idleClockMs">;
@@ -18,23 +19,36 @@ type Mode =
   | { kind: "normal" }
   | { kind: "filter"; text: string }
   | { kind: "send"; id: string; text: string }
-  | { kind: "confirm"; id: string; count: number };
+  | { kind: "confirm"; id: string; question: string; subtree: boolean };
+
+const CLEAR = "\x1b[2J\x1b[H";
+/** Past a frame (ink draws at most every 100 ms): the frame for the new size is drawn by then. */
+const REDRAW_MS = 150;
 
 /**
  * The terminal's size, read at every render (ink redraws on a resize before any state of ours could change:
- * a frame laid out for the old width would wrap), with a re-render of our own on resize as well.
+ * a frame laid out for the old width would wrap), with a re-render of our own on resize as well. A terminal
+ * that changes size reflows what is on it, and ink's count of the lines it drew is then wrong: once the
+ * frame for the new size is drawn, the screen is cleared and that frame drawn whole (ink's write puts its
+ * last frame back after what it writes).
  */
 function useSize(fixed: TopProps["size"]): { columns: number; rows: number } {
-  const { stdout } = useStdout();
+  const { stdout, write } = useStdout();
   const [, setResized] = useState(0);
   useEffect(() => {
     if (fixed) return;
-    const on = () => setResized((n) => n + 1);
+    let timer: NodeJS.Timeout | undefined;
+    const on = () => {
+      setResized((n) => n + 1);
+      clearTimeout(timer);
+      timer = setTimeout(() => write(CLEAR), REDRAW_MS);
+    };
     stdout.on("resize", on);
     return () => {
+      clearTimeout(timer);
       stdout.off("resize", on);
     };
-  }, [fixed, stdout]);
+  }, [fixed, stdout, write]);
   return fixed ?? { columns: stdout.columns || 80, rows: stdout.rows || 24 };
 }
 
@@ -86,26 +100,40 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     () => buildTree(snap?.children ?? [], snap?.runs ?? [], { showSettled, filter }),
     [snap, showSettled, filter],
   );
-  const found = rows.findIndex((r) => r.key === selKey);
-  const sel = found >= 0 ? found : Math.min(rows.length - 1, 0);
-  const selected = rows[sel];
+  // The selection is a row's key, never a position: when its row leaves the tree (its child settled and
+  // is hidden, a filter) nothing is selected rather than whatever row moved into its place.
+  const sel = selKey === undefined ? (rows.length > 0 ? 0 : -1) : rows.findIndex((r) => r.key === selKey);
+  const lastSel = useRef(0);
+  if (sel >= 0) lastSel.current = sel;
+  const selected = sel >= 0 ? rows[sel] : undefined;
   const selChild = childOf(selected);
+  useEffect(() => {
+    if (selKey === undefined && rows[0]) setSelKey(rows[0].key);
+  }, [selKey, rows]);
 
   // The expanded row's details read its files: once per snapshot, not once per frame.
   const selKeyNow = selected?.key;
-  const selDetails = useMemo(() => {
+  const selDetails = useMemo((): Detail[] => {
     void snap; // re-read when a new snapshot arrives
     if (!selKeyNow || !expanded.has(selKeyNow) || !selChild) return [];
     try {
       return actions.details(selChild).slice(0, 12);
     } catch (e) {
-      return [failure(e)];
+      return [{ text: failure(e) }];
     }
   }, [snap, selKeyNow, selChild, expanded, actions]);
   const panelLines = panel ? panel.lines.slice(-Math.max(3, Math.floor(height / 2) - 1)) : [];
-  // Title, header, footer and the message/input line are always there; the rest is the tree.
-  const treeHeight = Math.max(1, height - 4 - selDetails.length - (panel ? panelLines.length + 1 : 0));
-  const win = windowRows(rows.length, Math.max(0, sel), treeHeight, start.current);
+  // A short terminal keeps its rows for the tree: one line of key help, else as many as it takes (two).
+  const help = helpLines(columns, height < 12 ? 1 : 2);
+  // Title, header, footer, the message/input line and the key help are always there; the rest is the tree.
+  const chrome = 4 + help.length;
+  const treeHeight = Math.max(1, height - chrome - selDetails.length - (panel ? panelLines.length + 1 : 0));
+  const win = windowRows(
+    rows.length,
+    Math.min(sel >= 0 ? sel : lastSel.current, rows.length - 1),
+    treeHeight,
+    start.current,
+  );
   start.current = win.start;
   const shownRows = rows.slice(win.start, win.end);
   shownTimes.current = { at: now, text: (t) => clockText(shownRows, t) };
@@ -116,16 +144,17 @@ export function Top({ source, actions, size: fixed }: TopProps) {
       source.refresh(true),
     );
   };
-  // Functional updates: two keys may arrive before the next render.
-  const move = (d: number) =>
-    setSelKey((prev) => {
-      const at = rows.findIndex((r) => r.key === prev);
-      return rows[Math.max(0, Math.min(rows.length - 1, (at >= 0 ? at : sel) + d))]?.key ?? prev;
-    });
+  // With nothing selected, j selects the row that took the vanished one's place, k the one above it.
+  const move = (d: number) => {
+    if (rows.length === 0) return;
+    const from = sel >= 0 ? sel : d > 0 ? lastSel.current - 1 : lastSel.current;
+    setSelKey(rows[Math.max(0, Math.min(rows.length - 1, from + d))]!.key);
+  };
   const needChild = (f: (id: string) => void) => () => {
     if (selChild) f(selChild);
     else setMessage("select a child first");
   };
+  const viewOf = (id: string) => snap?.children.find((c) => c.id === id);
 
   const keys: Record<string, () => void> = {
     j: () => move(1),
@@ -164,10 +193,19 @@ export function Top({ source, actions, size: fixed }: TopProps) {
       }
     }),
     s: needChild((id) => setMode({ kind: "send", id, text: "" })),
-    x: needChild((id) => run(`cancelling ${shortId(id)}`, actions.cancel(id))),
+    // A live child is asked about first: the row under the cursor is not always the one a person meant.
+    x: needChild((id) => {
+      const c = viewOf(id);
+      if (c?.settled) return run(`cancelling ${shortId(id)}`, actions.cancel(id));
+      const name = c && c.label !== shortId(id) ? ` (${c.label})` : "";
+      const question = `cancel ${shortId(id)}${name}, ${c?.state ?? "running"}? y/N`;
+      setMode({ kind: "confirm", id, question, subtree: false });
+    }),
     X: needChild((id) => {
       try {
-        setMode({ kind: "confirm", id, count: actions.subtreeSize(id) });
+        const count = actions.subtreeSize(id);
+        const question = `cancel ${count} child(ren) under ${shortId(id)}, deepest first? y/N`;
+        setMode({ kind: "confirm", id, question, subtree: true });
       } catch (e) {
         setMessage(failure(e));
       }
@@ -181,56 +219,83 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     q: () => exit(),
   };
 
-  // The handler of the latest render, read through a ref: a key that arrives before React has re-subscribed
-  // the input hook must not act on the state of an older render.
-  const onKey = useRef<(input: string, key: Key) => void>(() => {});
-  useInput((input, key) => onKey.current(input, key));
-  onKey.current = (input, key) => {
+  const onPress = (p: Press) => {
     if (mode.kind === "confirm") {
-      if (input === "y" || input === "Y")
-        run(`cancelling the subtree of ${shortId(mode.id)}`, actions.cancelTree(mode.id));
-      else setMessage("subtree cancel aborted");
+      // Only a y pressed on its own says yes: one in a burst of keys (a paste, type-ahead) was not an answer.
+      if (p.text !== undefined && /^[yY]$/.test(p.text) && !p.batched) {
+        if (mode.subtree) run(`cancelling the subtree of ${shortId(mode.id)}`, actions.cancelTree(mode.id));
+        else run(`cancelling ${shortId(mode.id)}`, actions.cancel(mode.id));
+      } else setMessage(mode.subtree ? "subtree cancel aborted" : "cancel aborted");
       setMode({ kind: "normal" });
       return;
     }
     if (mode.kind === "filter" || mode.kind === "send") {
-      if (key.escape) {
+      if (p.key === "escape") {
         if (mode.kind === "filter") setFilter("");
         setMode({ kind: "normal" });
-      } else if (key.return) {
+      } else if (p.key === "return") {
         if (mode.kind === "filter") setFilter(mode.text.trim());
         else if (mode.text.trim() !== "")
           run(`sending to ${shortId(mode.id)}`, actions.send(mode.id, mode.text));
         setMode({ kind: "normal" });
-      } else if (key.backspace || key.delete) {
-        setMode((m) => ("text" in m ? { ...m, text: [...m.text].slice(0, -1).join("") } : m));
-      } else if (input && !key.ctrl && !key.meta) {
-        // One line: pasted line breaks become spaces.
-        const add = input.replace(/[\r\n]+/g, " ");
-        setMode((m) => ("text" in m ? { ...m, text: m.text + add } : m));
+      } else if (p.key === "backspace") {
+        setMode({ ...mode, text: [...mode.text].slice(0, -1).join("") });
+      } else if (p.text !== undefined) {
+        setMode({ ...mode, text: mode.text + p.text });
       }
       return;
     }
-    if (key.upArrow) return move(-1);
-    if (key.downArrow) return move(1);
-    if (key.pageDown) return move(treeHeight);
-    if (key.pageUp) return move(-treeHeight);
-    if (key.rightArrow) return keys.l!();
-    if (key.leftArrow) return keys.h!();
-    if (key.return) {
-      if (selected && expanded.has(selected.key)) return keys.h!();
-      return keys.l!();
+    switch (p.key) {
+      case "up":
+        return move(-1);
+      case "down":
+        return move(1);
+      case "pagedown":
+        return move(treeHeight);
+      case "pageup":
+        return move(-treeHeight);
+      case "right":
+        return keys.l!();
+      case "left":
+        return keys.h!();
+      case "return":
+        if (selected && expanded.has(selected.key)) return keys.h!();
+        return keys.l!();
+      case "escape":
+        if (panel) return setPanel(undefined);
+        if (filter) return setFilter("");
+        return exit();
     }
-    if (key.escape) {
-      if (panel) return setPanel(undefined);
-      if (filter) return setFilter("");
-      return exit();
-    }
-    // A key and Enter may arrive together; other runs of text (a paste) are no command.
-    const one = input.replace(/[\r\n]+$/, "");
-    if ([...one].length === 1) keys[one]?.();
-    else if (one === "" && input !== "") keys.l!();
+    if (p.text === undefined) return;
+    // One key is a command; a run of j/k (a held key) moves as far; other runs of text (a paste) are none.
+    if ([...p.text].length === 1) keys[p.text]?.();
+    else if (/^[jk]+$/.test(p.text)) move([...p.text].reduce((n, c) => n + (c === "j" ? 1 : -1), 0));
   };
+
+  // Every press is handled by the latest render, one press a render (what a key changes is seen by the
+  // next one: "s", text and Enter in one read send that text). Until the first snapshot shows there are
+  // no rows to act on: what is typed waits, and is applied once they are there. q and Esc quit at once.
+  const pending = useRef<Press[]>([]);
+  const [presses, setPresses] = useState(0);
+  const handle = useRef<(p: Press) => void>(() => {});
+  handle.current = onPress;
+  const ready = snap !== undefined;
+  const readyRef = useRef(ready);
+  readyRef.current = ready;
+  useInput((input, key) => {
+    const ps = pressesOf(input, key);
+    if (!readyRef.current && ps.some((p) => p.key === "escape" || p.text === "q")) return exit();
+    pending.current.push(...(readyRef.current ? ps : typedAhead(ps)));
+    setPresses((n) => n + 1);
+  });
+  useEffect(() => {
+    void presses;
+    if (!ready) return;
+    const p = pending.current.shift();
+    if (!p) return;
+    handle.current(p);
+    if (pending.current.length > 0) setPresses((n) => n + 1);
+  }, [presses, ready]);
 
   const title = `muster top · primary ${snap ? shortId(snap.primary) : "…"}${filter ? ` · filter "${filter}"` : ""}${showSettled ? " · showing settled" : ""}`;
   const totals = {
@@ -247,9 +312,8 @@ export function Top({ source, actions, size: fixed }: TopProps) {
       : mode.kind === "send"
         ? `send to ${shortId(mode.id)}: ${mode.text}▏ (Enter sends, Esc aborts)`
         : mode.kind === "confirm"
-          ? `cancel ${mode.count} child(ren) under ${shortId(mode.id)}, deepest first? y/N`
-          : message ||
-            "↑↓ select · ⏎ expand · v pane · f focus · a attach · s send · x cancel · X subtree · / filter · H settled · q quit";
+          ? mode.question
+          : message;
   const frame: Line[] = [
     { text: title, sgr: SGR.bold },
     { text: headerLine(columns), sgr: SGR.dim },
@@ -258,42 +322,18 @@ export function Top({ source, actions, size: fixed }: TopProps) {
       : rows.length === 0
         ? [{ text: "no children to show", sgr: SGR.dim }]
         : []),
-    ...rows.slice(win.start, win.end).flatMap((r, i): Line[] => {
+    ...shownRows.flatMap((r, i): Line[] => {
       const isSel = win.start + i === sel;
       return [
         { text: rowLine(r, columns, now), sgr: isSel ? SGR.inverse : r.context ? SGR.dim : undefined },
-        ...(isSel ? selDetails.map((d) => ({ text: `    ${d}`, sgr: SGR.dim })) : []),
+        ...(isSel ? selDetails.map((d) => ({ text: `    ${d.text}`, sgr: SGR.dim, cut: d.cut })) : []),
       ];
     }),
     ...(panel ? [{ text: `── ${panel.title} ${"─".repeat(columns)}`, sgr: SGR.dim }] : []),
     ...panelLines.map((l) => ({ text: l })),
     { text: footerLine(totals, snap?.budget ?? "-", { ...hidden, cut: win.cut }), sgr: SGR.dim },
     { text: bottom },
+    ...help.map((text) => ({ text, sgr: SGR.dim })),
   ];
   return <Screen lines={frame} columns={columns} />;
-}
-
-interface Line {
-  text: string;
-  sgr?: string | undefined;
-}
-const SGR = { bold: "1", dim: "2", inverse: "7" };
-
-/**
- * The whole frame as one ink node. Ink measures each text node through a module-level cache that is never
- * emptied, so a screen whose text changes every second (elapsed times, activity) would grow it all day:
- * the node's own text is a blank block of the frame's size (a handful of distinct strings), and the
- * lines, fitted to the width here, are put in by the transform as ink writes them.
- */
-function Screen({ lines, columns }: { lines: Line[]; columns: number }) {
-  const fitted = lines.map((l) => {
-    const text = l.sgr === SGR.inverse ? cellText(l.text, columns) : cellText(l.text, columns).trimEnd();
-    return l.sgr && text ? `\x1b[${l.sgr}m${text}\x1b[0m` : text;
-  });
-  const blank = Array.from(lines, () => " ".repeat(columns)).join("\n");
-  return (
-    <Box width={columns}>
-      <Transform transform={(_, i) => fitted[i] ?? ""}>{blank}</Transform>
-    </Box>
-  );
 }

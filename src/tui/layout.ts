@@ -1,6 +1,6 @@
 import { shortId } from "../util/ids.js";
 import type { Hidden, TreeRow } from "./tree.js";
-import { cellText } from "./width.js";
+import { cellText, textWidth } from "./width.js";
 
 /** A column of the table: its header, width and the order it is given up in on a narrow terminal. */
 interface Column {
@@ -172,4 +172,43 @@ export function footerLine(t: Totals, budget: string, hidden: Hidden & { cut: nu
     `cost ${cost(t.cost)}`,
     `budget ${budget}`,
   ].join(" · ");
+}
+
+/** The keys of the normal mode, in the order the help lists them. */
+export const HELP = [
+  "↑↓ select",
+  "⏎ expand",
+  "v pane",
+  "f focus",
+  "a attach",
+  "s send",
+  "x cancel",
+  "X subtree",
+  "/ filter",
+  "H settled",
+  "r refresh",
+  "q quit",
+];
+
+/**
+ * The key help wrapped at whole keys into at most `maxLines` lines of `width` cells; what does not fit in
+ * them is left off, the last line saying so with "…".
+ */
+export function helpLines(width: number, maxLines: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const item of HELP) {
+    const next = line === "" ? item : `${line} · ${item}`;
+    if (line === "" || textWidth(next) <= width) line = next;
+    else {
+      lines.push(line);
+      line = item;
+    }
+  }
+  if (line !== "") lines.push(line);
+  if (lines.length <= maxLines) return lines;
+  const kept = lines.slice(0, Math.max(1, maxLines));
+  const last = kept.length - 1;
+  kept[last] = textWidth(`${kept[last]} …`) <= width ? `${kept[last]} …` : cellText(`${kept[last]}…`, width);
+  return kept;
 }

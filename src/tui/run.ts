@@ -8,7 +8,6 @@ import { type SourceOptions, TopSource } from "./source.js";
 // The alternate screen: top draws full-screen and leaves the shell's screen as it was when it quits.
 const ENTER_ALT = "\x1b[?1049h\x1b[H";
 const LEAVE_ALT = "\x1b[?1049l";
-const CLEAR = "\x1b[2J\x1b[H";
 
 /** Runs `muster top` on this terminal until q/Esc; quitting never touches a child. */
 export async function runTop(m: Muster, opts: SourceOptions = {}): Promise<void> {
@@ -17,24 +16,9 @@ export async function runTop(m: Muster, opts: SourceOptions = {}): Promise<void>
   const props = { source, actions: coreActions(m) };
   out.write(ENTER_ALT);
   const app = render(createElement(Top, props), { maxFps: 10 });
-  // A terminal that changes size reflows what is on it, and ink redraws the old layout at once: its count
-  // of the lines it drew is then wrong. Once the frame for the new size is laid out, start again from a
-  // clear screen and draw it whole.
-  let timer: NodeJS.Timeout | undefined;
-  const redraw = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      out.write(CLEAR);
-      app.clear();
-      app.rerender(createElement(Top, props));
-    }, 50);
-  };
-  out.on("resize", redraw);
   try {
     await app.waitUntilExit();
   } finally {
-    clearTimeout(timer);
-    out.off("resize", redraw);
     await source.close();
     out.write(LEAVE_ALT);
   }

@@ -60,3 +60,30 @@ export function cellText(s: string, n: number): string {
   }
   return `${out}…${" ".repeat(n - 1 - used)}`;
 }
+
+/**
+ * Cuts or pads to exactly n cells, cutting out of the middle ("…"): for a path, whose end (a child's id)
+ * says more than its middle.
+ */
+export function cellTextMiddle(s: string, n: number): string {
+  if (n <= 0) return "";
+  if (textWidth(s) <= n) return cellText(s, n);
+  const chars = [...s];
+  const headCells = Math.floor((n - 1) / 4);
+  let head = "";
+  let used = 0;
+  for (const c of chars) {
+    if (used + charWidth(c) > headCells) break;
+    head += c;
+    used += charWidth(c);
+  }
+  let tail = "";
+  let tailUsed = 0;
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const w = charWidth(chars[i]!);
+    if (used + 1 + tailUsed + w > n) break;
+    tail = chars[i] + tail;
+    tailUsed += w;
+  }
+  return `${head}…${tail}${" ".repeat(n - used - 1 - tailUsed)}`;
+}

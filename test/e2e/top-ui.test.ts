@@ -100,6 +100,17 @@ describe("muster top (component, real children)", () => {
     t.ui.unmount();
   });
 
+  it("x on a working child asks first; a burst of keys (a held y) is no answer and aborts", async () => {
+    const t = await open();
+    // The top row is a.
+    await t.press("x");
+    await until(() => new RegExp(`cancel ${short(ids.a)}, working\\? y/N`).test(t.frame()));
+    await t.press("yy");
+    await until(() => t.frame().includes("cancel aborted"));
+    expect((await m.status(ids.a)).status).toBe("running");
+    t.ui.unmount();
+  });
+
   it("Enter expands the selected child (turns, artifact dir, session file, last output); ← collapses", async () => {
     const t = await open(100, 30);
     // Rows: a, g, b.
@@ -110,7 +121,8 @@ describe("muster top (component, real children)", () => {
     expect(raw.filter((l) => l.includes("\x1b[7m"))).toEqual([expect.stringContaining(short(ids.b))]);
     const f = t.frame();
     expect(f).toContain("the-answer-of-b");
-    expect(f).toContain(`artifacts ${m.paths.artifactDir(ids.b)}`.slice(0, 60));
+    // A path too wide is cut in its middle: the child's id at its end stays.
+    expect(f).toMatch(new RegExp(`^ {4}artifacts /.*${ids.b}$`, "m"));
     expect(f).toContain("session");
     expect(f).toMatch(/1 turn\(s\): 1\. completed/);
     await t.press("\x1b[D");
@@ -147,8 +159,9 @@ describe("muster top (component, real children)", () => {
   });
 
   it("rows that do not fit are cut, counted, and scrolled to", async () => {
-    // 7 rows: title, header, footer, message and 3 rows of tree for a, g, b (and c once shown).
-    const t = await open(80, 7);
+    // 8 rows: title, header, footer, message, one line of key help and 3 rows of tree for a, g, b (and c
+    // once shown).
+    const t = await open(80, 8);
     await t.press("H");
     await until(() => /1 cut/.test(t.frame()));
     expect(t.rowOf(ids.c)).toBe(-1);
@@ -159,7 +172,7 @@ describe("muster top (component, real children)", () => {
     t.ui.unmount();
   });
 
-  it("s sends a follow-up to the selected child, and x cancels it", async () => {
+  it("s sends a follow-up to the selected child, and x cancels it after a y", async () => {
     const t = await open();
     await t.press("j", "j");
     await t.press("s");
@@ -167,7 +180,10 @@ describe("muster top (component, real children)", () => {
     await t.press(..."mock: reply=second", "\r");
     await until(() => t.frame().includes(`sent to ${short(ids.b)}`), 10_000);
     await until(async () => (await m.status(ids.b)).state.completions.size === 2, 30_000);
+    // A live child is asked about first; only y cancels it.
     await t.press("x");
+    await until(() => new RegExp(`cancel ${short(ids.b)}, [a-z-]+\\? y/N`).test(t.frame()));
+    await t.press("y");
     await until(async () => (await m.status(ids.b)).status === "closed", 20_000);
     await until(() => t.frame().includes(`cancelled ${short(ids.b)}`));
     // The others run on: nothing but the selected child was touched.

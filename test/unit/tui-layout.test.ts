@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { columnsFor, elapsed, footerLine, rowLine } from "../../src/tui/layout.js";
+import { columnsFor, elapsed, footerLine, HELP, helpLines, rowLine } from "../../src/tui/layout.js";
 import { buildTree, windowRows } from "../../src/tui/tree.js";
 import type { ChildView } from "../../src/tui/view.js";
-import { cellText, textWidth } from "../../src/tui/width.js";
+import { cellText, cellTextMiddle, textWidth } from "../../src/tui/width.js";
 
 const child = (id: string, parent: string | null, over: Partial<ChildView> = {}): ChildView => ({
   kind: "child",
@@ -24,6 +24,32 @@ const child = (id: string, parent: string | null, over: Partial<ChildView> = {})
 });
 
 describe("top layout", () => {
+  it("cuts a path in its middle: its start and its end (a child's id) stay", () => {
+    const p = "artifacts /home/someone/.local/state/muster/primaries/p1/artifacts/01a2-child-id";
+    const cut = cellTextMiddle(p, 40);
+    expect(textWidth(cut)).toBe(40);
+    expect(cut.startsWith("artifacts")).toBe(true);
+    expect(cut.endsWith("/artifacts/01a2-child-id")).toBe(true);
+    expect(cut).toContain("…");
+    expect(cellTextMiddle("short", 8)).toBe("short   ");
+    for (const n of [1, 2, 5, 9]) expect(textWidth(cellTextMiddle("日本語のパス/の子", n))).toBe(n);
+  });
+
+  it("wraps the key help at whole keys: every key within two lines at 80 and 100 columns", () => {
+    for (const w of [80, 100]) {
+      const lines = helpLines(w, 2);
+      expect(lines.length).toBe(2);
+      for (const l of lines) expect(textWidth(l)).toBeLessThanOrEqual(w);
+      for (const k of HELP) expect(lines.join(" · ")).toContain(k);
+    }
+    expect(helpLines(200, 2)).toHaveLength(1);
+    // Fewer lines than it takes: what is left off is marked, still within the width.
+    const one = helpLines(60, 1);
+    expect(one).toHaveLength(1);
+    expect(one[0]).toMatch(/…$/);
+    expect(textWidth(one[0]!)).toBeLessThanOrEqual(60);
+  });
+
   it("fits text to terminal cells: wide characters take two, a cut ends in …", () => {
     expect(cellText("abc", 5)).toBe("abc  ");
     expect(cellText("abcdef", 4)).toBe("abc…");
