@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMuster } from "../dist/index.js";
-import { benchEnv } from "./env.mjs";
+import { benchEnv, startReaper } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
 /** This user's inotify instances in use and the limit (as `muster doctor` counts them). */
@@ -91,6 +91,7 @@ export const idleChildrenRows = (r) => [
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-idle-"));
   const socket = `mbi-${process.pid}`;
+  startReaper(base, [socket]);
   const env = benchEnv(base, socket);
   const muster = (name) => {
     const cwd = path.join(base, name);

@@ -13,7 +13,7 @@ import { createMuster } from "../dist/index.js";
 import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { capOvershoot, capRow } from "./caps.mjs";
 import { completionRound } from "./completion.mjs";
-import { benchEnv } from "./env.mjs";
+import { benchEnv, startReaper } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { idleChildrenDelivery, idleChildrenRows } from "./idle-children.mjs";
@@ -26,6 +26,7 @@ const quick = process.argv.includes("--quick");
 const root = path.resolve(import.meta.dirname, "..");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-"));
 const socket = `mb-${process.pid}`;
+startReaper(base, [socket, `mbt-${process.pid}-*`]);
 const env = benchEnv(base, socket);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
