@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMuster } from "../dist/index.js";
-import { benchEnv } from "./env.mjs";
+import { benchEnv, startReaper } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
 export const BACKENDS = ["tmux", "pty"];
@@ -81,6 +81,7 @@ export function musterPerBackend(base, env) {
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-backends-"));
   const socket = `mbb-${process.pid}`;
+  startReaper(base, [socket]);
   try {
     const r = await backendLatency(
       musterPerBackend(base, benchEnv(base, socket)),

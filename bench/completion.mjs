@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createMuster } from "../dist/index.js";
-import { benchEnv } from "./env.mjs";
+import { benchEnv, startReaper } from "./env.mjs";
 import { pct } from "./stats.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -38,6 +38,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const rounds = Number(process.argv[3] ?? 3);
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-completion-"));
   const socket = `mbc-${process.pid}`;
+  startReaper(base, [socket]);
   const env = benchEnv(base, socket);
   const cwd = path.join(base, "work");
   fs.mkdirSync(cwd, { recursive: true });

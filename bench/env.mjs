@@ -1,5 +1,6 @@
 // The environment every benchmark runs muster in: its own state root and private tmux server, and no
 // lineage inherited from a pane it might be started from.
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
@@ -50,4 +51,20 @@ export function cliBenchEnv(name, url, dir, base, socket) {
   };
   for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
   return { env, cwd };
+}
+
+/**
+ * Makes sure a benchmark leaves nothing behind however it ends (a timeout's SIGTERM, Ctrl-C, SIGKILL): a detached
+ * reaper holds the other end of a pipe and, once it closes, kills the private tmux servers `sockets` (`name*`: every one beginning so), every process
+ * mentioning `base`, and removes `base`.
+ */
+export function startReaper(base, sockets) {
+  const reaper = spawn(process.execPath, [path.join(import.meta.dirname, "reaper.mjs"), base, ...sockets], {
+    detached: true,
+    stdio: ["pipe", "ignore", "ignore"],
+  });
+  reaper.unref();
+  reaper.stdin.unref?.();
+  reaper.stdin.on("error", () => {});
+  return reaper;
 }

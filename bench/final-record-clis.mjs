@@ -12,13 +12,14 @@ import { createMuster } from "../dist/index.js";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
 import { TEST_MODELS } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
-import { cliBenchEnv } from "./env.mjs";
+import { cliBenchEnv, startReaper } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
 /** p50/p95 (ms) per installed CLI of: the endpoint's last response sent → the waiting parent has the completion. */
 export async function finalRecordClis(n, log = (s) => process.stderr.write(`${s}\n`)) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-clis-"));
   const socket = `mbc-${process.pid}`;
+  startReaper(base, [socket]);
   const results = {};
   const ep = await startEndpoint({ scenario: "text" });
   try {

@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMuster } from "../dist/index.js";
+import { startReaper } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
 async function samples(m, n, linger) {
@@ -54,6 +55,7 @@ export const finalRecordRow = (r) => [
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-final-"));
   const socket = `mbf-${process.pid}`;
+  startReaper(base, [socket]);
   const env = { ...process.env, MUSTER_HOME: path.join(base, "home"), MUSTER_TMUX_SOCKET: socket };
   for (const k of ["TMUX", "TMUX_PANE", "MUSTER_PRIMARY", "MUSTER_CHILD_ID", "MUSTER_DEPTH"]) delete env[k];
   const muster = (name) => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU,
-// workflow scheduler overhead (64 ready steps), final record → waiter, each backend (tmux, pty) side by side.
+// workflow scheduler overhead (64 ready steps), final record → waiter, each backend (tmux, pty) side by side,
+// follow-up delivery with 1 and with 201 idle children alive.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -12,9 +13,10 @@ import { createMuster } from "../dist/index.js";
 import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { capOvershoot, capRow } from "./caps.mjs";
 import { completionRound } from "./completion.mjs";
-import { benchEnv } from "./env.mjs";
+import { benchEnv, startReaper } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
+import { idleChildrenDelivery, idleChildrenRows } from "./idle-children.mjs";
 import { sessionCliRows, sessionClis } from "./session-clis.mjs";
 import { pct, round } from "./stats.mjs";
 import { topCpu, topCpuRow } from "./top-cpu.mjs";
@@ -24,6 +26,7 @@ const quick = process.argv.includes("--quick");
 const root = path.resolve(import.meta.dirname, "..");
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-"));
 const socket = `mb-${process.pid}`;
+startReaper(base, [socket, `mbt-${process.pid}-*`]);
 const env = benchEnv(base, socket);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -181,6 +184,10 @@ try {
   // instances by default): the real-CLI rows measure a machine without them, as a user's would be.
   spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
   await sleep(3000);
+  log("follow-up delivery with 1 and with 201 idle children alive…");
+  results.idleChildrenMs = await idleChildrenDelivery(muster, 200, quick ? 5 : 15);
+  spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+  await sleep(3000);
   log("final record → waiter, real agent CLIs against the scripted endpoint…");
   results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
   log("runner mode session vs oneshot, real agent CLIs (follow-up and delivery)…");
@@ -217,6 +224,7 @@ const rows = [
   finalRecordRow(results.finalRecordToWaiterMs),
   ...backendRows(results.backendsMs),
   capRow(results.capOvershootMs),
+  ...idleChildrenRows(results.idleChildrenMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
   ...Object.entries(results.sessionVsOneshotMs).flatMap(([name, r]) => sessionCliRows(name, r)),
 ];

@@ -12,7 +12,7 @@ import { createMuster } from "../dist/index.js";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
 import { TEST_MODELS } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
-import { cliBenchEnv } from "./env.mjs";
+import { cliBenchEnv, startReaper } from "./env.mjs";
 import { now, pct, round } from "./stats.mjs";
 
 const SESSION_CLIS = ["claude", "pi", "gemini", "opencode", "codex"];
@@ -23,6 +23,7 @@ const stats = (xs) => ({ n: xs.length, p50: round(pct(xs, 50)), p95: round(pct(x
 export async function sessionClis(n, log = (s) => process.stderr.write(`${s}\n`)) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-sess-"));
   const socket = `mbs-${process.pid}`;
+  startReaper(base, [socket]);
   const results = {};
   const ep = await startEndpoint({ scenario: "text" });
   try {

@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
 import { prepareCli } from "../test/fixtures/cli-setup.mjs";
 import { startEndpoint } from "../test/fixtures/llm-endpoint.mjs";
-import { withoutLineage } from "./env.mjs";
+import { startReaper, withoutLineage } from "./env.mjs";
 import { busyLoad, watchHostStarts } from "./host-starts.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -24,6 +24,7 @@ const cwd = path.join(base, "work");
 fs.mkdirSync(cwd, { recursive: true });
 fs.mkdirSync(home, { recursive: true });
 const socket = `mtstressc${process.pid}`;
+startReaper(base, [socket]);
 const ep = await startEndpoint();
 // The default run-slot bound stays: the stall was seen with it.
 const env = withoutLineage({ ...process.env });

@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { withoutLineage } from "./env.mjs";
+import { startReaper, withoutLineage } from "./env.mjs";
 import { busyLoad, watchHostStarts } from "./host-starts.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -18,6 +18,7 @@ const runs = Number(process.argv[2] ?? 25);
 const loadN = Number(process.argv[3] ?? 40);
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-stress-"));
 const socket = `mtstress${process.pid}`;
+startReaper(base, [socket]);
 // The default run-slot bound stays: the stall was seen with it.
 const env = withoutLineage({
   ...process.env,

@@ -13,7 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMuster } from "../dist/index.js";
-import { benchEnv } from "./env.mjs";
+import { benchEnv, startReaper } from "./env.mjs";
 import { round } from "./stats.mjs";
 
 const BIN = path.join(import.meta.dirname, "..", "bin", "muster.js");
@@ -104,6 +104,7 @@ export const topCpuRow = (r) => [
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-top-"));
   const socket = `mbtk-${process.pid}`;
+  startReaper(base, [socket, `mbt-${process.pid}-*`]);
   const env = benchEnv(base, socket);
   const muster = (name) => {
     const cwd = path.join(base, name);

@@ -8,7 +8,7 @@ import { createMuster } from "../dist/index.js";
 import { musterHost } from "../dist/workflows/host.js";
 import { runWorkflow } from "../dist/workflows/run.js";
 import { parseWorkflow } from "../dist/workflows/toml.js";
-import { benchEnv } from "./env.mjs";
+import { benchEnv, startReaper } from "./env.mjs";
 import { pct, round } from "./stats.mjs";
 
 /** Runs the workflow once; returns per-step latencies in ms. */
@@ -67,6 +67,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(process.argv[2] ?? 64);
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "muster-bench-wf-"));
   const socket = `mbw-${process.pid}`;
+  startReaper(base, [socket]);
   const env = benchEnv(base, socket);
   const cwd = path.join(base, "work");
   fs.mkdirSync(cwd, { recursive: true });

@@ -3,7 +3,9 @@
  * progress|done|error`) and from its parent (`muster send --mode now|stop`: interrupt the running turn).
  * Each request is one JSON file, written to a temp name and renamed in (the host never reads half of one).
  */
+import * as path from "node:path";
 import { dropJsonFile } from "../util/fsx.js";
+import { pokeHost } from "../util/poke.js";
 
 export type ControlRequest =
   | { kind: "progress" | "done" | "error"; text: string }
@@ -18,6 +20,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Writes one request into `controlDir` (0600, temp + rename). Throws when it cannot. */
 export function writeControl(controlDir: string, req: ControlRequest): void {
   dropJsonFile(controlDir, req);
+  pokeHost(path.dirname(controlDir));
 }
 
 /** A parsed request, or undefined when the file holds anything else. */

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeJsonAtomic } from "../util/fsx.js";
+import { pokeHost } from "../util/poke.js";
 import { readJsonBounded } from "../util/safe-read.js";
 
 /** One requested turn waiting for the child host. File name `<turnId>.json`: UUIDv7, so lexical order is arrival order. */
@@ -21,6 +22,7 @@ export interface InboxItem {
 export function writeInboxItem(inboxDir: string, item: InboxItem): string {
   const file = path.join(inboxDir, `${item.turnId}.json`);
   writeJsonAtomic(file, item);
+  pokeHost(path.dirname(inboxDir));
   return file;
 }
 

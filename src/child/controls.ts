@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { type ControlRequest, controlRequestOf } from "../artifacts/control.js";
 import { readJsonBounded } from "../util/safe-read.js";
-import { DirWatch } from "./dir-watch.js";
+import { PokedDir } from "./pokes.js";
 
 export type { ControlRequest } from "../artifacts/control.js";
 
@@ -11,13 +11,14 @@ const MAX_CONTROL_BYTES = 6 * 1024 * 1024 + 64 * 1024;
 
 /** Watches control/ and hands each request over once (the file is removed after reading). */
 export class ControlWatcher {
-  private readonly watch: DirWatch;
+  private readonly watch: PokedDir;
 
   constructor(
     private readonly dir: string,
     private readonly onRequest: (r: ControlRequest) => void,
+    pollMs?: number,
   ) {
-    this.watch = new DirWatch(dir, () => this.drain());
+    this.watch = new PokedDir(dir, () => this.drain(), pollMs);
     this.drain();
   }
 

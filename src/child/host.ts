@@ -20,6 +20,7 @@ import { CapGuard } from "./caps-guard.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
 import { PermissionBroker, permissionTimeoutMs } from "./permissions.js";
+import { listenForPokes, safetyPollMs } from "./pokes.js";
 import { PaneRenderer } from "./render.js";
 import { DiskReserve } from "./reserve.js";
 import { killLiveRunners, type Reap } from "./run-plan.js";
@@ -45,6 +46,8 @@ async function main(): Promise<void> {
     process.stderr.write("usage: muster child-host <artifact-dir>\n");
     process.exit(2);
   }
+  // Before anything else: a poke (SIGUSR2) must never find the host without its handler.
+  listenForPokes(dir);
   const files = childFiles(dir);
   const layout = pathsOfArtifactDir(dir);
   const render = new PaneRenderer();
@@ -116,52 +119,57 @@ async function main(): Promise<void> {
   let exitReason: "cancelled" | "lost" | undefined;
   // In mode tui the pane's keys belong to the agent's TUI (a typed line reaches muster through its hooks).
   const typing = mode !== "tui" && process.stdin.isTTY ? process.stdin : undefined;
-  const source = new TurnSource(files.inbox, typing, (why) => render.stderr(why));
+  const pollMs = safetyPollMs(env);
+  const source = new TurnSource(files.inbox, typing, (why) => render.stderr(why), pollMs);
   // Questions this host's agent asked and still waits on (muster ask): the idle clock pauses meanwhile.
   const asking = new Set<string>();
-  const controls = new ControlWatcher(files.control, (req) => {
-    if (req.kind === "interrupt") {
-      // Only the turn the parent saw running: one that started since (its follow-up) is left alone.
-      if (current?.turnId === req.turnId) {
-        render.info(req.why === "steered" ? "interrupted: a follow-up runs now" : "stopped by the parent");
-        current.stop(req.why);
-      }
-    } else if (req.kind === "ask" || req.kind === "answered") {
-      const turn = current ? { turnId: current.turnId } : {};
-      if (req.kind === "ask") {
-        asking.add(req.requestId);
+  const controls = new ControlWatcher(
+    files.control,
+    (req) => {
+      if (req.kind === "interrupt") {
+        // Only the turn the parent saw running: one that started since (its follow-up) is left alone.
+        if (current?.turnId === req.turnId) {
+          render.info(req.why === "steered" ? "interrupted: a follow-up runs now" : "stopped by the parent");
+          current.stop(req.why);
+        }
+      } else if (req.kind === "ask" || req.kind === "answered") {
+        const turn = current ? { turnId: current.turnId } : {};
+        if (req.kind === "ask") {
+          asking.add(req.requestId);
+          log.append({
+            type: "question",
+            ...turn,
+            requestId: req.requestId,
+            text: boundText(req.text),
+            ...(req.choices ? { choices: req.choices.map((c) => boundText(c, 200)) } : {}),
+          });
+          render.info(`question ${req.requestId.slice(-8)} to the parent: ${req.text}`);
+        } else {
+          asking.delete(req.requestId);
+          log.append({
+            type: "answered",
+            ...turn,
+            requestId: req.requestId,
+            outcome: req.outcome,
+            ...(req.outcome === "answered" ? { text: boundText(req.text) } : {}),
+          });
+          render.info(req.outcome === "answered" ? `answer: ${req.text}` : "no answer in time");
+        }
+        caps.setWaiting(asking.size > 0);
+      } else if (req.kind === "progress") {
         log.append({
-          type: "question",
-          ...turn,
-          requestId: req.requestId,
+          type: "progress",
+          ...(current ? { turnId: current.turnId } : {}),
           text: boundText(req.text),
-          ...(req.choices ? { choices: req.choices.map((c) => boundText(c, 200)) } : {}),
         });
-        render.info(`question ${req.requestId.slice(-8)} to the parent: ${req.text}`);
-      } else {
-        asking.delete(req.requestId);
-        log.append({
-          type: "answered",
-          ...turn,
-          requestId: req.requestId,
-          outcome: req.outcome,
-          ...(req.outcome === "answered" ? { text: boundText(req.text) } : {}),
-        });
-        render.info(req.outcome === "answered" ? `answer: ${req.text}` : "no answer in time");
+        render.info(`progress: ${req.text}`);
+      } else if (current) {
+        current.explicit = { status: req.kind === "done" ? "completed" : "errored", text: req.text };
+        render.info(`explicit result recorded (muster ${req.kind})`);
       }
-      caps.setWaiting(asking.size > 0);
-    } else if (req.kind === "progress") {
-      log.append({
-        type: "progress",
-        ...(current ? { turnId: current.turnId } : {}),
-        text: boundText(req.text),
-      });
-      render.info(`progress: ${req.text}`);
-    } else if (current) {
-      current.explicit = { status: req.kind === "done" ? "completed" : "errored", text: req.text };
-      render.info(`explicit result recorded (muster ${req.kind})`);
-    }
-  });
+    },
+    pollMs,
+  );
 
   const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
     reaping?.kill();

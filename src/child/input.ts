@@ -1,6 +1,7 @@
 import { listInbox, writeInboxItem } from "../artifacts/inbox.js";
 import { uuidv7 } from "../util/ids.js";
-import { DirWatch, FALLBACK_POLL_MS } from "./dir-watch.js";
+import { FALLBACK_POLL_MS } from "./dir-watch.js";
+import { PokedDir } from "./pokes.js";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -10,7 +11,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  */
 export class TurnSource {
   private waiter: (() => void) | undefined;
-  private readonly watch: DirWatch;
+  private readonly watch: PokedDir;
   // Bytes, not text: a character split across two reads must not become two U+FFFD.
   private typed: Buffer = Buffer.alloc(0);
 
@@ -19,9 +20,10 @@ export class TurnSource {
     stdin: NodeJS.ReadStream | undefined,
     /** Told about a typed line that was not taken (one line, for the pane). */
     private readonly onRefused: (why: string) => void = () => {},
+    pollMs?: number,
   ) {
-    this.watch = new DirWatch(inboxDir, () => this.wake());
-    if (!this.watch.watching)
+    this.watch = new PokedDir(inboxDir, () => this.wake(), pollMs);
+    if (this.watch.polledOnly)
       onRefused(
         `inbox/ cannot be watched (inotify instances used up?): polling it every ${FALLBACK_POLL_MS} ms`,
       );
@@ -67,6 +69,7 @@ export class TurnSource {
       source: "typed",
       createdAt: new Date().toISOString(),
     });
+    this.wake();
   }
 
   /** Resolves with the oldest pending inbox file. */

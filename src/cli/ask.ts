@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { uuidv7 } from "../util/ids.js";
+import { pokeHost } from "../util/poke.js";
 import { readFileBounded } from "../util/safe-read.js";
 
 export const ASK_USAGE =
@@ -74,6 +75,7 @@ function control(dir: string, req: object): void {
     fs.rmSync(tmp, { force: true });
     throw e;
   }
+  pokeHost(dir);
 }
 
 /** Resolves with the answer's text once answers/<id>.json exists, or undefined after `timeoutMs`. */

@@ -4,6 +4,7 @@
  */
 import * as path from "node:path";
 import { dropJsonFile } from "../util/fsx.js";
+import { pokeHost } from "../util/poke.js";
 import { readFileBounded } from "../util/safe-read.js";
 import { invalidUtf8At } from "../util/utf8.js";
 
@@ -83,6 +84,7 @@ export function runChildCommand(argv: string[]): number {
   const controlDir = path.join(dir, "control");
   try {
     dropJsonFile(controlDir, { kind, text });
+    pokeHost(dir);
   } catch (e) {
     process.stderr.write(`muster: cannot write to ${controlDir}: ${(e as Error).message}\n`);
     return 1;

@@ -4,6 +4,7 @@ import { BackendSet } from "../mux/registry.js";
 import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
 import { helperCwd } from "../util/cwd.js";
+import { inotifyUsage } from "../util/proc.js";
 
 export interface DoctorReport {
   /** Whether muster can run children here (the backend new children start in answers). */
@@ -17,6 +18,8 @@ export interface DoctorReport {
   stateRoot: string;
   runners: { name: string; available: true }[];
   agentClis: AgentCliReport[];
+  /** fs.inotify.max_user_instances, the instances this user holds now and what is left; null without /proc. */
+  inotify: { limit: number; inUse: number; headroom: number } | null;
 }
 
 /** Checks the multiplexer and every agent CLI a runner drives. */
@@ -50,7 +53,14 @@ export async function doctor(
     stateRoot: stateRoot(env),
     runners: runnerNames().map((name) => ({ name, available: true as const })),
     agentClis: clis,
+    inotify: inotifyReport(),
   };
+}
+
+/** Waiters (wait, watch, muster top) fall back to polling when the user's inotify instances run out. */
+function inotifyReport(): DoctorReport["inotify"] {
+  const u = inotifyUsage();
+  return u ? { ...u, headroom: Math.max(0, u.limit - u.inUse) } : null;
 }
 
 /** An agent CLI muster can drive, and whether it is installed here. */

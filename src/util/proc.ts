@@ -47,3 +47,31 @@ export function processesMentioning(needle: string): ProcessView[] {
   }
   return out;
 }
+
+/**
+ * The per-user inotify limit (fs.inotify.max_user_instances) and the instances this user's processes hold now
+ * (fds linking to anon_inode:inotify); undefined without /proc. Each Node process that watches uses one.
+ */
+export function inotifyUsage(): { limit: number; inUse: number } | undefined {
+  let limit: number;
+  try {
+    limit = Number(fs.readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8").trim());
+  } catch {
+    return undefined;
+  }
+  const uid = process.getuid?.();
+  let inUse = 0;
+  for (const n of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (uid !== undefined && fs.statSync(`/proc/${n}`).uid !== uid) continue;
+      for (const fd of fs.readdirSync(`/proc/${n}/fd`)) {
+        try {
+          if (fs.readlinkSync(`/proc/${n}/fd/${fd}`) === "anon_inode:inotify") inUse += 1;
+        } catch {}
+      }
+    } catch {
+      // Exited while we looked, or not ours to read.
+    }
+  }
+  return { limit, inUse };
+}

@@ -5,6 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeControl } from "../../src/artifacts/control.js";
 import { BIN, readEvents, sleep, until, useSandbox } from "../helpers/cli.js";
 
 const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex");
@@ -306,17 +307,39 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
   });
 
   it("cancelling a subagents_await request ends the wait only; the child keeps running", async () => {
+    // The turn ends only when the gate opens, once the cancelled wait is gone.
+    const gate = path.join(sb.cwd, "gate-cancelled-await");
     const child = await ok("subagents_run", {
       agent: "mock",
-      prompt: "waited on\nmock: sleep=2",
+      prompt: `waited on\nmock: gate=${encodeURIComponent(gate)}`,
       await: false,
     });
+    const control = path.join((await ok("subagents_status", { id: child.id })).artifactDir, "control");
     const controller = new AbortController();
-    const waiting = call("subagents_await", { ids: [child.id], mode: "all" }, { signal: controller.signal });
-    await sleep(300);
+    let notified = false;
+    const waiting = call(
+      "subagents_await",
+      { ids: [child.id], mode: "all" },
+      {
+        signal: controller.signal,
+        onprogress: () => {
+          notified = true;
+        },
+      },
+    );
+    // Cancelled only once it waits: a progress notification (from an event after the call began) says so.
+    await until(
+      () => {
+        if (!notified) writeControl(control, { kind: "progress", text: "ping" });
+        return notified;
+      },
+      30_000,
+      200,
+    );
     controller.abort();
     await expect(waiting).rejects.toThrow();
     expect((await ok("subagents_status", { id: child.id })).status).toBe("running");
+    fs.writeFileSync(gate, "go");
     const done = await ok("subagents_await", { ids: [child.id], mode: "all" });
     expect(done.results[0].status).toBe("completed");
   });

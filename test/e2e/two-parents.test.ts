@@ -3,9 +3,23 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { REPO, useSandbox } from "../helpers/cli.js";
+import { REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-two");
+
+/** The inodes a process's inotify instances watch (/proc/<pid>/fdinfo: "inotify wd:… ino:<hex> …"). */
+function watchedInodes(pid: number): number[] {
+  const out: number[] = [];
+  for (const fd of fs.readdirSync(`/proc/${pid}/fdinfo`)) {
+    try {
+      for (const m of fs
+        .readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8")
+        .matchAll(/^inotify wd:\S+ ino:([0-9a-f]+)/gm))
+        out.push(Number.parseInt(m[1]!, 16));
+    } catch {}
+  }
+  return out;
+}
 
 describe("two parent processes on the same primary", () => {
   it("concurrent registry updates from two processes: none lost, file never corrupt", async () => {
@@ -43,16 +57,22 @@ describe("two parent processes on the same primary", () => {
   });
 
   it("a parent killed while it waits loses nothing: a new one finds the completion", async () => {
-    const id = (await sb.run(["spawn", "mock: sleep=1.5"])).stdout.trim();
-    const waiter = execa(process.execPath, [path.join(REPO, "bin", "muster.js"), "wait", id], {
+    // The turn ends only when the gate opens, after the first waiter is gone.
+    const gate = path.join(sb.cwd, "gate-killed-waiter");
+    const s = (await sb.json(["spawn", `mock: gate=${encodeURIComponent(gate)}`])).data;
+    const waiter = execa(process.execPath, [path.join(REPO, "bin", "muster.js"), "wait", s.id], {
       cwd: sb.cwd,
       env: sb.env,
       reject: false,
     });
-    await new Promise((r) => setTimeout(r, 400));
+    // Killed only once it waits: its watch is on the child's events file (a kill before that proves nothing).
+    const events = fs.statSync(path.join(s.artifactDir, "events.ndjson")).ino;
+    await until(() => waiter.pid !== undefined && watchedInodes(waiter.pid).includes(events), 30_000);
     waiter.kill("SIGKILL");
     await waiter;
-    const again = await sb.json(["wait", id, "--timeout", "20s"]);
+    expect(readEvents(s.artifactDir).some((e) => e.type === "completion")).toBe(false);
+    fs.writeFileSync(gate, "go");
+    const again = await sb.json(["wait", s.id, "--timeout", "20s"]);
     expect(again.exitCode).toBe(0);
     expect(again.data.results[0].status).toBe("completed");
   });

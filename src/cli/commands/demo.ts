@@ -53,9 +53,16 @@ export function registerDemo(program: Command): void {
       const rows: Row[] = [];
       const tty = !flags.json && process.stdout.isTTY;
       let ticker: NodeJS.Timeout | undefined;
-      // Ctrl-C ends the demo like its end does: the children are removed unless --keep.
+      // Ctrl-C or a SIGTERM (a timeout, a closed CI job) ends the demo like its end does: the children are
+      // removed unless --keep.
       const controller = new AbortController();
-      const release = takeInterrupt(() => controller.abort());
+      const stop = (): void => controller.abort();
+      const releaseInterrupt = takeInterrupt(stop);
+      process.once("SIGTERM", stop);
+      const release = (): void => {
+        releaseInterrupt();
+        process.removeListener("SIGTERM", stop);
+      };
       let outcome: Awaited<ReturnType<typeof m.wait>>;
       let panes: { id: string; agent: string; attach: string[] | null }[];
       let removed: string[] = [];

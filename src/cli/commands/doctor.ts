@@ -32,6 +32,15 @@ export function registerDoctor(program: Command): void {
                 ],
               ]),
           ["state", "ok", report.stateRoot],
+          ...(report.inotify
+            ? [
+                [
+                  "inotify",
+                  report.inotify.headroom > 0 ? "ok" : "USED UP",
+                  `${report.inotify.inUse} of ${report.inotify.limit} instances in use by this user (fs.inotify.max_user_instances)`,
+                ],
+              ]
+            : []),
           ...report.runners.map((r) => [`runner ${r.name}`, "ok", "built in"]),
           ...clis.map((c) => [
             `cli ${c.name}`,
