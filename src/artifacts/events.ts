@@ -119,12 +119,13 @@ export interface ProgressEvent extends Base {
 
 /**
  * A runner reported a permission: asked and not answered yet (`pending`), answered (`granted`), or refused
- * (`denied`: headless runners refuse what the profile did not allow; the turn goes on without it).
+ * (`denied`: headless runners refuse what the profile did not allow; the turn goes on without it); a request
+ * routed to the parent whose turn was stopped before an answer is closed `cancelled` (`summary` says why).
  */
 export interface PermissionEvent extends Base {
   type: "permission";
   turnId: string;
-  state: "pending" | "granted" | "denied";
+  state: "pending" | "granted" | "denied" | "cancelled";
   /** The tool (or action) the permission is for. */
   tool: string;
   summary?: string;
@@ -173,6 +174,8 @@ export interface CompletionEvent extends Base {
   outputError?: OutputError;
   /** The runner's own session id after this turn (what native resume continues). */
   runnerSessionId?: string;
+  /** An agent that failed before the turn's prompt (its session did not open): its stderr until then, bounded. */
+  stderr?: string;
   /** Who wrote it: the child host, or a parent that found the host dead. */
   by: "child" | "parent";
 }

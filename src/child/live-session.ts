@@ -13,10 +13,12 @@ import { groupAlive, signalGroup, terminateGroup } from "../util/process-group.j
 import { firstLine } from "./messages.js";
 import type { PermissionBroker } from "./permissions.js";
 import type { PaneRenderer } from "./render.js";
+import { STOP_STATUS } from "./run-plan.js";
 import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
 
 const MAX_LINE = 16 * 1024 * 1024;
-const STDERR_KEEP = 2048;
+// The agent's last stderr kept: the last line names an exit, all of it goes with a failed start.
+const STDERR_KEEP = 4096;
 // After an interrupt, the agent has this long to end the turn before its process is killed.
 const CANCEL_GRACE_MS = 3000;
 
@@ -32,12 +34,16 @@ export class LiveSession {
   private readonly driver: SessionDriver;
   private sessionId: string | undefined;
   private inTurn = false;
+  /** Before the first prompt (initialize, session/new or load). */
+  private opening = true;
   /** The turn running now (a permission request belongs to it). */
   private turnId: string;
   private stderrTail = "";
   private exitedWith: string | undefined;
   private cancelTimer: NodeJS.Timeout | undefined;
   private readonly exited: Promise<void>;
+  /** The process is gone and its pipes are drained. */
+  private readonly closed: Promise<void>;
 
   private constructor(
     readonly spec: SessionSpec,
@@ -70,10 +76,12 @@ export class LiveSession {
     this.child.stderr!.on("data", (chunk: Buffer) => {
       const s = chunk.toString("utf8");
       this.stderrTail = (this.stderrTail + s).slice(-STDERR_KEEP);
-      if (this.inTurn) for (const l of s.split("\n")) if (l.trim()) deps.render.stderr(l);
+      // Start-up stderr shows too: it is often all there is to say why a session would not open.
+      if (this.inTurn || this.opening) for (const l of s.split("\n")) if (l.trim()) deps.render.stderr(l);
     });
     // A write to a pipe whose reader died: reported through 'exit', never thrown.
     this.child.stdin!.on("error", () => {});
+    this.closed = new Promise((resolve) => this.child.once("close", () => resolve()));
     this.exited = new Promise((resolve) => {
       this.child.on("error", (e) => {
         const missing = (e as NodeJS.ErrnoException).code === "ENOENT";
@@ -111,7 +119,11 @@ export class LiveSession {
       s.sessionId = (await Promise.race([s.driver.open(), failed])) ?? spec.resume;
     } catch (e) {
       s.kill();
-      throw e;
+      // What the agent wrote up to its exit belongs with the failure: wait (briefly) for the pipe to drain.
+      await Promise.race([s.closed, new Promise((r) => setTimeout(r, 1000).unref())]);
+      throw new SessionOpenError(e, s.stderrTail);
+    } finally {
+      s.opening = false;
     }
     return s;
   }
@@ -145,14 +157,17 @@ export class LiveSession {
     control.onStop(() => {
       if (control.reason && TURN_ONLY_STOPS.includes(control.reason)) this.interrupt();
       else this.kill();
+      // Nobody waits for the answer of a request the stopped turn asked.
+      const why = control.reason ? STOP_STATUS[control.reason].reason : control.failure?.message;
+      this.permissions.cancelAll(why ?? "the turn was stopped");
     });
     try {
       await this.driver.prompt(text, onMessage);
     } finally {
       this.inTurn = false;
       clearTimeout(this.cancelTimer);
-      // A request the agent no longer waits for is closed as denied.
-      this.permissions.closeAll();
+      // A request the agent no longer waits for is closed.
+      this.permissions.cancelAll("the turn ended before an answer");
     }
     return { exited: !this.alive, stderrTail: this.stderrTail };
   }
@@ -187,6 +202,17 @@ export class LiveSession {
     this.driver.close(new Error(why));
     // Whatever the agent started goes with it.
     if (this.child.pid !== undefined) signalGroup(this.child.pid, "SIGKILL");
+  }
+}
+
+/** The agent's session did not open: the failure (`cause`) and the agent's stderr until then (bounded). */
+export class SessionOpenError extends Error {
+  constructor(
+    cause: unknown,
+    readonly stderr: string,
+  ) {
+    super((cause as Error).message, { cause });
+    this.name = "SessionOpenError";
   }
 }
 

@@ -2,7 +2,8 @@
  * Permission requests from a live session's agent (ACP `session/request_permission`), routed to the parent
  * through the one pending-request mechanism (core/requests.ts): a `permission` event with a requestId is the
  * request; the parent's answer is answers/<requestId>.json (`muster allow|deny`, MCP `subagents_answer`); no
- * answer within the timeout is a denial, and the event that closes the request says so.
+ * answer within the timeout is a denial, and the event that closes the request says so. A request whose turn
+ * is stopped first (a cancel, `send --mode now`) is closed `cancelled`: nobody waits for its answer any more.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -26,8 +27,11 @@ export function permissionTimeoutMs(env: Record<string, string | undefined>): nu
   return Number.isFinite(s) && s > 0 ? s * 1000 : DEFAULT_TIMEOUT_MS;
 }
 
+/** How a request ended: the parent's answer, no answer in time, or its turn stopped first (why). */
+type Closing = { answer: PermissionAnswer } | { timedOut: true } | { cancelled: string };
+
 export class PermissionBroker {
-  private readonly open = new Set<() => void>();
+  private readonly open = new Set<(why: string) => void>();
 
   constructor(
     private readonly deps: { log: EventLog; render: PaneRenderer },
@@ -44,8 +48,20 @@ export class PermissionBroker {
       `permission for ${tool}${summary ? ` ${summary}` : ""}: asking the parent (muster allow|deny ${requestId.slice(-8)})`,
     );
     const got = await this.answerOf(requestId);
-    const answer: PermissionAnswer = got ?? "deny";
-    const why = got === undefined ? `no answer in ${Math.round(this.timeoutMs / 1000)} s` : undefined;
+    if ("cancelled" in got) {
+      this.deps.log.append({
+        type: "permission",
+        turnId,
+        state: "cancelled",
+        requestId,
+        ...what,
+        summary: boundText(`${summary ? `${summary}; ` : ""}${got.cancelled}`),
+      });
+      this.deps.render.info(`permission for ${tool}: cancelled (${got.cancelled})`);
+      return "deny";
+    }
+    const answer: PermissionAnswer = "answer" in got ? got.answer : "deny";
+    const why = "timedOut" in got ? `no answer in ${Math.round(this.timeoutMs / 1000)} s` : undefined;
     this.deps.log.append({
       type: "permission",
       turnId,
@@ -61,30 +77,30 @@ export class PermissionBroker {
     return answer;
   }
 
-  /** The turn is over: requests still open are denied (their agent has stopped waiting). */
-  closeAll(): void {
-    for (const stop of [...this.open]) stop();
+  /** The turn is being stopped or is over: requests still open are closed as cancelled (`why`), denied to the agent. */
+  cancelAll(why: string): void {
+    for (const stop of [...this.open]) stop(why);
   }
 
-  private answerOf(requestId: string): Promise<PermissionAnswer | undefined> {
+  private answerOf(requestId: string): Promise<Closing> {
     const file = path.join(this.answersDir, `${requestId}.json`);
     return new Promise((resolve) => {
       let watcher: fs.FSWatcher | undefined;
-      const finish = (a: PermissionAnswer | undefined): void => {
+      const finish = (c: Closing): void => {
         clearInterval(poll);
         clearTimeout(timer);
         watcher?.close();
         this.open.delete(stop);
-        resolve(a);
+        resolve(c);
       };
-      const stop = (): void => finish(undefined);
+      const stop = (why: string): void => finish({ cancelled: why });
       const check = (): void => {
         const a = readAnswer(file);
-        if (a !== null) finish(a);
+        if (a !== null) finish({ answer: a });
       };
       this.open.add(stop);
       const poll = setInterval(check, POLL_MS);
-      const timer = setTimeout(stop, this.timeoutMs);
+      const timer = setTimeout(() => finish({ timedOut: true }), this.timeoutMs);
       try {
         fs.mkdirSync(this.answersDir, { recursive: true, mode: 0o700 });
         watcher = fs.watch(this.answersDir, check);

@@ -37,6 +37,9 @@ const MAX_NOISE_LINES = 200;
 // A pane that does not keep up (or stdout that is a pipe nobody reads) must not make the host buffer.
 const MAX_BACKLOG = 256 * 1024;
 
+/** Whether a tool's end summary says it failed (the runners' spelling: "error: …", "failed (exit 2)", "declined"). */
+const failedTool = (summary: string): boolean => /^(error\b|failed\b|declined\b)/.test(summary);
+
 /** Writes a readable live view of the child's turns into the pane. Never throws (the pane may be gone). */
 export class PaneRenderer {
   private rendered = 0;
@@ -99,7 +102,9 @@ export class PaneRenderer {
     this.line(
       phase === "start"
         ? `${C.yellow}⚙ ${oneLine(name, 40)}${C.off} ${oneLine(summary)}`
-        : `${C.dim}  ✓ ${oneLine(name, 40)} ${oneLine(summary)}${C.off}`,
+        : failedTool(summary)
+          ? `${C.red}  ✗ ${oneLine(name, 40)}${C.off} ${oneLine(summary)}`
+          : `${C.dim}  ✓ ${oneLine(name, 40)} ${oneLine(summary)}${C.off}`,
     );
   }
 

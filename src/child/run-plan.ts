@@ -50,6 +50,8 @@ export interface Outcome {
   reason?: string;
   exitCode: number | null;
   signal: string | null;
+  /** The agent's stderr when it failed before its turn could start (a session that did not open). */
+  stderr?: string;
 }
 
 export const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
@@ -233,7 +235,9 @@ export function decide(
   }
   if (result) {
     const why = result.reason ?? ((result.text ? firstLine(result.text) : "") || "agent reported an error");
-    if (result.status === "completed") return { ...base, status: "completed" };
+    // A completed turn's reason is a note on it (a refused tool the agent stopped at), not a failure.
+    if (result.status === "completed")
+      return { ...base, status: "completed", ...(result.reason ? { reason: result.reason } : {}) };
     if (result.status === "exhausted") return { ...base, status: "exhausted", reason: why };
     return { ...base, status: "errored", reason: why };
   }

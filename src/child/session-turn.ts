@@ -4,9 +4,10 @@
  * that reloads the conversation.
  */
 import type { EventLog } from "../artifacts/log.js";
+import { failureOf } from "../runners/acp/updates.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput } from "../runners/types.js";
-import { LiveSession, specKey } from "./live-session.js";
-import { type TurnState, turnMessages } from "./messages.js";
+import { LiveSession, SessionOpenError, specKey } from "./live-session.js";
+import { firstLine, type TurnState, turnMessages } from "./messages.js";
 import type { PermissionBroker } from "./permissions.js";
 import type { PaneRenderer } from "./render.js";
 import { decide, missingDir, type Outcome } from "./run-plan.js";
@@ -80,7 +81,7 @@ export class SessionHolder {
         opened = true;
         fresh = !spec.resume;
       } catch (e) {
-        return { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
+        return openFailure(e);
       }
     }
     const live = this.live;
@@ -119,4 +120,22 @@ export class SessionHolder {
     this.tui?.killNow();
     this.live?.killNow();
   }
+}
+
+/**
+ * A session that did not open: the agent's error with its detail (an RPC error's data), its last stderr line
+ * when the error does not already end with it, and its stderr until then (kept in the completion).
+ */
+function openFailure(e: unknown): Outcome {
+  const opened = e instanceof SessionOpenError ? e : undefined;
+  const why = failureOf(opened ? opened.cause : e);
+  const stderr = opened?.stderr.trim() ?? "";
+  const last = firstLine(
+    stderr
+      .split("\n")
+      .filter((l) => l.trim())
+      .pop() ?? "",
+  );
+  const reason = last && !why.includes(last) ? `${why} (stderr: ${last})` : why;
+  return { status: "errored", reason, exitCode: null, signal: null, ...(stderr ? { stderr } : {}) };
 }

@@ -203,6 +203,7 @@ export async function runTurn(
     turnId: item.turnId,
     status: outcome.status,
     ...(outcome.reason ? { reason: boundText(outcome.reason) } : {}),
+    ...(outcome.stderr ? { stderr: boundText(outcome.stderr) } : {}),
     exitCode: outcome.exitCode,
     signal: outcome.signal,
     durationMs: Date.now() - started,

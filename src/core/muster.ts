@@ -43,7 +43,7 @@ import { backendNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
-import { answerRequest, type PendingRequest } from "./requests.js";
+import { answerRequest, type PendingRequest, pendingRequests } from "./requests.js";
 import { settledCompletion, type TurnResult, toResult } from "./results.js";
 import { resumeChild } from "./resume.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
@@ -181,7 +181,16 @@ export class Muster implements CoreContext {
       outcome.results.map((r) => recordIdOf(r.id, r.turnId)),
       "wait",
     );
-    return receiptError ? { ...outcome, receiptError } : outcome;
+    // A wait that ends before a child settled says what holds it up, if it is an answer only a parent can give.
+    const waitingOn =
+      outcome.pending.length > 0
+        ? pendingRequests(this).filter((r) => r.lineage.some((id) => outcome.pending.includes(id)))
+        : [];
+    return {
+      ...outcome,
+      ...(receiptError ? { receiptError } : {}),
+      ...(waitingOn.length > 0 ? { requests: waitingOn } : {}),
+    };
   }
 
   /**

@@ -23,6 +23,8 @@ export interface TurnResult {
   usage?: Usage;
   output?: OutputRef;
   outputError?: OutputError;
+  /** The agent's stderr when it failed before the turn's prompt (its session did not open). */
+  stderr?: string;
   artifactDir: string;
   /** Whether the child can be continued (`muster spawn --resume`): some turn of it completed with a result. */
   resumable: boolean;
@@ -48,6 +50,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     ...(completion.usage ? { usage: completion.usage } : {}),
     ...(completion.output ? { output: completion.output } : {}),
     ...(completion.outputError ? { outputError: completion.outputError } : {}),
+    ...(completion.stderr ? { stderr: completion.stderr } : {}),
     ...isolationResult(c.files.dir, completion.turnId),
   };
   if (withText && completion.output) {

@@ -4,6 +4,7 @@ import { uuidv7Time } from "../util/ids.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
+import type { PendingRequest } from "./requests.js";
 import { type TurnResult, toResult } from "./results.js";
 import { applyEvents, emptyState, resumable } from "./state.js";
 
@@ -30,6 +31,8 @@ export interface WaitOutcome {
   interrupted: boolean;
   /** Why the results could not be marked delivered (the state root cannot be written): they may come again. */
   receiptError?: string;
+  /** What the still-running children (or their descendants) wait on: pending questions and permissions. */
+  requests?: PendingRequest[];
 }
 
 /**

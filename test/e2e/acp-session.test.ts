@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { groupAlive } from "../../src/util/process-group.js";
 import { BIN, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
+import { runOnTty } from "../helpers/tty.js";
 
 const sb = useSandbox("mt-acp");
 const AGENT = path.join(REPO, "test", "fixtures", "acp-agent.mjs");
@@ -78,6 +79,31 @@ describe("runner acp: a live ACP session per child", () => {
     expect(processes(dir)[1]).not.toBe(oldPid);
   });
 
+  it("an agent error keeps its detail: `data.details` (claude-agent-acp) and a JSON string in `data` (codex-acp)", async () => {
+    const { id } = kept!;
+    const d = await sb.json(["send", id, "--wait", "--timeout", "60", "fail with details"]);
+    expect(d.data.results[0]).toMatchObject({
+      status: "errored",
+      reason: "Internal error: Query closed before response received",
+    });
+    const j = await sb.json(["send", id, "--wait", "--timeout", "60", "fail with json"]);
+    expect(j.data.results[0].reason).toBe("Internal error: No previous sessions found for this project.");
+  });
+
+  it("a tool that fails shows ✗ and its error in the pane, and the record keeps the error, not the command", async () => {
+    const { id, dir } = kept!;
+    const t = await sb.json(["send", id, "--wait", "--timeout", "60", "run a broken tool"]);
+    expect(t.data.results[0].status).toBe("completed");
+    const ends = readEvents(dir).filter((e) => e.type === "tool_activity" && e.phase === "end");
+    expect(ends.at(-1)).toMatchObject({
+      name: "execute",
+      summary: "error: exit 1: cat: missing.txt: No such file or directory",
+    });
+    const pane = (await sb.run(["capture", id])).stdout;
+    expect(pane).toContain("✗ execute error: exit 1: cat: missing.txt");
+    expect(pane).not.toMatch(/✓ execute error/);
+  });
+
   it("send --mode now interrupts a streaming turn through session/cancel; the process stays; cancel ends it", async () => {
     const s = await sb.json(["spawn", "--agent", "acp-echo", "be slow"]);
     const id = s.data.id as string;
@@ -93,6 +119,25 @@ describe("runner acp: a live ACP session per child", () => {
     expect(groupAlive(pid)).toBe(true);
     await sb.run(["cancel", id]);
     await until(() => !groupAlive(pid), 10_000);
+  });
+
+  it("an agent that fails to open its session: the failure names its stderr, which the completion keeps and wait shows", async () => {
+    const env = { ...sb.env, ACP_FIXTURE_BROKEN_START: "1" };
+    const r = await sb.json(["spawn", "--agent", "acp-echo", "--wait", "--timeout", "60", "hi"], { env });
+    expect(r.data.results[0]).toMatchObject({
+      status: "errored",
+      reason: "Internal error (stderr: fixture: no API key configured)",
+      stderr: "fixture: reading ~/.fixture/config.json\nfixture: no API key configured",
+    });
+    const [c] = completions(r.data.results[0].artifactDir);
+    expect(c.stderr).toBe("fixture: reading ~/.fixture/config.json\nfixture: no API key configured");
+    const pane = (await sb.run(["capture", r.data.spawned.id])).stdout;
+    expect(pane).toContain("fixture: reading ~/.fixture/config.json");
+    const human = await sb.run(["spawn", "--agent", "acp-echo", "--wait", "--timeout", "60", "hi"], { env });
+    expect(human.stderr).toContain(
+      "errored: Internal error (stderr: fixture: no API key configured)\nmuster: the agent's stderr:\n  fixture: reading ~/.fixture/config.json\n  fixture: no API key configured\n",
+    );
+    await sb.run(["cancel", r.data.spawned.id]);
   });
 
   it("an agent that is not there errors the turn with the reason; mode oneshot says the runner has none", async () => {
@@ -111,10 +156,10 @@ describe("runner acp: a live ACP session per child", () => {
 });
 
 describe("runner acp: permission requests go to the parent", () => {
-  const spawnAsking = async (tag: string) => {
+  const spawnAsking = async (tag: string, prompt = "ask permission to write") => {
     const cwd = path.join(sb.cwd, tag);
     fs.mkdirSync(cwd, { recursive: true });
-    const s = await sb.json(["spawn", "--agent", "acp-echo", "--cwd", cwd, "ask permission to write"]);
+    const s = await sb.json(["spawn", "--agent", "acp-echo", "--cwd", cwd, prompt]);
     expect(s.exitCode, s.stderr).toBe(0);
     const id = s.data.id as string;
     const req = await until(async () => {
@@ -126,14 +171,17 @@ describe("runner acp: permission requests go to the parent", () => {
 
   it("a pending request shows in inbox and status (waiting-permission); muster allow lets the tool run", async () => {
     const { id, cwd, req, dir } = await spawnAsking("allow");
+    // Named as its tool activity would be (the call's kind); the title, the command itself, is its summary.
     expect(req).toMatchObject({
       type: "permission",
-      tool: "write perm.txt",
+      tool: "execute",
+      summary: "echo ok > perm.txt",
       choices: ["allow", "allow_always", "deny"],
     });
     expect((await sb.json(["status", id])).data.live.state).toBe("waiting-permission");
     const human = await sb.run(["inbox", "--peek"]);
     expect(human.stdout).toContain(`muster allow ${req.id.slice(-8)}`);
+    expect(human.stdout).toContain("permission for execute: echo ok > perm.txt");
     // A question's answer command refuses a permission request, and a wrong answer is refused.
     expect((await sb.run(["answer", req.id, "maybe"])).stderr).toMatch(
       /takes one of: allow, allow_always, deny/,
@@ -160,6 +208,68 @@ describe("runner acp: permission requests go to the parent", () => {
     const r = await sb.json(["wait", id, "--timeout", "60"]);
     expect(r.data.results[0].text).toMatch(/^permission denied; turn 1/);
     expect(fs.existsSync(path.join(cwd, "perm.txt"))).toBe(false);
+    await sb.run(["cancel", id]);
+  });
+
+  it("an agent that ends its turn cancelled after a denial (codex-acp) has answered: completed, with a note", async () => {
+    const { id } = await spawnAsking("deny-stops", "ask permission to write, stop if denied");
+    const req = ((await sb.json(["inbox", "--peek"])).data.requests ?? []).find(
+      (r: { child: string }) => r.child === id,
+    );
+    expect((await sb.json(["deny", req.id])).exitCode).toBe(0);
+    const r = await sb.json(["wait", id, "--timeout", "60"]);
+    expect(r.data.results[0]).toMatchObject({
+      status: "completed",
+      text: "I was not allowed to write perm.txt, so I stopped.",
+      reason: "the agent ended its turn after the parent denied execute echo ok > perm.txt",
+    });
+    const human = await sb.run(["result", id]);
+    expect(human.stdout).toContain("I was not allowed to write perm.txt");
+    await sb.run(["cancel", id]);
+  });
+
+  it("send --mode now answers a pending request `cancelled` with session/cancel; it is recorded cancelled", async () => {
+    const { id, dir, req } = await spawnAsking("steer");
+    const r = await sb.json(["send", id, "--mode", "now", "--wait", "--timeout", "60", "quick one"]);
+    expect(r.data.results[0].text).toMatch(/^turn 2 of session/);
+    const [first] = completions(dir);
+    expect(first).toMatchObject({ status: "interrupted" });
+    // The agent got the `cancelled` outcome after session/cancel and ended its turn: the process stays.
+    expect(fs.readFileSync(path.join(dir, first.output.path), "utf8").trim()).toBe(
+      "permission cancelled after session/cancel",
+    );
+    expect(processes(dir)).toHaveLength(1);
+    const perms = readEvents(dir).filter((e) => e.type === "permission");
+    expect(perms.map((e) => [e.state, e.requestId])).toEqual([
+      ["pending", req.id],
+      ["cancelled", req.id],
+    ]);
+    expect(perms[1].summary).toBe("echo ok > perm.txt; interrupted by a follow-up (send --mode now)");
+    await sb.run(["cancel", id]);
+  });
+
+  it("muster cancel closes a pending request as cancelled, not as a timeout", async () => {
+    const { id, dir, req } = await spawnAsking("cancel");
+    expect((await sb.run(["cancel", id])).exitCode).toBe(0);
+    const closed = readEvents(dir).filter((e) => e.type === "permission" && e.state !== "pending");
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({ state: "cancelled", requestId: req.id });
+    expect(closed[0].summary).toBe("echo ok > perm.txt; cancelled by muster cancel");
+  });
+
+  it("wait on a terminal shows the pending request; its timeout names it and the commands that answer it", async () => {
+    const { id, req } = await spawnAsking("wait-tty");
+    const short = req.id.slice(-8);
+    const tty = await runOnTty(sb, ["wait", id, "--timeout", "3"]);
+    const text = tty.raw.toString("utf8").replaceAll("\r", "");
+    expect(tty.exitCode).toBe(124);
+    // The progress line (clipped) leads with the command that answers the request.
+    expect(text).toContain(`· waiting for permission (muster allow|deny ${short}): execute echo ok`);
+    expect(text).toContain(
+      `muster: ${id.slice(-8)} waits for permission ${short} (execute echo ok > perm.txt): muster allow ${short} or muster deny ${short}`,
+    );
+    const j = await sb.json(["wait", id, "--timeout", "1"]);
+    expect(j.data).toMatchObject({ timedOut: true, requests: [{ id: req.id, type: "permission" }] });
     await sb.run(["cancel", id]);
   });
 
@@ -233,7 +343,7 @@ describe("runner acp: permission requests go to the parent", () => {
       const cap = await sb.run(["capture", parent]);
       throw new Error(`${e}\n${all.stdout}\n${inbox.stdout}\n${cap.stdout}${cap.stderr}`);
     });
-    expect(req).toMatchObject({ type: "permission", tool: "write perm.txt", agent: "acp-echo" });
+    expect(req).toMatchObject({ type: "permission", tool: "execute", agent: "acp-echo" });
     expect(req.lineage).toEqual([parent, req.child]);
     expect((await sb.json(["status", req.child])).data.live.state).toBe("waiting-permission");
     const human = await sb.run(["inbox", "--peek"]);

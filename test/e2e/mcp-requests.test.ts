@@ -159,7 +159,7 @@ describe("MCP: caps on subagents_run, questions in subagents_inbox, subagents_an
     );
     expect(q).toMatchObject({
       type: "permission",
-      tool: "write perm.txt",
+      tool: "execute",
       choices: ["allow", "allow_always", "deny"],
       lineage: [run.id],
     });

@@ -2,7 +2,7 @@
 // driven with the messages the pinned gemini (--acp) and opencode (acp) send (recorded against the scripted endpoint).
 import { describe, expect, it } from "vitest";
 import { RpcError, RpcPeer } from "../../src/runners/acp/rpc.js";
-import { acpTurnReader, errorMessage } from "../../src/runners/acp/updates.js";
+import { acpTurnReader, errorMessage, failureOf } from "../../src/runners/acp/updates.js";
 
 function pair() {
   const sent: Record<string, unknown>[] = [];
@@ -161,5 +161,68 @@ describe("acpTurnReader", () => {
     expect(errorMessage(body)).toBe("scripted upstream failure (500)");
     expect(errorMessage("Internal error", { message: "boom" })).toBe("Internal error: boom");
     expect(errorMessage("plain")).toBe("plain");
+  });
+
+  it("keeps an error's data: `details` (claude-agent-acp, gemini), a JSON string (codex-acp), a plain string", () => {
+    expect(errorMessage("Internal error", { details: "Query closed before response received" })).toBe(
+      "Internal error: Query closed before response received",
+    );
+    const codex = JSON.stringify({ message: "No previous sessions found for this project." });
+    expect(errorMessage("Internal error", codex)).toBe(
+      "Internal error: No previous sessions found for this project.",
+    );
+    expect(errorMessage("Internal error", JSON.stringify({ error: { message: "quota" } }))).toBe(
+      "Internal error: quota",
+    );
+    expect(errorMessage("Internal error", "disk full")).toBe("Internal error: disk full");
+    expect(errorMessage("Internal error", "Internal error")).toBe("Internal error");
+    expect(failureOf(new RpcError(-32603, "Internal error", { details: "no such session" }))).toBe(
+      "Internal error: no such session",
+    );
+  });
+
+  it("a failed tool says why from its output, never its command (codex-acp's rawOutput, content blocks)", () => {
+    const r = acpTurnReader();
+    const run = (id: string, rest: Record<string, unknown>) => {
+      r.update({
+        sessionUpdate: "tool_call",
+        toolCallId: id,
+        kind: "execute",
+        title: "cat missing.txt",
+        status: "in_progress",
+        rawInput: { command: ["cat", "missing.txt"] },
+      });
+      return r.update({ sessionUpdate: "tool_call_update", toolCallId: id, status: "failed", ...rest });
+    };
+    const rawOutput = {
+      command: ["cat", "missing.txt"],
+      exit_code: 1,
+      stderr: "cat: missing.txt: No such file",
+    };
+    expect(run("a", { rawOutput })).toEqual([
+      {
+        type: "tool",
+        phase: "end",
+        name: "execute",
+        summary: "error: exit 1: cat: missing.txt: No such file",
+      },
+    ]);
+    const content = [{ type: "content", content: { type: "text", text: "```\nPermission denied\n```" } }];
+    expect(run("b", { content }).at(-1)).toMatchObject({ summary: "error: Permission denied" });
+    expect(run("c", { rawOutput: { command: ["false"] } }).at(-1)).toMatchObject({
+      summary: "error: failed",
+    });
+  });
+
+  it("a turn the agent ends `cancelled` after a refused tool is completed with its text and a note", () => {
+    const r = acpTurnReader();
+    r.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Not allowed." } });
+    r.denied("execute echo ok > perm.txt");
+    expect(r.end({ stopReason: "cancelled" }).at(-1)).toEqual({
+      type: "result",
+      status: "completed",
+      text: "Not allowed.",
+      reason: "the agent ended its turn after the parent denied execute echo ok > perm.txt",
+    });
   });
 });

@@ -2,7 +2,9 @@ import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
 import { DEFAULT_WAIT_MODE } from "../../core/defaults.js";
 import type { Muster } from "../../core/muster.js";
+import type { PendingRequest } from "../../core/requests.js";
 import type { TurnResult } from "../../core/results.js";
+import type { MusterEvent } from "../../core/types.js";
 import type { WaitOptions, WaitOutcome } from "../../core/wait.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
@@ -11,7 +13,7 @@ import { clip, humanDuration, parseDuration } from "../format.js";
 import { takeInterrupt } from "../interrupt.js";
 import { isolationNote } from "../isolation-note.js";
 import { ExitWith, printAnswerBlock, printJson, say, warn } from "../output.js";
-import { visibleLine } from "../sanitize.js";
+import { visible, visibleLine } from "../sanitize.js";
 
 /** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
 export async function waitWithProgress(
@@ -40,17 +42,10 @@ export async function waitWithProgress(
       withText: true,
       signal: controller.signal,
       onEvent: (id, e) => {
-        if (e.type === "tool_activity" || e.type === "progress" || e.type === "turn_started") {
-          last.set(
-            id,
-            e.type === "tool_activity"
-              ? `${e.name} ${e.summary}`
-              : e.type === "progress"
-                ? e.text
-                : "turn started",
-          );
-          if (live) draw();
-        }
+        const activity = activityOf(e);
+        if (activity === undefined) return;
+        last.set(id, activity);
+        if (live) draw();
       },
     };
     if (Array.isArray(target)) return await m.wait(ids, waitOpts);
@@ -68,6 +63,37 @@ export async function waitWithProgress(
   }
 }
 
+/** What an event says the child is doing now, for the progress line (undefined: it changes nothing). */
+function activityOf(e: MusterEvent): string | undefined {
+  if (e.type === "tool_activity") return `${e.name} ${e.summary}`;
+  if (e.type === "progress") return e.text;
+  if (e.type === "turn_started") return "turn started";
+  if (e.type === "permission" && e.requestId) {
+    const what = `${e.tool}${e.summary ? ` ${e.summary}` : ""}`;
+    // The command first: the line is clipped, and it is what the reader needs.
+    return e.state === "pending"
+      ? `waiting for permission (muster allow|deny ${shortId(e.requestId)}): ${what}`
+      : `permission ${e.state}: ${e.tool}`;
+  }
+  if (e.type === "question")
+    return `waiting for an answer (muster answer ${shortId(e.requestId)}): ${e.text}`;
+  if (e.type === "answered") return "answered";
+  return undefined;
+}
+
+/** Multi-line child text, indented under the line that introduces it. */
+const indented = (text: string): string =>
+  `${visible(text.trimEnd())
+    .split("\n")
+    .map((l) => `  ${l}`)
+    .join("\n")}\n`;
+
+/** One line per request a still-running child waits on, with the command that answers it. */
+const waitingLine = (r: PendingRequest): string =>
+  r.type === "permission"
+    ? `muster: ${shortId(r.child)} waits for permission ${shortId(r.id)} (${visibleLine(`${r.tool ?? ""}${r.summary ? ` ${r.summary}` : ""}`)}): muster allow ${shortId(r.id)} or muster deny ${shortId(r.id)}\n`
+    : `muster: ${shortId(r.child)} waits for an answer to ${shortId(r.id)} (${visibleLine(r.text)}): muster answer ${shortId(r.id)} "…"\n`;
+
 const header = (r: TurnResult): string =>
   `── ${shortId(r.id)} · ${r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}`;
 
@@ -81,13 +107,16 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
       timedOut: outcome.timedOut,
       interrupted: outcome.interrupted,
       ...(outcome.receiptError ? { receiptError: outcome.receiptError } : {}),
+      ...(outcome.requests ? { requests: outcome.requests } : {}),
     });
   else {
     const single = outcome.results.length + outcome.pending.length === 1;
     for (const r of outcome.results) {
       if (!single) say(`${header(r)}\n`);
-      else if (r.status !== "completed")
+      // A completed turn's reason is a note worth reading (the agent stopped at a refused tool).
+      else if (r.status !== "completed" || r.reason)
         warn(`muster: ${shortId(r.id)} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""}\n`);
+      if (r.stderr) warn(`muster: the agent's stderr:\n${indented(r.stderr)}`);
       if (r.text !== undefined) printAnswerBlock(r.text, !single);
       else if (r.outputError) warn(`muster: ${visibleLine(r.outputError.message)}\n`);
       warn(isolationNote(r));
@@ -96,6 +125,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
     if (outcome.pending.length > 0) {
       const why = outcome.timedOut ? "timed out" : outcome.interrupted ? "interrupted" : "still running";
       warn(`muster: ${why}; still running: ${outcome.pending.map((p) => shortId(p)).join(" ")}\n`);
+      for (const r of outcome.requests ?? []) warn(waitingLine(r));
     }
   }
   const code = exitCodeOf(outcome);

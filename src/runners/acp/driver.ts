@@ -5,11 +5,16 @@
 import { obj, str, toolSummary } from "../clis/shared.js";
 import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
 import { RpcError, RpcPeer } from "./rpc.js";
-import { type AcpTurnReader, acpTurnReader, errorMessage } from "./updates.js";
+import { type AcpTurnReader, acpTurnReader, failureOf, toolName } from "./updates.js";
+
+// The answer to a permission request once the turn is being cancelled (the protocol asks for exactly this).
+const CANCELLED = { outcome: { outcome: "cancelled" } };
 
 export function acpDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
   let sessionId: string | undefined;
-  let turn: { reader: AcpTurnReader; onMessage: (m: AgentMessage) => void } | undefined;
+  let turn: { reader: AcpTurnReader; onMessage: (m: AgentMessage) => void; cancelling?: boolean } | undefined;
+  // Permission requests waiting for the parent: each resolves its response (early, on a cancel).
+  const asking = new Set<(response: unknown) => void>();
   const peer = new RpcPeer((line) => io.write(line), {
     notification(method, params) {
       if (method !== "session/update") return;
@@ -19,7 +24,18 @@ export function acpDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
       for (const m of turn.reader.update(p.update)) turn.onMessage(m);
     },
     async request(method, params) {
-      if (method === "session/request_permission") return permission(params, io);
+      if (method === "session/request_permission") {
+        const t = turn;
+        if (t?.cancelling) return CANCELLED;
+        return new Promise((resolve, reject) => {
+          asking.add(resolve);
+          permission(params, io, (tool) => {
+            if (!t?.cancelling) t?.reader.denied(tool);
+          })
+            .then(resolve, reject)
+            .finally(() => asking.delete(resolve));
+        });
+      }
       throw new RpcError(-32601, `muster does not offer ${method}`);
     },
   });
@@ -56,29 +72,43 @@ export function acpDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
         });
         for (const m of reader.end(response)) onMessage(m);
       } catch (e) {
-        const why = e instanceof RpcError ? errorMessage(e.message, e.data) : (e as Error).message;
-        for (const m of reader.failed(why)) onMessage(m);
+        for (const m of reader.failed(failureOf(e))) onMessage(m);
       } finally {
         turn = undefined;
       }
     },
     interrupt() {
-      if (turn) peer.notify("session/cancel", { sessionId });
+      if (!turn) return;
+      turn.cancelling = true;
+      peer.notify("session/cancel", { sessionId });
+      // Once it has sent session/cancel, the client answers every pending permission request `cancelled`.
+      for (const answer of asking) answer(CANCELLED);
+      asking.clear();
     },
     close: (why) => peer.close(why),
   };
 }
 
-/** A permission request goes to the parent; its answer picks the agent's matching option. */
-async function permission(params: unknown, io: SessionIo): Promise<unknown> {
+/**
+ * A permission request goes to the parent, named like the call's tool activity (its kind; the title, often the
+ * command itself, is the summary when the input says nothing); the answer picks the agent's matching option.
+ */
+async function permission(
+  params: unknown,
+  io: SessionIo,
+  onDenied: (tool: string) => void,
+): Promise<unknown> {
   const p = obj(params);
   const options = Array.isArray(p.options) ? p.options.map(obj) : [];
   const call = obj(p.toolCall);
-  const tool = str(call.title) ?? str(call.kind) ?? "a tool";
-  const answer = await io.askPermission(
-    tool,
-    call.rawInput !== undefined ? toolSummary(call.rawInput) : undefined,
-  );
+  const tool = toolName(call);
+  // The input's command or path says most; input that has neither (opencode's `{cwd}`) says less than the title.
+  const input = call.rawInput !== undefined ? toolSummary(call.rawInput) : "";
+  const title = str(call.title)?.trim();
+  const titled = title && title !== tool ? toolSummary(title) : undefined;
+  const summary = (input.startsWith("{") ? titled : undefined) ?? (input || titled);
+  const answer = await io.askPermission(tool, summary);
+  if (answer === "deny") onDenied(summary ? `${tool} ${summary}` : tool);
   const kinds =
     answer === "allow_always"
       ? ["allow_always", "allow_once"]

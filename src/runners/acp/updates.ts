@@ -2,8 +2,10 @@
  * The Agent Client Protocol's streamed `session/update` notifications and `session/prompt` responses, read into
  * muster's agent messages (the same ones a headless CLI's stdout parser gives). One reader per turn.
  */
+import { oneLine } from "../../util/text.js";
 import { num, obj, str, toolSummary } from "../clis/shared.js";
 import type { AgentMessage } from "../types.js";
+import { RpcError } from "./rpc.js";
 
 export interface AcpTurnReader {
   update(update: unknown): AgentMessage[];
@@ -11,6 +13,8 @@ export interface AcpTurnReader {
   end(response: unknown): AgentMessage[];
   /** The turn's `session/prompt` request failed (an upstream error, a refused prompt). */
   failed(message: string): AgentMessage[];
+  /** The parent refused a tool this turn asked for (`tool`: its name and summary). */
+  denied(tool: string): void;
 }
 
 export function acpTurnReader(): AcpTurnReader {
@@ -19,6 +23,7 @@ export function acpTurnReader(): AcpTurnReader {
   const open = new Map<string, string>();
   const announced = new Map<string, Record<string, unknown>>();
   const ended = new Set<string>();
+  const refused: string[] = [];
   const startTool = (id: string, name: string, input: unknown): AgentMessage[] => {
     if (open.has(id) || ended.has(id)) return [];
     open.set(id, name);
@@ -32,9 +37,7 @@ export function acpTurnReader(): AcpTurnReader {
     open.delete(id);
     ended.add(id);
     const failed = status === "failed";
-    return [
-      { type: "tool", phase: "end", name, summary: failed ? `error: ${toolSummary(failureText(u))}` : "" },
-    ];
+    return [{ type: "tool", phase: "end", name, summary: failed ? `error: ${failureText(u)}` : "" }];
   };
   return {
     update(raw) {
@@ -73,11 +76,23 @@ export function acpTurnReader(): AcpTurnReader {
         out.push({ type: "result", status: "exhausted", reason: `the agent stopped: ${stop}` });
       else if (stop === "refusal")
         out.push({ type: "result", status: "errored", reason: "the agent refused" });
-      // "cancelled": the turn was stopped from here; the host's stop reason decides its outcome.
+      // An agent that ends its turn once a tool was refused (codex-acp says "cancelled") has answered: what it
+      // said is the answer, and the reason names the refusal.
+      else if (stop === "cancelled" && refused.length > 0)
+        out.push({
+          type: "result",
+          status: "completed",
+          text: segment,
+          reason: `the agent ended its turn after the parent denied ${refused.join(", ")}`,
+        });
+      // Any other "cancelled": the turn was stopped from here; the host's stop reason decides its outcome.
       return out;
     },
     failed(message) {
       return [{ type: "result", status: "errored", reason: message }];
+    },
+    denied(tool) {
+      if (!refused.includes(tool)) refused.push(tool);
     },
   };
 }
@@ -89,14 +104,31 @@ function definedOf(u: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-function toolName(u: Record<string, unknown>): string {
+/** The name muster shows for a tool call (its activity, its permission request). */
+export function toolName(u: Record<string, unknown>): string {
   // `title` is often the command itself; `kind` (execute, edit, read, …) names the tool.
   return str(u.kind) ?? str(u.title) ?? "tool";
 }
 
-function failureText(u: Record<string, unknown>): unknown {
+/** Why a tool call failed, one line: its error or output text, never its input (the command is shown already). */
+function failureText(u: Record<string, unknown>): string {
   const raw = obj(u.rawOutput);
-  return str(raw.error) ?? str(raw.output) ?? u.rawOutput ?? "";
+  const code = num(raw.exit_code) ?? num(raw.exitCode);
+  const text =
+    [raw.error, obj(raw.error).message, raw.stderr, raw.formatted_output, raw.aggregated_output, raw.output]
+      .map((v) => str(v)?.trim())
+      .find((v) => v) ??
+    (typeof u.rawOutput === "string" && u.rawOutput.trim() ? u.rawOutput : undefined) ??
+    contentText(u.content);
+  const why = text ? oneLine(text.replace(/^```\w*\n?|\n?```\s*$/g, "")) : "";
+  return code !== undefined && code !== 0 ? `exit ${code}${why ? `: ${why}` : ""}` : why || "failed";
+}
+
+/** The text of a tool call's content blocks (`{type: "content", content: {type: "text", text}}`). */
+function contentText(content: unknown): string | undefined {
+  if (!Array.isArray(content)) return undefined;
+  const texts = content.map((b) => str(obj(obj(b).content).text)?.trim()).filter((t) => t);
+  return texts.length > 0 ? texts.join(" ") : undefined;
 }
 
 /** Token counts in the spellings ACP agents use: `usage` (the protocol's), or Gemini's `_meta.quota`. */
@@ -110,16 +142,41 @@ function usageOf(r: Record<string, unknown>): { input: number; output: number } 
   return undefined;
 }
 
-/** An agent's error message, unwrapped when it is itself a JSON error body (Gemini passes the upstream's on). */
+/**
+ * An agent's error message with its detail: the JSON error body some agents pass on as the message (Gemini),
+ * and `data` as the agents spell it (`details`: claude-agent-acp, Gemini; a JSON string: codex-acp).
+ */
 export function errorMessage(message: string, data?: unknown): string {
-  const inner = (() => {
-    try {
-      const o = obj(JSON.parse(message));
-      return str(obj(o.error).message) ?? str(o.message);
-    } catch {
-      return undefined;
-    }
-  })();
-  const detail = str(obj(data).message) ?? (typeof data === "string" ? data : undefined);
-  return inner ?? (detail ? `${message}: ${detail}` : message);
+  const inner = detailOf(parsed(message));
+  const detail = detailOf(typeof data === "string" ? (parsed(data) ?? data) : data);
+  if (inner) return detail && detail !== inner ? `${inner}: ${detail}` : inner;
+  return detail && detail !== message ? `${message}: ${detail}` : message;
+}
+
+/** The text an error body carries, in the spellings agents use. */
+function detailOf(v: unknown, depth = 0): string | undefined {
+  if (typeof v === "string") return v.trim() ? v.trim() : undefined;
+  const o = obj(v);
+  if (depth > 3) return undefined;
+  for (const k of ["details", "message", "error", "detail"]) {
+    const found = detailOf(typeof o[k] === "string" ? (parsed(o[k] as string) ?? o[k]) : o[k], depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** A JSON object or string written as text, else undefined. */
+function parsed(text: string): unknown {
+  const t = text.trim();
+  if (!t.startsWith("{") && !t.startsWith('"')) return undefined;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a request to the agent failed: an RpcError with its data, else the error's message. */
+export function failureOf(e: unknown): string {
+  return e instanceof RpcError ? errorMessage(e.message, e.data) : (e as Error).message;
 }
