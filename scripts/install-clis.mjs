@@ -2,7 +2,7 @@
 // Installs the pinned agent CLIs the e2e tests drive into a cache folder (never dependencies of the package).
 // Usage: node scripts/install-clis.mjs [name …] [--json]   Cache: $MUSTER_CLI_CACHE or ~/.cache/muster/clis.
 // Each CLI lands in <cache>/<name>-<version>/ via a temp folder + rename, so a broken install is never reused.
-// All five install at once (npm's cache first: --prefer-offline), with a progress line every few seconds
+// All of them (the CLIs and the ACP adapters) install at once (npm's cache first: --prefer-offline), with a progress line every few seconds
 // (MB fetched so far, from the temp folders' size), a timeout per install ($MUSTER_CLI_INSTALL_TIMEOUT
 // seconds, default 600) and one retry; a failed, timed-out or interrupted install leaves no temp folder.
 import * as fs from "node:fs";
@@ -70,7 +70,7 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
 
 if (todo.length > 0) {
   say(
-    `installing ${todo.length} of ${states.length} pinned agent CLIs into ${cache} (~1.4 GB the first time; ` +
+    `installing ${todo.length} of ${states.length} pinned agent CLIs into ${cache} (~1.8 GB the first time; ` +
       `timeout ${elapsed(timeoutMs)} each, one retry): ${todo.map((s) => `${s.name}@${s.version}`).join(", ")}`,
   );
 }

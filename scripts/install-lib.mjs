@@ -160,7 +160,7 @@ export function skipNotice(files) {
     bar,
     `# SKIPPED: ${files.length} agent CLI test file${files.length === 1 ? "" : "s"} — NOT run, NOT passed:`,
     ...files.map((f) => `#   ${f}`),
-    "# Why: MUSTER_SKIP_AGENT_CLIS=1 is set, so the pinned agent CLIs (~1.4 GB) were not installed",
+    "# Why: MUSTER_SKIP_AGENT_CLIS=1 is set, so the pinned agent CLIs (~1.8 GB) were not installed",
     "# and the tests that drive them were left out. Unset it to run the whole suite (CI never sets it).",
     bar,
   ].join("\n");

@@ -86,6 +86,22 @@ export interface RunnerStartedEvent extends Base {
   argv0: string;
 }
 
+/**
+ * A live agent session opened (ACP): the session modes, models and reasoning levels the agent offers, the
+ * values in force, and the child's choices it could not apply (`--model` on an agent with no model choice).
+ */
+export interface AgentSessionEvent extends Base {
+  type: "agent_session";
+  turnId: string;
+  modes?: string[];
+  models?: string[];
+  reasoningLevels?: string[];
+  mode?: string;
+  model?: string;
+  reasoning?: string;
+  warnings?: string[];
+}
+
 /** A runner that exited badly after its turn had settled on its final record (never changes the outcome). */
 export interface RunnerExitedEvent extends Base {
   type: "runner_exited";
@@ -191,6 +207,7 @@ export type MusterEvent =
   | ChildStartedEvent
   | TurnStartedEvent
   | RunnerStartedEvent
+  | AgentSessionEvent
   | RunnerExitedEvent
   | TurnQueuedEvent
   | ToolActivityEvent
@@ -253,6 +270,8 @@ export interface ChildMeta {
     permissions?: "ask";
     /** The profile's runner mode, when it names one (absent: session where the CLI has one). */
     runnerMode?: "session" | "oneshot" | "tui";
+    /** The ACP session mode to select once the agent's session is open (runner acp). */
+    acpMode?: string;
   };
   /** Names of the environment variables handed to the child (never values). */
   envNames: string[];

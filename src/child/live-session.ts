@@ -65,6 +65,15 @@ export class LiveSession {
       write: (line) => this.child.stdin!.write(line),
       info: (text) => deps.render.info(text),
       askPermission: (tool, summary) => this.permissions.ask(this.turnId, tool, summary),
+      opened: ({ warnings, ...offer }) => {
+        for (const w of warnings) deps.render.info(`warning: ${w}`);
+        deps.log.append({
+          type: "agent_session",
+          turnId: this.turnId,
+          ...offer,
+          ...(warnings.length ? { warnings } : {}),
+        });
+      },
     });
     const lines = new LineSplitter(MAX_LINE, (bytes) => deps.render.info(`(dropped a ${bytes}-byte line)`));
     this.child.stdout!.on("data", (chunk: Buffer) => {
@@ -218,5 +227,13 @@ export class SessionOpenError extends Error {
 
 /** What makes two turns able to share one process: the same program, arguments, directory and environment. */
 export function specKey(spec: SessionSpec): string {
-  return JSON.stringify([spec.protocol, spec.argv, spec.cwd, spec.env, spec.modeId ?? null]);
+  return JSON.stringify([
+    spec.protocol,
+    spec.argv,
+    spec.cwd,
+    spec.env,
+    spec.modeId ?? null,
+    spec.model ?? null,
+    spec.reasoning ?? null,
+  ]);
 }

@@ -6,6 +6,7 @@
 import type { EventLog } from "../artifacts/log.js";
 import { failureOf } from "../runners/acp/updates.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput } from "../runners/types.js";
+import { transcriptPrompt } from "../sessions/store.js";
 import { LiveSession, SessionOpenError, specKey } from "./live-session.js";
 import { firstLine, type TurnState, turnMessages } from "./messages.js";
 import type { PermissionBroker } from "./permissions.js";
@@ -54,6 +55,8 @@ export class SessionHolder {
     prompt: string,
     control: TurnControl,
     state: TurnState,
+    /** The conversation so far as text, for a new process whose agent did not reload it. */
+    earlier: () => string = () => "",
   ): Promise<Outcome> {
     if ("adapter" in spec) return this.tui!.turn(deps, turnId, spec, prompt, control, state);
     const gone = missingDir(spec.cwd);
@@ -72,6 +75,7 @@ export class SessionHolder {
       control.onMessage?.(m);
     };
     let fresh = false;
+    let lostHistory = false;
     // A process started for this turn records its own runner_started.
     let opened = false;
     if (!this.live) {
@@ -79,7 +83,9 @@ export class SessionHolder {
         this.live = await LiveSession.open(spec, deps, turnId, this.permissions);
         this.liveKey = key;
         opened = true;
-        fresh = !spec.resume;
+        // A session other than the one to continue: the agent could not reload it (or never could).
+        lostHistory = spec.resume !== undefined && this.live.id !== spec.resume;
+        fresh = !spec.resume || lostHistory;
       } catch (e) {
         return openFailure(e);
       }
@@ -90,7 +96,8 @@ export class SessionHolder {
     if (!opened && live.pid !== undefined)
       deps.log.append({ type: "runner_started", turnId, pid: live.pid, argv0: spec.argv[0]! });
     if (live.id) onMessage({ type: "session", id: live.id });
-    const text = fresh && spec.preamble ? `${spec.preamble}\n\n---\n\n${prompt}` : prompt;
+    const request = lostHistory ? transcriptPrompt(earlier(), prompt) : prompt;
+    const text = fresh && spec.preamble ? `${spec.preamble}\n\n---\n\n${request}` : request;
     const end = await live.prompt(turnId, text, onMessage, control);
     control.beforeDecide?.();
     const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;

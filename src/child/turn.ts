@@ -9,7 +9,13 @@ import { watchParentCheckout } from "../isolation/watch.js";
 import { readIsolation } from "../isolation/worktree.js";
 import type { Runner, TurnInput } from "../runners/types.js";
 import { isFork } from "../sessions/fork.js";
-import { appendSession, type LoadedSession, loadSession, transcript } from "../sessions/store.js";
+import {
+  appendSession,
+  type LoadedSession,
+  loadSession,
+  transcript,
+  transcriptPrompt,
+} from "../sessions/store.js";
 import { writeFileAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { AnswerSink } from "./answer.js";
@@ -148,12 +154,23 @@ export async function runTurn(
         ...(meta.profile.disallowedTools ? { disallowedTools: meta.profile.disallowedTools } : {}),
         ...(meta.profile.maxTurns !== undefined ? { maxTurns: meta.profile.maxTurns } : {}),
         ...(meta.profile.permissions === "ask" ? { permissions: "ask" as const } : {}),
+        ...(meta.profile.acpMode ? { acpMode: meta.profile.acpMode } : {}),
         ...(isSchema(item.outputSchema) ? { outputSchema: item.outputSchema } : {}),
       };
       const spec = deps.sessions?.specFor(deps.runner, input);
       if (spec && deps.sessions) {
         // A long-lived process takes the turn; it stays for the next one (nothing to reap).
-        outcome = await deps.sessions.turn(deps, item.turnId, spec, forRunner.prompt, control, state);
+        // A new process whose agent could not reload the conversation gets it as a transcript.
+        const earlier = () => transcript(history);
+        outcome = await deps.sessions.turn(
+          deps,
+          item.turnId,
+          spec,
+          forRunner.prompt,
+          control,
+          state,
+          earlier,
+        );
       } else {
         const plan = deps.runner.plan(input);
         ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
@@ -290,11 +307,7 @@ function runnerPrompt(
   const turnId = item.context ? /^snapshots\/([0-9a-f-]{36})\.json$/.exec(item.context)?.[1] : undefined;
   const snap = turnId ? readCancelSnapshot(deps.files.dir, turnId) : undefined;
   if (before === "" && !snap) return { prompt: item.prompt, file: pFile };
-  const prompt = [
-    ...(before ? [`The conversation so far:\n\n${before}`] : []),
-    ...(snap ? [snapshotText(snap)] : []),
-    `The new request:\n\n${item.prompt}`,
-  ].join("\n\n");
+  const prompt = transcriptPrompt(before, item.prompt, snap ? [snapshotText(snap)] : []);
   const file = pFile.replace(/\.txt$/, ".runner.txt");
   writeFileAtomic(file, prompt);
   return { prompt, file };

@@ -176,6 +176,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ...(profile.maxTurns !== undefined ? { maxTurns: profile.maxTurns } : {}),
       ...(profile.permissions === "ask" ? { permissions: "ask" as const } : {}),
       ...(mode === "session" || mode === "oneshot" || mode === "tui" ? { runnerMode: mode } : {}),
+      ...(profile.acpMode && runner.acpModes ? { acpMode: profile.acpMode } : {}),
     },
     envNames: Object.keys(childEnv).sort(),
     ...(caps ? { caps } : {}),
@@ -297,6 +298,13 @@ function ignoredFields(runner: Runner, profile: Profile): string[] {
       asks
         ? [
             `agent "${profile.name}": ${runner.name} has no permission prompts to route; permissions: ask is ignored`,
+          ]
+        : [],
+    )
+    .concat(
+      profile.acpMode !== undefined && !runner.acpModes
+        ? [
+            `agent "${profile.name}": ${runner.name} opens no ACP session of its own choosing; acpMode is ignored`,
           ]
         : [],
     );

@@ -1,4 +1,10 @@
-import type { ChildExitedEvent, CompletionEvent, MusterEvent, Usage } from "../artifacts/events.js";
+import type {
+  AgentSessionEvent,
+  ChildExitedEvent,
+  CompletionEvent,
+  MusterEvent,
+  Usage,
+} from "../artifacts/events.js";
 import { foldLive, type LiveFold } from "./live-state.js";
 
 export interface TurnState {
@@ -26,6 +32,8 @@ export interface ChildState {
   queued?: string;
   lastActivity?: { ts: string; text: string };
   usage?: Usage;
+  /** What the agent's live session offers (ACP modes, models), from its latest opening. */
+  agentSession?: AgentSessionEvent;
   lastSeq: number;
   /** What the live state is derived from (see live-state.ts). */
   live: LiveFold;
@@ -86,6 +94,9 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
         if (t) t.runnerPid = e.pid;
         break;
       }
+      case "agent_session":
+        state.agentSession = e;
+        break;
       case "usage":
         state.usage = {
           input: (state.usage?.input ?? 0) + e.usage.input,

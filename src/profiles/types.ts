@@ -46,6 +46,8 @@ export interface Profile {
   spawn?: boolean;
   command?: string[];
   protocol?: StreamProtocol;
+  /** The session mode an ACP agent starts in (runner acp), one of the modes it offers (`muster status` lists them). */
+  acpMode?: string;
   systemPrompt: string;
   /** The file it came from. */
   source: string;

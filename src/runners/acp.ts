@@ -5,7 +5,8 @@ import type { Runner, SessionSpec, TurnInput, TurnPlan } from "./types.js";
  * Any agent that speaks the Agent Client Protocol over stdio, named by the profile's `command` (e.g.
  * `["gemini", "--acp"]`, an ACP adapter, your own agent). It runs only as a live session: one process for the
  * child's life, each turn a `session/prompt`; a new process reloads the session with `session/load` when the
- * agent offers it.
+ * agent offers it (else a new session gets muster's transcript). The profile's `acpMode`, the model and the
+ * reasoning level are chosen among what the agent offers for the session.
  */
 export const acpRunner: Runner = {
   name: "acp",
@@ -15,6 +16,7 @@ export const acpRunner: Runner = {
   ignores: ["tools", "disallowedTools", "maxTurns"],
   // Whatever the agent asks (session/request_permission) goes to the parent.
   routesPermissions: true,
+  acpModes: true,
   usage: "<command…>   (stdio: ACP JSON-RPC; initialize, session/new|load, session/prompt per turn)",
   plan(): TurnPlan {
     throw new MusterError(
@@ -35,6 +37,10 @@ export const acpRunner: Runner = {
       env: input.env,
       ...(input.runnerSessionId ? { resume: input.runnerSessionId } : {}),
       ...(input.systemPrompt?.trim() ? { preamble: input.systemPrompt.trim() } : {}),
+      // Set among what the agent offers once its session is open (a warning when it offers no such choice).
+      ...(input.acpMode ? { modeId: input.acpMode } : {}),
+      ...(input.model ? { model: input.model } : {}),
+      ...(input.reasoning ? { reasoning: input.reasoning } : {}),
     };
   },
 };

@@ -40,6 +40,8 @@ export interface TurnInput {
   maxTurns?: number;
   /** "ask": no pre-approval beyond the profile's tools; a live session routes the CLI's prompts to the parent. */
   permissions?: "ask";
+  /** The profile's ACP session mode (`acpMode`), for runners that open ACP sessions of their own choosing. */
+  acpMode?: string;
   /** A JSON Schema the final answer must match, for runners whose CLI enforces one (`Runner.nativeSchema`). */
   outputSchema?: object;
 }
@@ -90,6 +92,9 @@ export interface SessionSpec {
   reloads?: boolean;
   /** An ACP session mode to select once the session is open (e.g. one that needs no confirmations). */
   modeId?: string;
+  /** ACP: the model and reasoning level to select among what the agent offers (a warning when it offers none). */
+  model?: string;
+  reasoning?: string;
   /** Instructions the first prompt of a new session carries (the profile's system prompt). */
   preamble?: string;
   /** codex app-server: the thread's approval policy and sandbox, and a new thread's developer instructions. */
@@ -104,6 +109,20 @@ export interface SessionIo {
   info(text: string): void;
   /** The agent asks permission for a tool: the parent decides (see child/permissions.ts). */
   askPermission(tool: string, summary: string | undefined): Promise<"allow" | "allow_always" | "deny">;
+  /** The session is open: what the agent offers and what of the spec it could not apply (recorded). */
+  opened?(info: AgentSessionInfo): void;
+}
+
+/** What an agent offers for its session (ACP modes, models, reasoning levels) and the values in force. */
+export interface AgentSessionInfo {
+  modes?: string[];
+  models?: string[];
+  reasoningLevels?: string[];
+  mode?: string;
+  model?: string;
+  reasoning?: string;
+  /** Choices of the child's it could not apply (`--model` on an agent that offers no model choice). */
+  warnings: string[];
 }
 
 /**
@@ -169,6 +188,8 @@ export interface Runner {
   readonly ignores?: readonly ("tools" | "disallowedTools" | "maxTurns")[];
   /** Its session mode hands the CLI's permission prompts to the parent (a profile's `permissions: ask`). */
   readonly routesPermissions?: boolean;
+  /** It selects the profile's `acpMode` in the ACP sessions it opens (elsewhere that field is a spawn warning). */
+  readonly acpModes?: boolean;
   /**
    * Whether the CLI enforces this JSON Schema on its final answer itself (structured output): the turn then
    * carries it as `outputSchema`. Absent or false: muster asks for the format in the prompt instead.

@@ -141,6 +141,15 @@ export function lastRunnerSession(s: LoadedSession): string | undefined {
 export const isResumable = (s: LoadedSession): boolean =>
   s.messages.some((m) => m.role === "assistant" && m.metadata.status === "completed");
 
+/** A request after the conversation so far (and any other context), for an agent that does not have it. */
+export function transcriptPrompt(before: string, request: string, context: string[] = []): string {
+  return [
+    ...(before ? [`The conversation so far:\n\n${before}`] : []),
+    ...context,
+    `The new request:\n\n${request}`,
+  ].join("\n\n");
+}
+
 /** The conversation so far as text, for runners without native resume. */
 export function transcript(s: LoadedSession): string {
   const turns = s.messages.filter(

@@ -40,6 +40,15 @@ const valid = {
   }),
   turn_queued: ev({ type: "turn_queued", turnId: TURN, running: 4, limit: 4 }),
   runner_started: ev({ type: "runner_started", turnId: TURN, pid: 4250, argv0: "node" }),
+  agent_session: ev({
+    type: "agent_session",
+    turnId: TURN,
+    modes: ["read-only", "auto", "full-access"],
+    mode: "auto",
+    models: ["gpt-5.5"],
+    model: "gpt-5.5",
+    warnings: ["the agent offers no reasoning choice: --reasoning high is not applied"],
+  }),
   runner_exited: ev({
     type: "runner_exited",
     turnId: TURN,

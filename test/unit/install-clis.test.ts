@@ -65,3 +65,20 @@ describe("MUSTER_SKIP_AGENT_CLIS", () => {
     expect(ci).not.toMatch(/MUSTER_SKIP_AGENT_CLIS=/);
   });
 });
+
+describe("the pinned list", () => {
+  it("holds the ACP adapters beside the runners' CLIs, each at an exact version with its agent test file", async () => {
+    // @ts-expect-error plain JS module (reads the build)
+    const { ACP_ADAPTERS, PINNED_CLIS } = await import("../../scripts/pinned-clis.mjs");
+    const names = PINNED_CLIS.map((c: { name: string }) => c.name);
+    expect(names).toEqual(expect.arrayContaining(["claude", "codex", "claude-agent-acp", "codex-acp"]));
+    for (const a of ACP_ADAPTERS as { name: string; pkg: string; version: string }[]) {
+      expect(PINNED_CLIS).toContainEqual(a);
+      expect(a.version).toMatch(/^\d+\.\d+\.\d+$/);
+    }
+    expect(agentTestFiles(REPO, ["claude-agent-acp", "codex-acp"])).toEqual([
+      "test/agents/claude-agent-acp.test.ts",
+      "test/agents/codex-acp.test.ts",
+    ]);
+  });
+});

@@ -4,6 +4,8 @@ import type { Command } from "commander";
 import { type AgentInfo, listAgents, type ResolvedProfile, showAgent } from "../../core/catalog.js";
 import { workingDir } from "../../util/cwd.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
+import { agentSessionJson, agentSessionLines } from "../agent-session.js";
+import { muster } from "../context.js";
 import { clip, table } from "../format.js";
 import { printJson, say, warn } from "../output.js";
 
@@ -39,7 +41,21 @@ function profileJson(p: ResolvedProfile, full: boolean) {
   };
 }
 
-function showOne({ profile: p, runs }: AgentInfo): void {
+/** What the newest child of this agent that opened a live session found offered (ACP modes, models). */
+async function lastOffer(name: string) {
+  try {
+    const kids = await muster({}).list();
+    const c = kids.filter((k) => k.entry.agent === name && k.state.agentSession).at(-1);
+    return c?.state.agentSession
+      ? { child: c.entry.id, ...agentSessionJson(c.state.agentSession) }
+      : undefined;
+  } catch {
+    // No primary here, or its registry cannot be read: the profile alone is still shown.
+    return undefined;
+  }
+}
+
+function showOne({ profile: p, runs }: AgentInfo, offer?: Awaited<ReturnType<typeof lastOffer>>): void {
   const rows: [string, string][] = [
     ["name", p.name],
     ["description", p.description || "-"],
@@ -64,8 +80,14 @@ function showOne({ profile: p, runs }: AgentInfo): void {
     ]);
   if (p.command) rows.push(["command", JSON.stringify(p.command)]);
   if (p.protocol) rows.push(["protocol", p.protocol]);
+  if (p.acpMode) rows.push(["acpMode", p.acpMode]);
   rows.push(["format", p.format ?? "muster"], ["layer", p.layer], ["source", p.source]);
   for (const s of p.shadows) rows.push(["shadows", `${s.layer} ${s.source}`]);
+  if (offer) {
+    // Known once a child's session opened: the newest child of this agent says what the agent offers.
+    rows.push(["offered", `in child ${offer.child}'s session`]);
+    for (const line of agentSessionLines({ ...offer, warnings: [] }, (k) => `${k}: `)) rows.push(["", line]);
+  }
   say(`${table(rows)}\n\n${p.systemPrompt || "(no system prompt)"}\n`);
 }
 
@@ -86,14 +108,20 @@ export function registerAgents(program: Command): void {
       "--no-compat",
       "ignore other harnesses' agent folders (also: MUSTER_COMPAT_AGENTS=0 or config compatAgents: false)",
     )
-    .action((name: string | undefined, flags: { json?: boolean }, cmd: Command) => {
+    .action(async (name: string | undefined, flags: { json?: boolean }, cmd: Command) => {
       const ctx = { cwd: workingDir(), env: process.env, ...compatFlag(cmd) };
       if (name !== undefined) {
         const one = showAgent(name, ctx);
         const p = one.profile;
         printWarnings(p.warnings);
-        if (flags.json) return printJson({ agent: profileJson(p, true), warnings: p.warnings });
-        return showOne(one);
+        const offer = await lastOffer(p.name);
+        if (flags.json)
+          return printJson({
+            agent: profileJson(p, true),
+            ...(offer ? { offered: offer } : {}),
+            warnings: p.warnings,
+          });
+        return showOne(one, offer);
       }
       const found = listAgents(ctx);
       printWarnings(found.warnings);

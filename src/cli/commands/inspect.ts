@@ -4,6 +4,7 @@ import { backendNameOf, paneWhere } from "../../core/panes.js";
 import { lastSnapshot } from "../../core/snapshot.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
 import { formatUsd } from "../../util/cost.js";
+import { agentSessionJson, agentSessionLines } from "../agent-session.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { clip, humanDuration, parsePositiveInt, shellQuote, since } from "../format.js";
 import { lsTable } from "../ls-table.js";
@@ -119,6 +120,7 @@ export function registerInspect(program: Command): void {
         ...(c.meta?.caps ? { caps: c.meta.caps } : {}),
         ...(c.meta?.forkedFrom ? { forkedFrom: c.meta.forkedFrom } : {}),
         ...(snapshot ? { snapshot } : {}),
+        ...(c.state.agentSession ? { agentSession: agentSessionJson(c.state.agentSession) } : {}),
       });
     const lines = [
       `id         ${c.entry.id}`,
@@ -144,6 +146,7 @@ export function registerInspect(program: Command): void {
             `snapshot   ${snapshot.path} (kept ${since(snapshot.takenAt)} ago${snapshot.openTool ? ` · open tool: ${visibleLine(snapshot.openTool)}` : ""}; spawn --resume continues from it)`,
           ]
         : []),
+      ...(c.state.agentSession ? agentSessionLines(c.state.agentSession) : []),
       ...(c.malformed.count > 0 ? [`events     ${malformedLine(c.malformed)}`] : []),
       "turns",
       ...turns.map(

@@ -153,6 +153,11 @@ export function registerSpawn(program: Command): void {
       { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
       !!flags.json,
     );
-    printResults(outcome, !!flags.json, { [flags.resume !== undefined ? "resumed" : "spawned"]: started });
+    // What the agent's session could not apply is known only once it opened (ACP: --model on no model choice).
+    const opened = (await m.status(started.id)).state.agentSession;
+    const late = opened?.turnId === started.turnId ? (opened.warnings ?? []) : [];
+    for (const w of late) warn(`muster: warning: ${w}\n`);
+    const shown = { ...started, warnings: [...started.warnings, ...late] };
+    printResults(outcome, !!flags.json, { [flags.resume !== undefined ? "resumed" : "spawned"]: shown });
   });
 }

@@ -4,8 +4,10 @@
  */
 import { obj, str, toolSummary } from "../clis/shared.js";
 import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
+import { authHint, authMethods, methodFor, needsAuth } from "./auth.js";
 import { RpcError, RpcPeer } from "./rpc.js";
-import { type AcpTurnReader, acpTurnReader, failureOf, toolName } from "./updates.js";
+import { applySettings, readOffer } from "./session-setup.js";
+import { type AcpTurnReader, acpTurnReader, errorMessage, failureOf, toolName } from "./updates.js";
 
 // The answer to a permission request once the turn is being cancelled (the protocol asks for exactly this).
 const CANCELLED = { outcome: { outcome: "cancelled" } };
@@ -49,17 +51,29 @@ export function acpDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
         }),
       );
       const canLoad = obj(init.agentCapabilities).loadSession === true;
+      const authed = withAuth(init, spec.env, (m, p) => peer.request(m, p));
       const params = { cwd: spec.cwd, mcpServers: [] };
+      let opened: unknown;
       if (spec.resume && canLoad) {
-        await peer.request("session/load", { ...params, sessionId: spec.resume });
-        sessionId = spec.resume;
-      } else {
-        if (spec.resume) io.info("this agent cannot reload a session: the conversation starts again");
-        const created = obj(await peer.request("session/new", params));
-        sessionId = str(created.sessionId);
+        try {
+          opened = await authed("session/load", { ...params, sessionId: spec.resume });
+          sessionId = spec.resume;
+        } catch (e) {
+          if (!(e instanceof RpcError)) throw e;
+          // Some agents advertise loadSession and still refuse (gemini 0.61): a new session gets the transcript.
+          io.info(
+            `the agent could not reload its session (${errorMessage(e.message, e.data)}): a new session continues from muster's transcript`,
+          );
+        }
+      } else if (spec.resume)
+        io.info("this agent cannot reload a session: a new session continues from muster's transcript");
+      if (!sessionId) {
+        opened = await authed("session/new", params);
+        sessionId = str(obj(opened).sessionId);
         if (!sessionId) throw new Error("the agent opened no session");
       }
-      if (spec.modeId) await peer.request("session/set_mode", { sessionId, modeId: spec.modeId });
+      const info = await applySettings((m, p) => peer.request(m, p), sessionId, readOffer(opened), spec);
+      io.opened?.(info);
       return sessionId;
     },
     async prompt(text, onMessage) {
@@ -86,6 +100,31 @@ export function acpDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
       asking.clear();
     },
     close: (why) => peer.close(why),
+  };
+}
+
+/**
+ * A session request that authenticates first when the agent asks for it: once, with the method whose
+ * environment variable the child has; without one, the error says which the agent would take.
+ */
+function withAuth(
+  init: unknown,
+  env: Record<string, string>,
+  request: (method: string, params: unknown) => Promise<unknown>,
+): (method: string, params: unknown) => Promise<unknown> {
+  return async (method, params) => {
+    try {
+      return await request(method, params);
+    } catch (e) {
+      if (!needsAuth(e)) throw e;
+      const methods = authMethods(init);
+      const chosen = methodFor(methods, env);
+      if (!chosen) throw new Error(authHint(methods, (e as RpcError).message));
+      await request("authenticate", { methodId: chosen.id }).catch((a: Error) => {
+        throw new Error(`the agent refused authentication with ${chosen.id}: ${a.message}`);
+      });
+      return request(method, params);
+    }
   };
 }
 
