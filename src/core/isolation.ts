@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
 import { git, identityArgs, runGit, zsplit } from "../isolation/git.js";
+import { escapingSymlinks, missingWorktree, parentWritesOf } from "../isolation/merge-checks.js";
 import { commitLeftovers, type IsolationRecord, readIsolation, worktreeDiff } from "../isolation/worktree.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
@@ -13,6 +14,8 @@ export interface ChildDiff {
   base: string;
   /** `git diff <base>` of the child's worktree (commits and uncommitted work), or its `--stat`. */
   diff: string;
+  /** Set when the worktree is gone: the diff is then of the branch's commits only. */
+  problem?: string;
 }
 
 export type MergeOutcome =
@@ -25,6 +28,9 @@ export type MergeOutcome =
       committedLeftovers: boolean;
     }
   | { id: string; branch: string; merged: false; conflicts: string[]; committedLeftovers: boolean };
+
+const fewPaths = (items: string[]): string =>
+  items.length <= 5 ? items.join(", ") : `${items.slice(0, 5).join(", ")} and ${items.length - 5} more`;
 
 const running = (c: LoadedChild): boolean =>
   c.status === "running" || c.status === "starting" || c.status === "queued";
@@ -48,18 +54,25 @@ export async function diffChild(
   const c = m.child(idOrPrefix);
   const r = isolated(c);
   const extra = opts.stat ? ["--stat"] : [];
-  const diff = fs.existsSync(r.worktree)
-    ? worktreeDiff(r, extra)
-    : git(r.repo, ["diff", ...extra, r.base, `refs/heads/${r.branch}`]);
-  return { id: c.entry.id, branch: r.branch, base: r.base, diff };
+  const problem = missingWorktree(r);
+  const diff = problem
+    ? git(r.repo, ["diff", ...extra, r.base, `refs/heads/${r.branch}`])
+    : worktreeDiff(r, extra);
+  return { id: c.entry.id, branch: r.branch, base: r.base, diff, ...(problem ? { problem } : {}) };
 }
 
 /**
  * Merges the child's branch into whatever the parent's checkout has checked out now: a fast-forward when
  * possible, else a merge commit. What the child left uncommitted is committed onto its branch first. On a
  * conflict git's merge is aborted, so the checkout is as it was, and the conflicting files are named.
+ * Refused: a branch adding symlinks that point outside the tree (always); without `force`, a child whose
+ * worktree is gone or that wrote into the parent's checkout during a turn.
  */
-export async function mergeChild(m: CoreContext, idOrPrefix: string): Promise<MergeOutcome> {
+export async function mergeChild(
+  m: CoreContext,
+  idOrPrefix: string,
+  opts: { force?: boolean } = {},
+): Promise<MergeOutcome> {
   const c = await m.reconcile(m.child(idOrPrefix));
   const r = isolated(c);
   const id = c.entry.id;
@@ -69,9 +82,29 @@ export async function mergeChild(m: CoreContext, idOrPrefix: string): Promise<Me
     });
   if (!fs.existsSync(path.join(r.repo)))
     throw new MusterError("not_found", `the parent's checkout ${r.repo} is gone`);
+  const short = id.slice(-8);
+  const gone = missingWorktree(r);
+  if (gone && !opts.force)
+    throw new MusterError(
+      "invalid_argument",
+      `not merging child ${short}: ${gone}; look at \`muster diff ${short}\`, then merge with --force`,
+    );
+  const wrote = parentWritesOf(c.files.dir);
+  if (wrote.length > 0 && !opts.force)
+    throw new MusterError(
+      "invalid_argument",
+      `not merging child ${short}: it changed the parent's checkout during a turn (${fewPaths(wrote)}); check those changes, then merge with --force`,
+    );
   const committedLeftovers = commitLeftovers(r, id);
   const before = git(r.repo, ["rev-parse", "HEAD"]).trim();
   const tip = git(r.repo, ["rev-parse", `refs/heads/${r.branch}^{commit}`]).trim();
+  // Never with --force: a link out of the tree would point the parent's checkout at files elsewhere.
+  const links = escapingSymlinks(r, tip);
+  if (links.length > 0)
+    throw new MusterError(
+      "integrity",
+      `not merging child ${short}: ${r.branch} adds symlinks that point outside the checkout: ${fewPaths(links)}`,
+    );
   const msg = `muster: merge child ${id.slice(-8)} (${r.branch})`;
   const run = runGit(r.repo, [
     ...identityArgs(r.repo),

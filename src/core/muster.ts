@@ -326,9 +326,12 @@ export class Muster implements CoreContext {
     return diffChild(this, idOrPrefix, opts);
   }
 
-  /** Merges an isolated child's branch into the parent's checkout; a conflict is aborted and named. */
-  merge(idOrPrefix: string): Promise<MergeOutcome> {
-    return mergeChild(this, idOrPrefix);
+  /**
+   * Merges an isolated child's branch into the parent's checkout; a conflict is aborted and named. `force`
+   * merges a child flagged for writing into the parent's checkout or for a worktree that is gone.
+   */
+  merge(idOrPrefix: string, opts: { force?: boolean } = {}): Promise<MergeOutcome> {
+    return mergeChild(this, idOrPrefix, opts);
   }
 
   /** Removes children in one step (pane, artifacts, conversation, registry entry); see RemoveOptions. */

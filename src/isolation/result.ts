@@ -1,6 +1,7 @@
 /** What an isolated child's result carries, and its clean-up when the child is removed. */
 import * as path from "node:path";
 import { readJsonIfExists } from "../util/fsx.js";
+import { missingWorktree } from "./merge-checks.js";
 import { turnCheckFile } from "./watch.js";
 import { commitLeftovers, readIsolation, removeWorktree, summarize, type WorkSummary } from "./worktree.js";
 
@@ -23,6 +24,8 @@ export function isolationResult(artifactDir: string, turnId: string): { isolatio
   );
   if (check?.parentWrites) out.parentWrites = check.parentWrites;
   const problems = check?.parentWritesUnknown ? [`parent check: ${check.parentWritesUnknown}`] : [];
+  const gone = missingWorktree(r);
+  if (gone) problems.push(gone);
   try {
     Object.assign(out, summarize(r));
   } catch (e) {

@@ -39,18 +39,20 @@ function shape(r: CodeRunResult) {
  * false) its runId at once; cancelling a waiting call cancels the run.
  */
 export async function beginCode(m: Muster, def: WorkflowDef, input: string, host: HostOptions = {}) {
-  const { loadCodeWorkflow, runCodeWorkflow } = await import("../workflows/code.js");
+  const { runCodeWorkflow } = await import("../workflows/code.js");
+  const { loadInWorker } = await import("../workflows/code-worker.js");
   const { musterHost } = await import("../workflows/host.js");
-  const fn = await loadCodeWorkflow(def.source);
+  // In a thread of its own: a busy or exiting function cannot stop the server (see code-worker.ts).
+  const worker = await loadInWorker(def.source);
   return async (signal: AbortSignal, say: (line: string) => void, started: (runId: string) => void) => {
-    const run = await runCodeWorkflow(musterHost(m, host), def.name, fn, input, {
+    const run = await runCodeWorkflow(musterHost(m, host), def.name, worker.fn, input, {
       signal,
       origin: { kind: "code", file: def.source },
       onProgress: (p) => {
         if (p.type === "run_started") started(p.runId);
         else if (p.type !== "log" || p.text.trim() !== "") say(progressLine(p));
       },
-    });
+    }).finally(() => worker.stop());
     return { runId: run.runId, answer: shape(run) };
   };
 }

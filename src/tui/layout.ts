@@ -110,7 +110,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
   }
   if (row.kind === "run") {
     const r = row.run;
-    const settled = r.steps.filter((s) => !["pending", "running"].includes(s.status)).length;
+    const settled = r.steps.filter((s) => !["pending", "queued", "running"].includes(s.status)).length;
     const running = r.steps.filter((s) => s.status === "running").length;
     return {
       name: `${indent}run ${shortId(r.id)}`,

@@ -16,6 +16,16 @@ import { callFile, callKey, type ReplayLog } from "./replay.js";
 import type { RunFiles, RunLog } from "./run-log.js";
 import { compileOutput, finishStructured, modeOf, outcomeFields, structuredSpawn } from "./structured.js";
 
+/** A phase's name as recorded: one line in a log and a status table (control characters become spaces). */
+export function phaseName(name: unknown): string {
+  const n = String(name)
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")
+    .trim()
+    .slice(0, 200);
+  if (n === "") throw new MusterError("invalid_argument", "ctx.phase needs a name");
+  return n;
+}
+
 /** A run whose directory and first records exist: new (runCodeWorkflow) or resumed (resumeCode). */
 export interface CodeRun {
   runId: string;
@@ -43,6 +53,9 @@ export async function executeCode(
   const running = new Map<string, string>();
   const results: AgentResult[] = [];
   let calls = 0;
+  // Spawns not returned yet, and whether the function threw (what starts after that is cancelled at once).
+  let starting = 0;
+  let abandoned = false;
   let replaying = replay !== undefined;
   let replayed = 0;
   let phase: string | undefined;
@@ -111,10 +124,13 @@ export async function executeCode(
       ...(call.cwd ? { cwd: call.cwd } : {}),
     };
     const spawn = validate && call.output ? structuredSpawn(host, plain, call.output) : plain;
+    starting += 1;
     try {
       child = await host.spawn(spawn);
     } catch (e) {
       return settle({ ...base, status: "errored", reason: `could not start: ${(e as Error).message}` }, key);
+    } finally {
+      starting -= 1;
     }
     running.set(id, child.id);
     log.append({
@@ -127,7 +143,8 @@ export async function executeCode(
       ...(phase !== undefined ? { phase } : {}),
     });
     opts.onProgress?.({ type: "agent_started", id, childId: child.id, agent: call.agent });
-    if (controller.signal.aborted) await host.cancel([child.id]).catch(() => {});
+    // A cancel, or a function that threw, while this child was being started: it must not run on unowned.
+    if (controller.signal.aborted || abandoned) await host.cancel([child.id]).catch(() => {});
     const out =
       validate && call.output
         ? await finishStructured(
@@ -185,12 +202,7 @@ export async function executeCode(
     parallel,
     pipeline: (items, ...stages) => pipeline(items, stages),
     phase(name) {
-      // One line in a log and a status table: control characters become spaces.
-      const n = String(name)
-        .replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")
-        .trim()
-        .slice(0, 200);
-      if (n === "") throw new MusterError("invalid_argument", "ctx.phase needs a name");
+      const n = phaseName(name);
       phase = n;
       log.append({ type: "phase", name: n });
       opts.onProgress?.({ type: "phase", name: n });
@@ -211,12 +223,13 @@ export async function executeCode(
     error = e instanceof Error ? e.message : String(e);
     status = controller.signal.aborted ? "cancelled" : "failed";
     // A function that threw will not collect what it started: its children are cancelled, not left running.
+    abandoned = true;
     await host.cancel([...running.values()]).catch(() => {});
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }
   // Children the function started but never awaited still belong to the run: it ends when they have settled.
-  while (running.size > 0) await new Promise((r) => setTimeout(r, 100));
+  while (running.size > 0 || starting > 0) await new Promise((r) => setTimeout(r, 100));
   await Promise.all(releasing);
   if (result !== undefined) {
     try {

@@ -29,6 +29,8 @@ export interface WorkflowHost {
   agents(): Set<string>;
   /** Whether this agent's runner enforces this JSON Schema natively (absent: never; the prompt asks instead). */
   nativeOutput?(agent: string, schema: object): boolean;
+  /** How many steps a run keeps in flight by default: the primary's run slots (more would only queue in hosts). */
+  concurrency?(): number;
   /** The primary's state directory (created if needed); workflow runs live under `<dir>/workflows/`. */
   stateDir(): string;
   /** Starts a child with its first turn queued; returns at once. Throws (nothing created) when refused. */
@@ -76,6 +78,7 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
         return false;
       }
     },
+    concurrency: () => m.limits.maxRunning,
     stateDir: () => {
       m.claimPrimary();
       return m.paths.dir;

@@ -2,7 +2,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { readAllRecords } from "../artifacts/reader.js";
 import { MusterError } from "../base/errors.js";
-import { appendJsonLines, ensureDir, writeFileAtomic, writeJsonAtomic } from "../util/fsx.js";
+import {
+  appendJsonLines,
+  ensureDir,
+  readJsonIfExists,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../util/fsx.js";
 import { assertIdOrPrefix, isFullId } from "../util/ids.js";
 import type { WorkflowDef } from "./toml.js";
 
@@ -128,11 +134,27 @@ export class RunLog {
     return log;
   }
 
+  private pending: RunEvent[] | undefined;
+
   append(e: RunEventInput): RunEvent {
     this.seq += 1;
     const record = { v: 1, seq: this.seq, ts: new Date().toISOString(), ...e } as RunEvent;
-    appendJsonLines(this.files.events, [record]);
+    if (this.pending) this.pending.push(record);
+    else appendJsonLines(this.files.events, [record]);
     return record;
+  }
+
+  /** Runs fn with its appends written together at its end (one write and fsync for a cascade of skips). */
+  batch<T>(fn: () => T): T {
+    if (this.pending) return fn();
+    this.pending = [];
+    try {
+      return fn();
+    } finally {
+      const records = this.pending;
+      this.pending = undefined;
+      appendJsonLines(this.files.events, records);
+    }
   }
 
   writeOutput(stepId: string, text: string): { path: string; bytes: number } {
@@ -153,7 +175,8 @@ export interface RunView {
   settledAt?: string;
   steps: {
     id: string;
-    status: StepStatus | "pending" | "running";
+    /** `queued`: every need completed, waiting for one of the run's in-flight places (its concurrency). */
+    status: StepStatus | "pending" | "queued" | "running";
     childId?: string;
     phase?: string;
     reason?: string;
@@ -243,6 +266,7 @@ export function readRun(stateDir: string, runId: string): RunView {
     }
   }
   if (status === "running" && !runnerAlive(runner.pid, runner.pidStart)) status = "interrupted";
+  if (status === "running") markQueued(files, steps);
   return {
     runId,
     workflow: start.workflow,
@@ -253,6 +277,22 @@ export function readRun(stateDir: string, runId: string): RunView {
     ...(settledAt ? { settledAt } : {}),
     steps: [...steps.values()],
   };
+}
+
+/** A running TOML run's pending steps whose needs all completed wait for a place in flight: `queued`. */
+function markQueued(files: RunFiles, steps: Map<string, RunView["steps"][number]>): void {
+  let def: { steps?: { id?: unknown; needs?: unknown }[] } | undefined;
+  try {
+    def = readJsonIfExists(files.workflow);
+  } catch {
+    return; // An unreadable definition: the steps stay as the log has them.
+  }
+  if (!Array.isArray(def?.steps)) return;
+  for (const d of def.steps) {
+    const s = typeof d?.id === "string" ? steps.get(d.id) : undefined;
+    if (s?.status !== "pending" || !Array.isArray(d.needs)) continue;
+    if (d.needs.every((n) => steps.get(String(n))?.status === "completed")) s.status = "queued";
+  }
 }
 
 /** Every run of this primary, oldest first (run ids are UUIDv7). */

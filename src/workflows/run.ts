@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { MusterError } from "../base/errors.js";
 import { uuidv7 } from "../util/ids.js";
 import type { StepSpawn, WorkflowHost } from "./host.js";
 import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "./run-log.js";
@@ -53,6 +54,19 @@ export interface RunOptions {
   onProgress?: (p: Progress) => void;
   /** How often the run looks for a cancel request from another process (`muster workflow cancel`). */
   cancelPollMs?: number;
+  /**
+   * Steps in flight at once (starting, or their child's turn running); ready steps beyond it wait `queued`.
+   * Default: the host's (the primary's run-slot limit), else 4.
+   */
+  concurrency?: number;
+}
+
+const DEFAULT_CONCURRENCY = 4;
+
+function concurrencyOf(n: number): number {
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new MusterError("invalid_argument", `workflow concurrency must be a whole number ≥ 1, not ${n}`);
+  return n;
 }
 
 /**
@@ -67,8 +81,8 @@ export function stepPrompt(step: WorkflowStep, input: string, outputs: ReadonlyM
 }
 
 /**
- * Runs a TOML workflow: every ready step starts at once (each a real child, so the primary's run-slot bound
- * applies); a step that does not complete skips only its dependents; results come back in declaration order.
+ * Runs a TOML workflow: ready steps start as they become ready, at most `concurrency` in flight (each a real
+ * child; by default as many as the primary has run slots, so no spawn waits behind a full host); a step that does not complete skips only its dependents; results come back in declaration order.
  * Validation (agents included) happens before anything is written. The run is recorded under
  * `<primary dir>/workflows/<run id>/`.
  */
@@ -80,6 +94,7 @@ export async function runWorkflow(
 ): Promise<RunResult> {
   checkWorkflow(def);
   checkAgents(def, host.agents());
+  if (opts.concurrency !== undefined) concurrencyOf(opts.concurrency);
   const runId = uuidv7();
   const files = runFiles(host.stateDir(), runId);
   const log = RunLog.create(files, def, input);
@@ -114,6 +129,7 @@ export async function execute(
   opts: RunOptions,
 ): Promise<RunResult> {
   const files = log.files;
+  const limit = concurrencyOf(opts.concurrency ?? host.concurrency?.() ?? DEFAULT_CONCURRENCY);
   const settled = new Map<string, StepResult>(prior.completed);
   const outputs = new Map<string, string>([...prior.completed].map(([id, r]) => [id, r.text ?? ""]));
   const running = new Map<string, string>(); // step id → child id
@@ -129,8 +145,17 @@ export async function execute(
     finish = r;
   });
 
-  const settle = (r: StepResult, output?: { path: string; bytes: number }): void => {
+  // A settled step: its dependents whose last need this was are looked at by the next schedule().
+  const markSettled = (r: StepResult): void => {
     settled.set(r.id, r);
+    for (const d of dependents.get(r.id) ?? []) {
+      const left = unsettledNeeds.get(d.id)! - 1;
+      unsettledNeeds.set(d.id, left);
+      if (left === 0) unblocked.push(d);
+    }
+  };
+  const settle = (r: StepResult, output?: { path: string; bytes: number }): void => {
+    markSettled(r);
     log.append({
       type: "step_settled",
       stepId: r.id,
@@ -230,46 +255,82 @@ export async function execute(
     if (!step.output) release(child.id);
   };
 
-  // Starts every step whose needs have settled, skipping those with a need that did not complete; repeats
-  // until nothing changes (skips cascade). Called once at the start and after every settled step.
+  // The graph, indexed once: a step is looked at when its last need settles, not on every settle (a run may
+  // have thousands of steps). Everything below is iterative, so a long chain of skips cannot overflow.
+  const dependents = new Map<string, WorkflowStep[]>();
+  const unsettledNeeds = new Map<string, number>();
+  for (const s of def.steps) {
+    unsettledNeeds.set(s.id, s.needs.filter((n) => !settled.has(n)).length);
+    for (const n of s.needs) {
+      const list = dependents.get(n);
+      if (list) list.push(s);
+      else dependents.set(n, [s]);
+    }
+  }
+  // Steps whose needs have all settled, not looked at yet; then those ready to start, in the order they became so.
+  let unblocked: WorkflowStep[] = def.steps.filter(
+    (s) => !settled.has(s.id) && unsettledNeeds.get(s.id) === 0,
+  );
+  const ready: WorkflowStep[] = [];
+  let readyHead = 0;
+  let inFlight = 0;
+
+  // Starts ready steps while fewer than `limit` are in flight (the rest wait, `queued`), skipping those with a
+  // need that did not complete (skips cascade). Called once at the start and after every settled step.
   const schedule = (): void => {
     // A cancel request may have cancelled a child before the poll saw it: look before deciding anything.
     if (!cancelled && fs.existsSync(files.cancel)) cancel();
-    for (let changed = true; changed; ) {
-      changed = false;
-      for (const step of def.steps) {
-        if (started.has(step.id) || settled.has(step.id)) continue;
-        if (!step.needs.every((n) => settled.has(n))) continue;
-        const failed = step.needs.map((n) => settled.get(n)!).find((r) => r.status !== "completed");
-        if (failed || cancelled) {
-          started.add(step.id);
-          settle({
-            id: step.id,
-            agent: step.agent,
-            status: "skipped",
-            ...(failed
-              ? {
-                  reason: `needs "${failed.id}", which ${failed.status === "skipped" ? "was skipped" : failed.status}`,
-                  cause: { stepId: failed.id, status: failed.status },
-                }
-              : { reason: "the run was cancelled before it started" }),
-          });
-          changed = true;
-          continue;
+    log.batch(() => {
+      while (unblocked.length > 0 || (readyHead < ready.length && (cancelled || inFlight < limit))) {
+        const now = unblocked;
+        unblocked = [];
+        for (const step of now) {
+          if (started.has(step.id) || settled.has(step.id)) continue;
+          const failed = step.needs.map((n) => settled.get(n)!).find((r) => r.status !== "completed");
+          if (failed || cancelled) skip(step, failed);
+          else ready.push(step);
         }
-        started.add(step.id);
-        void runStep(step).then(
-          () => schedule(),
-          (e: unknown) => {
-            // Only a failure to record (a full disk) lands here: the step is settled as errored if it can be.
-            if (!settled.has(step.id))
-              settled.set(step.id, { id: step.id, agent: step.agent, status: "errored", reason: String(e) });
-            schedule();
-          },
-        );
+        while (readyHead < ready.length && (cancelled || inFlight < limit)) {
+          const step = ready[readyHead++]!;
+          if (cancelled) skip(step, undefined);
+          else start(step);
+        }
       }
-    }
+    });
     if (settled.size === def.steps.length) finish();
+  };
+
+  const skip = (step: WorkflowStep, failed: StepResult | undefined): void => {
+    started.add(step.id);
+    settle({
+      id: step.id,
+      agent: step.agent,
+      status: "skipped",
+      ...(failed
+        ? {
+            reason: `needs "${failed.id}", which ${failed.status === "skipped" ? "was skipped" : failed.status}`,
+            cause: { stepId: failed.id, status: failed.status },
+          }
+        : { reason: "the run was cancelled before it started" }),
+    });
+  };
+
+  const start = (step: WorkflowStep): void => {
+    started.add(step.id);
+    inFlight += 1;
+    void runStep(step).then(
+      () => {
+        inFlight -= 1;
+        schedule();
+      },
+      (e: unknown) => {
+        inFlight -= 1;
+        // Only a failure to record (a full disk) lands here: the step is settled as errored if it can be.
+        if (!settled.has(step.id))
+          markSettled({ id: step.id, agent: step.agent, status: "errored", reason: String(e) });
+        schedule();
+      },
+    );
   };
 
   function cancel(): void {

@@ -166,42 +166,72 @@ function checkGraph(steps: WorkflowStep[], source: string): void {
     if (byId.has(s.id)) throw bad(source, `duplicate step id "${s.id}"`);
     byId.set(s.id, s);
   }
-  for (const s of steps) {
-    for (const n of s.needs) {
-      if (!byId.has(n))
-        throw bad(
-          source,
-          `step "${s.id}" needs "${n}", which is not a step (steps: ${[...byId.keys()].join(", ")})`,
-        );
-    }
-  }
+  const missing = steps.flatMap((s) =>
+    s.needs.filter((n) => !byId.has(n)).map((n) => `step "${s.id}" needs "${n}"`),
+  );
+  if (missing.length > 0)
+    throw bad(
+      source,
+      `${fewOf(missing)}, which ${missing.length === 1 ? "is not a step" : "are not steps"} (steps: ${fewOf([...byId.keys()])})`,
+    );
   const cycle = findCycle(steps);
-  if (cycle) throw bad(source, `steps form a cycle: ${cycle.join(" → ")}`);
+  if (cycle) throw bad(source, `steps form a cycle: ${cycleLine(cycle)}`);
 }
 
-/** A cycle as step ids, first repeated at the end ("a → b → a"), or undefined; found by DFS in declaration order. */
+/** How many items an error names before it only counts the rest: a huge workflow still gets a one-line error. */
+const NAMED = 5;
+
+/** The first few items, comma-separated, then how many more: `a, b, c and 9,997 more`. */
+export function fewOf(items: readonly string[], named = NAMED): string {
+  if (items.length <= named) return items.join(", ");
+  return `${items.slice(0, named).join(", ")} and ${(items.length - named).toLocaleString("en-US")} more`;
+}
+
+/** A cycle for an error: whole when short, else its first steps, how many are left out, and the way back. */
+function cycleLine(cycle: string[]): string {
+  if (cycle.length <= 2 * NAMED) return cycle.join(" → ");
+  const inner = cycle.length - 1 - NAMED;
+  return `${cycle.slice(0, NAMED).join(" → ")} → … (${inner.toLocaleString("en-US")} more) → ${cycle.at(-1)}`;
+}
+
+/**
+ * A cycle as step ids, first repeated at the end ("a → b → a"), or undefined; found by DFS in declaration
+ * order, with an explicit stack (a cycle of thousands of steps would overflow the call stack).
+ */
 export function findCycle(steps: WorkflowStep[]): string[] | undefined {
   const byId = new Map(steps.map((s) => [s.id, s]));
   const state = new Map<string, "open" | "done">();
-  const stack: string[] = [];
-  const visit = (id: string): string[] | undefined => {
-    state.set(id, "open");
-    stack.push(id);
-    for (const n of byId.get(id)?.needs ?? []) {
-      if (state.get(n) === "open") return [...stack.slice(stack.indexOf(n)), n];
-      if (!state.has(n)) {
-        const c = visit(n);
-        if (c) return c;
-      }
-    }
-    stack.pop();
-    state.set(id, "done");
-    return undefined;
-  };
+  // The open path, and for each of its steps the index of the next need to look at.
+  const path: string[] = [];
+  const next: number[] = [];
+  const onPath = new Map<string, number>();
   for (const s of steps) {
     if (state.has(s.id)) continue;
-    const c = visit(s.id);
-    if (c) return c;
+    state.set(s.id, "open");
+    path.push(s.id);
+    next.push(0);
+    onPath.set(s.id, 0);
+    while (path.length > 0) {
+      const top = path.length - 1;
+      const needs = byId.get(path[top]!)?.needs ?? [];
+      const i = next[top]!;
+      if (i >= needs.length) {
+        state.set(path[top]!, "done");
+        onPath.delete(path[top]!);
+        path.pop();
+        next.pop();
+        continue;
+      }
+      next[top] = i + 1;
+      const n = needs[i]!;
+      if (state.get(n) === "open") return [...path.slice(onPath.get(n)), n];
+      if (!state.has(n)) {
+        state.set(n, "open");
+        onPath.set(n, path.length);
+        path.push(n);
+        next.push(0);
+      }
+    }
   }
   return undefined;
 }
@@ -210,7 +240,7 @@ export function findCycle(steps: WorkflowStep[]): string[] | undefined {
 export function checkAgents(def: WorkflowDef, known: ReadonlySet<string>): void {
   const unknown = def.steps.filter((s) => !known.has(s.agent));
   if (unknown.length === 0) return;
-  const list = unknown.map((s) => `step "${s.id}" uses "${s.agent}"`).join(", ");
+  const list = fewOf(unknown.map((s) => `step "${s.id}" uses "${s.agent}"`));
   throw new MusterError("not_found", `workflow ${def.name} (${def.source}): unknown agent: ${list}`, {
     next: { action: "agents" },
   });

@@ -52,7 +52,8 @@ describe("workflow run record", () => {
     const dir = stateDir();
     const id = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
     const log = started(dir, id, process.pid, processStart(process.pid));
-    expect(readRun(dir, id).steps.map((s) => s.status)).toEqual(["pending", "pending"]);
+    // "a" is ready (no needs) but not started: queued; "b" waits for it: pending.
+    expect(readRun(dir, id).steps.map((s) => s.status)).toEqual(["queued", "pending"]);
     log.append({ type: "step_started", stepId: "a", childId: "c1", turnId: "t1", agent: "mock" });
     expect(readRun(dir, id)).toMatchObject({
       status: "running",

@@ -1,8 +1,10 @@
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
+import { readJsonIfExists } from "../../util/fsx.js";
 import { shortId } from "../../util/ids.js";
 import { readFileBounded } from "../../util/safe-read.js";
 import type { CodeRunOptions, CodeRunResult } from "../../workflows/code.js";
+import type { CodeDef } from "../../workflows/run-log.js";
 import type { muster } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { printAnswer, printJson, say, warn } from "../output.js";
@@ -67,7 +69,8 @@ export async function runCode(
   input: string,
   o: CodeCommandOptions & { sandbox: boolean; name?: string | undefined },
 ): Promise<Status> {
-  const { loadCodeWorkflow, runCodeWorkflow } = await import("../../workflows/code.js");
+  const { runCodeWorkflow } = await import("../../workflows/code.js");
+  const { loadInWorker } = await import("../../workflows/code-worker.js");
   const { musterHost } = await import("../../workflows/host.js");
   const { signal, json } = o;
   const host = musterHost(m, { keep: o.keep });
@@ -80,15 +83,20 @@ export async function runCode(
       json,
     );
   }
-  const fn = await loadCodeWorkflow(abs);
-  return report(
-    await runCodeWorkflow(host, runName, fn, input, {
-      signal,
-      onProgress,
-      origin: { kind: "code", file: abs },
-    }),
-    json,
-  );
+  // Trusted code runs in a thread of its own: a busy loop or process.exit in it cannot take muster with it.
+  const worker = await loadInWorker(abs, signal);
+  try {
+    return report(
+      await runCodeWorkflow(host, runName, worker.fn, input, {
+        signal,
+        onProgress,
+        origin: { kind: "code", file: abs },
+      }),
+      json,
+    );
+  } finally {
+    await worker.stop();
+  }
 }
 
 /** `muster workflow resume <run>` of a code or sandboxed run: the function again, settled calls from the log. */
@@ -98,11 +106,24 @@ export async function resumeCode(
   o: CodeCommandOptions,
 ): Promise<Status> {
   const { resumeCodeWorkflow } = await import("../../workflows/code-resume.js");
+  const { loadInWorker } = await import("../../workflows/code-worker.js");
   const { musterHost } = await import("../../workflows/host.js");
-  return report(
-    await resumeCodeWorkflow(musterHost(m, { keep: o.keep }), runId, { signal: o.signal, onProgress }),
-    o.json,
-  );
+  const { runFiles } = await import("../../workflows/run-log.js");
+  const def = readJsonIfExists<CodeDef>(runFiles(m.paths.dir, runId).workflow);
+  // A module's run runs its function in a thread of its own again (see runCode).
+  const worker = def?.kind === "code" && def.file ? await loadInWorker(def.source, o.signal) : undefined;
+  try {
+    return report(
+      await resumeCodeWorkflow(musterHost(m, { keep: o.keep }), runId, {
+        signal: o.signal,
+        onProgress,
+        ...(worker ? { fn: worker.fn } : {}),
+      }),
+      o.json,
+    );
+  } finally {
+    await worker?.stop();
+  }
 }
 
 /** A sandboxed program's text (at most 1 MiB: it is a short program); a missing file is a clear error. */

@@ -4,7 +4,7 @@ import type { Progress, RunResult } from "../../workflows/run.js";
 import type { RunView } from "../../workflows/run-log.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { EXIT } from "../exit-codes.js";
-import { since, table } from "../format.js";
+import { parsePositiveInt, since, table } from "../format.js";
 import { takeInterrupt } from "../interrupt.js";
 import { ExitWith, printAnswer, printAnswerBlock, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
@@ -26,6 +26,10 @@ async function engine() {
 
 /** A code workflow (trusted JS, run in this process) is named by its file. */
 const isCodeFile = (ref: string): boolean => /\.(mjs|js|cjs)$/.test(ref);
+const CONCURRENCY_HELP =
+  "steps in flight at once (starting or running); more ready steps wait queued (default: the run-slot limit, MUSTER_MAX_RUNNING)";
+const concurrencyOpt = (v: string | undefined) =>
+  v === undefined ? {} : { concurrency: parsePositiveInt(v, "--concurrency", 10_000) };
 const KEEP_HELP =
   "leave each step's child open (idle in its pane, to attach to or send follow-ups); by default it is closed once its step settles (still resumable with spawn --resume)";
 
@@ -92,7 +96,7 @@ function report(run: RunResult, json: boolean, interrupted: boolean): void {
   if (code !== 0) throw new ExitWith(code);
 }
 
-/** Ctrl-C during a run: say so and cancel the run's children (through the signal); exit 130 follows. */
+/** Ctrl-C or SIGTERM during a run: say so and cancel the run's children (through the signal); exit 130 follows. */
 function cancelOnInterrupt(): {
   controller: AbortController;
   interrupted: () => boolean;
@@ -100,11 +104,19 @@ function cancelOnInterrupt(): {
 } {
   const controller = new AbortController();
   let hit = false;
-  const release = takeInterrupt(() => {
+  const stop = (why: string) => () => {
     hit = true;
-    warn("muster: interrupted; cancelling the run's children\n");
+    warn(`muster: ${why}; cancelling the run's children\n`);
     controller.abort();
-  });
+  };
+  const releaseInterrupt = takeInterrupt(stop("interrupted"));
+  // SIGTERM (a supervisor, `kill`) winds the run down as Ctrl-C does, rather than leaving its children running.
+  const onTerm = stop("terminated (SIGTERM)");
+  process.on("SIGTERM", onTerm);
+  const release = (): void => {
+    releaseInterrupt();
+    process.off("SIGTERM", onTerm);
+  };
   return { controller, interrupted: () => hit, release };
 }
 
@@ -176,15 +188,17 @@ export function registerWorkflow(program: Command): void {
         "--sandbox",
         "run <workflow> as an untrusted program (the body of async (ctx, input) => …) in a QuickJS sandbox",
       )
-      .option("--keep", KEEP_HELP),
+      .option("--keep", KEEP_HELP)
+      .option("--concurrency <n>", CONCURRENCY_HELP),
   ).action(
     async (
       ref: string,
       inputArg: string | undefined,
-      flags: CommonOptions & { file?: string; sandbox?: boolean; keep?: boolean },
+      flags: CommonOptions & { file?: string; sandbox?: boolean; keep?: boolean; concurrency?: string },
     ) => {
       const { loadWorkflow, runWorkflow, musterHost } = await engine();
       const m = muster(flags);
+      const concurrency = concurrencyOpt(flags.concurrency);
       const def = flags.sandbox || isCodeFile(ref) ? undefined : loadWorkflow(ref, m.cwd, m.env);
       const input =
         inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
@@ -213,6 +227,7 @@ export function registerWorkflow(program: Command): void {
           await runWorkflow(musterHost(m, { keep: !!flags.keep }), def, input, {
             signal: controller.signal,
             onProgress,
+            ...concurrency,
           }),
           !!flags.json,
           interrupted(),
@@ -233,9 +248,11 @@ export function registerWorkflow(program: Command): void {
           "settled ctx.agent calls answered from the run's log. Output and exit codes as for run.",
       )
       .argument("<run>", "a run id, or a unique prefix or suffix")
-      .option("--keep", KEEP_HELP),
-  ).action(async (ref: string, flags: CommonOptions & { keep?: boolean }) => {
+      .option("--keep", KEEP_HELP)
+      .option("--concurrency <n>", CONCURRENCY_HELP),
+  ).action(async (ref: string, flags: CommonOptions & { keep?: boolean; concurrency?: string }) => {
     const { resolveRunId, musterHost } = await engine();
+    const concurrency = concurrencyOpt(flags.concurrency);
     const { resumeWorkflow, runKind } = await import("../../workflows/resume.js");
     const m = muster(flags);
     const runId = resolveRunId(m.paths.dir, ref);
@@ -251,6 +268,7 @@ export function registerWorkflow(program: Command): void {
         await resumeWorkflow(musterHost(m, { keep: !!flags.keep }), runId, {
           signal: controller.signal,
           onProgress,
+          ...concurrency,
         }),
         !!flags.json,
         interrupted(),
