@@ -13,6 +13,7 @@ const OUTPUTS = [
   "dist/index.js",
   "dist/cli/main.js",
   "dist/cli/child-commands.js",
+  "dist/cli/bundle/main.js",
   "dist/child/host.bundle.js",
   "dist/mux/pty/holder.cjs",
 ];
