@@ -31,7 +31,10 @@ describe("README first contact", () => {
 
   it("npm 11's install-script policy allows the two dependencies that need their scripts, and says so", () => {
     expect(PKG.allowScripts).toEqual({ esbuild: true, "node-pty": true });
-    expect(flat).toContain("npm 11 prints no `install-scripts` warning: `allowScripts` in `package.json`");
+    expect(flat).toContain(
+      "npm 11's `npm install` prints no `install-scripts` warning: `allowScripts` in `package.json`",
+    );
+    expect(flat).toContain("`npm link` still prints one, naming `muster@0.1.0 (prepare: …)`");
   });
 
   it("the doctor sample has the backend row; tmux is optional", () => {
