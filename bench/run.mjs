@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, idle watcher CPU,
+// npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, CLI start-up, idle watcher CPU,
 // workflow scheduler overhead (64 ready steps), final record → waiter, each backend (tmux, pty) side by side,
 // follow-up delivery with 1 and with 201 idle children alive.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
@@ -12,6 +12,7 @@ import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
 import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { capOvershoot, capRow } from "./caps.mjs";
+import { cliStart, cliStartRow } from "./cli-start.mjs";
 import { completionRound } from "./completion.mjs";
 import { benchEnv, startReaper } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
@@ -164,6 +165,9 @@ try {
     target: { ratio: 1.6 },
   };
 
+  log("CLI start-up (ls, status, result, send) paired with node -e 0…");
+  results.cliStart = cliStart(env, base, quick ? 7 : 15);
+
   log("idle watcher CPU (64 idle children, 10 s)…");
   const idle = await idleCpu(64, 10);
   results.idleWatcherCpu = { ...idle, target: { percentOfOneCore: 1 } };
@@ -214,6 +218,7 @@ const rows = [
     `${results.coldStart.ratio} (${results.coldStart.childCommandMs} / ${results.coldStart.nodeMs} ms); ${results.coldStart.withoutExtraCaCerts.ratio} without NODE_EXTRA_CA_CERTS`,
     "≤ 1.6",
   ],
+  cliStartRow(results.cliStart),
   [
     "watcher CPU, 64 idle children, 10 s",
     `${results.idleWatcherCpu.percentOfOneCore} % of one core`,

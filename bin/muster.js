@@ -21,8 +21,9 @@ if (argv[0] === "ask") {
   code = runChildCommand(argv);
 } else {
   // Ctrl-C exits 130 from here on, also before the CLI has loaded (see src/cli/interrupt.ts).
-  (await import("../dist/cli/interrupt.js")).installInterrupt();
-  const { main } = await import("../dist/cli/main.js");
+  (await import("../dist/cli/bundle/interrupt.js")).installInterrupt();
+  // One bundled module (scripts/bundle.mjs): a command starts in about half the time of the module graph.
+  const { main } = await import("../dist/cli/bundle/main.js");
   code = await main(argv);
 }
 process.exitCode = code;

@@ -1,4 +1,5 @@
-import matter from "gray-matter";
+import { createRequire } from "node:module";
+import type matterFn from "gray-matter";
 import { durationMs } from "../artifacts/caps.js";
 import type { Caps } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
@@ -20,6 +21,12 @@ export const isReasoningSpelling = (s: string): boolean => REASONING_SPELLING.te
 const refuse = (): never => {
   throw new Error("JavaScript frontmatter is not allowed");
 };
+// Loaded when a profile is first read (gray-matter and js-yaml are ~100 modules): ls, status and the like read none.
+let matter: typeof matterFn | undefined;
+const loadMatter = (): typeof matterFn => {
+  matter ??= createRequire(import.meta.url)("gray-matter") as typeof matterFn;
+  return matter;
+};
 // Passing options also bypasses gray-matter's content cache, which would hide a parse error on a second read.
 const MATTER_OPTIONS = { engines: { javascript: refuse } };
 
@@ -27,7 +34,7 @@ const MATTER_OPTIONS = { engines: { javascript: refuse } };
 export function readFrontmatter(file: string, text: string): { data: Record<string, unknown>; body: string } {
   let parsed: { data: unknown; content: string };
   try {
-    parsed = matter(text, MATTER_OPTIONS);
+    parsed = loadMatter()(text, MATTER_OPTIONS);
   } catch (e) {
     const why = (e as Error).message.split("\n")[0];
     throw new MusterError("invalid_config", `agent profile ${file} has broken frontmatter (${why})`, {

@@ -1,5 +1,4 @@
 import * as path from "node:path";
-import lockfile from "proper-lockfile";
 import { MusterError } from "../base/errors.js";
 
 // A holder that dies or freezes (SIGSTOP, a debugger) stops refreshing its lock, which then counts as stale
@@ -33,6 +32,8 @@ async function acquire(target: string): Promise<() => Promise<void>> {
 
 /** Runs fn while holding the lock on `target` (which need not exist). */
 export async function withFileLock<T>(target: string, fn: () => T | Promise<T>): Promise<T> {
+  // Loaded on the first lock (proper-lockfile and graceful-fs take ~15 ms): most commands only read.
+  const { default: lockfile } = await import("proper-lockfile");
   let release: () => Promise<void>;
   try {
     release = await acquire(target);

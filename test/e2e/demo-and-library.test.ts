@@ -1,7 +1,7 @@
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createMuster, type MusterEvent } from "../../src/index.js";
-import { pidAlive, until, useSandbox } from "../helpers/cli.js";
+import { BIN, pidAlive, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-demo");
 
@@ -31,6 +31,61 @@ describe("muster demo", () => {
     });
     expect(still.stdout.split("\n")).toContain("muster");
     expect((await sb.run(["rm", "--force", kept])).exitCode).toBe(0);
+  });
+
+  it("names its backend and, while its children run, how to watch them (tmux: the detached session)", async () => {
+    const demo = execa(process.execPath, [BIN, "demo"], {
+      cwd: sb.cwd,
+      env: sb.env,
+      extendEnv: false,
+      reject: false,
+    });
+    let out = "";
+    const hint = new Promise<string>((resolve) => {
+      demo.stdout!.on("data", (d: Buffer) => {
+        out += String(d);
+        const line = out.split("\n").find((l) => l.startsWith("Watch while they run"));
+        if (line && out.includes(`${line}\n`)) resolve(line);
+      });
+      // A demo that ends without the hint fails here, not by the test's timeout.
+      void demo.then(() => resolve(""));
+    });
+    const line = await hint;
+    expect(out.split("\n")[0]).toBe(
+      'muster demo: starting three mock children on the tmux backend, each in a window of its own in the detached tmux session "muster"…',
+    );
+    const m = line.match(
+      /: (?:npx )?muster attach ([0-9a-f]{8}) \(or [0-9a-f]{8}, [0-9a-f]{8}\), detach with prefix \+ d; all three: (.+)$/,
+    );
+    expect(m, line).not.toBeNull();
+    expect(m![2]).toBe(`tmux -L ${sb.socket} attach-session -t muster`);
+    // The session it names holds the three children while the demo runs.
+    const windows = await execa("tmux", [
+      "-L",
+      sb.socket,
+      "list-windows",
+      "-t",
+      "=muster",
+      "-F",
+      "#{window_name}",
+    ]);
+    expect(windows.stdout.split("\n").filter((w) => w.startsWith("demo-"))).toHaveLength(3);
+    const r = await demo;
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    expect(out.indexOf(line)).toBeLessThan(out.indexOf("── "));
+  });
+
+  it("on the pty backend it says so (no tmux pane) and how to attach to a child", async () => {
+    const r = await sb.run(["demo"], { env: { MUSTER_BACKEND: "pty" } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const lines = r.stdout.split("\n");
+    expect(lines[0]).toBe(
+      "muster demo: starting three mock children on the pty backend, each under a pseudo-terminal of its own (no tmux pane)…",
+    );
+    expect(lines[1]).toMatch(
+      /^Watch while they run \(removed at the end unless --keep\): (?:npx )?muster attach [0-9a-f]{8} \(or [0-9a-f]{8}, [0-9a-f]{8}\), detach with Ctrl-\\$/,
+    );
+    expect(r.stdout).not.toMatch(/own tmux pane|tmux -L|attach-session|prefix \+ d/);
   });
 
   it("without tmux it says how to install it", async () => {

@@ -30,7 +30,7 @@ interface Row {
 export function registerDemo(program: Command): void {
   program
     .command("demo")
-    .summary("a live demo: three mock children in tmux panes (no API keys)")
+    .summary("a live demo: three mock children, each in a pane of its own (no API keys)")
     .option("--json", "print one JSON document on stdout at the end, nothing else")
     .option("--timeout <duration>", "give up after this long", "60s")
     .option("--keep", "keep the three children (panes, artifacts) to attach to and send follow-ups")
@@ -39,17 +39,20 @@ export function registerDemo(program: Command): void {
       try {
         await m.ensureMux();
       } catch (e) {
-        throw new MusterError(
-          "mux_unavailable",
-          `muster demo needs tmux: install it (Debian/Ubuntu: sudo apt-get install -y tmux; macOS: brew install tmux) — ${(e as Error).message}`,
-          { cause: e },
-        );
+        const hint =
+          m.backend.name === "tmux"
+            ? "needs tmux: install it (Debian/Ubuntu: sudo apt-get install -y tmux; macOS: brew install tmux)"
+            : `cannot start children on the ${m.backend.name} backend`;
+        throw new MusterError("mux_unavailable", `muster demo ${hint} — ${(e as Error).message}`, {
+          cause: e,
+        });
       }
       const me = selfCommand();
       const say = (s: string): void => {
         if (!flags.json) process.stdout.write(visible(s));
       };
-      say("muster demo: starting three mock children, each in its own tmux pane…\n\n");
+      const backend = m.backend.name;
+      say(`muster demo: starting three mock children on the ${backend} backend${whereOn(backend)}…\n`);
       const rows: Row[] = [];
       const tty = !flags.json && process.stdout.isTTY;
       let ticker: NodeJS.Timeout | undefined;
@@ -77,6 +80,7 @@ export function registerDemo(program: Command): void {
             started: Date.now(),
           });
         }
+        say(`${watchHint(backend, me, rows, m)}\n\n`);
         let drawn = false;
         const draw = (): void => {
           if (flags.json) return;
@@ -140,6 +144,7 @@ export function registerDemo(program: Command): void {
       if (flags.json)
         printJson({
           primary: m.primary,
+          backend,
           results: outcome.results,
           pending: outcome.pending,
           kept: !!flags.keep,
@@ -170,4 +175,36 @@ export function registerDemo(program: Command): void {
       const code = exitCodeOf(outcome);
       if (code !== 0) throw new ExitWith(code);
     });
+}
+
+/** Where the backend puts each child, as the first line says it. */
+function whereOn(backend: string): string {
+  if (backend === "tmux")
+    return process.env.TMUX
+      ? ", each in a background window of your tmux session"
+      : ', each in a window of its own in the detached tmux session "muster"';
+  if (backend === "pty") return ", each under a pseudo-terminal of its own (no tmux pane)";
+  if (backend === "zellij") return ", each in a Zellij tab of its own";
+  return "";
+}
+
+/** How to watch the children while the demo runs: they are removed at its end unless --keep. */
+function watchHint(backend: string, me: string, rows: Row[], m: ReturnType<typeof createMuster>): string {
+  const first = rows[0];
+  if (!first) return "";
+  const others = rows.slice(1).map((r) => shortId(r.id));
+  const detach =
+    backend === "tmux"
+      ? "detach with prefix + d"
+      : backend === "pty"
+        ? `detach with ${process.env.MUSTER_DETACH_KEY || "Ctrl-\\"}`
+        : "detach as your multiplexer does";
+  // Outside tmux, the pane's attach command up to its first `;` attaches the whole session: all three at once.
+  const pane = backend === "tmux" && !process.env.TMUX ? m.attachCommand(m.child(first.id)) : null;
+  const session = pane?.includes(";") ? pane.slice(0, pane.indexOf(";")) : pane;
+  return (
+    `Watch while they run (removed at the end unless --keep): ${me} attach ${shortId(first.id)}` +
+    `${others.length ? ` (or ${others.join(", ")})` : ""}, ${detach}` +
+    `${session ? `; all three: ${shellQuote(session)}` : ""}`
+  );
 }

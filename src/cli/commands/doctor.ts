@@ -6,31 +6,36 @@ import { ExitWith, printJson, say } from "../output.js";
 export function registerDoctor(program: Command): void {
   program
     .command("doctor")
-    .summary("what is available here: tmux, runners, agent CLIs")
+    .summary("what is available here: tmux, the backend children start in, runners, agent CLIs")
     .option("--json", "print one JSON document on stdout, nothing else")
     .action(async (flags: { json?: boolean }) => {
       const report = await doctor();
       const { tmux, agentClis: clis } = report;
       if (flags.json) printJson(report);
       else {
+        const { backend } = report;
+        // tmux is needed only when new children start in it; otherwise it is one option among the backends.
+        const tmuxRow = tmux.ok
+          ? ["tmux", "ok", `${tmux.version}${report.socket ? ` (private socket ${report.socket})` : ""}`]
+          : backend.name === "tmux"
+            ? ["tmux", "MISSING", `${tmux.error} — install it: apt-get install tmux / brew install tmux`]
+            : [
+                "tmux",
+                "-",
+                `not found; optional: children run on the ${backend.name} backend (apt-get install tmux / brew install tmux for tmux panes)`,
+              ];
+        const chosen = process.env.MUSTER_BACKEND ? "set by MUSTER_BACKEND" : "the default here";
+        const backendRow = backend.ok
+          ? [
+              "backend",
+              "ok",
+              `${backend.name}${backend.name === "tmux" ? "" : ` (${backend.version})`}: new children start here (${chosen}; spawn --backend <name> for one child)`,
+            ]
+          : ["backend", "FAILED", `${backend.name}: ${backend.error} (${chosen})`];
         const rows = [
           ["node", "ok", process.version],
-          [
-            "tmux",
-            tmux.ok ? "ok" : "MISSING",
-            tmux.ok
-              ? `${tmux.version}${report.socket ? ` (private socket ${report.socket})` : ""}`
-              : `${tmux.error} — install it: apt-get install tmux / brew install tmux`,
-          ],
-          ...(report.backend.name === "tmux"
-            ? []
-            : [
-                [
-                  "backend",
-                  report.backend.ok ? "ok" : "FAILED",
-                  `${report.backend.name}: ${report.backend.version ?? report.backend.error}`,
-                ],
-              ]),
+          tmuxRow,
+          backendRow,
           ["state", "ok", report.stateRoot],
           ...(report.inotify
             ? [

@@ -1,0 +1,85 @@
+// A command loads only what it needs: `ls`, `status`, `result` and `send` start from the bundled CLI
+// (dist/cli/bundle, scripts/bundle.mjs) and load no package from node_modules — the MCP SDK, ink/react, ajv,
+// QuickJS, chokidar, execa, gray-matter and smol-toml load only in the commands that use them. Seen in real
+// processes through a module log (test/fixtures/module-log.mjs); how fast that is, bench/run.mjs measures.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { REPO, useSandbox } from "../helpers/cli.js";
+
+const sb = useSandbox("mt-startup");
+const HOOK = pathToFileURL(path.join(REPO, "test", "fixtures", "module-log.mjs")).href;
+const HEAVY = [
+  "@modelcontextprotocol",
+  "ink",
+  "react",
+  "ajv",
+  "quickjs",
+  "chokidar",
+  "execa",
+  "gray-matter",
+  "smol-toml",
+];
+
+let n = 0;
+/** Runs the real CLI and returns its exit and every module file it loaded (relative to the repo). */
+async function loaded(args: string[]): Promise<{ exitCode: number; stderr: string; files: string[] }> {
+  const log = path.join(path.dirname(sb.home), `modules-${n++}.txt`);
+  const r = await sb.run(args, {
+    env: { NODE_OPTIONS: `--import=${HOOK}`, MUSTER_TEST_MODULE_LOG: log },
+  });
+  const files = [
+    ...new Set(
+      fs
+        .readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l && !l.startsWith("node:"))
+        .map((l) => path.relative(REPO, l.startsWith("file:") ? new URL(l).pathname : l)),
+    ),
+  ];
+  return { exitCode: r.exitCode, stderr: r.stderr, files };
+}
+
+/** The packages (`name` or `@scope/name`) the files belong to. */
+function packagesIn(files: string[]): string[] {
+  const names = files
+    .filter((f) => f.includes("node_modules/"))
+    .map((f) => {
+      const parts = f.split("node_modules/").pop()!.split("/");
+      return parts.slice(0, parts[0]!.startsWith("@") ? 2 : 1).join("/");
+    });
+  return [...new Set(names)];
+}
+
+describe("CLI start-up", () => {
+  it("ls, status, result and send load the bundled CLI and no package", async () => {
+    const spawned = await sb.json(["spawn", "--wait", "a first turn"]);
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const id = spawned.data.results[0].id as string;
+    for (const args of [["ls"], ["status", id], ["result", id], ["send", id, "a second turn"]]) {
+      const r = await loaded(args);
+      expect(r.exitCode, `${args[0]}: ${r.stderr}`).toBe(0);
+      const packages = packagesIn(r.files);
+      expect(
+        packages.filter((p) => HEAVY.some((h) => p.startsWith(h))),
+        args[0],
+      ).toEqual([]);
+      expect(packages, args[0]).toEqual([]);
+      // Not the module graph tsc emits (dist/cli/main.js and ~160 more), only the bundle and its chunks.
+      expect(
+        r.files.filter((f) => f.startsWith("dist/") && !f.startsWith("dist/cli/bundle/")),
+        args[0],
+      ).toEqual([]);
+      expect(r.files, args[0]).toContain("dist/cli/bundle/main.js");
+    }
+    expect((await sb.json(["wait", id])).exitCode).toBe(0);
+    expect((await sb.run(["rm", "--force", id])).exitCode).toBe(0);
+  });
+
+  it("a command that needs a package still loads it (the log sees lazily loaded packages)", async () => {
+    const r = await loaded(["agents"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(packagesIn(r.files)).toContain("gray-matter");
+  });
+});
