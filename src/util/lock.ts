@@ -17,6 +17,8 @@ const LOCK_OPTIONS = { realpath: false, stale: STALE_MS, retries: 0 };
  * every error for the whole wait.
  */
 async function acquire(target: string): Promise<() => Promise<void>> {
+  // Loaded on the first lock (proper-lockfile and graceful-fs take ~15 ms): most commands only read.
+  const { default: lockfile } = await import("proper-lockfile");
   const deadline = Date.now() + WAIT_MS;
   let pause = RETRY_MIN_MS;
   for (;;) {
@@ -32,8 +34,6 @@ async function acquire(target: string): Promise<() => Promise<void>> {
 
 /** Runs fn while holding the lock on `target` (which need not exist). */
 export async function withFileLock<T>(target: string, fn: () => T | Promise<T>): Promise<T> {
-  // Loaded on the first lock (proper-lockfile and graceful-fs take ~15 ms): most commands only read.
-  const { default: lockfile } = await import("proper-lockfile");
   let release: () => Promise<void>;
   try {
     release = await acquire(target);
