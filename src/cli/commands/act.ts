@@ -95,7 +95,11 @@ export function registerAct(program: Command): void {
         const outcome = await waitWithProgress(
           m,
           [stopped.id],
-          { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+          {
+            mode: "all",
+            turns: new Map([[stopped.id, stopped.turnId]]),
+            ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}),
+          },
           !!flags.json,
         );
         printResults(outcome, !!flags.json, { stopped });
@@ -115,7 +119,12 @@ export function registerAct(program: Command): void {
       const outcome = await waitWithProgress(
         m,
         [sent.id],
-        { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+        // The turn this send queued, never "the newest": another sender's turn may be newer, or look newer.
+        {
+          mode: "all",
+          turns: new Map([[sent.id, sent.turnId]]),
+          ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}),
+        },
         !!flags.json,
       );
       printResults(outcome, !!flags.json, { sent });

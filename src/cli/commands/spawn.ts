@@ -142,7 +142,11 @@ export function registerSpawn(program: Command): void {
     const outcome = await waitWithProgress(
       m,
       [started.id],
-      { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+      {
+        mode: "all",
+        turns: new Map([[started.id, started.turnId]]),
+        ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}),
+      },
       !!flags.json,
     );
     printResults(outcome, !!flags.json, { [flags.resume !== undefined ? "resumed" : "spawned"]: started });
