@@ -1,6 +1,7 @@
 import type { MusterEvent } from "../artifacts/events.js";
-import { EventTail } from "../artifacts/tail.js";
 import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
+import { EventTail } from "../artifacts/tail.js";
+import { timerDelay } from "../util/timer-limit.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
@@ -146,7 +147,7 @@ export function waitForTurns(
     };
     timers.push(setTimeout(() => void probe(), Math.min(opts.livenessMs ?? 1000, 500)));
     if (opts.timeoutMs !== undefined)
-      timers.push(setTimeout(() => finish({ timedOut: true }), opts.timeoutMs));
+      timers.push(setTimeout(() => finish({ timedOut: true }), timerDelay(opts.timeoutMs)));
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener("abort", onAbort, { once: true });
   });

@@ -4,7 +4,7 @@ import type { SendMode } from "../../core/follow-up.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { EXIT, resultExit } from "../exit-codes.js";
-import { parseDuration } from "../format.js";
+import { parseTimeout } from "../format.js";
 import { isolationNote } from "../isolation-note.js";
 import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
@@ -77,6 +77,8 @@ export function registerAct(program: Command): void {
     ) => {
       const m = muster(flags);
       const mode = sendMode(flags.mode);
+      // Checked before anything is sent: a bad --timeout leaves no turn behind.
+      const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};
       if (mode === "stop") {
         if (prompt !== undefined || flags.file !== undefined)
           throw new MusterError(
@@ -98,7 +100,7 @@ export function registerAct(program: Command): void {
           {
             mode: "all",
             turns: new Map([[stopped.id, stopped.turnId]]),
-            ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}),
+            ...timeout,
           },
           !!flags.json,
         );
@@ -123,7 +125,7 @@ export function registerAct(program: Command): void {
         {
           mode: "all",
           turns: new Map([[sent.id, sent.turnId]]),
-          ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}),
+          ...timeout,
         },
         !!flags.json,
       );
