@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
 import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
 import type { PrimaryPaths } from "../artifacts/layout.js";
@@ -103,6 +104,12 @@ export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, live: LiveO
   const files = childFiles(paths.artifactDir(entry.id));
   const pending = listInbox(files.inbox).flatMap((f) => inboxTurnId(f) ?? []);
   const malformed: MalformedReport = { count: 0, spans: [] };
+  // Spawn creates it before the child is registered: gone, the child's history is gone, not "not started yet".
+  if (!fs.lstatSync(files.events, { throwIfNoEntry: false }))
+    throw new MusterError(
+      "integrity",
+      `${files.events} is missing: child ${entry.id}'s events are gone (deleted while it ran?); its host and pane are left as they are`,
+    );
   const events = readAllRecords<MusterEvent>(files.events, (m) => {
     malformed.count += 1;
     if (malformed.spans.length < MAX_MALFORMED_SPANS) malformed.spans.push(m);
