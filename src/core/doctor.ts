@@ -4,6 +4,7 @@ import { BackendSet } from "../mux/registry.js";
 import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
 import { helperCwd } from "../util/cwd.js";
+import { type OrphanProcess, orphanProcesses } from "./orphans.js";
 
 export interface DoctorReport {
   /** Whether muster can run children here (the backend new children start in answers). */
@@ -17,6 +18,8 @@ export interface DoctorReport {
   stateRoot: string;
   runners: { name: string; available: true }[];
   agentClis: AgentCliReport[];
+  /** muster processes (child hosts, pty holders) whose state dir no longer exists: no command reaches them. */
+  orphans: OrphanProcess[];
 }
 
 /** Checks the multiplexer and every agent CLI a runner drives. */
@@ -50,6 +53,7 @@ export async function doctor(
     stateRoot: stateRoot(env),
     runners: runnerNames().map((name) => ({ name, available: true as const })),
     agentClis: clis,
+    orphans: orphanProcesses(),
   };
 }
 
