@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import { readJsonIfExists } from "../util/fsx.js";
 import { READ_CAPS } from "../util/safe-read.js";
+import { MAX_TIMER_MS, timerProblem } from "../util/timer-limit.js";
 import type { Caps, ChildMeta, MusterEvent } from "./events.js";
 import { childFiles, primaryPathsAt } from "./layout.js";
 import { readAllRecords } from "./reader.js";
@@ -69,6 +70,8 @@ export function capsProblem(c: unknown): string | undefined {
   for (const [k, v] of Object.entries(c)) {
     if (!(CAP_NAMES as readonly string[]).includes(k)) return `unknown cap "${k}"`;
     if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) return `cap ${k} must be a positive number`;
+    const tooLong = k === "maxTimeMs" || k === "idleTimeoutMs" ? timerProblem(v, `cap ${k}`) : undefined;
+    if (tooLong) return `${tooLong} (${MAX_TIMER_MS} ms)`;
   }
   return undefined;
 }

@@ -16,7 +16,12 @@ export class EventTail {
   constructor(
     readonly file: string,
     private readonly onEvents: (events: MusterEvent[]) => void,
-    private readonly opts: { pollMs?: number; onMalformed?: (m: MalformedLine) => void } = {},
+    private readonly opts: {
+      pollMs?: number;
+      onMalformed?: (m: MalformedLine) => void;
+      /** A file that cannot be read safely (refused, unreadable); without it, reported as malformed. */
+      onError?: (e: Error) => void;
+    } = {},
   ) {
     this.reader = new NdjsonReader<MusterEvent>(file, opts.onMalformed);
     try {
@@ -39,8 +44,10 @@ export class EventTail {
     } catch (e) {
       // Called from timers and fs.watch: a throw here would end the whole parent process.
       const reason = (e as Error).message;
-      if (reason !== this.lastError)
-        this.opts.onMalformed?.({ offset: this.reader.cursor, length: 0, reason });
+      if (reason !== this.lastError) {
+        if (this.opts.onError) this.opts.onError(e as Error);
+        else this.opts.onMalformed?.({ offset: this.reader.cursor, length: 0, reason });
+      }
       this.lastError = reason;
       return;
     }

@@ -20,6 +20,7 @@ import {
   usageByChild,
 } from "../artifacts/caps.js";
 import type { AgentMessage } from "../runners/types.js";
+import { timerDelay } from "../util/timer-limit.js";
 
 const TICK_MS = 1000;
 
@@ -119,7 +120,8 @@ export class CapGuard {
       this.timers.push(
         setTimeout(
           () => fire(`cap reached: ${CAP_FLAG.maxTimeMs} ${formatMs(maxTime)} (the turn ran that long)`),
-          maxTime,
+          // Caps are refused over the timer's limit when set; one in a file from elsewhere is clamped, not fired at once.
+          timerDelay(maxTime),
         ),
       );
     const idle = Math.min(child?.idleTimeoutMs ?? Infinity, tree?.idleTimeoutMs ?? Infinity);
@@ -165,7 +167,7 @@ export class CapGuard {
   private armIdle(): void {
     clearTimeout(this.idleTimer);
     if (this.idleMs === undefined || this.waiting) return;
-    this.idleTimer = setTimeout(() => this.idleFire(), this.idleMs);
+    this.idleTimer = setTimeout(() => this.idleFire(), timerDelay(this.idleMs));
   }
 
   /** A message from the agent: it is not idle; tool calls and usage count at once. */

@@ -19,6 +19,7 @@ import { ensureSelfBinDir } from "../util/self-bin.js";
 import { CapGuard } from "./caps-guard.js";
 import { ControlWatcher } from "./controls.js";
 import { TurnSource } from "./input.js";
+import { killOwnGroup, whenDirGone } from "./orphan-watch.js";
 import { PermissionBroker, permissionTimeoutMs } from "./permissions.js";
 import { listenForPokes, safetyPollMs } from "./pokes.js";
 import { PaneRenderer } from "./render.js";
@@ -62,6 +63,13 @@ async function main(): Promise<void> {
   };
   process.on("uncaughtException", die);
   process.on("unhandledRejection", die);
+  // Its artifact dir gone (the state root deleted): unreachable by any muster command, it ends its agent and goes.
+  whenDirGone(dir, () => {
+    killLiveRunners();
+    sessions?.killNow();
+    render.fatal(`muster child host stopped: its artifact dir ${dir} is gone`);
+    killOwnGroup();
+  });
   const meta = readJson<ChildMeta>(files.meta);
   const log = EventLog.open(files.events);
   const captured = takeEnvironment(files.envFile);

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import type { EventLog } from "../artifacts/log.js";
 import { uuidv7 } from "../util/ids.js";
 import { readJsonBounded } from "../util/safe-read.js";
+import { timerDelay } from "../util/timer-limit.js";
 import type { PaneRenderer } from "./render.js";
 import { boundText } from "./turn-control.js";
 
@@ -24,7 +25,7 @@ const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 /** MUSTER_PERMISSION_TIMEOUT (seconds, > 0), else 10 minutes. */
 export function permissionTimeoutMs(env: Record<string, string | undefined>): number {
   const s = Number(env.MUSTER_PERMISSION_TIMEOUT);
-  return Number.isFinite(s) && s > 0 ? s * 1000 : DEFAULT_TIMEOUT_MS;
+  return Number.isFinite(s) && s > 0 ? timerDelay(s * 1000) : DEFAULT_TIMEOUT_MS;
 }
 
 /** How a request ended: the parent's answer, no answer in time, or its turn stopped first (why). */

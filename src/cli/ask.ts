@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { uuidv7 } from "../util/ids.js";
 import { pokeHost } from "../util/poke.js";
 import { readFileBounded } from "../util/safe-read.js";
+import { timerProblem } from "../util/timer-limit.js";
 
 export const ASK_USAGE =
   'usage: muster ask <question> [--choices a,b] [--timeout 10m]\nAsk this child\'s parent and wait for its answer (printed on stdout). With --timeout: "no answer" and exit 124 when none came in time.';
@@ -56,6 +57,8 @@ function parse(argv: string[]): AskArgs | string {
       timeoutMs = v === undefined ? undefined : durationMs(v);
       if (timeoutMs === undefined)
         return `invalid duration "${v ?? ""}" for --timeout: use e.g. 30s, 10m, 1h`;
+      const tooLong = timerProblem(timeoutMs, "--timeout");
+      if (tooLong) return `${tooLong}, not "${v}"`;
     } else words.push(a);
   }
   const text = words.join(" ");

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { MusterError } from "../base/errors.js";
 import type { Caps } from "../core/caps.js";
+import { timerProblem } from "../util/timer-limit.js";
 import { parseDuration } from "./format.js";
 
 export interface CapFlags {
@@ -36,6 +37,8 @@ const positive = (s: string, flag: string, whole: boolean): number => {
 const duration = (s: string, flag: string): number => {
   const ms = parseDuration(s);
   if (ms <= 0) throw new MusterError("invalid_argument", `${flag} must be longer than 0, not "${s}"`);
+  const tooLong = timerProblem(ms, flag);
+  if (tooLong) throw new MusterError("invalid_argument", `${tooLong}, not "${s}"`);
   return ms;
 };
 

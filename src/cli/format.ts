@@ -1,4 +1,5 @@
 import { MusterError } from "../base/errors.js";
+import { timerProblem } from "../util/timer-limit.js";
 
 /** Parses "30s", "5m", "1h", "7d", "250ms" or plain seconds into milliseconds. */
 export function parseDuration(s: string): number {
@@ -8,6 +9,14 @@ export function parseDuration(s: string): number {
   const n = Number(m[1]);
   const unit = m[2] ?? "s";
   return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit]!);
+}
+
+/** parseDuration for a duration that becomes a timer (`--timeout`): at most MAX_TIMER_TEXT. */
+export function parseTimeout(s: string, flag = "--timeout"): number {
+  const ms = parseDuration(s);
+  const tooLong = timerProblem(ms, flag);
+  if (tooLong) throw new MusterError("invalid_argument", `${tooLong}, not "${s}"`);
+  return ms;
 }
 
 export function parsePositiveInt(s: string, what: string, max: number): number {

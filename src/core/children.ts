@@ -1,5 +1,6 @@
+import * as fs from "node:fs";
 import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
-import { listInbox } from "../artifacts/inbox.js";
+import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
 import type { PrimaryPaths } from "../artifacts/layout.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
 import { type MalformedLine, readAllRecords } from "../artifacts/reader.js";
@@ -101,8 +102,14 @@ export function liveOf(
  */
 export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, live: LiveOptions = {}): LoadedChild {
   const files = childFiles(paths.artifactDir(entry.id));
-  const pending = listInbox(files.inbox).map((f) => f.slice(f.lastIndexOf("/") + 1, -".json".length));
+  const pending = listInbox(files.inbox).flatMap((f) => inboxTurnId(f) ?? []);
   const malformed: MalformedReport = { count: 0, spans: [] };
+  // Spawn creates it before the child is registered: gone, the child's history is gone, not "not started yet".
+  if (!fs.lstatSync(files.events, { throwIfNoEntry: false }))
+    throw new MusterError(
+      "integrity",
+      `${files.events} is missing: child ${entry.id}'s events are gone (deleted while it ran?); its host and pane are left as they are`,
+    );
   const events = readAllRecords<MusterEvent>(files.events, (m) => {
     malformed.count += 1;
     if (malformed.spans.length < MAX_MALFORMED_SPANS) malformed.spans.push(m);
@@ -196,12 +203,21 @@ export function resolveChildId(
 
 /**
  * The turn a waiter should wait for: the newest one requested, whether still queued, started, or
- * settled without starting. Turn ids are UUIDv7, so the greatest id is the newest request.
+ * settled without starting. By arrival, never by the id's timestamp (the sender's clock): the last one
+ * in the inbox, else the one whose turn_started or (never started) completion was recorded last.
  */
 export function targetTurn(c: LoadedChild): string | undefined {
-  let newest: string | undefined;
-  for (const id of [...c.pending, ...c.state.turns.map((t) => t.turnId), ...c.state.completions.keys()]) {
-    if (newest === undefined || id > newest) newest = id;
+  const queued = c.pending[c.pending.length - 1];
+  if (queued) return queued;
+  let newest: { turnId: string; seq: number } | undefined;
+  const started = new Set<string>();
+  for (const t of c.state.turns) {
+    started.add(t.turnId);
+    if (!newest || t.seq > newest.seq) newest = { turnId: t.turnId, seq: t.seq };
   }
-  return newest;
+  for (const done of c.state.completions.values()) {
+    if (!started.has(done.turnId) && (!newest || done.seq > newest.seq))
+      newest = { turnId: done.turnId, seq: done.seq };
+  }
+  return newest?.turnId;
 }

@@ -5,6 +5,7 @@ import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
 import { helperCwd } from "../util/cwd.js";
 import { inotifyUsage } from "../util/proc.js";
+import { type OrphanProcess, orphanProcesses } from "./orphans.js";
 
 export interface DoctorReport {
   /** Whether muster can run children here (the backend new children start in answers). */
@@ -20,6 +21,8 @@ export interface DoctorReport {
   agentClis: AgentCliReport[];
   /** fs.inotify.max_user_instances, the instances this user holds now and what is left; null without /proc. */
   inotify: { limit: number; inUse: number; headroom: number } | null;
+  /** muster processes (child hosts, pty holders) whose state dir no longer exists: no command reaches them. */
+  orphans: OrphanProcess[];
 }
 
 /** Checks the multiplexer and every agent CLI a runner drives. */
@@ -54,6 +57,7 @@ export async function doctor(
     runners: runnerNames().map((name) => ({ name, available: true as const })),
     agentClis: clis,
     inotify: inotifyReport(),
+    orphans: orphanProcesses(),
   };
 }
 

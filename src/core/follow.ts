@@ -20,7 +20,10 @@ export function childEvents(c: LoadedChild, onMalformed?: (m: MalformedLine) => 
   return new NdjsonReader<MusterEvent>(c.files.events, onMalformed).readNew();
 }
 
-/** A follow in progress: `done` settles "exited" once the child's host exits, "stopped" after stop(). */
+/**
+ * A follow in progress: `done` settles "exited" once the child's host exits, "stopped" after stop(); it
+ * rejects (MusterError "integrity") once the child's files can no longer be read (events.ndjson replaced).
+ */
 export interface Following {
   done: Promise<"exited" | "stopped">;
   stop(): void;
@@ -39,6 +42,7 @@ export function followChild(
 ): Following {
   const state = emptyState();
   let finish: (how: "exited" | "stopped") => void = () => {};
+  let fail: (e: unknown) => void = () => {};
   let timer: NodeJS.Timeout | undefined;
   let over = false;
   const tail = new EventTail(
@@ -48,22 +52,37 @@ export function followChild(
       applyEvents(state, events);
       if (state.exited) finish("exited");
     },
-    { pollMs: SAFETY_POLL_MS, ...(onMalformed ? { onMalformed } : {}) },
+    { pollMs: SAFETY_POLL_MS, onError: (e) => fail(e), ...(onMalformed ? { onMalformed } : {}) },
   );
-  const done = new Promise<"exited" | "stopped">((resolve) => {
-    finish = (how) => {
-      if (over) return;
+  const done = new Promise<"exited" | "stopped">((resolve, reject) => {
+    const end = (): boolean => {
+      if (over) return false;
       over = true;
       tail.close();
       if (timer) clearTimeout(timer);
-      resolve(how);
+      return true;
+    };
+    finish = (how) => {
+      if (end()) resolve(how);
+    };
+    fail = (e) => {
+      if (end()) reject(e);
     };
   });
   const probe = (): void => {
     timer = setTimeout(() => {
       // reconcile writes `lost` for a host proven dead; the tail then reads it and the follow ends.
+      let now: LoadedChild;
+      try {
+        now = m.reload(c.entry);
+      } catch (e) {
+        // Its files are refused now (a symlink, FIFO or device in place of events.ndjson, or it is gone):
+        // the follow ends with that one line, never a throw out of a timer.
+        fail(e);
+        return;
+      }
       void m
-        .reconcile(m.reload(c.entry))
+        .reconcile(now)
         .catch(() => undefined)
         .finally(() => {
           tail.pump();

@@ -57,9 +57,13 @@ export async function probeChild(
  * channel, the one clue to what held it), then close the pane so it cannot start a turn nobody waits for.
  */
 async function stuckHost(backend: Backend, dir: string, pane: PaneRef): Promise<Verdict> {
+  const events = childFiles(dir).events;
+  // No events file (deleted under a running child): nothing says whether its host started, so its pane is
+  // never closed on that guess; status names the missing file instead.
+  if (!fs.lstatSync(events, { throwIfNoEntry: false })?.isFile()) return { dead: false };
   // The caller's events may be a poll old: a host that started meanwhile is not stuck.
   const started = (): boolean =>
-    readAllRecords<{ type?: string }>(childFiles(dir).events).some((e) => e.type === "child_started");
+    readAllRecords<{ type?: string }>(events).some((e) => e.type === "child_started");
   if (started()) return { dead: false };
   const seen = backend.host.describeProcesses?.(dir) ?? "";
   await backend.kill(pane).catch(() => undefined);

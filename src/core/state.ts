@@ -10,6 +10,8 @@ import { foldLive, type LiveFold } from "./live-state.js";
 export interface TurnState {
   turnId: string;
   n: number;
+  /** The seq of its turn_started record: turns are ordered by it (arrival), never by their ids. */
+  seq: number;
   source: "inbox" | "typed";
   startedAt: string;
   promptBytes: number;
@@ -84,6 +86,7 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
         state.turns.push({
           turnId: e.turnId,
           n: state.turns.length + 1,
+          seq: e.seq,
           source: e.source,
           startedAt: e.ts,
           promptBytes: e.promptBytes,

@@ -1,6 +1,7 @@
 import type { MusterEvent } from "../artifacts/events.js";
+import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
 import { EventTail } from "../artifacts/tail.js";
-import { uuidv7Time } from "../util/ids.js";
+import { timerDelay } from "../util/timer-limit.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
@@ -35,6 +36,9 @@ export interface WaitOutcome {
   requests?: PendingRequest[];
 }
 
+const inInbox = (c: LoadedChild, turnId: string): boolean =>
+  listInbox(c.files.inbox).some((f) => inboxTurnId(f) === turnId);
+
 /**
  * Waits for each child's current turn (the newest requested one, unless `turns` names another). Events arrive by fs.watch hint +
  * read-to-EOF (a safety poll covers lost notifications); a liveness probe turns a dead host into `lost`.
@@ -46,10 +50,14 @@ export function waitForTurns(
 ): Promise<WaitOutcome> {
   const mode = opts.mode ?? "all";
   const results: TurnResult[] = [];
-  const open = new Map<string, { c: LoadedChild; turnId: string | undefined; tail?: EventTail }>();
+  const open = new Map<
+    string,
+    { c: LoadedChild; turnId: string | undefined; queued: boolean; tail?: EventTail }
+  >();
   for (const c of children) {
-    if (!open.has(c.entry.id))
-      open.set(c.entry.id, { c, turnId: opts.turns?.get(c.entry.id) ?? targetTurn(c) });
+    if (open.has(c.entry.id)) continue;
+    const turnId = opts.turns?.get(c.entry.id) ?? targetTurn(c);
+    open.set(c.entry.id, { c, turnId, queued: turnId !== undefined && c.pending.includes(turnId) });
   }
 
   return new Promise<WaitOutcome>((resolve) => {
@@ -77,8 +85,9 @@ export function waitForTurns(
       const completion = turnId ? c.state.completions.get(turnId) : undefined;
       if (completion) {
         settle(id, toResult(c, completion, !!opts.withText));
-      } else if (c.state.exited && !(turnId && uuidv7Time(turnId) > Date.parse(c.state.exited.ts))) {
-        // (A turn asked for after the exit belongs to a resume whose new host is on its way.)
+      } else if (c.state.exited && !(turnId && (o.queued || inInbox(c, turnId)))) {
+        // (A turn still queued after the exit belongs to a resume whose new host is on its way: an exiting host
+        // settles every queued turn before it records child_exited.)
         // Exited without settling this turn (e.g. closed while idle with nothing queued).
         const reason = c.state.exited.detail ?? `child exited (${c.state.exited.reason})`;
         settle(id, {
@@ -143,7 +152,7 @@ export function waitForTurns(
     };
     timers.push(setTimeout(() => void probe(), Math.min(opts.livenessMs ?? 1000, 500)));
     if (opts.timeoutMs !== undefined)
-      timers.push(setTimeout(() => finish({ timedOut: true }), opts.timeoutMs));
+      timers.push(setTimeout(() => finish({ timedOut: true }), timerDelay(opts.timeoutMs)));
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener("abort", onAbort, { once: true });
   });

@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import type { FSWatcher } from "chokidar";
 import type { MusterEvent } from "../artifacts/events.js";
-import { listInbox } from "../artifacts/inbox.js";
+import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventTail } from "../artifacts/tail.js";
 import type { Backend } from "../mux/backend.js";
@@ -150,7 +150,7 @@ export class PrimaryWatcher {
     if (s.exited || s.hostPid === undefined || openTurn(s)) return 0;
     try {
       return listInbox(childFiles(dir).inbox).filter((f) => {
-        const turnId = path.basename(f, ".json");
+        const turnId = inboxTurnId(f) ?? "";
         return !s.completions.has(turnId) && !s.turns.some((x) => x.turnId === turnId);
       }).length;
     } catch {

@@ -3,6 +3,7 @@ import type matterFn from "gray-matter";
 import { durationMs } from "../artifacts/caps.js";
 import type { Caps } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
+import { MAX_TIMER_MS, MAX_TIMER_TEXT } from "../util/timer-limit.js";
 
 /** A profile name: what `--agent` accepts and what a file's resolved name must be. */
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -139,6 +140,7 @@ export class FieldReader {
       if (k === "maxTime" || k === "idleTimeout") {
         const ms = durationMs(val);
         if (ms === undefined) this.warn(`${key}.${k}`, "must be a duration (seconds, or 30s, 5m, 1h)");
+        else if (ms > MAX_TIMER_MS) this.warn(`${key}.${k}`, `must be at most ${MAX_TIMER_TEXT}`);
         else out[`${k}Ms`] = ms;
       } else if (k === "maxTurns" || k === "maxToolCalls" || k === "maxTokens" || k === "maxCost") {
         if (typeof val === "number" && Number.isFinite(val) && val > 0) out[k] = val;

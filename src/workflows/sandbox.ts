@@ -6,6 +6,7 @@ import {
   type QuickJSRuntime,
 } from "quickjs-emscripten";
 import { MusterError } from "../base/errors.js";
+import { MAX_TIMER_MS, timerProblem } from "../util/timer-limit.js";
 import {
   type AgentHandle,
   type CodeRunOptions,
@@ -60,6 +61,8 @@ export async function runSandboxed(
   ] as const)
     if (!Number.isSafeInteger(v) || v < min)
       throw new MusterError("invalid_argument", `${k} must be a whole number ≥ ${min}`);
+  const tooLong = timerProblem(wallMs, "wallMs");
+  if (tooLong) throw new MusterError("invalid_argument", `${tooLong} (${MAX_TIMER_MS} ms)`);
   return runCodeWorkflow(
     host,
     name ?? "sandbox",

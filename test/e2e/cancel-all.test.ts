@@ -29,7 +29,7 @@ const inboxTurns = (dir: string): string[] =>
   fs
     .readdirSync(path.join(dir, "inbox"))
     .filter((n) => n.endsWith(".json") && !n.startsWith("."))
-    .map((n) => n.slice(0, -".json".length));
+    .map((n) => n.slice("0000000000000001-".length, -".json".length));
 
 describe("cancel --all", () => {
   it(`${N} children, ${BOUND} run slots: ls never shows more running than the bound; cancel --all drops queued turns before stopping any, closes every child and pane`, async () => {

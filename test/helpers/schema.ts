@@ -12,7 +12,7 @@ export interface Validators {
   validateMeta(obj: unknown): string[];
   /** Errors of one JSONL agent message; empty if valid. */
   validateAgentMessage(obj: unknown): string[];
-  /** Errors of an inbox item; with `fileName`, also checks it is `<turnId>.json`. Empty if valid. */
+  /** Errors of an inbox item; with `fileName`, also checks it is `<arrival>-<turnId>.json`. Empty if valid. */
   validateInboxItem(obj: unknown, fileName?: string): string[];
   /** Errors of a control/ request; with `fileName`, also checks `<15-digit ms>-<8 hex>.json`. Empty if valid. */
   validateControlRequest(obj: unknown, fileName?: string): string[];
@@ -62,9 +62,9 @@ function namingErrors(obj: unknown): string[] {
 function inboxNameErrors(obj: unknown, fileName: string | undefined): string[] {
   if (fileName === undefined) return [];
   const turnId = typeof obj === "object" && obj !== null ? (obj as { turnId?: unknown }).turnId : undefined;
-  return fileName === `${String(turnId)}.json`
+  return /^\d{16}-/.test(fileName) && fileName.slice(17) === `${String(turnId)}.json`
     ? []
-    : [`file name must be <turnId>.json of this item (got ${JSON.stringify(fileName)})`];
+    : [`file name must be <16-digit arrival>-<turnId>.json of this item (got ${JSON.stringify(fileName)})`];
 }
 
 const CONTROL_NAME = /^[0-9]{15}-[0-9a-f]{8}\.json$/;

@@ -416,7 +416,7 @@ describe("inbox-item.schema.json", () => {
     ["a typed line", { ...without(without(validInbox, "model"), "reasoning"), source: "typed" }],
     ["an unknown extra field", { ...validInbox, priority: 3 }],
   ])("accepts %s", (_what, item) => {
-    expect(validateInboxItem(item, `${INBOX_TURN}.json`)).toEqual([]);
+    expect(validateInboxItem(item, `0000000000000003-${INBOX_TURN}.json`)).toEqual([]);
   });
 
   it.each<[string, unknown, string]>([
@@ -437,10 +437,13 @@ describe("inbox-item.schema.json", () => {
 
   it("checks the file name against the item's turnId when given", () => {
     expect(validateInboxItem(validInbox)).toEqual([]);
-    expect(validateInboxItem(validInbox, `${TURN}.json`).join("\n")).toContain("<turnId>.json");
-    expect(validateInboxItem(validInbox, `000000000003-${INBOX_TURN}.json`).join("\n")).toContain(
-      "<turnId>.json",
-    );
+    for (const bad of [
+      `0000000000000003-${TURN}.json`,
+      // The arrival number is 16 digits; a name after the turn id alone is the old form.
+      `000000000003-${INBOX_TURN}.json`,
+      `${INBOX_TURN}.json`,
+    ])
+      expect(validateInboxItem(validInbox, bad).join("\n")).toContain("<turnId>.json");
   });
 });
 
@@ -573,7 +576,7 @@ describe("artifacts/README.md examples", () => {
   it("inbox example is valid and named after its turnId", () => {
     const item = jsonExamples().inbox[0] as { turnId: string };
     const name = readme.match(/^inbox\/([^\s/]+\.json)$/m)?.[1];
-    expect(name).toBe(`${item.turnId}.json`);
+    expect(name).toBe(`0000000000000002-${item.turnId}.json`);
     expect(validateInboxItem(item, name)).toEqual([]);
   });
 

@@ -4,7 +4,7 @@ import type { SendMode } from "../../core/follow-up.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { EXIT, resultExit } from "../exit-codes.js";
-import { parseDuration } from "../format.js";
+import { parseTimeout } from "../format.js";
 import { isolationNote } from "../isolation-note.js";
 import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
@@ -78,6 +78,8 @@ export function registerAct(program: Command): void {
     ) => {
       const m = muster(flags);
       const mode = sendMode(flags.mode);
+      // Checked before anything is sent: a bad --timeout leaves no turn behind.
+      const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};
       if (mode === "stop") {
         if (prompt !== undefined || flags.file !== undefined)
           throw new MusterError(
@@ -96,7 +98,11 @@ export function registerAct(program: Command): void {
         const outcome = await waitWithProgress(
           m,
           [stopped.id],
-          { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+          {
+            mode: "all",
+            turns: new Map([[stopped.id, stopped.turnId]]),
+            ...timeout,
+          },
           !!flags.json,
         );
         printResults(outcome, !!flags.json, { stopped });
@@ -116,7 +122,12 @@ export function registerAct(program: Command): void {
       const outcome = await waitWithProgress(
         m,
         [sent.id],
-        { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+        // The turn this send queued, never "the newest": another sender's turn may be newer, or look newer.
+        {
+          mode: "all",
+          turns: new Map([[sent.id, sent.turnId]]),
+          ...timeout,
+        },
         !!flags.json,
       );
       printResults(outcome, !!flags.json, { sent });

@@ -54,6 +54,11 @@ export function registerDoctor(program: Command): void {
               ? `${c.version ?? "?"} (${c.path})${c.tested ? ` · tested with ${c.tested}` : ""}`
               : `not on PATH: ${c.install} (or set ${c.envVar})`,
           ]),
+          ...report.orphans.map((o) => [
+            `orphan ${o.pid}`,
+            "STRAY",
+            `${o.kind} of ${o.dir}, which no longer exists: no muster command reaches it (kill ${o.pid})`,
+          ]),
         ];
         say(`${table(rows)}\n`);
       }

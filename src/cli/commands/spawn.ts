@@ -4,7 +4,7 @@ import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
 import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
-import { parseDuration } from "../format.js";
+import { parseTimeout } from "../format.js";
 import { printJson, say, warn, withSelf } from "../output.js";
 import { promptAndCommand } from "../prompt.js";
 import { printResults, waitWithProgress } from "./wait.js";
@@ -110,6 +110,8 @@ export function registerSpawn(program: Command): void {
     );
     const m = muster(flags);
     const caps = capsFrom(flags);
+    // Checked before anything is spawned: a bad --timeout leaves no child behind.
+    const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};
     if (caps && flags.resume !== undefined)
       throw new MusterError("invalid_argument", "caps are set when a child is spawned: not with --resume");
     const req = {
@@ -150,7 +152,11 @@ export function registerSpawn(program: Command): void {
     const outcome = await waitWithProgress(
       m,
       [started.id],
-      { mode: "all", ...(flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {}) },
+      {
+        mode: "all",
+        turns: new Map([[started.id, started.turnId]]),
+        ...timeout,
+      },
       !!flags.json,
     );
     // What the agent's session could not apply is known only once it opened (ACP: --model on no model choice).

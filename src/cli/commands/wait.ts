@@ -9,7 +9,7 @@ import type { WaitOptions, WaitOutcome } from "../../core/wait.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { EXIT, STATUS_EXIT } from "../exit-codes.js";
-import { clip, humanDuration, parseDuration } from "../format.js";
+import { clip, humanDuration, parseTimeout } from "../format.js";
 import { takeInterrupt } from "../interrupt.js";
 import { isolationNote } from "../isolation-note.js";
 import { ExitWith, printAnswerBlock, printJson, say, warn } from "../output.js";
@@ -167,7 +167,7 @@ export function registerWait(program: Command): void {
       throw new MusterError("invalid_argument", "name the children to wait for, or --group <id> (not both)");
     }
     const m = muster(flags);
-    const timeout = flags.timeout ? { timeoutMs: parseDuration(flags.timeout) } : {};
+    const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};
     if (flags.group !== undefined && flags.first)
       throw new MusterError(
         "invalid_argument",

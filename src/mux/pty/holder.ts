@@ -41,6 +41,9 @@ const VIEWER_BACKLOG_MAX = 8 * 1024 * 1024;
 /** After SIGHUP, how long the program has to exit before its process group is killed. */
 const HANGUP_GRACE_MS = 2000;
 
+/** How often a holder looks for its folder (a state root deleted under it leaves it unreachable). */
+const ORPHAN_CHECK_MS = 5000;
+
 /** A spare nobody used in this long is not worth its memory: it leaves. */
 const SPARE_IDLE_MS = 60_000;
 
@@ -265,6 +268,13 @@ function serve(spec: HolderSpec): void {
   process.on("SIGTERM", hangUp);
   process.on("SIGHUP", hangUp);
   process.on("SIGINT", hangUp);
+  // Its folder gone (the state root deleted): no muster command can reach this pane again, so it closes.
+  const orphaned = setInterval(() => {
+    if (fs.existsSync(dir)) return;
+    clearInterval(orphaned);
+    hangUp();
+  }, ORPHAN_CHECK_MS);
+  orphaned.unref();
 }
 
 awaitSpec();
