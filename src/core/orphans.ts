@@ -1,6 +1,7 @@
 /** muster's long-lived processes (child hosts, pty holders) whose folder is gone: orphans no command reaches. */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { procPids } from "../util/proc.js";
 
 export interface OrphanProcess {
   pid: number;
@@ -17,12 +18,7 @@ const SCRIPTS: [string, OrphanProcess["kind"]][] = [
 
 /** Every process of this user (Linux /proc; elsewhere none) that is a muster host or holder of a vanished folder. */
 export function orphanProcesses(): OrphanProcess[] {
-  let pids: string[];
-  try {
-    pids = fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n));
-  } catch {
-    return [];
-  }
+  const pids = procPids();
   const out: OrphanProcess[] = [];
   for (const p of pids) {
     let argv: string[];

@@ -21,14 +21,18 @@ export interface ProcessView {
   wchan: string;
 }
 
-/** Processes whose command line mentions `needle`, with state and wait channel; [] without /proc. */
-export function processesMentioning(needle: string): ProcessView[] {
-  let names: string[];
+/** The pids in /proc (as its folder names); [] without /proc. */
+export function procPids(): string[] {
   try {
-    names = fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n));
+    return fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n));
   } catch {
     return [];
   }
+}
+
+/** Processes whose command line mentions `needle`, with state and wait channel; [] without /proc. */
+export function processesMentioning(needle: string): ProcessView[] {
+  const names = procPids();
   const out: ProcessView[] = [];
   for (const n of names) {
     try {
