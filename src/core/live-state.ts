@@ -136,12 +136,13 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 const secs = (ms: number): string => `${Math.max(0, Math.floor(ms / 1000))}s`;
 
-/** The settled outcome of an exited child: how it closed (cancelled, lost) or else its last turn's outcome. */
+/** How an exited child ended: cancelled (a turn was stopped), closed (nothing was running), lost, errored. */
 function settled(x: NonNullable<LiveInput["exited"]>, last: LiveInput["last"]): LiveStateName {
   if (x.reason === "lost") return "lost";
   if (x.reason === "cancelled") return "cancelled";
   if (x.reason === "error") return "errored";
-  return last?.status ?? "closed";
+  // Closed with no turn to stop (idle, or its workflow step done): the last turn's outcome is in `last`.
+  return "closed";
 }
 
 /** The live state at `now` (epoch ms); `stallMs`: an open turn with no event for this long is stalled. */

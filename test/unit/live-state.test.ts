@@ -111,7 +111,7 @@ describe("live state from events", () => {
       ev(20, { type: "child_exited", reason, by: "child", detail: `host ${reason}` });
     const base = [started(), turn(1), done(9)];
     expect(live([...base, exited("closed")], 30)).toEqual({
-      state: "completed",
+      state: "closed",
       since: at(20),
       detail: "host closed",
     });
