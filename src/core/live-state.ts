@@ -137,7 +137,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 const secs = (ms: number): string => `${Math.max(0, Math.floor(ms / 1000))}s`;
 
 /** How an exited child ended: cancelled (a turn was stopped), closed (nothing was running), lost, errored. */
-function settled(x: NonNullable<LiveInput["exited"]>, last: LiveInput["last"]): LiveStateName {
+function settled(x: NonNullable<LiveInput["exited"]>): LiveStateName {
   if (x.reason === "lost") return "lost";
   if (x.reason === "cancelled") return "cancelled";
   if (x.reason === "error") return "errored";
@@ -153,7 +153,7 @@ export function deriveLive(c: LiveInput, now: number, stallMs: number = DEFAULT_
   if (c.unreadable !== undefined) return withDetail("unreadable", c.createdAt ?? iso(now), c.unreadable);
   if (c.exited) {
     const why = c.exited.detail ?? c.last?.reason;
-    return withDetail(settled(c.exited, c.last), c.exited.ts, why);
+    return withDetail(settled(c.exited), c.exited.ts, why);
   }
   if (!c.hostStarted) return withDetail("starting", c.createdAt ?? f.lastTs ?? iso(now));
   if (c.open) {
