@@ -38,6 +38,8 @@ const CONFLICT: Record<StartConflict, string> = {
   resume_with_command_or_cwd:
     "--resume continues a child as it was: no argv after --, no --cwd, no --isolation",
   name_with_resume: "--resume continues a child under the name it has: no --name",
+  tui_with_resume: "--resume continues a child in the mode it ran in: no --tui",
+  caps_with_resume: "caps are set when a child is spawned: not with --resume",
 };
 
 export function registerSpawn(program: Command): void {
@@ -102,8 +104,6 @@ export function registerSpawn(program: Command): void {
   ).action(async (prompt: string | undefined, argv: string[], flags: SpawnFlags) => {
     const m = muster(flags);
     const caps = capsFrom(flags);
-    if (caps && flags.resume !== undefined)
-      throw new MusterError("invalid_argument", "caps are set when a child is spawned: not with --resume");
     const req = {
       ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
       ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
