@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
+import { NAME_RULE } from "../../core/names.js";
 import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
 import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
@@ -85,7 +86,7 @@ export function registerSpawn(program: Command): void {
         .option("--seal", "with --group: seal the group after this child joins (no more members)")
         .option(
           "-n, --name <label>",
-          "a label for the new child, unique in this workspace, usable wherever its id is ([A-Za-z0-9._-], up to 32)",
+          `a label for the new child, unique in this workspace, usable wherever its id is (${NAME_RULE.replaceAll("`", "")})`,
         )
         .option(
           "--tui",
