@@ -1,4 +1,5 @@
 import { MusterError } from "../base/errors.js";
+import { shortId } from "../util/ids.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
 
 /**
@@ -43,4 +44,16 @@ export function assertNameFree(doc: RegistryDoc, name: string): void {
       "invalid_argument",
       `name "${name}" is taken by child ${other.id.slice(-8)} of this primary; choose another (or muster rm it)`,
     );
+}
+
+/**
+ * The window name and pane title of a child's pane, the same at spawn and at every resume: its name when it
+ * has one (the title then says which child), else `<agent>-<short id>` (the 8 hex digits shown everywhere).
+ */
+export function paneNaming(e: Pick<RegistryEntry, "id" | "agent" | "name">): {
+  name: string;
+  title?: string;
+} {
+  if (e.name === undefined) return { name: `${e.agent}-${shortId(e.id)}` };
+  return { name: e.name, title: `${e.name} (${e.agent} ${shortId(e.id)})` };
 }
