@@ -374,8 +374,10 @@ describe("the CLI", () => {
       let file: string | undefined;
       for (const line of dry.stdout.split(/(?<=\n)/)) {
         const head = /^(\/\S+): would create\n$/.exec(line);
-        if (head) blocks.set((file = head[1]!), "");
-        else if (line.startsWith("note: ")) file = undefined;
+        if (head) {
+          file = head[1]!;
+          blocks.set(file, "");
+        } else if (line.startsWith("note: ")) file = undefined;
         else if (file) blocks.set(file, blocks.get(file)! + line);
       }
       expect(blocks.size, dry.stdout).toBeGreaterThan(0);
