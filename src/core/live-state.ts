@@ -41,6 +41,8 @@ export interface LiveFold {
   queued?: { turnId: string; ts: string; running: number; limit: number };
   /** A question the agent asked its parent (`muster ask`) and is waiting on. */
   asking?: { requestId: string; text: string; ts: string };
+  /** The runner its host runs (child_started): a command child makes no model call. */
+  runner?: string;
 }
 
 /** The stall limit when neither MUSTER_STALL_SECONDS nor the config's stallSeconds sets one. */
@@ -67,6 +69,9 @@ export function foldLive(f: LiveFold, e: MusterEvent): void {
   if (typeof e.ts === "string") f.lastTs = e.ts;
   const ev = e;
   switch (ev.type) {
+    case "child_started":
+      f.runner = ev.runner;
+      break;
     case "turn_queued":
       f.queued = { turnId: ev.turnId, ts: ev.ts, running: ev.running, limit: ev.limit };
       break;
@@ -168,7 +173,8 @@ export function deriveLive(c: LiveInput, now: number, stallMs: number = DEFAULT_
       const where = f.tool ? ` (in ${f.tool.name})` : "";
       return withDetail("stalled", iso(lastMs + stallMs), `no event for ${secs(now - lastMs)}${where}`);
     }
-    const doing = f.tool ? `${f.tool.name} ${f.tool.summary}`.trim() : (f.note?.text ?? "model call");
+    const busy = f.runner === "command" ? "running its command" : "model call";
+    const doing = f.tool ? `${f.tool.name} ${f.tool.summary}`.trim() : (f.note?.text ?? busy);
     return withDetail("working", c.open.startedAt, doing);
   }
   if (f.queued || c.pending > 0) {
