@@ -5,6 +5,7 @@ import type { EventLog } from "./log.js";
 /**
  * Closing a child with turns still queued: each gets a completion ("…; the turn never started") and its
  * inbox file is removed, so no waiter is left without a record. `skip` holds turnIds already started or settled.
+ * Returns how many turns it settled.
  */
 export function completeQueuedTurns(
   inboxDir: string,
@@ -15,10 +16,12 @@ export function completeQueuedTurns(
     by: "child" | "parent";
     skip?: (turnId: string) => boolean;
   },
-): void {
+): number {
+  let completed = 0;
   for (const file of listInbox(inboxDir)) {
     const item = readInboxItem(file);
     if (item && !opts.skip?.(item.turnId)) {
+      completed += 1;
       log.append({
         type: "completion",
         turnId: item.turnId,
@@ -31,4 +34,5 @@ export function completeQueuedTurns(
     }
     fs.rmSync(file, { force: true });
   }
+  return completed;
 }

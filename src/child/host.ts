@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { budgetExhausted, readBudget, treeUsage } from "../artifacts/budget.js";
+import { closedDetail } from "../artifacts/closing.js";
 import type { ChildMeta } from "../artifacts/events.js";
 import { readInboxItem } from "../artifacts/inbox.js";
 import { childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
@@ -125,6 +126,8 @@ async function main(): Promise<void> {
   // The previous turn's runner, settled but maybe still exiting: the next turn starts once it is gone.
   let reaping: Reap | undefined;
   let exitReason: "cancelled" | "lost" | undefined;
+  // The turn that just ended settled cancelled (a cancel stopped it): the child's end is a cancel, not a close.
+  let lastTurnCancelled = false;
   // In mode tui the pane's keys belong to the agent's TUI (a typed line reaches muster through its hooks).
   const typing = mode !== "tui" && process.stdin.isTTY ? process.stdin : undefined;
   const pollMs = safetyPollMs(env);
@@ -184,12 +187,20 @@ async function main(): Promise<void> {
     sessions?.killNow();
     source.close();
     controls.close();
-    completeQueuedTurns(files.inbox, log, {
+    const dropped = completeQueuedTurns(files.inbox, log, {
       status: reason === "lost" ? "lost" : "cancelled",
       reason: detail,
       by: "child",
     });
-    log.append({ type: "child_exited", reason, detail, by: "child" });
+    // A cancel that stopped no turn and dropped none closed an idle child: it is closed, not cancelled.
+    if (reason === "cancelled" && dropped === 0 && !lastTurnCancelled)
+      log.append({
+        type: "child_exited",
+        reason: "closed",
+        detail: closedDetail(files.closing),
+        by: "child",
+      });
+    else log.append({ type: "child_exited", reason, detail, by: "child" });
     log.close();
     render.exited(detail);
     process.exit(0);
@@ -268,7 +279,7 @@ async function main(): Promise<void> {
       render.info(why);
       turn.exhaust(why);
     });
-    const { reap } = await runTurn(
+    const { completion, reap } = await runTurn(
       { files, meta, log, render, runner, env, conversation, refuse, reserve, sessions },
       item,
       file,
@@ -277,6 +288,7 @@ async function main(): Promise<void> {
     );
     caps.stop();
     asking.clear();
+    lastTurnCancelled = completion.status === "cancelled";
     current = undefined;
     reaping = reap;
     await reap.done;
@@ -287,6 +299,8 @@ async function main(): Promise<void> {
         exitReason ?? "cancelled",
         exitReason === "lost" ? "the pane was closed" : "cancelled by muster cancel",
       );
+    // Idle from here: a cancel now stops no turn.
+    lastTurnCancelled = false;
     render.idle(meta.id);
   }
 }

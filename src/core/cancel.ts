@@ -1,6 +1,6 @@
 /** Cancelling children: many at once, queued turns dropped before any signal, panes closed afterwards. */
-import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeClosingMark } from "../artifacts/closing.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { settleFromParent } from "./liveness.js";
@@ -14,12 +14,16 @@ export interface CancelOptions {
   keepPane?: boolean;
   /** Before stopping each live child, keep its bounded last context (snapshots/<turnId>.json). */
   snapshot?: boolean;
+  /** Why an idle child is closed, for its end record (default "closed by muster cancel"). */
+  closeReason?: string;
 }
 
 export interface CancelResult {
   id: string;
   /** The child's status afterwards. */
   status: string;
+  /** Its state afterwards, the word `ls` shows: `cancelled` when a turn was stopped, else `closed` (or `lost`…). */
+  state: string;
   /** Who recorded it: the child host, a parent (host unresponsive or never started), or nobody (already over). */
   by: "child" | "parent" | "none";
   /** Whether a turn was running or queued (and so settled `cancelled`). */
@@ -89,7 +93,7 @@ export async function cancelChildren(
   for (const c of live) m.backendOf(c.entry);
   for (const c of live) {
     try {
-      fs.writeFileSync(c.files.closing, `${new Date().toISOString()}\n`, { mode: 0o600 });
+      writeClosingMark(c.files.closing, opts.closeReason);
     } catch {
       // No artifact dir to mark (removed under us): the signal below still stops the host.
     }
@@ -115,7 +119,7 @@ export async function cancelChildren(
 async function cancelOne(m: CoreContext, c: LoadedChild, opts: CancelOptions): Promise<CancelResult> {
   const kept = opts.snapshot ? await snapshotBefore(m, c) : {};
   const { paneClosed, ...stopped } = await stopChild(m, c, opts.graceMs ?? 5000);
-  const settled = { ...stopped, ...kept };
+  const settled = { ...stopped, state: m.reload(c.entry).live.state, ...kept };
   const pane = c.entry.pane;
   if (!pane) return { ...settled, pane: "none" };
   if (paneClosed) return { ...settled, pane: "closed" };
@@ -145,7 +149,7 @@ async function snapshotBefore(
   }
 }
 
-type Stopped = Omit<CancelResult, "pane"> & { paneClosed?: boolean };
+type Stopped = Omit<CancelResult, "pane" | "state"> & { paneClosed?: boolean };
 
 async function stopChild(m: CoreContext, loaded: LoadedChild, graceMs: number): Promise<Stopped> {
   const id = loaded.entry.id;

@@ -15,18 +15,34 @@ export interface GcOptions {
 }
 
 export interface GcReport {
-  removed: { id: string; agent: string; status: string; lastActivity: string; branch?: BranchFate }[];
-  skipped: { id: string; why: string }[];
+  removed: {
+    id: string;
+    agent: string;
+    name?: string;
+    status: string;
+    lastActivity: string;
+    branch?: BranchFate;
+  }[];
+  /** Children kept, each with why; `recent`: active within --older-than (the rest cannot be removed as they are). */
+  skipped: { id: string; why: string; recent?: true }[];
   /** Completion groups removed because every child in them is gone. */
   groupsRemoved: number;
   dryRun: boolean;
+  /** The age a child's last activity must pass to be removed. */
+  olderThanMs: number;
 }
 
 const lastActive = (c: LoadedChild): string => c.state.lastActivity?.ts ?? c.entry.createdAt;
 
 /** Removes settled children past their age: pane, artifact dir, conversation, registry entry. Never a running one. */
 export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<GcReport> {
-  const report: GcReport = { removed: [], skipped: [], groupsRemoved: 0, dryRun: !!opts.dryRun };
+  const report: GcReport = {
+    removed: [],
+    skipped: [],
+    groupsRemoved: 0,
+    dryRun: !!opts.dryRun,
+    olderThanMs: opts.olderThanMs,
+  };
   const tidied = new Set<Backend>();
   const cutoff = Date.now() - opts.olderThanMs;
   for (const c of await m.list()) {
@@ -36,7 +52,10 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
       report.skipped.push({ id, why: `unreadable: ${c.unreadable}` });
       continue;
     }
-    if (Date.parse(lastActive(c)) > cutoff) continue;
+    if (Date.parse(lastActive(c)) > cutoff) {
+      report.skipped.push({ id, why: `active since the cutoff (last at ${lastActive(c)})`, recent: true });
+      continue;
+    }
     if (c.status === "running" || c.status === "starting" || c.status === "queued") {
       report.skipped.push({ id, why: "a turn is running" });
       continue;
@@ -51,7 +70,13 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
       report.skipped.push({ id, why: `its backend "${missing}" is not loaded here (MUSTER_BACKEND_MODULE)` });
       continue;
     }
-    report.removed.push({ id, agent: c.entry.agent, status: c.status, lastActivity: lastActive(c) });
+    report.removed.push({
+      id,
+      agent: c.entry.agent,
+      ...(c.entry.name !== undefined ? { name: c.entry.name } : {}),
+      status: c.status,
+      lastActivity: lastActive(c),
+    });
     if (opts.dryRun) continue;
     if (c.status === "idle") await m.cancel(id);
     // Every pane it ever had: a child resumed into a new pane leaves its old (dead) one behind.

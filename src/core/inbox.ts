@@ -31,7 +31,7 @@ export function buildInbox(m: CoreContext): {
     // An unreadable child (hostile files) has nothing to deliver; it must not hide the others' results.
     const c = loadChildOrUnreadable(m.paths, entry);
     for (const completion of c.state.completions.values()) {
-      const record = toRecord(c.entry.id, c.entry.agent, c.files.dir, completion);
+      const record = toRecord(c.entry.id, c.entry.agent, c.files.dir, completion, c.entry.name);
       settled.add(record.recordId);
       if (!receipts.has(record.recordId)) pending.push(record);
     }

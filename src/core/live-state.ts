@@ -41,6 +41,8 @@ export interface LiveFold {
   queued?: { turnId: string; ts: string; running: number; limit: number };
   /** A question the agent asked its parent (`muster ask`) and is waiting on. */
   asking?: { requestId: string; text: string; ts: string };
+  /** The runner its host runs (child_started): a command child makes no model call. */
+  runner?: string;
 }
 
 /** The stall limit when neither MUSTER_STALL_SECONDS nor the config's stallSeconds sets one. */
@@ -67,6 +69,9 @@ export function foldLive(f: LiveFold, e: MusterEvent): void {
   if (typeof e.ts === "string") f.lastTs = e.ts;
   const ev = e;
   switch (ev.type) {
+    case "child_started":
+      f.runner = ev.runner;
+      break;
     case "turn_queued":
       f.queued = { turnId: ev.turnId, ts: ev.ts, running: ev.running, limit: ev.limit };
       break;
@@ -136,12 +141,13 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 const secs = (ms: number): string => `${Math.max(0, Math.floor(ms / 1000))}s`;
 
-/** The settled outcome of an exited child: how it closed (cancelled, lost) or else its last turn's outcome. */
-function settled(x: NonNullable<LiveInput["exited"]>, last: LiveInput["last"]): LiveStateName {
+/** How an exited child ended: cancelled (a turn was stopped), closed (nothing was running), lost, errored. */
+function settled(x: NonNullable<LiveInput["exited"]>): LiveStateName {
   if (x.reason === "lost") return "lost";
   if (x.reason === "cancelled") return "cancelled";
   if (x.reason === "error") return "errored";
-  return last?.status ?? "closed";
+  // Closed with no turn to stop (idle, or its workflow step done): the last turn's outcome is in `last`.
+  return "closed";
 }
 
 /** The live state at `now` (epoch ms); `stallMs`: an open turn with no event for this long is stalled. */
@@ -152,7 +158,7 @@ export function deriveLive(c: LiveInput, now: number, stallMs: number = DEFAULT_
   if (c.unreadable !== undefined) return withDetail("unreadable", c.createdAt ?? iso(now), c.unreadable);
   if (c.exited) {
     const why = c.exited.detail ?? c.last?.reason;
-    return withDetail(settled(c.exited, c.last), c.exited.ts, why);
+    return withDetail(settled(c.exited), c.exited.ts, why);
   }
   if (!c.hostStarted) return withDetail("starting", c.createdAt ?? f.lastTs ?? iso(now));
   if (c.open) {
@@ -167,7 +173,8 @@ export function deriveLive(c: LiveInput, now: number, stallMs: number = DEFAULT_
       const where = f.tool ? ` (in ${f.tool.name})` : "";
       return withDetail("stalled", iso(lastMs + stallMs), `no event for ${secs(now - lastMs)}${where}`);
     }
-    const doing = f.tool ? `${f.tool.name} ${f.tool.summary}`.trim() : (f.note?.text ?? "model call");
+    const busy = f.runner === "command" ? "running its command" : "model call";
+    const doing = f.tool ? `${f.tool.name} ${f.tool.summary}`.trim() : (f.note?.text ?? busy);
     return withDetail("working", c.open.startedAt, doing);
   }
   if (f.queued || c.pending > 0) {

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { closedDetail } from "../artifacts/closing.js";
 import type { CompletionStatus } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
@@ -109,18 +110,27 @@ export async function settleFromParent(
           by: "parent",
         });
       }
-      completeQueuedTurns(files.inbox, log, {
+      const dropped = completeQueuedTurns(files.inbox, log, {
         status,
         reason,
         by: "parent",
         skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
       });
-      log.append({
-        type: "child_exited",
-        reason: status === "lost" ? "lost" : "cancelled",
-        detail: reason,
-        by: "parent",
-      });
+      // A cancel that found no turn to stop closed an idle child: closed, not cancelled.
+      if (status === "cancelled" && !open && dropped === 0)
+        log.append({
+          type: "child_exited",
+          reason: "closed",
+          detail: closedDetail(files.closing),
+          by: "parent",
+        });
+      else
+        log.append({
+          type: "child_exited",
+          reason: status === "lost" ? "lost" : "cancelled",
+          detail: reason,
+          by: "parent",
+        });
     } finally {
       log.close();
     }

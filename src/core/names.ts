@@ -1,4 +1,5 @@
 import { MusterError } from "../base/errors.js";
+import { shortId } from "../util/ids.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
 
 /**
@@ -8,6 +9,10 @@ import type { RegistryDoc, RegistryEntry } from "./registry.js";
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
 // A name made only of hex digits and dashes would read as an id prefix: `muster status cafe` must mean one thing.
 const ID_LIKE = /^[0-9a-fA-F-]+$/;
+
+/** The rule in words, as the CLI's help and the README give it. */
+export const NAME_RULE =
+  '`[A-Za-z0-9._-]`, starting with a letter or digit, up to 32, not only hex digits and "-" (such as `a1`, which reads as an id)';
 
 export const isChildName = (s: string): boolean => NAME.test(s) && !ID_LIKE.test(s);
 
@@ -39,4 +44,16 @@ export function assertNameFree(doc: RegistryDoc, name: string): void {
       "invalid_argument",
       `name "${name}" is taken by child ${other.id.slice(-8)} of this primary; choose another (or muster rm it)`,
     );
+}
+
+/**
+ * The window name and pane title of a child's pane, the same at spawn and at every resume: its name when it
+ * has one (the title then says which child), else `<agent>-<short id>` (the 8 hex digits shown everywhere).
+ */
+export function paneNaming(e: Pick<RegistryEntry, "id" | "agent" | "name">): {
+  name: string;
+  title?: string;
+} {
+  if (e.name === undefined) return { name: `${e.agent}-${shortId(e.id)}` };
+  return { name: e.name, title: `${e.name} (${e.agent} ${shortId(e.id)})` };
 }

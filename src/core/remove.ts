@@ -14,6 +14,7 @@ export interface RemoveOptions {
 export interface RemovedChild {
   id: string;
   agent: string;
+  name?: string;
   /** The status it had before removal (an idle or running child is closed first). */
   status: string;
   /** Whether a running turn was cancelled to remove it (only with force). */
@@ -70,6 +71,7 @@ export async function removeChildren(
     out.push({
       id,
       agent: c.entry.agent,
+      ...(c.entry.name !== undefined ? { name: c.entry.name } : {}),
       status: c.status,
       cancelledTurn: busy(c),
       ...(branch ? { branch } : {}),

@@ -12,8 +12,9 @@ import { readAllRecords } from "../artifacts/reader.js";
 import { MusterError } from "../base/errors.js";
 import { ensureDir } from "../util/fsx.js";
 import { shortId } from "../util/ids.js";
-import { loadChildOrUnreadable } from "./children.js";
+import { loadChildOrUnreadable, resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
+import { isChildName } from "./names.js";
 import type { RegistryDoc } from "./registry.js";
 
 export interface PendingRequest {
@@ -24,6 +25,8 @@ export interface PendingRequest {
   /** The child that asked, and its ancestors from the primary's first level down to it. */
   child: string;
   agent: string;
+  /** The child's name (`spawn --name`), if it has one: what messages call it by. */
+  name?: string;
   lineage: string[];
   text: string;
   choices?: string[];
@@ -91,6 +94,7 @@ export function pendingRequests(m: CoreContext): PendingRequest[] {
         id: q.requestId!,
         child: entry.id,
         agent: entry.agent,
+        ...(entry.name !== undefined ? { name: entry.name } : {}),
         lineage: self ? lineage.slice(lineage.indexOf(self) + 1) : lineage,
         ...(q.turnId ? { turnId: q.turnId } : {}),
         askedAt: q.ts,
@@ -111,28 +115,59 @@ export function pendingRequests(m: CoreContext): PendingRequest[] {
   return out.sort((a, b) => a.askedAt.localeCompare(b.askedAt));
 }
 
-/** Answers a pending request (full id, or a unique prefix or suffix); the asker prints the text and goes on. */
+/**
+ * The request `ref` names: a request id (full, or a unique prefix or suffix), else a child (id, short id or
+ * name) with exactly one pending request of `type` (any type when absent).
+ */
+function findRequest(m: CoreContext, ref: string, type?: PendingRequest["type"]): PendingRequest {
+  const idLike = /^[0-9a-f-]{4,36}$/.test(ref);
+  if (!idLike && !isChildName(ref))
+    throw new MusterError("invalid_argument", `invalid request id ${JSON.stringify(ref)}`);
+  const all = pendingRequests(m);
+  const hits = idLike ? all.filter((r) => r.id === ref || r.id.startsWith(ref) || r.id.endsWith(ref)) : [];
+  if (hits.length > 1)
+    throw new MusterError("invalid_argument", `request id ${ref} is ambiguous: give more of it`);
+  if (hits.length === 1) return hits[0]!;
+  const listed = (rs: PendingRequest[]): string => rs.map((r) => shortId(r.id)).join(", ");
+  let child: string | undefined;
+  try {
+    child = resolveChildId(m.registry.read(), ref).id;
+  } catch {
+    child = undefined;
+  }
+  if (child === undefined)
+    throw new MusterError(
+      "not_found",
+      `no pending request or child ${ref}${all.length > 0 ? `; pending: ${listed(all)}` : " (the inbox lists them)"}`,
+    );
+  const kind = type ?? "request";
+  const its = all.filter((r) => r.child === child && (!type || r.type === type));
+  if (its.length === 1) return its[0]!;
+  if (its.length === 0)
+    throw new MusterError(
+      "not_found",
+      `child ${ref} has no pending ${kind}${all.length > 0 ? `; pending: ${listed(all)}` : ""}`,
+    );
+  throw new MusterError(
+    "invalid_argument",
+    `child ${ref} has ${its.length} pending ${kind}s (${listed(its)}): name one by its id`,
+  );
+}
+
+/**
+ * Answers a pending request, named by its id (full, or a unique prefix or suffix) or by its child when that
+ * child has exactly one pending request of the kind; the asker prints the text and goes on.
+ */
 export function answerRequest(
   m: CoreContext,
   idOrPart: string,
   text: string,
   type?: PendingRequest["type"],
 ): PendingRequest {
-  if (!/^[0-9a-f-]{4,36}$/.test(idOrPart))
-    throw new MusterError("invalid_argument", `invalid request id ${JSON.stringify(idOrPart)}`);
   if (text.trim() === "") throw new MusterError("invalid_argument", "the answer is empty");
   if (Buffer.byteLength(text) > MAX_ANSWER_BYTES)
     throw new MusterError("invalid_argument", `the answer is over ${MAX_ANSWER_BYTES} bytes`);
-  const all = pendingRequests(m);
-  const hits = all.filter((r) => r.id === idOrPart || r.id.startsWith(idOrPart) || r.id.endsWith(idOrPart));
-  if (hits.length === 0)
-    throw new MusterError(
-      "not_found",
-      `no pending request ${idOrPart}${all.length > 0 ? `; pending: ${all.map((r) => shortId(r.id)).join(", ")}` : " (the inbox lists them)"}`,
-    );
-  if (hits.length > 1)
-    throw new MusterError("invalid_argument", `request id ${idOrPart} is ambiguous: give more of it`);
-  const req = hits[0]!;
+  const req = findRequest(m, idOrPart, type);
   if (type && req.type !== type)
     throw new MusterError(
       "invalid_argument",

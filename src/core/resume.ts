@@ -13,6 +13,7 @@ import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow
 import { continueHint } from "./hints.js";
 import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
 import { settleQueuedFromParent } from "./liveness.js";
+import { paneNaming } from "./names.js";
 import { lastSnapshot } from "./snapshot.js";
 
 export async function resumeChild(
@@ -54,7 +55,7 @@ export async function resumeChild(
       argv: [...hostArgv(c.files.dir), "--resume"],
       start: "immediate",
       cwd: c.entry.cwd,
-      name: `${c.entry.agent}-${c.entry.id.slice(-6)}`,
+      ...paneNaming(c.entry),
       ...(opts.placement ? { placement: opts.placement } : {}),
     })
     .catch((e: unknown) => {

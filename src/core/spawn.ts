@@ -26,7 +26,7 @@ import type { CoreContext } from "./context.js";
 import { defaultAgent } from "./defaults.js";
 import { checkPrompt, hostArgv } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
-import { assertChildName, assertNameFree } from "./names.js";
+import { assertChildName, assertNameFree, paneNaming } from "./names.js";
 import type { RegistryEntry } from "./registry.js";
 
 export interface SpawnOptions {
@@ -236,8 +236,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       argv: hostArgv(dir),
       start: "immediate",
       cwd: meta.cwd,
-      name: opts.name ?? `${profile.name}-${id.slice(-6)}`,
-      ...(opts.name !== undefined ? { title: `${opts.name} (${profile.name} ${id.slice(-8)})` } : {}),
+      ...paneNaming({ id, agent: profile.name, ...(opts.name !== undefined ? { name: opts.name } : {}) }),
       ...(opts.placement ? { placement: opts.placement } : {}),
     });
     await m.registry.update((doc) => {

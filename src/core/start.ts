@@ -49,8 +49,16 @@ export type StartConflict =
   /** a resumed child keeps the name it has */
   | "name_with_resume"
   /** a fork is a new child; a resumed one continues its own conversation */
-  | "fork_with_resume";
+  | "fork_with_resume"
+  /** a resumed child runs in the mode it ran in: no tui */
+  | "tui_with_resume"
+  /** caps are set when a child is spawned */
+  | "caps_with_resume";
 
+/**
+ * The one rule of which start options combine, for the CLI, MCP and the library alike: the first conflict
+ * found, or undefined. Every option of a request is either honoured or refused here, never dropped.
+ */
 export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict | undefined {
   if (req.seal && req.group === undefined) return "seal_without_group";
   if (req.resume === undefined) return undefined;
@@ -59,6 +67,8 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.backend !== undefined) return "backend_with_resume";
   if (req.name !== undefined) return "name_with_resume";
   if (req.fork !== undefined) return "fork_with_resume";
+  if (req.tui) return "tui_with_resume";
+  if (req.caps !== undefined) return "caps_with_resume";
   if (
     (req.command !== undefined && req.command.length > 0) ||
     req.cwd !== undefined ||
@@ -76,6 +86,8 @@ const CONFLICT_TEXT: Record<StartConflict, string> = {
   seal_without_group: "seal goes with a group",
   name_with_resume: "a resumed child keeps its name",
   fork_with_resume: "a fork starts a new child; a resumed child continues its own conversation",
+  tui_with_resume: "a resumed child continues in the mode it ran in: no tui",
+  caps_with_resume: "caps are set when a child is spawned, not on resume",
 };
 
 /** What start() needs of the core. */

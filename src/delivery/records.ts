@@ -6,6 +6,8 @@ export interface DeliveryRecord {
   recordId: string;
   id: string;
   agent: string;
+  /** The child's name (`spawn --name`), if it has one. */
+  name?: string;
   turnId: string;
   status: CompletionStatus;
   reason?: string;
@@ -23,11 +25,13 @@ export function toRecord(
   agent: string,
   artifactDir: string,
   c: CompletionEvent,
+  name?: string,
 ): DeliveryRecord {
   return {
     recordId: recordIdOf(childId, c.turnId),
     id: childId,
     agent,
+    ...(name !== undefined ? { name } : {}),
     turnId: c.turnId,
     status: c.status,
     ...(c.reason ? { reason: c.reason } : {}),

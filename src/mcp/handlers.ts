@@ -43,7 +43,7 @@ export interface RunArgs {
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
 
-/** Each refused combination of parameters, in the tools' words (only these two can arise here). */
+/** Each refused combination of parameters, in the tools' words (core/start.ts decides which). */
 const CONFLICT: Record<StartConflict, string> = {
   agent_and_resume: "give agent (a new child) or id (continue a settled child), not both",
   group_with_resume: "groupId is for new children (agent), not resume (id)",
@@ -52,6 +52,8 @@ const CONFLICT: Record<StartConflict, string> = {
   resume_with_command_or_cwd: "id continues a child as it was",
   seal_without_group: "seal goes with groupId",
   name_with_resume: "id continues a child under its name",
+  tui_with_resume: "id continues a child in the mode it ran in (no tui)",
+  caps_with_resume: "caps are set when a child starts (agent), not on resume (id)",
 };
 
 /** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */
@@ -81,11 +83,10 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.name !== undefined ? { name: a.name } : {}),
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
+    ...(a.tui ? { tui: true } : {}),
+    ...(a.caps ? { caps: a.caps } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
-  if (a.tui && a.id !== undefined) throw usage("id continues a child in the mode it ran in (no tui)");
-  if (a.caps && a.id !== undefined)
-    throw usage("caps are set when a child starts (agent), not on resume (id)");
   const started = await ctx.m.start({
     prompt: a.prompt,
     ...(a.agent !== undefined ? { agent: a.agent } : {}),

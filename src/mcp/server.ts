@@ -9,7 +9,6 @@ import {
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
-  McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { isMusterError } from "../base/errors.js";
@@ -45,6 +44,12 @@ function schemaMessage(e: ErrorObject | undefined): string {
   if (e.keyword === "enum") return `${field} must be one of ${(p.allowedValues as string[]).join(", ")}`;
   return `${field || "arguments"} ${e.message ?? "is invalid"}`;
 }
+
+/**
+ * A JSON-RPC error for the SDK to send. Not an McpError: its message already starts "MCP error <code>:",
+ * which the client's McpError would then say a second time.
+ */
+const rpcError = (code: ErrorCode, message: string): Error => Object.assign(new Error(message), { code });
 
 const failure = (message: string): CallToolResult => ({
   isError: true,
@@ -100,7 +105,7 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
     try {
       return await getPrompt(m, req.params.name, req.params.arguments);
     } catch (e) {
-      if (e instanceof PromptError) throw new McpError(ErrorCode.InvalidParams, e.message);
+      if (e instanceof PromptError) throw rpcError(ErrorCode.InvalidParams, e.message);
       throw e;
     }
   });
@@ -109,9 +114,9 @@ export function createMcpServer(m: Muster, log: Log = stderrLog): { server: Serv
     const { name } = req.params;
     const tool = byName.get(name);
     const validate = validators.get(name);
-    if (!tool || !validate) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name}`);
+    if (!tool || !validate) throw rpcError(ErrorCode.InvalidParams, `unknown tool ${name}`);
     const args = req.params.arguments ?? {};
-    if (!validate(args)) return failure(schemaMessage(validate.errors?.[0]));
+    if (!validate(args)) return failure(`invalid_argument: ${schemaMessage(validate.errors?.[0])}`);
     const signal = extra.signal;
     const progress = new CallProgress(extra._meta?.progressToken, (params) =>
       extra.sendNotification({ method: "notifications/progress", params }),

@@ -39,8 +39,11 @@ export interface WorkflowHost {
   send(id: string, prompt: string): Promise<{ turnId: string }>;
   /** Waits for that turn to settle; never throws for a failed child (its failure is the outcome). */
   wait(id: string, turnId: string): Promise<StepOutcome>;
-  /** Cancels these children (and their panes); unknown ids are ignored. */
-  cancel(ids: string[]): Promise<void>;
+  /**
+   * Cancels these children (and their panes); unknown ids are ignored. `closeReason`: an idle one is closed
+   * for this reason (its step is done), which its end record gives instead of "closed by muster cancel".
+   */
+  cancel(ids: string[], closeReason?: string): Promise<void>;
   /**
    * A step's child has given its answer and the run needs nothing more from it: its pane and host end (its
    * artifacts and conversation stay, so `spawn --resume` continues it), unless the run keeps its children.
@@ -48,6 +51,9 @@ export interface WorkflowHost {
    */
   release?(id: string): Promise<void>;
 }
+
+/** Why a step's child is closed once the run needs nothing more from it. */
+export const STEP_SETTLED = "closed: its workflow step settled";
 
 /** How the run treats its steps' children. */
 export interface HostOptions {
@@ -61,10 +67,10 @@ export interface HostOptions {
  * counting toward the live-children limit.
  */
 export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
-  const cancel = async (ids: string[]): Promise<void> => {
+  const cancel = async (ids: string[], closeReason?: string): Promise<void> => {
     const known = new Set(Object.keys(m.registry.read().children));
     const mine = ids.filter((i) => known.has(i));
-    if (mine.length > 0) await m.cancelMany(mine);
+    if (mine.length > 0) await m.cancelMany(mine, closeReason ? { closeReason } : {});
   };
   return {
     agents: () => new Set(m.agents().agents.map((a) => a.profile.name)),
@@ -115,7 +121,7 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
       if (opts.keep) return;
       try {
         // Only an idle child: a follow-up someone sent it meanwhile is theirs, not the run's to cancel.
-        if ((await m.status(id)).status === "idle") await cancel([id]);
+        if ((await m.status(id)).status === "idle") await cancel([id], STEP_SETTLED);
       } catch {
         // Gone or unreadable: nothing to close.
       }

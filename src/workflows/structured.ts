@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { MusterError } from "../base/errors.js";
-import type { StepOutcome, StepSpawn, WorkflowHost } from "./host.js";
+import { STEP_SETTLED, type StepOutcome, type StepSpawn, type WorkflowHost } from "./host.js";
 
 /** A step's `output`: its answer must be one JSON value matching `schema` (a JSON Schema). */
 export interface OutputSpec {
@@ -186,6 +186,6 @@ export async function finishStructured(
       errors: check.errors,
     });
   } finally {
-    await host.cancel([child.id]).catch(() => {});
+    await host.cancel([child.id], STEP_SETTLED).catch(() => {});
   }
 }

@@ -156,4 +156,28 @@ describe("a child asks, the parent answers, nobody exits", () => {
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     expect((await sb.run(["answer", "zzzz", "x"])).exitCode).toBe(2);
   });
+
+  it("a child with exactly one pending question is answered by its name or id; with two, it asks for the question's id", async () => {
+    const named = await start('a=$(muster ask "Which colour?") && echo "got $a"', ["--name", "painter"]);
+    const two = await start('muster ask "First?" >/dev/null & muster ask "Second?" >/dev/null & wait');
+    await questionOf(named.id);
+    await until(async () => (await pending()).filter((r) => r.child === two.id).length === 2, 20_000, 100);
+    const byName = await sb.run(["answer", "painter", "teal"]);
+    expect(byName.exitCode, byName.stderr).toBe(0);
+    expect(byName.stdout).toMatch(/^answered [0-9a-f]{8} \(painter /);
+    expect((await sb.json(["wait", named.id, "--timeout", "30s"])).data.results[0].status).toBe("completed");
+    expect((await sb.run(["result", named.id])).stdout.trim()).toBe("got teal");
+    // Settled: nothing pending any more.
+    const none = await sb.run(["answer", "painter", "again"]);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toMatch(/child painter has no pending request/);
+    const ambiguous = await sb.run(["answer", two.id.slice(-8), "x"]);
+    expect(ambiguous.exitCode).toBe(2);
+    expect(ambiguous.stderr).toMatch(
+      /has 2 pending requests \([0-9a-f]{8}, [0-9a-f]{8}\): name one by its id/,
+    );
+    for (const q of (await pending()).filter((r) => r.child === two.id))
+      expect((await sb.run(["answer", q.id, "ok"])).exitCode).toBe(0);
+    expect((await sb.json(["wait", two.id, "--timeout", "30s"])).data.results[0].status).toBe("completed");
+  });
 });

@@ -7,6 +7,24 @@ import { until, useSandbox } from "../helpers/cli.js";
 const sb = useSandbox("mt-gc");
 
 describe("muster gc", () => {
+  it("says what it kept and why: recent children against the 7-day default; a named child by its name", async () => {
+    const recent = (await sb.json(["spawn", "--name", "recent-one", "--wait", "young"])).data.spawned
+      .id as string;
+    await sb.run(["cancel", recent]);
+    const human = await sb.run(["gc", "--dry-run"]);
+    expect(human.stdout).toMatch(
+      /^kept \d+ active in the last 7d \(the default --older-than\): --older-than 1h \(or 0s\) also takes recent ones$/m,
+    );
+    expect(human.stdout).toMatch(/^0 would remove, [1-9]\d* kept$/m);
+    const json = await sb.json(["gc"]);
+    expect(json.data.olderThanMs).toBe(7 * 86_400_000);
+    expect(json.data.skipped).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: recent, recent: true })]),
+    );
+    const gone = await sb.run(["gc", "--older-than", "0s"]);
+    expect(gone.stdout).toMatch(new RegExp(`^removed ${recent.slice(-8)} recent-one \\(closed, `, "m"));
+  });
+
   it("removes settled children past their age, keeps running ones, and --dry-run removes nothing", async () => {
     const closed = (await sb.json(["spawn", "--wait", "to be collected"])).data;
     await sb.run(["cancel", closed.spawned.id]);

@@ -125,8 +125,9 @@ describe("live state of real children (ls, status, MCP, library)", () => {
     await sb.run(["cancel", hog]);
     expect((await lsUntil(hog, "cancelled")).state).toBe("cancelled");
     await lsUntil(waiting, "waiting-input");
+    // Idle when cancelled: no turn stopped, so it is closed, not cancelled.
     await sb.run(["cancel", waiting]);
-    await lsUntil(waiting, "cancelled");
+    await lsUntil(waiting, "closed");
 
     // A host that dies without a word: ls settles it, and it shows lost with the reason.
     const doomed = (await sb.json(["spawn", "mock: hang"])).data.id as string;

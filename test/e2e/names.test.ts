@@ -60,6 +60,28 @@ describe("spawn --name", () => {
     await until(async () => (await sb.json(["status", id])).data.status === "closed", 20_000, 100);
   });
 
+  it("a resumed child's new pane keeps its name as window name and title; an unnamed one is <agent>-<8 hex>", async () => {
+    const named = (await sb.json(["spawn", "--name", "vm", "--wait", "first"])).data.spawned.id as string;
+    const plain = (await sb.json(["spawn", "--wait", "first"])).data.spawned.id as string;
+    expect((await sb.run(["cancel", "vm", plain])).exitCode).toBe(0);
+    for (const ref of ["vm", plain]) {
+      const r = await sb.json(["spawn", "--resume", ref, "--wait", "again"]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+    const paneOf = async (id: string) => (await sb.json(["status", id])).data.pane.paneId as string;
+    expect(await paneView(await paneOf(named))).toEqual({
+      window: "vm",
+      title: `vm (mock ${named.slice(-8)})`,
+    });
+    expect((await paneView(await paneOf(plain))).window).toBe(`mock-${plain.slice(-8)}`);
+  });
+
+  it("rm calls a named child by its name", async () => {
+    const id = (await sb.json(["spawn", "--name", "to-go", "--wait", "x"])).data.spawned.id as string;
+    const r = await sb.run(["rm", "to-go"]);
+    expect(r.stdout).toBe(`removed ${id.slice(-8)} to-go (was idle)\n`);
+  });
+
   it("a clash, a bad name or a name with --resume: one-line error, exit 2, nothing created", async () => {
     const first = await sb.json(["spawn", "--name", "twin", "one"]);
     expect(first.exitCode, first.stderr).toBe(0);

@@ -17,10 +17,11 @@ describe("queued turns", () => {
       { position: 2, turnId: second, waitingFor: "turn" },
     ]);
     expect(st.data.turnList).toHaveLength(1);
+    // Numbered on from the started turn: the first follow-up will be turn 2.
     const human = (await sb.run(["status", id])).stdout;
     expect(human).toMatch(
       new RegExp(
-        `^queued\\n  1\\. ${first}  queued · waiting for the turns ahead\\n  2\\. ${second}  queued`,
+        `^queued\\n  2\\. ${first}  queued · waiting for the turns ahead\\n  3\\. ${second}  queued`,
         "m",
       ),
     );

@@ -105,7 +105,7 @@ describe("a second backend from test/fixtures, loaded by MUSTER_BACKEND_MODULE",
     expect(cancelled.data.cancelled[0]).toMatchObject({ id, by: "child", pane: "closed" });
     await until(() => !pidAlive(host2), 5000);
     expect(fs.existsSync(after.pane.data.dir)).toBe(false);
-    expect(readEvents(after.artifactDir).at(-1)).toMatchObject({ type: "child_exited", reason: "cancelled" });
+    expect(readEvents(after.artifactDir).at(-1)).toMatchObject({ type: "child_exited", reason: "closed" });
   });
 
   it("a tmux child and a process child under one primary: ls shows each with its backend, cancel --all stops both", async () => {

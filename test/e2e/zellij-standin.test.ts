@@ -62,7 +62,7 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
       ...["--session", "muster", "action", "new-tab", "--name", expect.any(String), "--cwd", sb.cwd, "--"],
       ...["env", "-u", "NODE_EXTRA_CA_CERTS", process.execPath, hostScript, dir],
     ]);
-    expect(made[2]![5]).toContain(id.slice(-6));
+    expect(made[2]![5]).toBe(`mock-${id.slice(-8)}`);
     expect(made[3]).toEqual(list);
 
     const waited = await sb.json(["wait", id, "--timeout", "30s"]);

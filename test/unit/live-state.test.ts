@@ -34,6 +34,12 @@ function live(events: MusterEvent[], nowS: number, pending = 0) {
 }
 
 describe("live state from events", () => {
+  it("a command child's open turn runs its command, not a model call", () => {
+    const cmd = ev(0, { type: "child_started", pid: 42, runner: "command", by: "spawn" });
+    expect(live([cmd, turn(1)], 2)).toMatchObject({ state: "working", detail: "running its command" });
+    expect(live([started(), turn(1)], 2)).toMatchObject({ state: "working", detail: "model call" });
+  });
+
   it("starting before the host wrote child_started", () => {
     expect(live([], 5)).toEqual({ state: "starting", since: at(0) });
   });
@@ -111,7 +117,7 @@ describe("live state from events", () => {
       ev(20, { type: "child_exited", reason, by: "child", detail: `host ${reason}` });
     const base = [started(), turn(1), done(9)];
     expect(live([...base, exited("closed")], 30)).toEqual({
-      state: "completed",
+      state: "closed",
       since: at(20),
       detail: "host closed",
     });

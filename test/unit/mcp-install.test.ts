@@ -361,6 +361,41 @@ describe("the CLI", () => {
     expect(ok.stdout).toContain(`${userConfig}: ok`);
   });
 
+  it("--dry-run prints exactly what each file would get, in its own format: a new file's whole text", async () => {
+    // A HOME of its own: no other test's config files in it.
+    const fresh = fs.mkdtempSync(path.join(sb.env.HOME as string, "fresh-"));
+    const env = { HOME: fresh, XDG_CONFIG_HOME: path.join(fresh, ".config") };
+    const run = (args: string[]) => sb.run(args, { env });
+    for (const client of ["claude", "codex", "gemini", "opencode"]) {
+      const dry = await run(["mcp", "install", client, "--dry-run"]);
+      expect(dry.exitCode, dry.stderr).toBe(0);
+      // "<file>: would create" then that file's text, up to the next such line (notes last).
+      const blocks = new Map<string, string>();
+      let file: string | undefined;
+      for (const line of dry.stdout.split(/(?<=\n)/)) {
+        const head = /^(\/\S+): would create\n$/.exec(line);
+        if (head) {
+          file = head[1]!;
+          blocks.set(file, "");
+        } else if (line.startsWith("note: ")) file = undefined;
+        else if (file) blocks.set(file, blocks.get(file)! + line);
+      }
+      expect(blocks.size, dry.stdout).toBeGreaterThan(0);
+      for (const f of blocks.keys()) expect(fs.existsSync(f)).toBe(false);
+      expect((await run(["mcp", "install", client])).exitCode).toBe(0);
+      for (const [f, text] of blocks) expect(fs.readFileSync(f, "utf8"), `${client} ${f}`).toBe(text);
+    }
+    // An existing file: muster's part under its full key path, in the file's format.
+    const codex = path.join(fresh, ".codex", "config.toml");
+    fs.writeFileSync(codex, 'model = "o3"\n');
+    const again = await run(["mcp", "install", "codex", "--dry-run"]);
+    const shown = again.stdout.slice(again.stdout.indexOf("would update\n") + "would update\n".length);
+    expect(shown).toMatch(/^\[mcp_servers\.muster\]\n/);
+    expect(parseToml(shown.split("\nnote: ")[0]!)).toMatchObject({
+      mcp_servers: { muster: { required: true } },
+    });
+  });
+
   it("every `muster mcp install|doctor` line in the README's MCP section runs (install with --dry-run)", async () => {
     const readme = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "README.md"), "utf8");
     const section = readme.slice(

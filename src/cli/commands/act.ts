@@ -170,7 +170,7 @@ export function registerAct(program: Command): void {
       if (flags.json) return printJson({ cancelled: out });
       for (const o of out)
         say(
-          `${shortId(o.id)} ${o.by === "none" ? `already ${o.status}` : o.turnCancelled ? "cancelled" : "closed"}${o.pane === "kept" ? ` · pane kept (${o.paneKept})` : ""}${o.snapshot ? ` · snapshot ${o.snapshot}` : ""}${o.snapshotError ? ` · no snapshot: ${o.snapshotError}` : ""}\n`,
+          `${shortId(o.id)} ${o.by === "none" ? `already ${o.state}` : o.state}${o.pane === "kept" ? ` · pane kept (${o.paneKept})` : ""}${o.snapshot ? ` · snapshot ${o.snapshot}` : ""}${o.snapshotError ? ` · no snapshot: ${o.snapshotError}` : ""}\n`,
         );
     },
   );

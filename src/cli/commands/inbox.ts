@@ -8,8 +8,10 @@ import { printJson, say, withSelf } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
 /** One pending request, one line: who asked (through whom), what, and the answers it takes. */
-const requestLine = (r: Pick<PendingRequest, "type" | "id" | "lineage" | "agent" | "text" | "choices">) =>
-  `${r.type} ${shortId(r.id)}  from ${r.lineage.map(shortId).join(" › ")} (${r.agent}): ${visibleLine(r.text)}${r.choices ? `  [${r.choices.map(visibleLine).join(", ")}]` : ""}\n`;
+const requestLine = (
+  r: Pick<PendingRequest, "type" | "id" | "lineage" | "agent" | "name" | "text" | "choices">,
+) =>
+  `${r.type} ${shortId(r.id)}  from ${r.lineage.map(shortId).join(" › ")} (${r.name ?? r.agent}): ${visibleLine(r.text)}${r.choices ? `  [${r.choices.map(visibleLine).join(", ")}]` : ""}\n`;
 
 export function registerInbox(program: Command): void {
   common(
@@ -36,7 +38,7 @@ export function registerInbox(program: Command): void {
         const out = r.output
           ? `${r.output.bytes} bytes: ${r.output.file}`
           : visibleLine(r.outputError?.message ?? r.reason ?? "");
-        say(`${shortId(r.id)}  ${r.agent}  ${r.status}  ${out}\n`);
+        say(`${shortId(r.id)}  ${r.name ?? r.agent}  ${r.status}  ${out}\n`);
       }
       if (manifest.more > 0) say(withSelf(`…and ${manifest.more} more: run muster inbox again\n`));
     }
@@ -72,12 +74,15 @@ export function registerInbox(program: Command): void {
       .description(
         "Answer a question a child asked with muster ask (muster inbox lists them): the child's muster ask prints the text and its agent goes on. A question with choices takes one of them.",
       )
-      .argument("<id>", "the question's id (its last 8 hex digits will do)")
+      .argument(
+        "<id>",
+        "the question's id (its last 8 hex digits will do), or its child's id or name when it has just one",
+      )
       .argument("<text>", "the answer"),
   ).action(async (id: string, text: string, flags: CommonOptions) => {
     const r = muster(flags).answer(id, text);
     if (flags.json) printJson({ answered: r.id, child: r.child });
-    else say(`answered ${shortId(r.id)} (${r.agent} ${shortId(r.child)})\n`);
+    else say(`answered ${shortId(r.id)} (${r.name ?? r.agent} ${shortId(r.child)})\n`);
   });
 
   common(
@@ -87,7 +92,10 @@ export function registerInbox(program: Command): void {
       .description(
         "Allow the tool a live session's agent asked permission for (muster inbox lists the requests; MCP subagents_answer with allow, allow_always or deny does the same). --always: for the rest of its session, where the agent offers that. Unanswered requests are denied after MUSTER_PERMISSION_TIMEOUT seconds (default 600).",
       )
-      .argument("<id>", "the request's id (its last 8 hex digits will do)")
+      .argument(
+        "<id>",
+        "the request's id (its last 8 hex digits will do), or its child's id or name when it has just one",
+      )
       .option("--always", "allow it for the rest of the agent's session"),
   ).action(async (id: string, flags: CommonOptions & { always?: boolean }) => {
     decide(flags, id, flags.always ? "allow_always" : "allow");
@@ -100,7 +108,10 @@ export function registerInbox(program: Command): void {
       .description(
         "Deny the tool a live session's agent asked permission for: the agent is told, and goes on without it.",
       )
-      .argument("<id>", "the request's id (its last 8 hex digits will do)"),
+      .argument(
+        "<id>",
+        "the request's id (its last 8 hex digits will do), or its child's id or name when it has just one",
+      ),
   ).action(async (id: string, flags: CommonOptions) => {
     decide(flags, id, "deny");
   });
@@ -113,7 +124,7 @@ function decide(flags: CommonOptions, id: string, answer: "allow" | "allow_alway
   if (flags.json) printJson({ answered: r.id, child: r.child, answer });
   else
     say(
-      `${answer === "deny" ? "denied" : "allowed"} ${shortId(r.id)}: ${visibleLine(r.text)} (${r.agent} ${shortId(r.child)})\n`,
+      `${answer === "deny" ? "denied" : "allowed"} ${shortId(r.id)}: ${visibleLine(r.text)} (${r.name ?? r.agent} ${shortId(r.child)})\n`,
     );
 }
 

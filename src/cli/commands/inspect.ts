@@ -53,9 +53,9 @@ const WAITING_FOR = {
   turn: "waiting for the turns ahead",
 };
 
-/** One queued turn in `status`: its position, id and what it waits for. */
-const queuedLine = (q: QueuedTurn): string =>
-  `  ${q.position}. ${q.turnId}  queued · ${WAITING_FOR[q.waitingFor]}`;
+/** One queued turn in `status`: numbered on from the turns that started (the one it will be), id, what it waits for. */
+const queuedLine = (q: QueuedTurn, started: number): string =>
+  `  ${started + q.position}. ${q.turnId}  queued · ${WAITING_FOR[q.waitingFor]}`;
 
 export function registerInspect(program: Command): void {
   common(
@@ -153,7 +153,9 @@ export function registerInspect(program: Command): void {
         (t) =>
           `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${visibleLine(t.reason)}` : ""}`,
       ),
-      ...(summary.queuedTurns.length > 0 ? ["queued", ...summary.queuedTurns.map(queuedLine)] : []),
+      ...(summary.queuedTurns.length > 0
+        ? ["queued", ...summary.queuedTurns.map((q) => queuedLine(q, turns.length))]
+        : []),
     ];
     say(`${lines.join("\n")}\n`);
   });

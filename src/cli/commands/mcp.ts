@@ -38,7 +38,7 @@ function printInstall(r: InstallReport): void {
           ? "already configured"
           : `would ${f.status === "created" ? "create" : "update"}`;
       process.stdout.write(`${f.file}: ${verb}\n`);
-      if (f.status !== "unchanged") process.stdout.write(`${JSON.stringify(f.entry, null, 2)}\n`);
+      if (f.preview !== undefined) process.stdout.write(f.preview);
     } else if (f.status === "unchanged") process.stdout.write(`${f.file}: already configured\n`);
     else process.stdout.write(`${f.file}: ${f.status}${f.backup ? ` (backup ${f.backup})` : ""}\n`);
   }

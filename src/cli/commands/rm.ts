@@ -18,7 +18,7 @@ export function registerRm(program: Command): void {
     if (flags.json) return printJson({ removed });
     for (const r of removed)
       process.stdout.write(
-        `removed ${shortId(r.id)} ${r.agent} (was ${r.status}${r.cancelledTurn ? ", its turn cancelled" : ""})\n`,
+        `removed ${shortId(r.id)} ${r.name ?? r.agent} (was ${r.status}${r.cancelledTurn ? ", its turn cancelled" : ""})\n`,
       );
   });
 }

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
+import { NAME_RULE } from "../../core/names.js";
 import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
 import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
@@ -39,6 +40,8 @@ const CONFLICT: Record<StartConflict, string> = {
   resume_with_command_or_cwd:
     "--resume continues a child as it was: no argv after --, no --cwd, no --isolation",
   name_with_resume: "--resume continues a child under the name it has: no --name",
+  tui_with_resume: "--resume continues a child in the mode it ran in: no --tui",
+  caps_with_resume: "caps are set when a child is spawned: not with --resume",
 };
 
 export function registerSpawn(program: Command): void {
@@ -84,7 +87,7 @@ export function registerSpawn(program: Command): void {
         .option("--seal", "with --group: seal the group after this child joins (no more members)")
         .option(
           "-n, --name <label>",
-          "a label for the new child, unique in this workspace, usable wherever its id is ([A-Za-z0-9._-], up to 32)",
+          `a label for the new child, unique in this workspace, usable wherever its id is (${NAME_RULE.replaceAll("`", "")})`,
         )
         .option(
           "--tui",
@@ -112,8 +115,6 @@ export function registerSpawn(program: Command): void {
     const caps = capsFrom(flags);
     // Checked before anything is spawned: a bad --timeout leaves no child behind.
     const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};
-    if (caps && flags.resume !== undefined)
-      throw new MusterError("invalid_argument", "caps are set when a child is spawned: not with --resume");
     const req = {
       ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
       ...(flags.resume !== undefined ? { resume: flags.resume } : {}),

@@ -146,6 +146,19 @@ export function render(edit: ConfigEdit, loaded: Loaded, merged: Doc): string {
   return `${JSON.stringify(merged, null, indent)}\n`;
 }
 
+/**
+ * muster's part of the file as it would be written, in the file's own format: its entry under the whole key
+ * path (`{"mcpServers": {"muster": …}}`, `[mcp_servers.muster]`), or the whole new text for an edit of the
+ * whole file. For a new file it is exactly the file.
+ */
+export function preview(edit: ConfigEdit, loaded: Loaded, merged: Doc, text: string): string {
+  if (edit.entryPath.length === 0) return text;
+  const wrapped = edit.entryPath.reduceRight<unknown>((v, k) => ({ [k]: v }), getAt(merged, edit.entryPath));
+  if (edit.format === "toml") return `${stringifyToml(wrapped as Doc).trimEnd()}\n`;
+  const indent = /^\{\s*\n([ \t]+)"/.exec(loaded.text)?.[1] ?? 2;
+  return `${JSON.stringify(wrapped, null, indent)}\n`;
+}
+
 /** A timestamp for backup names: sortable, no colons. */
 const stamp = (): string =>
   new Date()

@@ -5,7 +5,7 @@ import { claudeEdits } from "./claude.js";
 import { codexEdits } from "./codex.js";
 import { codexTrust } from "./codex-trust.js";
 import { type ConfigEdit, getAt } from "./edit.js";
-import { load, render, writeWithBackup } from "./files.js";
+import { load, preview, render, writeWithBackup } from "./files.js";
 import { geminiEdits } from "./gemini.js";
 import { opencodeEdits } from "./opencode.js";
 import { CLIENTS, type Client, type InstallContext, isEnvName, type Scope, serverSpec } from "./spec.js";
@@ -33,8 +33,10 @@ export interface FileReport {
   file: string;
   status: "created" | "updated" | "unchanged";
   backup?: string;
-  /** muster's part of the file after the install (what --dry-run prints). */
+  /** muster's part of the file after the install. */
   entry: unknown;
+  /** That part as it would be written, in the file's format under its full key path (what --dry-run prints). */
+  preview?: string;
   /** The whole new text (only with dryRun). */
   text?: string;
 }
@@ -94,7 +96,13 @@ export function install(client: string, opts: InstallOptions = {}): InstallRepor
   const files = planned.map(({ edit, loaded, merged, changed, text }): FileReport => {
     const status = !changed ? "unchanged" : loaded.exists ? "updated" : "created";
     const entry = getAt(merged, edit.entryPath);
-    if (opts.dryRun) return { file: edit.file, status, entry, ...(changed ? { text } : {}) };
+    if (opts.dryRun)
+      return {
+        file: edit.file,
+        status,
+        entry,
+        ...(changed ? { text, preview: preview(edit, loaded, merged, text) } : {}),
+      };
     const backup = changed ? writeWithBackup(edit.file, loaded.exists, text) : undefined;
     return { file: edit.file, status, entry, ...(backup ? { backup } : {}) };
   });

@@ -8,6 +8,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { demandedSchema, structuredAnswer } from "./example.js";
 import { parseMockOptions, taskLine } from "./options.js";
 
 // A hung or crashed mock never outlives this, so a broken test cannot leak it forever.
@@ -138,11 +139,16 @@ async function main(): Promise<void> {
     process.exit(opts.exit);
   }
   // A later turn can follow a script set by the session's first prompt (`reply2=`), as a corrected answer.
-  const scripted = history.length > 0 ? parseMockOptions(history[0]!).laterReply : undefined;
+  const first = history.length > 0 ? parseMockOptions(history[0]!) : undefined;
+  const scripted = first?.laterReply;
+  // A demand for a JSON value gets one that fits, unless the session follows a script (tests of refusals).
+  const schema = first?.reply === undefined ? demandedSchema(text) : undefined;
   const answer =
     opts.bytes !== undefined
       ? sizedAnswer(opts.bytes)
-      : (opts.reply ?? scripted ?? defaultAnswer(prompt, text, args, session, history));
+      : (opts.reply ??
+        scripted ??
+        (schema ? structuredAnswer(schema) : defaultAnswer(prompt, text, args, session, history)));
   if (opts.deny) emit({ type: "permission", state: "denied", tool: opts.deny });
   writeFileSync(sessionFile(session), JSON.stringify([...history, text]));
   emit({ type: "usage", input: Math.ceil(prompt.length / 4), output: Math.ceil(answer.length / 4), cost: 0 });
