@@ -49,3 +49,7 @@ export class LineSplitter {
     return rest;
   }
 }
+
+/** What a turn's record says of an agent's line too long to read (it was dropped, not parsed). */
+export const droppedLineNote = (bytes: number, limit: number): string =>
+  `truncated: dropped a ${bytes}-byte line from the agent (over the ${limit / 1024 / 1024} MiB line limit); the answer may lack what it held`;

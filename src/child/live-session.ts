@@ -5,7 +5,7 @@
  * a new process (after a host or tmux death, or a change of model) continues the same conversation.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { LineSplitter } from "../artifacts/lines.js";
+import { droppedLineNote, LineSplitter } from "../artifacts/lines.js";
 import type { EventLog } from "../artifacts/log.js";
 import { sessionDriver } from "../runners/session-driver.js";
 import type { AgentMessage, SessionDriver, SessionSpec } from "../runners/types.js";
@@ -75,7 +75,11 @@ export class LiveSession {
         });
       },
     });
-    const lines = new LineSplitter(MAX_LINE, (bytes) => deps.render.info(`(dropped a ${bytes}-byte line)`));
+    const lines = new LineSplitter(MAX_LINE, (bytes) => {
+      deps.render.info(`(dropped a ${bytes}-byte line)`);
+      // On the record too, so status, logs and the turn's events say the answer may lack what that line held.
+      deps.log.append({ type: "progress", turnId: this.turnId, text: droppedLineNote(bytes, MAX_LINE) });
+    });
     this.child.stdout!.on("data", (chunk: Buffer) => {
       for (const l of lines.push(chunk)) {
         const text = l.toString("utf8");
@@ -119,13 +123,20 @@ export class LiveSession {
     deps: { log: EventLog; render: PaneRenderer },
     turnId: string,
     permissions: PermissionBroker,
+    control?: TurnControl,
   ): Promise<LiveSession> {
     const s = new LiveSession(spec, deps, turnId, permissions);
     try {
       const failed = s.exited.then(() => {
         throw new Error(s.exitedWith ?? "the agent process ended");
       });
-      s.sessionId = (await Promise.race([s.driver.open(), failed])) ?? spec.resume;
+      // A cap or a cancel also ends the handshake: an agent that never answers initialize must not outlast them.
+      const stopped = new Promise<never>((_, reject) =>
+        control?.onStop(() => reject(new Error("the turn was stopped while the agent was starting"))),
+      );
+      // A stop after the race is the turn's business, not a rejection anyone waits for.
+      stopped.catch(() => {});
+      s.sessionId = (await Promise.race([s.driver.open(), failed, stopped])) ?? spec.resume;
     } catch (e) {
       s.kill();
       // What the agent wrote up to its exit belongs with the failure: wait (briefly) for the pipe to drain.

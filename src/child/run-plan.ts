@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import type { CompletionStatus } from "../artifacts/events.js";
-import { LineSplitter } from "../artifacts/lines.js";
+import { droppedLineNote, LineSplitter } from "../artifacts/lines.js";
 import type { EventLog } from "../artifacts/log.js";
 import { parseStdoutLine } from "../runners/protocol.js";
 import type { AgentMessage, TurnPlan } from "../runners/types.js";
@@ -164,9 +164,10 @@ export function runPlan(
       record(m);
       control.onMessage?.(m);
     };
-    const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) =>
-      render.info(`(dropped a ${bytes}-byte output line)`),
-    );
+    const out = new LineSplitter(MAX_RUNNER_LINE, (bytes) => {
+      render.info(`(dropped a ${bytes}-byte output line)`);
+      deps.log.append({ type: "progress", turnId, text: droppedLineNote(bytes, MAX_RUNNER_LINE) });
+    });
     const read = (line: string): AgentMessage[] =>
       plan.parser ? plan.parser.line(line) : [parseStdoutLine(plan.protocol, line)];
     child.stdout!.on("data", (chunk: Buffer) => {

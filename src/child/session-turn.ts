@@ -80,13 +80,15 @@ export class SessionHolder {
     let opened = false;
     if (!this.live) {
       try {
-        this.live = await LiveSession.open(spec, deps, turnId, this.permissions);
+        this.live = await LiveSession.open(spec, deps, turnId, this.permissions, control);
         this.liveKey = key;
         opened = true;
         // A session other than the one to continue: the agent could not reload it (or never could).
         lostHistory = spec.resume !== undefined && this.live.id !== spec.resume;
         fresh = !spec.resume || lostHistory;
       } catch (e) {
+        // Stopped while it started (a cap, a cancel): the turn ends for that reason, not as a broken start.
+        if (control.reason) return decide(control, undefined, undefined, null, null, "", spec.argv[0]!);
         return openFailure(e);
       }
     }

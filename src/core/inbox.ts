@@ -19,9 +19,12 @@ export interface WaitingGroup {
   settled: number;
 }
 
+/** How many pending requests one inbox manifest lists; `moreRequests` counts the rest. */
+export const MAX_LISTED_REQUESTS = 32;
+
 /** See Muster.inbox: pending records (completions without receipts), groups held back until ready. */
 export function buildInbox(m: CoreContext): {
-  manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[] };
+  manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[]; moreRequests: number };
   consume: () => void;
 } {
   const receipts = readReceipts(m.paths.receipts);
@@ -48,11 +51,14 @@ export function buildInbox(m: CoreContext): {
       waitingGroups.push({ groupId: g.groupId, sealed: g.sealed, members: ids.length, settled: done });
     }
   }
-  // Pending requests (questions) wait on an answer, not on delivery: listed every time until answered.
+  // Pending requests (questions) wait on an answer, not on delivery: listed every time until answered, the
+  // oldest first and bounded like the records (an agent flooding requests cannot make the manifest huge).
+  const requests = pendingRequests(m);
   const manifest = {
     ...buildManifest(pending.filter((r) => !withheld.has(r.recordId))),
     waitingGroups,
-    requests: pendingRequests(m),
+    requests: requests.slice(0, MAX_LISTED_REQUESTS),
+    moreRequests: Math.max(0, requests.length - MAX_LISTED_REQUESTS),
   };
   return {
     manifest,

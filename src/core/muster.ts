@@ -213,10 +213,15 @@ export class Muster implements CoreContext {
    * so a crash in between can only repeat a manifest, never lose one.
    */
   inbox(): {
-    manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[] };
+    manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[]; moreRequests: number };
     consume: () => void;
   } {
     return buildInbox(this);
+  }
+
+  /** Every pending request (questions, permissions) of this primary's children, oldest first, unbounded. */
+  requests(): PendingRequest[] {
+    return pendingRequests(this);
   }
 
   /** Answers a child's pending question (`muster ask`): the asker prints the text and goes on. */

@@ -128,7 +128,12 @@ function findRequest(m: CoreContext, ref: string, type?: PendingRequest["type"])
   if (hits.length > 1)
     throw new MusterError("invalid_argument", `request id ${ref} is ambiguous: give more of it`);
   if (hits.length === 1) return hits[0]!;
-  const listed = (rs: PendingRequest[]): string => rs.map((r) => shortId(r.id)).join(", ");
+  // Bounded: a child with hundreds of pending requests must not make one error line of them all.
+  const listed = (rs: PendingRequest[]): string =>
+    rs
+      .slice(0, 5)
+      .map((r) => shortId(r.id))
+      .join(", ") + (rs.length > 5 ? ` and ${rs.length - 5} more (muster inbox lists them)` : "");
   let child: string | undefined;
   try {
     child = resolveChildId(m.registry.read(), ref).id;

@@ -4,9 +4,14 @@
  * that does not return is stopped, and `process.exit` in it ends only its thread. Every ctx call comes over
  * as a message and runs here, through the ordinary engine (code-exec.ts): children, records and caps as ever.
  */
+import * as path from "node:path";
 import { Worker } from "node:worker_threads";
 import { MusterError } from "../base/errors.js";
+import { PACKAGE_ROOT } from "../util/pkg.js";
 import type { AgentCall, AgentResult, WorkflowFn } from "./code-types.js";
+
+// From the package root, not import.meta.url: this module also runs inside the bundled CLI's chunks.
+const WORKER_ENTRY = path.join(PACKAGE_ROOT, "dist", "workflows", "code-worker-entry.js");
 
 export type ToWorker =
   | { type: "start"; input: string }
@@ -38,7 +43,7 @@ export interface CodeWorker {
  * (a module busy at its top level) stops the thread.
  */
 export function loadInWorker(file: string, signal?: AbortSignal): Promise<CodeWorker> {
-  const worker = new Worker(new URL("./code-worker-entry.js", import.meta.url), { workerData: { file } });
+  const worker = new Worker(WORKER_ENTRY, { workerData: { file } });
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;

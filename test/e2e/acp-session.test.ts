@@ -140,6 +140,24 @@ describe("runner acp: a live ACP session per child", () => {
     await sb.run(["cancel", r.data.spawned.id]);
   });
 
+  it("an agent that never answers initialize is ended by --max-time: exhausted, its process group gone", async () => {
+    const env = { ...sb.env, ACP_FIXTURE_SILENT_START: "1" };
+    const r = await sb.json(
+      ["spawn", "--agent", "acp-echo", "--max-time", "3s", "--wait", "--timeout", "60", "hi"],
+      {
+        env,
+      },
+    );
+    expect(r.exitCode).toBe(4);
+    expect(r.data.results[0]).toMatchObject({
+      status: "exhausted",
+      reason: expect.stringMatching(/max-time/),
+    });
+    const [start] = starts(r.data.results[0].artifactDir);
+    await until(() => !groupAlive(start!.pid as number), 10_000);
+    await sb.run(["cancel", r.data.spawned.id]);
+  });
+
   it("an agent that is not there errors the turn with the reason; mode oneshot says the runner has none", async () => {
     fs.writeFileSync(
       path.join(sb.cwd, ".muster", "agents", "acp-missing.md"),
@@ -152,6 +170,32 @@ describe("runner acp: a live ACP session per child", () => {
       env: { ...sb.env, MUSTER_RUNNER_MODE: "oneshot" },
     });
     expect(o.data.results[0].reason).toMatch(/no one-shot mode/);
+  });
+});
+
+describe("runner acp: a line too long to read", () => {
+  it("is dropped and recorded on the turn as a truncation, which status and logs show", async () => {
+    const r = await sb.json([
+      "spawn",
+      "--agent",
+      "acp-echo",
+      "--wait",
+      "--timeout",
+      "60",
+      "send a huge line",
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const dir = r.data.results[0].artifactDir as string;
+    const notes = readEvents(dir).filter(
+      (e) => e.type === "progress" && /^truncated: /.test(e.text as string),
+    );
+    expect(notes).toHaveLength(1);
+    expect(notes[0]!.turnId).toBe(r.data.results[0].turnId);
+    expect(notes[0]!.text).toMatch(/dropped a \d{8}-byte line from the agent \(over the 16 MiB line limit\)/);
+    expect(r.data.results[0].text).toMatch(/turn 1 of session/);
+    const logs = await sb.run(["logs", r.data.spawned.id]);
+    expect(logs.stdout).toContain("truncated: dropped a");
+    await sb.run(["cancel", r.data.spawned.id]);
   });
 });
 
@@ -168,6 +212,24 @@ describe("runner acp: permission requests go to the parent", () => {
     });
     return { id, cwd, req, dir: s.data.artifactDir as string };
   };
+
+  it("a flood of requests: the inbox lists the oldest 32 and counts the rest; an error line names only a few", async () => {
+    const { id } = await spawnAsking("flood", "flood the parent with requests");
+    const inbox = await until(async () => {
+      const r = await sb.json(["inbox", "--peek"]);
+      return r.data.requests.length + r.data.moreRequests === 40 ? r.data : undefined;
+    });
+    expect(inbox.requests).toHaveLength(32);
+    expect(inbox.moreRequests).toBe(8);
+    expect((await sb.run(["inbox", "--peek"])).stdout).toContain("…and 8 more pending requests");
+    // The child has 40: naming it is ambiguous, and the refusal lists five ids and a count, not all 40.
+    const ambiguous = await sb.run(["allow", id]);
+    expect(ambiguous.exitCode).toBe(2);
+    expect(ambiguous.stderr.trim().split("\n")).toHaveLength(1);
+    expect(ambiguous.stderr).toContain("and 35 more (muster inbox lists them)");
+    expect(ambiguous.stderr.length).toBeLessThan(400);
+    await sb.run(["cancel", id]);
+  });
 
   it("a pending request shows in inbox and status (waiting-permission); muster allow lets the tool run", async () => {
     const { id, cwd, req, dir } = await spawnAsking("allow");

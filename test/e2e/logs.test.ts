@@ -81,7 +81,7 @@ describe("muster logs", () => {
     await sb.run(["cancel", id]);
     const r = await proc;
     expect(r.exitCode).toBe(0);
-    expect(out.text.trimEnd().split("\n").at(-1)).toMatch(/host exited \(cancelled/);
+    expect(out.text.trimEnd().split("\n").at(-1)).toMatch(/host exited \(closed/);
   });
 
   it("-f on a child whose host dies without a word: settled lost, then the follow ends", async () => {

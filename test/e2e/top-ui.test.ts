@@ -80,7 +80,7 @@ describe("muster top (component, real children)", () => {
     await until(() => step() !== before, 10_000);
     await t.press("H");
     await until(() => t.rowOf(ids.c) > 0);
-    expect(t.lines()[t.rowOf(ids.c)]).toContain("cancelled");
+    expect(t.lines()[t.rowOf(ids.c)]).toContain("closed");
     expect(t.frame()).toContain("hidden: none");
     await t.press("H");
     await until(() => t.rowOf(ids.c) === -1);
@@ -195,7 +195,7 @@ describe("muster top (component, real children)", () => {
     const t = await open();
     await t.press("H");
     await until(() => t.rowOf(ids.b) > 0);
-    expect(t.lines()[t.rowOf(ids.b)]).toContain("cancelled");
+    expect(t.lines()[t.rowOf(ids.b)]).toContain("closed");
     await t.press("j", "j", "s");
     await until(() => t.frame().includes(`send to ${short(ids.b)}`));
     await t.press(..."mock: reply=resumed", "\r");
@@ -203,7 +203,7 @@ describe("muster top (component, real children)", () => {
     expect(m.result(ids.b).text).toContain("resumed");
     await t.press("r");
     await until(() => t.frame().includes("refreshed"));
-    await until(() => !t.lines()[t.rowOf(ids.b)]?.includes("cancelled"), 10_000);
+    await until(() => !t.lines()[t.rowOf(ids.b)]?.includes("closed"), 10_000);
     t.ui.unmount();
   });
 

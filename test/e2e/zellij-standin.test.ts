@@ -106,7 +106,7 @@ describe("zellij backend against a stand-in zellij on PATH", () => {
     expect(cancelled.data.cancelled[0]).toMatchObject({ id, by: "child", pane: "closed" });
     expect(actions(n)).toContainEqual(["--session", "muster", "action", "close-pane", "--pane-id", "1"]);
     await until(() => !pidAlive(host), 5000);
-    expect(readEvents(dir).at(-1)).toMatchObject({ type: "child_exited", reason: "cancelled" });
+    expect(readEvents(dir).at(-1)).toMatchObject({ type: "child_exited", reason: "closed" });
     // Every call muster made was one the stand-in (Zellij's documented CLI) accepted.
     expect(calls().every((c) => c[0] === "--version" || c[0] === "attach" || c[2] === "action")).toBe(true);
   });

@@ -51,6 +51,8 @@ export function registerInbox(program: Command): void {
         );
       }
       for (const r of manifest.requests) say(requestLine(r));
+      if (manifest.moreRequests > 0)
+        say(`…and ${manifest.moreRequests} more pending requests (the oldest are listed first)\n`);
       const first = manifest.requests[0];
       if (first)
         say(
@@ -141,7 +143,7 @@ async function watchQuestions(m: ReturnType<typeof muster>, json: boolean, seen:
       if (!requestId || seen.has(requestId)) return;
       seen.add(requestId);
       // Only questions still pending (asked before this watch started and answered since are not news).
-      const r = m.inbox().manifest.requests.find((x) => x.id === requestId);
+      const r = m.requests().find((x) => x.id === requestId);
       if (!r) return;
       if (json) say(`${JSON.stringify(r)}\n`);
       else say(requestLine(r));
