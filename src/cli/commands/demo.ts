@@ -61,7 +61,9 @@ export function registerDemo(program: Command): void {
       const controller = new AbortController();
       const stop = (): void => controller.abort();
       const releaseInterrupt = takeInterrupt(stop);
-      process.once("SIGTERM", stop);
+      // `on`, not `once`: signal-exit (execa's) re-raises a signal whose only listener left is its own, so a
+      // listener that removed itself on the first SIGTERM would let the process die before the clean-up.
+      process.on("SIGTERM", stop);
       const release = (): void => {
         releaseInterrupt();
         process.removeListener("SIGTERM", stop);
