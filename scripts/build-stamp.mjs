@@ -16,7 +16,7 @@ const INPUT_FILES = [
   "scripts/build.mjs",
 ];
 /** Files every build leaves; one missing means dist/ was cleaned or half-built. */
-const OUTPUTS = [
+export const OUTPUTS = [
   "dist/index.js",
   "dist/cli/main.js",
   "dist/cli/child-commands.js",

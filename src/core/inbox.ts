@@ -23,10 +23,13 @@ export interface WaitingGroup {
 export const MAX_LISTED_REQUESTS = 32;
 
 /** See Muster.inbox: pending records (completions without receipts), groups held back until ready. */
-export function buildInbox(m: CoreContext): {
+/** The inbox as read: the manifest to hand on, and `consume` to record its receipts once it was. */
+export interface InboxRead {
   manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[]; moreRequests: number };
   consume: () => void;
-} {
+}
+
+export function buildInbox(m: CoreContext): InboxRead {
   const receipts = readReceipts(m.paths.receipts);
   const settled = new Set<string>();
   const pending: DeliveryRecord[] = [];

@@ -3,10 +3,9 @@ import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artif
 import type { MusterEvent } from "../artifacts/events.js";
 import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
-import { isStorageFailure, storageError } from "../base/storage-errors.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
-import { appendReceipts } from "../delivery/receipts.js";
-import { type Manifest, recordIdOf } from "../delivery/records.js";
+import { appendReceipts, appendReceiptsIfWritable } from "../delivery/receipts.js";
+import { recordIdOf } from "../delivery/records.js";
 import type { Backend, PaneRef, Placement, PopupOptions } from "../mux/backend.js";
 import { BackendSet } from "../mux/registry.js";
 import { workingDir } from "../util/cwd.js";
@@ -34,7 +33,7 @@ import {
 } from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { checkPrompt } from "./host-launch.js";
-import { buildInbox, type WaitingGroup } from "./inbox.js";
+import { buildInbox, type InboxRead } from "./inbox.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
 import { type Limits, limitsFrom } from "./limits.js";
 import { stallMsFrom } from "./live-state.js";
@@ -43,7 +42,7 @@ import { backendNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
-import { answerRequest, type PendingRequest, pendingRequests } from "./requests.js";
+import { answerRequest, type PendingRequest, pendingRequests, requestsHolding } from "./requests.js";
 import { settledCompletion, type TurnResult, toResult } from "./results.js";
 import { resumeChild } from "./resume.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
@@ -177,15 +176,13 @@ export class Muster implements CoreContext {
     const children = idsOrPrefixes.map((i) => this.child(i));
     const outcome = await waitForTurns(this, children, opts);
     // Results handed back consume their delivery records: they will not show in the inbox again.
-    const receiptError = this.consumeIfWritable(
+    const receiptError = appendReceiptsIfWritable(
+      this.paths.receipts,
       outcome.results.map((r) => recordIdOf(r.id, r.turnId)),
       "wait",
     );
     // A wait that ends before a child settled says what holds it up, if it is an answer only a parent can give.
-    const waitingOn =
-      outcome.pending.length > 0
-        ? pendingRequests(this).filter((r) => r.lineage.some((id) => outcome.pending.includes(id)))
-        : [];
+    const waitingOn = requestsHolding(this, outcome.pending);
     return {
       ...outcome,
       ...(receiptError ? { receiptError } : {}),
@@ -212,10 +209,7 @@ export class Muster implements CoreContext {
    * read), oldest first, bounded. `consume()` records receipts; call it after the manifest was handed on,
    * so a crash in between can only repeat a manifest, never lose one.
    */
-  inbox(): {
-    manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[]; moreRequests: number };
-    consume: () => void;
-  } {
+  inbox(): InboxRead {
     return buildInbox(this);
   }
 
@@ -254,20 +248,6 @@ export class Muster implements CoreContext {
   }
 
   /**
-   * consume() for a read that must not fail where the state root cannot be written (a full disk, a read-only
-   * mount): the result is still given; this says why it was not marked as delivered.
-   */
-  private consumeIfWritable(recordIds: string[], by: string): string | undefined {
-    try {
-      this.consume(recordIds, by);
-      return undefined;
-    } catch (e) {
-      if (!isStorageFailure(e)) throw e;
-      return `${(storageError(e) as Error).message}; not marked as delivered, so it may be delivered again`;
-    }
-  }
-
-  /**
    * The result of a settled turn (default: the latest), with the snapshot text verified against its sha256.
    * `turn` may be the turn's id, its number, its short id or a unique prefix (see resolveTurn).
    */
@@ -275,7 +255,11 @@ export class Muster implements CoreContext {
     const c = this.child(idOrPrefix);
     const completion = settledCompletion(c, turn);
     const result = toResult(c, completion, true);
-    const receiptError = this.consumeIfWritable([recordIdOf(c.entry.id, completion.turnId)], "result");
+    const receiptError = appendReceiptsIfWritable(
+      this.paths.receipts,
+      [recordIdOf(c.entry.id, completion.turnId)],
+      "result",
+    );
     return receiptError ? { ...result, receiptError } : result;
   }
 

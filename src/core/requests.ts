@@ -115,6 +115,12 @@ export function pendingRequests(m: CoreContext): PendingRequest[] {
   return out.sort((a, b) => a.askedAt.localeCompare(b.askedAt));
 }
 
+/** The pending requests that hold up the still-running `childIds` (their own or a descendant's). */
+export function requestsHolding(m: CoreContext, childIds: string[]): PendingRequest[] {
+  if (childIds.length === 0) return [];
+  return pendingRequests(m).filter((r) => r.lineage.some((id) => childIds.includes(id)));
+}
+
 /**
  * The request `ref` names: a request id (full, or a unique prefix or suffix), else a child (id, short id or
  * name) with exactly one pending request of `type` (any type when absent).

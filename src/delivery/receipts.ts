@@ -1,4 +1,5 @@
 import { readAllRecords } from "../artifacts/reader.js";
+import { isStorageFailure, storageError } from "../base/storage-errors.js";
 import { appendJsonLines } from "../util/fsx.js";
 
 /** One consumed delivery record: once written, that completion is not delivered again. */
@@ -17,6 +18,20 @@ export function appendReceipts(file: string, recordIds: string[], by: string): v
     file,
     recordIds.map((recordId): Receipt => ({ v: 1, recordId, ts, by })),
   );
+}
+
+/**
+ * appendReceipts for a read that must not fail where the state root cannot be written (a full disk, a
+ * read-only mount): the result is still given; this says why it was not marked as delivered.
+ */
+export function appendReceiptsIfWritable(file: string, recordIds: string[], by: string): string | undefined {
+  try {
+    appendReceipts(file, recordIds, by);
+    return undefined;
+  } catch (e) {
+    if (!isStorageFailure(e)) throw e;
+    return `${(storageError(e) as Error).message}; not marked as delivered, so it may be delivered again`;
+  }
 }
 
 /** The set of consumed record ids (a torn or malformed line is skipped). */

@@ -6,17 +6,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { inputsHash, STAMP, staleReason, writeStamp } from "../../scripts/build-stamp.mjs";
+import { inputsHash, OUTPUTS, STAMP, staleReason, writeStamp } from "../../scripts/build-stamp.mjs";
 
 const REPO = path.resolve(import.meta.dirname, "../..");
-const OUTPUTS = [
-  "dist/index.js",
-  "dist/cli/main.js",
-  "dist/cli/child-commands.js",
-  "dist/cli/bundle/main.js",
-  "dist/child/host.bundle.js",
-  "dist/mux/pty/holder.cjs",
-];
 const made: string[] = [];
 afterEach(() => {
   for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
