@@ -49,26 +49,23 @@ export function readOffer(result: unknown): AcpOffer {
       set: (sessionId, value) => ["session/set_config_option", { sessionId, configId, value }],
     };
   };
+  // The older offer (before config options): a list, the value in force, and a method of its own to set it.
+  const legacy = (list: unknown, idKey: string, current: unknown, method: string, param: string) =>
+    Array.isArray(list)
+      ? {
+          choices: choicesOf(list, idKey),
+          ...(str(current) ? { current: current as string } : {}),
+          set: (sessionId: string, value: string) => [method, { sessionId, [param]: value }],
+        }
+      : undefined;
   const modes = obj(r.modes);
   const models = obj(r.models);
   const mode =
     byCategory("mode") ??
-    (Array.isArray(modes.availableModes)
-      ? {
-          choices: choicesOf(modes.availableModes, "id"),
-          ...(str(modes.currentModeId) ? { current: modes.currentModeId as string } : {}),
-          set: (sessionId: string, modeId: string) => ["session/set_mode", { sessionId, modeId }],
-        }
-      : undefined);
+    legacy(modes.availableModes, "id", modes.currentModeId, "session/set_mode", "modeId");
   const model =
     byCategory("model") ??
-    (Array.isArray(models.availableModels)
-      ? {
-          choices: choicesOf(models.availableModels, "modelId"),
-          ...(str(models.currentModelId) ? { current: models.currentModelId as string } : {}),
-          set: (sessionId: string, modelId: string) => ["session/set_model", { sessionId, modelId }],
-        }
-      : undefined);
+    legacy(models.availableModels, "modelId", models.currentModelId, "session/set_model", "modelId");
   const reasoning = byCategory("thought_level");
   if (mode) offer.mode = mode as Setting;
   if (model) offer.model = model as Setting;
