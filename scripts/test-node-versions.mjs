@@ -43,6 +43,7 @@ fs.mkdirSync(cache, { recursive: true });
 
 let passed = 0;
 let failed = 0;
+const failures = [];
 for (const v of versions) {
   const dir = path.join(cache, `node-${v.version}`);
   const node = path.join(dir, "node_modules", ".bin", "node");
@@ -61,8 +62,10 @@ for (const v of versions) {
   console.error(`\n── the smoke subset under Node ${v.version} ──`);
   const r = runVitest({ root, node, args: SMOKE_FILES });
   console.error(`Node ${v.version}: ${r.passed} passed, ${r.failed} failed`);
+  for (const f of r.failures) failures.push(`Node ${v.version}: ${f}`);
   passed += r.passed;
   failed += r.failed + (r.status !== 0 && r.failed === 0 ? 1 : 0);
 }
+for (const f of failures) console.log(`FAILED: ${f}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

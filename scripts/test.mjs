@@ -36,12 +36,15 @@ const {
   passed,
   failed,
   skipped,
+  failures,
   status: code,
 } = runVitest({
   root,
   args: [...skippedFiles.map((f) => `--exclude=${f}`), ...process.argv.slice(2)],
 });
 if (skipAgents) console.error(skipNotice(skippedFiles));
+// Named again at the very end, where a log's tail (all CI keeps of a long run) still shows them.
+for (const f of failures) console.log(`FAILED: ${f}`);
 console.log(
   `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}${skipAgents ? `, ${skippedFiles.length} agent CLI test files not run (MUSTER_SKIP_AGENT_CLIS=1)` : ""}`,
 );

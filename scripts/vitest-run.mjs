@@ -14,7 +14,8 @@ export function canIsolateNetwork() {
   return spawnSync("unshare", [...UP, "true"], { stdio: "ignore" }).status === 0;
 }
 
-/** Runs vitest with `node` on `args`; resolves { passed, failed, skipped, status }. */
+/** Runs vitest with `node` on `args`; resolves { passed, failed, skipped, failures, status }, where
+ * failures names each failed test as "file > test" (or the file alone when it did not load). */
 export function runVitest({ root, node = process.execPath, args = [], env = process.env }) {
   const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "muster-test-")), "report.json");
   const vitest = [
@@ -41,17 +42,26 @@ export function runVitest({ root, node = process.execPath, args = [], env = proc
   let passed = 0;
   let failed = 0;
   let skipped = 0;
+  const failures = [];
   try {
     const r = JSON.parse(fs.readFileSync(report, "utf8"));
     passed = r.numPassedTests;
     failed = r.numFailedTests + (r.numRuntimeErrorTestSuites ?? 0);
     skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
     // A file that failed to load has no tests in the counts: count it as a failure.
-    for (const f of r.testResults ?? [])
-      if (f.status === "failed" && (f.assertionResults ?? []).length === 0) failed += 1;
+    for (const f of r.testResults ?? []) {
+      const file = path.relative(root, f.name ?? "");
+      const results = f.assertionResults ?? [];
+      if (f.status === "failed" && results.length === 0) {
+        failed += 1;
+        failures.push(`${file} (did not load: ${String(f.message ?? "").split("\n")[0]})`);
+      }
+      for (const a of results) if (a.status === "failed") failures.push(`${file} > ${a.fullName ?? a.title}`);
+    }
   } catch {
     failed = Math.max(failed, 1);
+    failures.push("(no vitest report was written)");
   }
   fs.rmSync(path.dirname(report), { recursive: true, force: true });
-  return { passed, failed, skipped, status: run.status === 0 && failed === 0 ? 0 : run.status || 1 };
+  return { passed, failed, skipped, failures, status: run.status === 0 && failed === 0 ? 0 : run.status || 1 };
 }
