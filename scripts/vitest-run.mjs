@@ -63,5 +63,11 @@ export function runVitest({ root, node = process.execPath, args = [], env = proc
     failures.push("(no vitest report was written)");
   }
   fs.rmSync(path.dirname(report), { recursive: true, force: true });
-  return { passed, failed, skipped, failures, status: run.status === 0 && failed === 0 ? 0 : run.status || 1 };
+  return {
+    passed,
+    failed,
+    skipped,
+    failures,
+    status: run.status === 0 && failed === 0 ? 0 : run.status || 1,
+  };
 }
