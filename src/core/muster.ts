@@ -173,7 +173,7 @@ export class Muster implements CoreContext {
 
   /** Waits for the named children's current turns; see waitForTurns. */
   async wait(idsOrPrefixes: string[], opts: WaitOptions = {}): Promise<WaitOutcome> {
-    const children = idsOrPrefixes.map((i) => this.child(i));
+    const children = this.children(idsOrPrefixes);
     const outcome = await waitForTurns(this, children, opts);
     // Results handed back consume their delivery records: they will not show in the inbox again.
     const receiptError = appendReceiptsIfWritable(
@@ -431,11 +431,17 @@ export class Muster implements CoreContext {
   }
 
   child(idOrPrefix: string): LoadedChild {
+    return this.children([idOrPrefix])[0]!;
+  }
+
+  /** Several children from one read of the registry (a wait on 32 children reads it once, not 32 times). */
+  children(idsOrPrefixes: readonly string[]): LoadedChild[] {
     const elsewhere = (want: string) => {
       const owner = findOwner(this.root, want);
       return owner !== this.primary ? owner : undefined;
     };
-    return this.reload(resolveChildId(this.registry.read(), idOrPrefix, elsewhere));
+    const doc = this.registry.read();
+    return idsOrPrefixes.map((i) => this.reload(resolveChildId(doc, i, elsewhere)));
   }
 
   reload(entry: RegistryEntry): LoadedChild {

@@ -49,7 +49,9 @@ export function waitForTurns(
   opts: WaitOptions = {},
 ): Promise<WaitOutcome> {
   const mode = opts.mode ?? "all";
-  const results: TurnResult[] = [];
+  // Settled turns in settling order; each result is built once the wait ends, so a burst of completions costs
+  // a read of each one's new events and nothing more until the last has arrived.
+  const settled: (() => TurnResult)[] = [];
   const open = new Map<
     string,
     { c: LoadedChild; turnId: string | undefined; queued: boolean; tail?: EventTail }
@@ -60,7 +62,7 @@ export function waitForTurns(
     open.set(c.entry.id, { c, turnId, queued: turnId !== undefined && c.pending.includes(turnId) });
   }
 
-  return new Promise<WaitOutcome>((resolve) => {
+  return new Promise<WaitOutcome>((resolve, reject) => {
     let done = false;
     const timers: NodeJS.Timeout[] = [];
     const finish = (flags: { timedOut?: boolean; interrupted?: boolean } = {}): void => {
@@ -69,12 +71,17 @@ export function waitForTurns(
       for (const t of timers) clearTimeout(t);
       for (const o of open.values()) o.tail?.close();
       opts.signal?.removeEventListener("abort", onAbort);
-      resolve({
-        results,
-        pending: [...open.keys()],
-        timedOut: !!flags.timedOut,
-        interrupted: !!flags.interrupted,
-      });
+      try {
+        resolve({
+          results: settled.map((r) => r()),
+          pending: [...open.keys()],
+          timedOut: !!flags.timedOut,
+          interrupted: !!flags.interrupted,
+        });
+      } catch (e) {
+        // A snapshot that fails its integrity check: the wait reports that rather than a result.
+        reject(e);
+      }
     };
     const onAbort = (): void => finish({ interrupted: true });
 
@@ -84,27 +91,29 @@ export function waitForTurns(
       const { c, turnId } = o;
       const completion = turnId ? c.state.completions.get(turnId) : undefined;
       if (completion) {
-        settle(id, toResult(c, completion, !!opts.withText));
+        settle(id, () => toResult(c, completion, !!opts.withText));
       } else if (c.state.exited && !(turnId && (o.queued || inInbox(c, turnId)))) {
         // (A turn still queued after the exit belongs to a resume whose new host is on its way: an exiting host
         // settles every queued turn before it records child_exited.)
         // Exited without settling this turn (e.g. closed while idle with nothing queued).
-        const reason = c.state.exited.detail ?? `child exited (${c.state.exited.reason})`;
-        settle(id, {
+        const exited = c.state.exited;
+        const reason = exited.detail ?? `child exited (${exited.reason})`;
+        const result: TurnResult = {
           id,
           agent: c.entry.agent,
           turnId: turnId ?? "",
-          status: c.state.exited.reason === "lost" ? "lost" : "cancelled",
+          status: exited.reason === "lost" ? "lost" : "cancelled",
           reason,
           artifactDir: c.files.dir,
           resumable: resumable(c.state),
-        });
+        };
+        settle(id, () => result);
       }
     };
-    const settle = (id: string, r: TurnResult): void => {
+    const settle = (id: string, r: () => TurnResult): void => {
       open.get(id)?.tail?.close();
       open.delete(id);
-      results.push(r);
+      settled.push(r);
       if (mode === "first" || open.size === 0) finish();
     };
 
