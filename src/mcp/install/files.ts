@@ -166,9 +166,16 @@ const stamp = (): string =>
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
 
-/** Writes `text` over `file` (through a symlink to its target), after copying the old file aside. */
-export function writeWithBackup(file: string, exists: boolean, text: string): string | undefined {
-  const target = exists ? fs.realpathSync(file) : file;
+/**
+ * Writes `text` at `target` (where `file` leads: see write-target.ts) by temp file and rename in the
+ * target's folder, after copying the old file aside next to `file`.
+ */
+export function writeWithBackup(
+  file: string,
+  target: string,
+  exists: boolean,
+  text: string,
+): string | undefined {
   fs.mkdirSync(path.dirname(target), { recursive: true });
   let backup: string | undefined;
   let mode = 0o644;
