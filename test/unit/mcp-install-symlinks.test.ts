@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { install } from "../../src/mcp/install/index.js";
+import { doctor, install } from "../../src/mcp/install/index.js";
 import { useSandbox } from "../helpers/cli.js";
 
 let base: string;
@@ -123,6 +123,20 @@ describe("--project refuses a config folder or file that is a symlink out of the
       JSON.parse(fs.readFileSync(path.join(project, "real-gemini", "settings.json"), "utf8")),
     ).toMatchObject({ mcpServers: { muster: { trust: true } } });
     expect(tree(victim)).toEqual({ back: `-> ${path.join(project, "real-gemini")}` });
+  });
+});
+
+describe("mcp doctor --project", () => {
+  it("names a config folder linked out of the project instead of reporting what it finds there", () => {
+    // Fully configured, but outside: the client would read it, install --project would not write it.
+    install("gemini", { processEnv: { HOME: victim }, cwd: project });
+    fs.symlinkSync(path.join(victim, ".gemini"), path.join(project, ".gemini"));
+    const d = doctor("gemini", projectOpts());
+    expect(d.ok).toBe(false);
+    expect(d.files[0]!.missing).toEqual([
+      `${path.join(project, ".gemini")} is a symlink to ${path.join(fs.realpathSync(victim), ".gemini")}, outside the project ${project} (muster mcp install --project does not write there)`,
+    ]);
+    expect(d.files[0]!.fix).toMatch(/^replace the symlink with a file or folder inside the project/);
   });
 });
 

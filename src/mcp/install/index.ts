@@ -9,7 +9,7 @@ import { load, preview, render, writeWithBackup } from "./files.js";
 import { geminiEdits } from "./gemini.js";
 import { opencodeEdits } from "./opencode.js";
 import { CLIENTS, type Client, type InstallContext, isEnvName, type Scope, serverSpec } from "./spec.js";
-import { projectTarget, userTarget } from "./write-target.js";
+import { leavesProject, projectTarget, userTarget } from "./write-target.js";
 
 export { CLIENTS, type Client, type Scope } from "./spec.js";
 
@@ -132,8 +132,16 @@ export interface DoctorReport {
 /** What the client's existing configuration lacks; nothing is written. */
 export function doctor(client: string, opts: InstallOptions = {}): DoctorReport {
   const c = context(client, opts);
-  const files = c.edits.map((edit) => {
+  const files = c.edits.map((edit): DoctorReport["files"][number] => {
     try {
+      // What the client would read through a link out of the project, install --project refuses to write.
+      const out = c.scope === "project" ? leavesProject(edit.file, c.ctx.cwd) : undefined;
+      if (out)
+        return {
+          file: edit.file,
+          missing: [`${out} (muster mcp install --project does not write there)`],
+          fix: `replace the symlink with a file or folder inside the project, then muster mcp install ${c.client} --project`,
+        };
       const loaded = load(edit);
       if (!loaded.exists) return { file: edit.file, missing: [`${edit.file} does not exist`] };
       return { file: edit.file, missing: edit.check(loaded.doc) };

@@ -41,11 +41,10 @@ function regularOrAbsent(file: string, target: string): void {
 }
 
 /**
- * The path a project install writes `file` at: its resolved target, which must lie inside `root`. Each
- * symlink on the way from `root` (the config folder, the file) is checked, and the first leading out is
- * named with where it points.
+ * Why a project install may not write `file`, if so: each symlink on the way from `root` (the config folder,
+ * the file) is checked, and the first that leads out of the project is named with where it points.
  */
-export function projectTarget(file: string, root: string): string {
+export function leavesProject(file: string, root: string): string | undefined {
   const realRoot = fs.realpathSync(root);
   let at = root;
   for (const part of path.relative(root, file).split(path.sep)) {
@@ -54,16 +53,17 @@ export function projectTarget(file: string, root: string): string {
     if (!st) break;
     if (!st.isSymbolicLink()) continue;
     const to = resolveAll(at);
-    if (!inside(realRoot, to))
-      throw refuse(
-        `refusing to write ${file}: ${at} is a symlink to ${to}, outside the project ${root}; nothing was written`,
-      );
+    if (!inside(realRoot, to)) return `${at} is a symlink to ${to}, outside the project ${root}`;
   }
   const target = resolveAll(file);
-  if (!inside(realRoot, target))
-    throw refuse(
-      `refusing to write ${file}: it leads to ${target}, outside the project ${root}; nothing was written`,
-    );
+  return inside(realRoot, target) ? undefined : `it leads to ${target}, outside the project ${root}`;
+}
+
+/** The path a project install writes `file` at: its resolved target, inside `root`, a regular file or none. */
+export function projectTarget(file: string, root: string): string {
+  const why = leavesProject(file, root);
+  if (why) throw refuse(`refusing to write ${file}: ${why}; nothing was written`);
+  const target = resolveAll(file);
   regularOrAbsent(file, target);
   return target;
 }
