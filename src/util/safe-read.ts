@@ -22,7 +22,8 @@ export const READ_CAPS = {
   stateJson: 64 * 1024 * 1024,
 } as const;
 
-function kindOf(st: fs.Stats): string {
+/** What a non-regular file is, for an error ("a FIFO", "a directory", …). */
+export function kindOf(st: fs.Stats): string {
   if (st.isFIFO()) return "a FIFO";
   if (st.isCharacterDevice()) return "a character device";
   if (st.isBlockDevice()) return "a block device";

@@ -1,11 +1,13 @@
 // Reading and writing client config files: parse or refuse, splice muster's part in, back up, replace.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
+import { parse as parseToml, stringify as stringifyToml, TomlError } from "smol-toml";
 import { isMusterError, MusterError } from "../../base/errors.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { READ_CAPS, readFileBounded } from "../../util/safe-read.js";
 import { type ConfigEdit, type Doc, getAt, isObject } from "./edit.js";
+import { jsonErrorAt, lineCol, stripJsonComments } from "./json-text.js";
+import { eolOf, spliceToml } from "./toml-splice.js";
 
 /** A config file as found: its text ("" when absent) and parsed document. */
 export interface Loaded {
@@ -19,36 +21,20 @@ export interface Loaded {
 const refuse = (message: string, cause?: unknown): MusterError =>
   new MusterError("invalid_config", message, cause !== undefined ? { cause } : undefined);
 
-/** JSON text without // and /* *\/ comments and trailing commas (strings kept); for reading only. */
-export function stripJsonComments(text: string): string {
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j;
-    } else if (c === "/" && text[i + 1] === "/") {
-      while (i < text.length && text[i] !== "\n") i++;
-      out += "\n";
-    } else if (c === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2);
-      i = end < 0 ? text.length : end + 1;
-    } else out += c;
-  }
-  return out.replace(/,(\s*[}\]])/g, "$1");
-}
-
 function parseJson(file: string, text: string): { doc: unknown; commented: boolean } {
   if (text.trim() === "") return { doc: {}, commented: false };
   try {
     return { doc: JSON.parse(text), commented: false };
-  } catch (e) {
+  } catch {
+    // Comments blanked in place: an error in the stripped text is at the file's own line and column.
+    const stripped = stripJsonComments(text);
     try {
-      return { doc: JSON.parse(stripJsonComments(text)), commented: true };
-    } catch {
-      throw refuse(`cannot parse ${file}: ${(e as Error).message.split("\n")[0]}; it is left untouched`, e);
+      return { doc: JSON.parse(stripped), commented: true };
+    } catch (e) {
+      const at = jsonErrorAt(stripped);
+      if (!at) throw refuse(`cannot parse ${file}: ${(e as Error).message}; it is left untouched`, e);
+      const { line, column } = lineCol(text, at.offset);
+      throw refuse(`${file}:${line}:${column}: invalid JSON: ${at.reason}; it is left untouched`, e);
     }
   }
 }
@@ -75,75 +61,22 @@ export function load(edit: Pick<ConfigEdit, "file" | "format">): Loaded {
     try {
       doc = parseToml(text);
     } catch (e) {
-      throw refuse(
-        `cannot parse ${edit.file}: ${(e as Error).message.split("\n")[0]}; it is left untouched`,
-        e,
-      );
+      const what = (e as Error).message.split("\n")[0]!.replace(/^Invalid TOML document: /, "");
+      if (!(e instanceof TomlError))
+        throw refuse(`cannot parse ${edit.file}: ${what}; it is left untouched`, e);
+      throw refuse(`${edit.file}:${e.line}:${e.column}: invalid TOML: ${what}; it is left untouched`, e);
     }
   } else ({ doc, commented } = parseJson(edit.file, text));
   if (!isObject(doc)) throw refuse(`${edit.file} is not an object at the top; it is left untouched`);
   return { exists: true, text, doc, commented };
 }
 
-/** JSON with object keys sorted: TOML puts sub-tables after plain keys, so order alone is no difference. */
-const canonical = (v: unknown): string =>
-  JSON.stringify(v, (_k, x) =>
-    isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
-  );
-
-const TOML_HEADER = /^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$/;
-const keyPath = (header: string): string[] =>
-  header.split(".").map((k) =>
-    k
-      .trim()
-      .replace(/^"(.*)"$/, "$1")
-      .replace(/^'(.*)'$/, "$1"),
-  );
-
-/**
- * TOML text with the table at `entry` (and its sub-tables) replaced by `value`, everything else byte for
- * byte; checked by parsing the result, so a layout it cannot splice safely (inline tables, dotted keys) is
- * refused rather than half-written.
- */
-export function spliceToml(file: string, text: string, entry: string[], merged: Doc): string {
-  const value = getAt(merged, entry);
-  const lines = text.split("\n");
-  const kept: string[] = [];
-  let inEntry = false;
-  let at = -1;
-  for (const line of lines) {
-    const m = TOML_HEADER.exec(line);
-    if (m) {
-      const k = keyPath(m[1]!);
-      inEntry = k.length >= entry.length && entry.every((e, i) => k[i] === e);
-      if (inEntry && at < 0) at = kept.length;
-    }
-    if (!inEntry) kept.push(line);
-  }
-  const section = stringifyToml(entry.reduceRight<unknown>((v, k) => ({ [k]: v }), value) as Doc).trimEnd();
-  if (at < 0) {
-    while (kept.length > 0 && kept.at(-1)!.trim() === "") kept.pop();
-    kept.push(...(kept.length > 0 ? [""] : []), section, "");
-  } else kept.splice(at, 0, section, "");
-  const out = kept.join("\n");
-  let reparsed: unknown;
-  try {
-    reparsed = parseToml(out);
-  } catch {
-    reparsed = undefined;
-  }
-  if (canonical(reparsed) !== canonical(merged))
-    throw refuse(
-      `cannot place [${entry.join(".")}] in ${file} safely (inline table or dotted keys?); edit it by hand`,
-    );
-  return out;
-}
-
-/** The file's new text: JSON with the indentation it had (2 when new), TOML spliced. */
+/** The file's new text: JSON with the indentation and line ending it had (2 and LF when new), TOML spliced. */
 export function render(edit: ConfigEdit, loaded: Loaded, merged: Doc): string {
-  if (edit.format === "toml") return spliceToml(edit.file, loaded.text, edit.entryPath, merged);
+  if (edit.format === "toml") return spliceToml(edit.file, loaded.text, edit.entryPath, loaded.doc, merged);
   const indent = /^\{\s*\n([ \t]+)"/.exec(loaded.text)?.[1] ?? 2;
-  return `${JSON.stringify(merged, null, indent)}\n`;
+  // JSON.stringify escapes line breaks inside strings: every "\n" it returns ends a line.
+  return `${JSON.stringify(merged, null, indent)}\n`.split("\n").join(eolOf(loaded.text));
 }
 
 /**
@@ -166,9 +99,16 @@ const stamp = (): string =>
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
 
-/** Writes `text` over `file` (through a symlink to its target), after copying the old file aside. */
-export function writeWithBackup(file: string, exists: boolean, text: string): string | undefined {
-  const target = exists ? fs.realpathSync(file) : file;
+/**
+ * Writes `text` at `target` (where `file` leads: see write-target.ts) by temp file and rename in the
+ * target's folder, after copying the old file aside next to `file`.
+ */
+export function writeWithBackup(
+  file: string,
+  target: string,
+  exists: boolean,
+  text: string,
+): string | undefined {
   fs.mkdirSync(path.dirname(target), { recursive: true });
   let backup: string | undefined;
   let mode = 0o644;

@@ -9,6 +9,7 @@ import { load, preview, render, writeWithBackup } from "./files.js";
 import { geminiEdits } from "./gemini.js";
 import { opencodeEdits } from "./opencode.js";
 import { CLIENTS, type Client, type InstallContext, isEnvName, type Scope, serverSpec } from "./spec.js";
+import { leavesProject, projectTarget, userTarget } from "./write-target.js";
 
 export { CLIENTS, type Client, type Scope } from "./spec.js";
 
@@ -82,6 +83,8 @@ export function install(client: string, opts: InstallOptions = {}): InstallRepor
   const c = context(client, opts);
   // Parse and merge everything before writing anything: a refused file leaves every file untouched.
   const planned = c.edits.map((edit) => {
+    // A project's files are written only inside it (checked before reading: a link out names itself).
+    const inProject = c.scope === "project" ? projectTarget(edit.file, c.ctx.cwd) : undefined;
     const loaded = load(edit);
     const merged = edit.merge(loaded.doc);
     const changed = JSON.stringify(merged) !== JSON.stringify(loaded.doc);
@@ -91,9 +94,11 @@ export function install(client: string, opts: InstallOptions = {}): InstallRepor
         `${edit.file} has comments; muster does not rewrite it: add ${edit.entryPath.join(".") || "muster's entries"} by hand (--dry-run prints it)`,
       );
     const text = changed ? render(edit, loaded, merged) : loaded.text;
-    return { edit, loaded, merged, changed, text };
+    // Only ever a regular file is written, also through a user's symlink.
+    const target = inProject ?? (changed ? userTarget(edit.file) : edit.file);
+    return { edit, loaded, merged, changed, text, target };
   });
-  const files = planned.map(({ edit, loaded, merged, changed, text }): FileReport => {
+  const files = planned.map(({ edit, loaded, merged, changed, text, target }): FileReport => {
     const status = !changed ? "unchanged" : loaded.exists ? "updated" : "created";
     const entry = getAt(merged, edit.entryPath);
     if (opts.dryRun)
@@ -103,7 +108,7 @@ export function install(client: string, opts: InstallOptions = {}): InstallRepor
         entry,
         ...(changed ? { text, preview: preview(edit, loaded, merged, text) } : {}),
       };
-    const backup = changed ? writeWithBackup(edit.file, loaded.exists, text) : undefined;
+    const backup = changed ? writeWithBackup(edit.file, target, loaded.exists, text) : undefined;
     return { file: edit.file, status, entry, ...(backup ? { backup } : {}) };
   });
   const notes = [NOTES[c.client]?.[c.scope]].filter((n): n is string => !!n);
@@ -127,8 +132,16 @@ export interface DoctorReport {
 /** What the client's existing configuration lacks; nothing is written. */
 export function doctor(client: string, opts: InstallOptions = {}): DoctorReport {
   const c = context(client, opts);
-  const files = c.edits.map((edit) => {
+  const files = c.edits.map((edit): DoctorReport["files"][number] => {
     try {
+      // What the client would read through a link out of the project, install --project refuses to write.
+      const out = c.scope === "project" ? leavesProject(edit.file, c.ctx.cwd) : undefined;
+      if (out)
+        return {
+          file: edit.file,
+          missing: [`${out} (muster mcp install --project does not write there)`],
+          fix: `replace the symlink with a file or folder inside the project, then muster mcp install ${c.client} --project`,
+        };
       const loaded = load(edit);
       if (!loaded.exists) return { file: edit.file, missing: [`${edit.file} does not exist`] };
       return { file: edit.file, missing: edit.check(loaded.doc) };
