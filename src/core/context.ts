@@ -24,7 +24,7 @@ export interface CoreContext {
   /** Creates this primary's state before its first write. */
   claimPrimary(): void;
   /** The backend a child runs in, by its record. */
-  backendOf(entry: Pick<RegistryEntry, "pane" | "backend">): Backend;
+  backendOf(entry: Pick<RegistryEntry, "pane" | "backend" | "place">): Backend;
   /** Checks once per backend that the multiplexer runs (throws mux_unavailable). */
   ensureMux(backend?: Backend): Promise<void>;
   /** One child by id or unique prefix/suffix (throws not_found). */

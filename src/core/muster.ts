@@ -38,7 +38,7 @@ import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isol
 import { type Limits, limitsFrom } from "./limits.js";
 import { stallMsFrom } from "./live-state.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
-import { backendNameOf } from "./panes.js";
+import { backendNameOf, placeNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
@@ -113,8 +113,8 @@ export class Muster implements CoreContext {
   }
 
   /** The backend a child runs in, by its record: its pane's backend, else the one it was spawned for. */
-  backendOf(entry: Pick<RegistryEntry, "pane" | "backend">): Backend {
-    return this.backends.get(backendNameOf(entry));
+  backendOf(entry: Pick<RegistryEntry, "pane" | "backend" | "place">): Backend {
+    return this.backends.get(backendNameOf(entry), placeNameOf(entry));
   }
 
   /** Checks once per instance and backend that the multiplexer runs (throws mux_unavailable). */

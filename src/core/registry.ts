@@ -14,6 +14,8 @@ export interface RegistryEntry {
   cwd: string;
   /** The backend it was started in (its panes name theirs too); absent in entries older than backends: tmux. */
   backend?: string;
+  /** Where its host runs (place/place.ts); absent: this machine (`local`), as in every entry older than places. */
+  place?: string;
   pane: PaneRef | null;
   /** Earlier panes of the child (a resume after its host exited opens a new one), oldest first. */
   panes?: PaneRef[];

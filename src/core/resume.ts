@@ -11,7 +11,7 @@ import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { continueHint } from "./hints.js";
-import { checkPrompt, handOverForResume, hostArgv } from "./host-launch.js";
+import { checkPrompt, handOverForResume } from "./host-launch.js";
 import { settleQueuedFromParent } from "./liveness.js";
 import { paneNaming } from "./names.js";
 import { lastSnapshot } from "./snapshot.js";
@@ -52,7 +52,7 @@ export async function resumeChild(
   handOverForResume(c.files.envFile, c.meta, m.env, m.cwd);
   const pane = await backend
     .spawn({
-      argv: [...hostArgv(c.files.dir), "--resume"],
+      argv: backend.place.hostArgv(c.files.dir, ["--resume"]),
       start: "immediate",
       cwd: c.entry.cwd,
       ...paneNaming(c.entry),

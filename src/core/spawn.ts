@@ -8,10 +8,11 @@ import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../
 import { discardIsolation, worktreePath } from "../isolation/result.js";
 import { branchOf, checkIsolationMode, createWorktree, planWorktree } from "../isolation/worktree.js";
 import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
+import { LOCAL_PLACE, type Place } from "../place/place.js";
 import { loadProfile } from "../profiles/profile.js";
 import { resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
-import { runnerReadiness } from "../runners/availability.js";
+import { runnerReadinessWith } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
 import { checkTuiRunner } from "../runners/tui/check.js";
 import type { Runner } from "../runners/types.js";
@@ -24,7 +25,7 @@ import { capsForSpawn } from "./caps.js";
 import { loadChildOrUnreadable } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { defaultAgent } from "./defaults.js";
-import { checkPrompt, hostArgv } from "./host-launch.js";
+import { checkPrompt } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import { assertChildName, assertNameFree, paneNaming } from "./names.js";
 import type { RegistryEntry } from "./registry.js";
@@ -41,6 +42,8 @@ export interface SpawnOptions {
   placement?: Placement;
   /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
   backend?: string;
+  /** Where its host runs, by place name (default `local`: this machine); see place/registry.ts. */
+  place?: string;
   /** Deliver this child's first result together with the rest of this explicit group. */
   group?: string;
   /** Seal the group once this child has joined it. */
@@ -132,7 +135,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   );
   const caps = capsForSpawn(m.paths, parent, opts.caps, profile.caps);
   // An unknown backend name refuses the spawn here, before anything is created.
-  const backend = m.backends.get(opts.backend);
+  const backend = m.backends.get(opts.backend, opts.place);
   await m.ensureMux(backend);
 
   const id = uuidv7();
@@ -146,7 +149,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     ),
     ...profile.env,
   };
-  assertInstalled(runner, profile.name, childEnv);
+  await assertInstalled(runner, profile.name, childEnv, backend.place);
   // Every check has passed: from here on this spawn writes, so the primary's state may be created.
   m.claimPrimary();
   const dir = m.paths.artifactDir(id);
@@ -191,6 +194,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     createdAt: meta.createdAt,
     cwd,
     backend: backend.name,
+    ...(backend.place.name !== LOCAL_PLACE ? { place: backend.place.name } : {}),
     pane: null,
   };
   // Joining the group is the last check that can refuse: a sealed or full group creates nothing.
@@ -233,7 +237,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       doc.children[id] = entry;
     });
     const pane = await backend.spawn({
-      argv: hostArgv(dir),
+      argv: backend.place.hostArgv(dir),
       start: "immediate",
       cwd: meta.cwd,
       ...paneNaming({ id, agent: profile.name, ...(opts.name !== undefined ? { name: opts.name } : {}) }),
@@ -279,12 +283,19 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
 }
 
 /** A runner that drives an agent CLI needs that CLI where the child will look for it: say so before anything starts. */
-export function assertInstalled(runner: Runner, agent: string, env: Record<string, string>): void {
-  const r = runnerReadiness(runner.name, env);
+/** Refuses a runner whose agent CLI is not installed where the child will run (its place). */
+export async function assertInstalled(
+  runner: Runner,
+  agent: string,
+  env: Record<string, string>,
+  place: Place,
+): Promise<void> {
+  const r = await runnerReadinessWith(runner.name, env, (bin) => place.findCommand(bin, env));
   if (r.ready || !runner.binary) return;
+  const where = place.name === LOCAL_PLACE ? "here" : `in place ${place.name}`;
   throw new MusterError(
     "unsupported",
-    `agent "${agent}" runs ${runner.name}, which is not installed here (${r.why}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
+    `agent "${agent}" runs ${runner.name}, which is not installed ${where} (${r.why}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
   );
 }
 

@@ -1,8 +1,12 @@
 /**
- * The seam for where children run: tmux today, Zellij, an embedded pty host or a remote host behind the
- * same shape. Backends register by name (mux/registry.ts); each child's registry entry records the
- * backend its pane (and host) lives in, and every operation on the child is routed by that record.
+ * The seam for what shows a child's terminal: tmux, Zellij or an embedded pty holder. A backend is made
+ * for a place (place/place.ts: where the child's host runs) and runs its client commands through that
+ * place's exec. Backends register by name (mux/registry.ts); each child's registry entry records the
+ * backend its pane lives in and the place its host runs in, and every operation is routed by that record.
  */
+import type { DeadStatus, HostControl, Liveness, Place } from "../place/place.js";
+
+export type { DeadStatus, HostControl, HostRef, Liveness } from "../place/place.js";
 
 /** A tmux pane; stored in the registry so any later process can reach it. */
 export interface TmuxPaneRef {
@@ -47,41 +51,6 @@ export function normalizePaneRef(raw: unknown): PaneRef | null {
   return typeof r.backend === "string" ? (r as PaneRef) : null;
 }
 
-export type Liveness = "alive" | "dead" | "unknown";
-
-export interface DeadStatus {
-  /** Exit status when the process exited, null when killed by a signal. */
-  exitCode: number | null;
-  signal: number | null;
-}
-
-/** A child host as the core knows it: the pid it recorded, its artifact dir, and where it runs. */
-export interface HostRef {
-  /** The host's pid as the host recorded it (child_started), on whatever machine its backend runs it. */
-  pid: number;
-  /** The child's artifact dir; a local host's command line names it, which guards against pid reuse. */
-  dir: string;
-  /** The pane the host runs in (null while a spawn has not recorded it yet). */
-  pane: PaneRef | null;
-}
-
-/**
- * The process control the core needs over a child host. A backend whose hosts are not local processes
- * (a remote host, a pty daemon) supplies its own; local ones use localHostControl (mux/local-host.ts).
- */
-export interface HostControl {
-  /** Sends `signal` to the host; false when no such host runs any more. */
-  signal(host: HostRef, signal: "SIGTERM" | "SIGKILL"): Promise<boolean>;
-  /** "dead" only when proven (gone, or its pid now runs something else); "unknown" when it cannot tell. */
-  alive(host: HostRef): Promise<Liveness>;
-  /** How the host ended, when the backend can tell; null while it runs or when nobody knows. */
-  exitStatus(host: HostRef): Promise<DeadStatus | null>;
-  /** Signals a process group on the host's machine (the runner of a turn whose host died). */
-  signalGroup(host: HostRef, pgid: number, signal: "SIGTERM" | "SIGKILL"): Promise<void>;
-  /** One line on the processes that mention `dir` and what they wait in (why a host never started). */
-  describeProcesses?(dir: string): string;
-}
-
 export type Placement = "window" | "split";
 
 export interface SpawnPaneOptions {
@@ -113,7 +82,9 @@ export interface PopupOptions {
 
 export interface Backend<R extends PaneRef = PaneRef> {
   readonly name: string;
-  /** Process control over this backend's child hosts (see HostControl). */
+  /** Where this backend's child hosts run, and its client commands with them. */
+  readonly place: Place;
+  /** Process control over this backend's child hosts: its place's, with what the terminal adds. */
   readonly host: HostControl;
   /** Version string of the multiplexer, or throws MusterError("mux_unavailable"). */
   version(): Promise<string>;

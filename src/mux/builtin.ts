@@ -5,6 +5,8 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
+import { localPlace } from "../place/local/index.js";
+import { registerPlace } from "../place/registry.js";
 import { workingDir } from "../util/cwd.js";
 import { localHostControl } from "./local-host.js";
 import { createPtyBackend } from "./pty/backend.js";
@@ -12,8 +14,8 @@ import { type BackendModuleApi, registerBackend } from "./registry.js";
 import { createTmuxBackend } from "./tmux/backend.js";
 import { createZellijBackend } from "./zellij/backend.js";
 
-registerBackend("tmux", ({ env }) => createTmuxBackend(env));
-registerBackend("zellij", ({ env, stateDir }) => createZellijBackend(env, stateDir));
+registerBackend("tmux", ({ env, place }) => createTmuxBackend(env, place));
+registerBackend("zellij", ({ env, stateDir, place }) => createZellijBackend(env, stateDir, place));
 registerBackend("pty", (ctx) => createPtyBackend(ctx));
 
 const loaded = new Map<string, Promise<void>>();
@@ -61,6 +63,6 @@ async function loadOne(file: string): Promise<void> {
       "invalid_config",
       `MUSTER_BACKEND_MODULE: ${file} exports no register(api) function`,
     );
-  const api: BackendModuleApi = { registerBackend, localHostControl, MusterError };
+  const api: BackendModuleApi = { registerBackend, registerPlace, localPlace, localHostControl, MusterError };
   await register(api);
 }

@@ -9,6 +9,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
+import { localPlace } from "../../place/local/index.js";
+import { LOCAL_PLACE, type Place } from "../../place/place.js";
 import { nodePty } from "../../util/node-pty.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { hostAlive } from "../../util/proc.js";
@@ -60,16 +62,28 @@ interface Holder {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function createPtyBackend(ctx: { env: NodeJS.ProcessEnv; stateDir: string }): PtyBackend {
+export function createPtyBackend(ctx: {
+  env: NodeJS.ProcessEnv;
+  stateDir: string;
+  place?: Place;
+}): PtyBackend {
+  // Its holders are processes of this one's machine (spawned, with a Unix socket in the state root).
+  if (ctx.place && ctx.place.name !== LOCAL_PLACE)
+    throw new MusterError(
+      "unsupported",
+      `the pty backend runs its children on this machine only, not in place "${ctx.place.name}"; use tmux there`,
+    );
   return new PtyBackend(ctx.env, ctx.stateDir);
 }
 
 export class PtyBackend implements Backend<PtyRef> {
   readonly name = PTY_BACKEND;
+  readonly place: Place = localPlace;
   /** Hosts are local processes; how one ended is what its holder recorded (exit.json). */
   readonly host: HostControl = {
     ...localHostControl,
-    exitStatus: async (h) => (h.pane?.backend === PTY_BACKEND ? this.deadStatus(h.pane as PtyRef) : null),
+    exitStatus: async (h) =>
+      h.pane?.backend === PTY_BACKEND ? this.deadStatus(h.pane as unknown as PtyRef) : null,
   };
 
   private spare: Holder | null = null;

@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { MusterError } from "../../base/errors.js";
+import { localPlace } from "../../place/local/index.js";
+import type { Place } from "../../place/place.js";
 import type {
   Backend,
   DeadStatus,
@@ -15,7 +17,6 @@ import type {
   SpawnPaneOptions,
 } from "../backend.js";
 import { isTmuxRef } from "../backend.js";
-import { localHostControl } from "../local-host.js";
 import * as A from "./argv.js";
 import { runTmux, type TmuxExecOptions, type TmuxRun, tmux, tmuxBin, tmuxFailure } from "./exec.js";
 import * as P from "./parse.js";
@@ -26,6 +27,8 @@ export interface TmuxBackendConfig {
   session: string | null;
   /** Caller's environment: MUSTER_TMUX_BIN, TMUX and TMUX_PANE are read from it. */
   env: NodeJS.ProcessEnv;
+  /** Where tmux and the child hosts in its panes run (this machine by default). */
+  place?: Place;
 }
 
 /** An idle first process: `cat -` waits on the pty without CPU until respawn-pane replaces it. */
@@ -35,29 +38,41 @@ const POPUP_OPEN_MS = 2 ** 31 - 1;
 const SPAWN_FORMAT = "#{pane_id}\t#{window_id}\t#{session_name}";
 
 /** Chooses the server and session from the environment (see TmuxBackendConfig). */
-export function createTmuxBackend(env: NodeJS.ProcessEnv = process.env): TmuxBackend {
+export function createTmuxBackend(env: NodeJS.ProcessEnv = process.env, place?: Place): TmuxBackend {
+  const at = place ? { place } : {};
   if (env.MUSTER_TMUX_SOCKET) {
-    return new TmuxBackend({ server: { flag: "-L", value: env.MUSTER_TMUX_SOCKET }, session: "muster", env });
+    return new TmuxBackend({
+      server: { flag: "-L", value: env.MUSTER_TMUX_SOCKET },
+      session: "muster",
+      env,
+      ...at,
+    });
   }
   const inside = P.parseTmuxEnv(env.TMUX);
   if (inside && env.TMUX_PANE) {
-    return new TmuxBackend({ server: { flag: "-S", value: inside.socketPath }, session: null, env });
+    return new TmuxBackend({ server: { flag: "-S", value: inside.socketPath }, session: null, env, ...at });
   }
-  return new TmuxBackend({ server: null, session: "muster", env });
+  return new TmuxBackend({ server: null, session: "muster", env, ...at });
 }
 
 export class TmuxBackend implements Backend<PaneRef> {
   readonly name = "tmux";
-  /** Hosts are local processes; how one ended is its pane's exit status (remain-on-exit keeps it). */
-  readonly host: HostControl = {
-    ...localHostControl,
-    exitStatus: async (h) => (h.pane && isTmuxRef(h.pane) ? this.deadStatus(h.pane).catch(() => null) : null),
-  };
+  readonly place: Place;
+  /** Hosts are its place's processes; how one ended is its pane's exit status (remain-on-exit keeps it). */
+  readonly host: HostControl;
   private readonly exec: TmuxExecOptions;
   private callerSessionId: string | null = null;
 
   constructor(readonly config: TmuxBackendConfig) {
-    this.exec = { env: config.env };
+    this.place = config.place ?? localPlace;
+    this.host = {
+      ...this.place.host,
+      exitStatus: async (h) => {
+        const pane = h.pane as PaneRef | null;
+        return pane && isTmuxRef(pane) ? this.deadStatus(pane).catch(() => null) : null;
+      },
+    };
+    this.exec = { env: config.env, place: this.place };
   }
 
   /** tmux's version string ("3.3a"); throws mux_unavailable when tmux cannot run. */

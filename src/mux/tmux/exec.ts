@@ -1,14 +1,10 @@
-/**
- * Runs the tmux client (argv arrays only, never a shell). node:child_process rather than execa on
- * this path: importing execa costs ~150 ms here, paid by every CLI call and child spawn.
- */
-import { spawn } from "node:child_process";
-import * as fs from "node:fs";
+/** Runs the tmux client (argv arrays only, never a shell) through the place tmux runs in. */
 import { MusterError } from "../../base/errors.js";
-import { collectRun, type MuxRun } from "../collect.js";
+import { localPlace } from "../../place/local/index.js";
+import { ExecFailure, type ExecRun, type Place } from "../../place/place.js";
 import { type ServerRef, serverArgs } from "./argv.js";
 
-export type TmuxRun = MuxRun;
+export type TmuxRun = ExecRun;
 
 export interface TmuxExecOptions {
   /** Written to tmux's stdin (load-buffer -). */
@@ -21,37 +17,8 @@ export interface TmuxExecOptions {
    * inherited, for its whole life, so hand tmux none of ours beyond stdio (see inheritedFdStdio).
    */
   isolate?: boolean;
-}
-
-const O_CLOEXEC = 0o2000000;
-
-/**
- * stdio entries (from index 3) that point every descriptor this process would pass to a child — one it
- * inherited without close-on-exec, e.g. a pipe of whoever started `muster mcp` — at /dev/null instead.
- * Linux only (/proc/self/fdinfo); elsewhere nothing is replaced.
- */
-function inheritedFdStdio(devNull: number): (number | "ignore")[] {
-  const leaked: number[] = [];
-  let names: string[] = [];
-  try {
-    names = fs.readdirSync("/proc/self/fdinfo");
-  } catch {
-    return [];
-  }
-  for (const name of names) {
-    const fd = Number(name);
-    if (!Number.isInteger(fd) || fd < 3) continue;
-    try {
-      const flags = /^flags:\s*([0-7]+)/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1];
-      if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) leaked.push(fd);
-    } catch {
-      // Closed while we looked (the readdir's own descriptor among them).
-    }
-  }
-  if (leaked.length === 0) return [];
-  const out: (number | "ignore")[] = Array.from({ length: Math.max(...leaked) - 2 }, () => "ignore");
-  for (const fd of leaked) out[fd - 3] = devNull;
-  return out;
+  /** Where the tmux client runs (this machine unless the backend was made for another place). */
+  place?: Place;
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
@@ -102,35 +69,25 @@ export async function runTmux(
   const env = opts.env ?? process.env;
   const bin = tmuxBin(env);
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const devNull = opts.isolate ? fs.openSync("/dev/null", "r+") : -1;
-  let child: ReturnType<typeof spawn>;
+  const place = opts.place ?? localPlace;
   try {
     // -u: without a UTF-8 locale (none in a minimal environment) tmux prints a format's tabs as `_`.
-    child = spawn(bin, ["-u", ...serverArgs(server), ...args], {
+    return await place.exec([bin, "-u", ...serverArgs(server), ...args], {
       env: tmuxClientEnv(env),
-      stdio: [
-        opts.input === undefined ? "ignore" : "pipe",
-        "pipe",
-        "pipe",
-        ...(devNull >= 0 ? inheritedFdStdio(devNull) : []),
-      ],
+      timeoutMs: timeout,
+      ...(opts.input !== undefined ? { input: opts.input } : {}),
+      ...(opts.isolate ? { isolate: true } : {}),
     });
-  } finally {
-    if (devNull >= 0) fs.closeSync(devNull);
+  } catch (e) {
+    if (!(e instanceof ExecFailure)) throw e;
+    if (e.kind === "timeout")
+      throw new MusterError("mux_unavailable", `tmux ${args[0]} timed out after ${timeout} ms`, { cause: e });
+    const why =
+      e.errno?.code === "ENOENT"
+        ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)`
+        : oneLine(e.message);
+    throw new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: e });
   }
-  const run = collectRun(child, timeout, {
-    start: (e) => {
-      const why =
-        e.code === "ENOENT" ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)` : oneLine(e.message);
-      return new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: e });
-    },
-    timeout: () => new MusterError("mux_unavailable", `tmux ${args[0]} timed out after ${timeout} ms`),
-  });
-  if (opts.input !== undefined) {
-    child.stdin!.on("error", () => {});
-    child.stdin!.end(opts.input);
-  }
-  return run;
 }
 
 /** The mux_unavailable error for a failed tmux call, quoting tmux's stderr on one line. */

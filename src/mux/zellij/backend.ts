@@ -6,6 +6,8 @@
 import { mkdirSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { MusterError } from "../../base/errors.js";
+import { localPlace } from "../../place/local/index.js";
+import type { Place } from "../../place/place.js";
 import { withFileLock } from "../../util/lock.js";
 import type {
   Backend,
@@ -19,10 +21,9 @@ import type {
   PopupTarget,
   SpawnPaneOptions,
 } from "../backend.js";
-import { localHostControl } from "../local-host.js";
 import { captureTail, clampCaptureLines } from "../tmux/parse.js";
 import * as A from "./argv.js";
-import { runZellij, type ZellijRun, zellij, zellijBin, zellijFailure } from "./exec.js";
+import { runZellij, type ZellijClient, type ZellijRun, zellij, zellijBin, zellijFailure } from "./exec.js";
 import * as P from "./parse.js";
 
 export interface ZellijPaneRef extends OtherPaneRef {
@@ -54,18 +55,23 @@ function checkRef(ref: PaneRef): ZellijPaneRef {
 
 export class ZellijBackend implements Backend<ZellijPaneRef> {
   readonly name = "zellij";
-  readonly host: HostControl = {
-    ...localHostControl,
-    exitStatus: async (h) =>
-      h.pane?.backend === "zellij" ? this.deadStatus(checkRef(h.pane)).catch(() => null) : null,
-  };
+  readonly host: HostControl;
   private readonly session: { name: string; inside: boolean };
   private sessionReady = false;
+  /** How its client runs: the caller's environment, through the place. */
+  private readonly client: ZellijClient;
 
   constructor(
     private readonly env: NodeJS.ProcessEnv,
     private readonly stateDir: string,
+    readonly place: Place = localPlace,
   ) {
+    this.client = { env, place };
+    this.host = {
+      ...place.host,
+      exitStatus: async (h) =>
+        h.pane?.backend === "zellij" ? this.deadStatus(checkRef(h.pane as PaneRef)).catch(() => null) : null,
+    };
     this.session = zellijSession(env);
     if (!SESSION.test(this.session.name))
       throw new MusterError(
@@ -75,7 +81,7 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
   }
 
   async version(): Promise<string> {
-    const out = await zellij(A.versionArgs(), this.env);
+    const out = await zellij(A.versionArgs(), this.client);
     const v = P.parseVersion(out);
     if (!v)
       throw new MusterError("mux_unavailable", `unexpected \`zellij --version\` output: ${out.slice(0, 80)}`);
@@ -109,9 +115,9 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
       const before = (await this.panes(session)) ?? [];
       // new-tab moves the caller's focus to the new tab: note where it was, to give it back.
       const back = !split && this.session.inside ? await this.focusedTab(session) : null;
-      const out = await zellij(args, this.env);
+      const out = await zellij(args, this.client);
       if (back !== null)
-        await runZellij(A.actionArgs(session, A.goToTabArgs(back)), this.env).catch(() => null);
+        await runZellij(A.actionArgs(session, A.goToTabArgs(back)), this.client).catch(() => null);
       const after = await this.panes(session);
       // new-pane prints the pane's id; new-tab the tab's, which must not be taken for a pane's.
       return after ? P.newPaneOf(before, after, opts.name, split ? P.parseNewPaneId(out) : null) : null;
@@ -161,15 +167,15 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
     const row = await this.row(ref);
     if (!row || row.exited)
       throw new MusterError("not_running", `zellij pane ${ref.id} has exited; not sent`);
-    if (text !== "") await zellij(A.actionArgs(session, A.writeCharsArgs(pane, text)), this.env);
-    if (opts.enter) await zellij(A.actionArgs(session, A.enterArgs(pane)), this.env);
+    if (text !== "") await zellij(A.actionArgs(session, A.writeCharsArgs(pane, text)), this.client);
+    if (opts.enter) await zellij(A.actionArgs(session, A.enterArgs(pane)), this.client);
   }
 
   /** dump-screen --full to stdout, then the last `lines` lines. */
   async capture(ref: ZellijPaneRef, opts: { lines?: number } = {}): Promise<string> {
     const { session, pane } = checkRef(ref).data;
     const args = A.actionArgs(session, A.dumpScreenArgs(pane));
-    const run = await runZellij(args, this.env, DUMP_TIMEOUT_MS);
+    const run = await runZellij(args, this.client, DUMP_TIMEOUT_MS);
     if (run.exitCode !== 0) throw await this.failure(ref, "cannot capture", args, run);
     const n = clampCaptureLines(opts.lines);
     return captureTail(run.stdout, n);
@@ -179,7 +185,7 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
   async kill(ref: ZellijPaneRef): Promise<void> {
     const { session, pane } = checkRef(ref).data;
     const args = A.actionArgs(session, A.closePaneArgs(pane));
-    const run = await runZellij(args, this.env);
+    const run = await runZellij(args, this.client);
     if (run.exitCode !== 0 && (await this.alive(ref)) !== "dead") throw zellijFailure(args, run);
   }
 
@@ -192,7 +198,7 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
     if (session !== this.session.name)
       throw new MusterError("unsupported", `pane ${ref.id} is in zellij session ${session}; ${hint}`);
     const args = A.actionArgs(session, A.focusPaneArgs(pane));
-    const run = await runZellij(args, this.env);
+    const run = await runZellij(args, this.client);
     if (run.exitCode !== 0) throw await this.failure(ref, "cannot focus", args, run);
   }
 
@@ -222,7 +228,7 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
       }),
     );
     const before = (await this.panes(session)) ?? [];
-    const out = await zellij(args, this.env);
+    const out = await zellij(args, this.client);
     const after = (await this.panes(session)) ?? [];
     const pane = P.newPaneOf(before, after, name, P.parseNewPaneId(out));
     if (pane === null) return;
@@ -239,7 +245,7 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
   private async ensureSession(): Promise<void> {
     if (this.session.inside || this.sessionReady) return;
     const args = A.createSessionArgs(this.session.name);
-    const run = await runZellij(args, this.env);
+    const run = await runZellij(args, this.client);
     // It failed, yet the session may exist (made by another process meanwhile): a session has a pane.
     const live =
       run.exitCode === 0 || ((await this.panes(this.session.name).catch(() => null))?.length ?? 0) > 0;
@@ -249,14 +255,14 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
 
   /** The caller's focused tab (0-based position), or null when Zellij does not say. */
   private async focusedTab(session: string): Promise<number | null> {
-    const run = await runZellij(A.actionArgs(session, A.currentTabInfoArgs()), this.env).catch(() => null);
+    const run = await runZellij(A.actionArgs(session, A.currentTabInfoArgs()), this.client).catch(() => null);
     return run?.exitCode === 0 ? P.parseTabPosition(run.stdout) : null;
   }
 
   /** The session's terminal panes ([] once the session is gone); null when Zellij gives no answer to go by. */
   private async panes(session: string): Promise<P.ZellijPane[] | null> {
     const args = A.actionArgs(session, A.listPanesArgs());
-    const run = await runZellij(args, this.env);
+    const run = await runZellij(args, this.client);
     if (run.exitCode !== 0) return P.isSessionGone(`${run.stderr}\n${run.stdout}`) ? [] : null;
     return P.parsePaneList(run.stdout);
   }
@@ -279,5 +285,8 @@ export class ZellijBackend implements Backend<ZellijPaneRef> {
   }
 }
 
-export const createZellijBackend = (env: NodeJS.ProcessEnv, stateDir: string): ZellijBackend =>
-  new ZellijBackend(env, stateDir);
+export const createZellijBackend = (
+  env: NodeJS.ProcessEnv,
+  stateDir: string,
+  place: Place = localPlace,
+): ZellijBackend => new ZellijBackend(env, stateDir, place);

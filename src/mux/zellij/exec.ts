@@ -1,9 +1,9 @@
 /** Runs the zellij client (argv arrays only, never a shell), with a timeout: a hung client must not hang muster. */
-import { spawn } from "node:child_process";
 import { MusterError } from "../../base/errors.js";
-import { collectRun, type MuxRun } from "../collect.js";
+import { localPlace } from "../../place/local/index.js";
+import { ExecFailure, type ExecRun, type Place } from "../../place/place.js";
 
-export type ZellijRun = MuxRun;
+export type ZellijRun = ExecRun;
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 
@@ -25,26 +25,34 @@ export function zellijClientEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 const oneLine = (s: string): string => s.replace(/\s+/g, " ").trim().slice(0, 400);
 
 /** Runs zellij with args; resolves on any exit code, throws mux_unavailable when it cannot run or times out. */
-export function runZellij(
+/** Where and how the zellij client runs: the caller's environment (its binary, its session) and the place. */
+export interface ZellijClient {
+  env: NodeJS.ProcessEnv;
+  place?: Place;
+}
+
+export async function runZellij(
   args: string[],
-  env: NodeJS.ProcessEnv,
+  { env, place = localPlace }: ZellijClient,
   timeoutMs = DEFAULT_TIMEOUT_MS,
 ): Promise<ZellijRun> {
   const bin = zellijBin(env);
-  const child = spawn(bin, args, { env: zellijClientEnv(env), stdio: ["ignore", "pipe", "pipe"] });
-  return collectRun(child, timeoutMs, {
-    start: (e) => {
-      const why =
-        e.code === "ENOENT"
-          ? `${bin} not found (install zellij or set MUSTER_ZELLIJ_BIN)`
-          : oneLine(e.message);
-      return new MusterError("mux_unavailable", `cannot run zellij: ${why}`, { cause: e });
-    },
-    timeout: () => {
+  try {
+    return await place.exec([bin, ...args], { env: zellijClientEnv(env), timeoutMs });
+  } catch (e) {
+    if (!(e instanceof ExecFailure)) throw e;
+    if (e.kind === "timeout") {
       const what = args.includes("action") ? args[args.indexOf("action") + 1] : args[0];
-      return new MusterError("mux_unavailable", `zellij ${what} timed out after ${timeoutMs} ms`);
-    },
-  });
+      throw new MusterError("mux_unavailable", `zellij ${what} timed out after ${timeoutMs} ms`, {
+        cause: e,
+      });
+    }
+    const why =
+      e.errno?.code === "ENOENT"
+        ? `${bin} not found (install zellij or set MUSTER_ZELLIJ_BIN)`
+        : oneLine(e.message);
+    throw new MusterError("mux_unavailable", `cannot run zellij: ${why}`, { cause: e });
+  }
 }
 
 /** The mux_unavailable error for a failed call, quoting zellij's stderr on one line. */
@@ -55,8 +63,8 @@ export function zellijFailure(args: string[], run: ZellijRun): MusterError {
 }
 
 /** Runs zellij and returns stdout; throws mux_unavailable on a non-zero exit. */
-export async function zellij(args: string[], env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<string> {
-  const run = await runZellij(args, env, timeoutMs);
+export async function zellij(args: string[], client: ZellijClient, timeoutMs?: number): Promise<string> {
+  const run = await runZellij(args, client, timeoutMs);
   if (run.exitCode !== 0) throw zellijFailure(args, run);
   return run.stdout;
 }

@@ -69,23 +69,6 @@ export function binaryOf(bin: RunnerBinary, env: Record<string, string | undefin
   return explicit?.trim() ? explicit.trim() : bin.command;
 }
 
-/** Where `command` would be found on `PATH` (or itself, when it is a path that exists). */
-export function findOnPath(command: string, pathVar: string | undefined): string | undefined {
-  const executable = (p: string): boolean => {
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return fs.statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  };
-  if (command.includes("/")) return executable(command) ? path.resolve(command) : undefined;
-  for (const dir of (pathVar ?? "").split(path.delimiter)) {
-    if (dir && executable(path.join(dir, command))) return path.join(dir, command);
-  }
-  return undefined;
-}
-
 /**
  * The prompt for CLIs with no flag for extra system instructions: the profile's body goes ahead of the
  * first turn's prompt only (later turns resume a conversation that already holds it).

@@ -1,28 +1,17 @@
 import type { ChildProcess } from "node:child_process";
-import type { MusterError } from "../base/errors.js";
-
-/** What one call of a multiplexer's CLI printed, and how it exited. */
-export interface MuxRun {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-}
+import { ExecFailure, type ExecRun } from "../place.js";
 
 // After the call's own process exits, how long its pipes may stay open (a process it forked can hold them).
 const DRAIN_AFTER_EXIT_MS = 1000;
 
 /**
- * Gathers a spawned multiplexer call (stdout and stderr piped) to its end: resolves on any exit code, rejects
- * with `failed.start` when it could not run and with `failed.timeout` after `timeoutMs` (it is killed then).
+ * Gathers a spawned command (stdout and stderr piped) to its end: resolves on any exit code, rejects with an
+ * ExecFailure `start` when it could not run and `timeout` after `timeoutMs` (it is killed then).
  * Neither waits on a pipe that a forked process keeps open: the call ends when its own process does (plus a
  * short drain), and a timeout ends it at once.
  */
-export function collectRun(
-  child: ChildProcess,
-  timeoutMs: number,
-  failed: { start(e: NodeJS.ErrnoException): MusterError; timeout(): MusterError },
-): Promise<MuxRun> {
-  return new Promise<MuxRun>((resolve, reject) => {
+export function collectRun(child: ChildProcess, timeoutMs: number): Promise<ExecRun> {
+  return new Promise<ExecRun>((resolve, reject) => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let settled = false;
@@ -38,7 +27,7 @@ export function collectRun(
       if (settled) return;
       finish();
       child.kill("SIGKILL");
-      reject(failed.timeout());
+      reject(new ExecFailure("timeout", `timed out after ${timeoutMs} ms`));
     }, timeoutMs);
     const done = (code: number | null): void => {
       if (settled) return;
@@ -54,7 +43,7 @@ export function collectRun(
     child.on("error", (e: NodeJS.ErrnoException) => {
       if (settled) return;
       finish();
-      reject(failed.start(e));
+      reject(new ExecFailure("start", e.message, e));
     });
     child.on("exit", (code) => {
       drain = setTimeout(() => done(code), DRAIN_AFTER_EXIT_MS);

@@ -1,12 +1,8 @@
 import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { MusterError } from "../../src/base/errors.js";
-import { collectRun } from "../../src/mux/collect.js";
-
-const failed = {
-  start: (e: NodeJS.ErrnoException) => new MusterError("mux_unavailable", `cannot run: ${e.message}`),
-  timeout: () => new MusterError("mux_unavailable", "timed out"),
-};
+import { collectRun } from "../../src/place/local/collect.js";
+import { execLocal } from "../../src/place/local/exec.js";
+import { ExecFailure } from "../../src/place/place.js";
 
 // Each script forks a sleeper that inherits stdout and prints its pid first, so the test can end it.
 const forkers: number[] = [];
@@ -21,7 +17,7 @@ afterEach(() => {
 function run(script: string, timeoutMs: number) {
   const child = spawn("sh", ["-c", script], { stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.once("data", (b: Buffer) => forkers.push(Number(b.toString().split("\n")[0])));
-  return collectRun(child, timeoutMs, failed);
+  return collectRun(child, timeoutMs);
 }
 
 describe("collectRun never waits on a pipe a forked process keeps open", () => {
@@ -39,7 +35,25 @@ describe("collectRun never waits on a pipe a forked process keeps open", () => {
     const child = spawn("sh", ["-c", "echo out; echo err >&2; exit 0"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const r = await collectRun(child, 60_000, failed);
+    const r = await collectRun(child, 60_000);
     expect(r).toEqual({ stdout: "out\n", stderr: "err\n", exitCode: 0 });
+  });
+});
+
+describe("the local place's exec", () => {
+  it("runs argv with exactly the environment given, stdin from input", async () => {
+    const r = await execLocal(["sh", "-c", 'printf "%s|%s|" "$ONLY" "${HOME:-unset}"; cat'], {
+      env: { ONLY: "this", PATH: process.env.PATH },
+      input: "in",
+      timeoutMs: 60_000,
+    });
+    expect(r).toEqual({ stdout: "this|unset|in", stderr: "", exitCode: 0 });
+  });
+
+  it("a command that is not there is an ExecFailure of kind start with the errno", async () => {
+    const e = await execLocal(["/nonexistent/muster-cmd"], { env: {}, timeoutMs: 60_000 }).catch((x) => x);
+    expect(e).toBeInstanceOf(ExecFailure);
+    expect(e.kind).toBe("start");
+    expect(e.errno?.code).toBe("ENOENT");
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * Where a child's host process runs — this machine today; an SSH host, a container or a Pod next — as one
+ * seam. A place runs commands there (`exec`), knows how to start muster's child host there, controls that
+ * host's processes (`HostControl`) and says whether a command is installed there. What *shows* a child's
+ * terminal (tmux, Zellij, a pty holder) is the other seam (mux/backend.ts): a terminal runs its client
+ * commands through its place's `exec`, so tmux on another machine needs no tmux code of its own.
+ */
+
+export type Liveness = "alive" | "dead" | "unknown";
+
+export interface DeadStatus {
+  /** Exit status when the process exited, null when killed by a signal. */
+  exitCode: number | null;
+  signal: number | null;
+}
+
+/** A pane as a place sees it: opaque, tagged with the terminal that made it (mux/backend.ts PaneRef). */
+export interface HostPane {
+  backend: string;
+}
+
+/** A child host as the core knows it: the pid it recorded, its artifact dir, and where it runs. */
+export interface HostRef {
+  /** The host's pid as the host recorded it (child_started), on whatever machine its place runs it. */
+  pid: number;
+  /** The child's artifact dir; a local host's command line names it, which guards against pid reuse. */
+  dir: string;
+  /** The pane the host runs in (null while a spawn has not recorded it yet). */
+  pane: HostPane | null;
+}
+
+/**
+ * The process control the core needs over a child host. Each place supplies its own (a local one asks
+ * /proc; a remote one asks over its connection and says "unknown" rather than guess); a terminal may add
+ * what it alone knows (tmux: the exit status its dead pane keeps).
+ */
+export interface HostControl {
+  /** Sends `signal` to the host; false when no such host runs any more. */
+  signal(host: HostRef, signal: "SIGTERM" | "SIGKILL"): Promise<boolean>;
+  /** "dead" only when proven (gone, or its pid now runs something else); "unknown" when it cannot tell. */
+  alive(host: HostRef): Promise<Liveness>;
+  /** How the host ended, when it can be told; null while it runs or when nobody knows. */
+  exitStatus(host: HostRef): Promise<DeadStatus | null>;
+  /** Signals a process group on the host's machine (the runner of a turn whose host died). */
+  signalGroup(host: HostRef, pgid: number, signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** One line on the processes that mention `dir` and what they wait in (why a host never started). */
+  describeProcesses?(dir: string): string;
+}
+
+export interface ExecOptions {
+  /** The command's whole environment (nothing else of the caller's is passed). */
+  env: NodeJS.ProcessEnv;
+  /** Written to the command's stdin, then closed; without it stdin is empty. */
+  input?: string;
+  timeoutMs: number;
+  /**
+   * For a command that may start a long-lived server (a tmux server keeps every descriptor its first client
+   * inherited): hand it no descriptor of ours beyond stdio.
+   */
+  isolate?: boolean;
+}
+
+/** What one command printed, and how it exited. */
+export interface ExecRun {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+/** A command that could not run at all (`start`: not found, not executable) or did not end in time. */
+export class ExecFailure extends Error {
+  constructor(
+    readonly kind: "start" | "timeout",
+    message: string,
+    readonly errno?: NodeJS.ErrnoException,
+  ) {
+    super(message, errno ? { cause: errno } : undefined);
+  }
+}
+
+export interface Place {
+  /** How registry entries name it: `local`, later `ssh:build1` and the like. */
+  readonly name: string;
+  readonly host: HostControl;
+  /** Runs argv there (never through a shell); resolves on any exit code, throws ExecFailure. */
+  exec(argv: string[], opts: ExecOptions): Promise<ExecRun>;
+  /** The argv that starts muster's child host for `dir` there (node and install path *there*). */
+  hostArgv(dir: string, extra?: string[]): string[];
+  /** Where `command` is found there on `env`'s PATH (or as the path it is), or undefined. */
+  findCommand(command: string, env: NodeJS.ProcessEnv): Promise<string | undefined>;
+}
+
+/** The place of registry entries written before places had names, and of every child by default. */
+export const LOCAL_PLACE = "local";

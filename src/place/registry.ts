@@ -1,0 +1,54 @@
+/**
+ * Places by name. `local` is always there; another place (an SSH host, a container, a test's namespace)
+ * registers a factory, from muster itself or from a module named by MUSTER_BACKEND_MODULE. The core asks
+ * for a place only by the name a child recorded, so it never imports a concrete one.
+ */
+import { MusterError } from "../base/errors.js";
+import { localPlace } from "./local/index.js";
+import { LOCAL_PLACE, type Place } from "./place.js";
+
+/** What a place is made from: its name as registered and the caller's environment. */
+export type PlaceFactory = (ctx: { name: string; env: NodeJS.ProcessEnv }) => Place;
+
+// `local`, or a kind and a target: `ssh:build1`, `ns:sandbox-1`.
+const NAME = /^[a-z][a-z0-9-]{0,31}(:[A-Za-z0-9][A-Za-z0-9._@-]{0,127})?$/;
+const factories = new Map<string, PlaceFactory>([[LOCAL_PLACE, () => localPlace]]);
+const made = new Map<string, Place>([[LOCAL_PLACE, localPlace]]);
+
+/** The kind of a place name: `ssh` of `ssh:build1`, `local` of `local`. */
+export const placeKind = (name: string): string => name.split(":")[0]!;
+
+/** Makes places of a kind available (`kind` alone, or `kind:target` names); registering again replaces it. */
+export function registerPlace(kind: string, factory: PlaceFactory): void {
+  if (!/^[a-z][a-z0-9-]{0,31}$/.test(kind))
+    throw new MusterError("invalid_argument", `place kind ${JSON.stringify(kind)} is not [a-z][a-z0-9-]*`);
+  factories.set(kind, factory);
+  for (const n of [...made.keys()]) if (placeKind(n) === kind) made.delete(n);
+}
+
+export const placeKinds = (): string[] => [...factories.keys()].sort();
+
+/** Checks a place name as a user or a registry entry gives it. */
+export function checkPlaceName(name: string): string {
+  if (!NAME.test(name))
+    throw new MusterError(
+      "invalid_argument",
+      `place ${JSON.stringify(name).slice(0, 80)} is not "local" or <kind>:<target> (letters, digits, . _ @ -)`,
+    );
+  return name;
+}
+
+/** The place called `name`, made on first use and kept; a clear error when its kind is not registered. */
+export function placeOf(name: string, env: NodeJS.ProcessEnv): Place {
+  const have = made.get(name);
+  if (have) return have;
+  const factory = factories.get(placeKind(checkPlaceName(name)));
+  if (!factory)
+    throw new MusterError(
+      "unsupported",
+      `place "${name}" is not available here (kinds: ${placeKinds().join(", ")}); a place from outside muster is registered by a module in MUSTER_BACKEND_MODULE`,
+    );
+  const p = factory({ name, env });
+  made.set(name, p);
+  return p;
+}
