@@ -19,6 +19,7 @@ import { readJson } from "../util/fsx.js";
 import { ensureSelfBinDir } from "../util/self-bin.js";
 import { CapGuard } from "./caps-guard.js";
 import { ControlWatcher } from "./controls.js";
+import { divertFailedRecords, turnFailure } from "./disk-full.js";
 import { TurnSource } from "./input.js";
 import { killOwnGroup, whenDirGone } from "./orphan-watch.js";
 import { PermissionBroker, permissionTimeoutMs } from "./permissions.js";
@@ -73,6 +74,9 @@ async function main(): Promise<void> {
   });
   const meta = readJson<ChildMeta>(files.meta);
   const log = EventLog.open(files.events);
+  // Space held back for the records that end a turn or the child on a disk that fills up (disk-full.ts).
+  const reserve = new DiskReserve(files.reserve);
+  process.on("exit", () => reserve.release());
   const captured = takeEnvironment(files.envFile);
   // The pane's own TMUX/TMUX_PANE are the truth for anything the child starts from here.
   const env: Record<string, string> = {
@@ -121,6 +125,13 @@ async function main(): Promise<void> {
   });
 
   let current: TurnControl | undefined;
+  // From here a record the disk refuses fails the running turn instead of stopping the host.
+  divertFailedRecords(
+    log,
+    () => current,
+    (line) => render.info(line),
+    layout.root,
+  );
   // Caps outside the model: this child's (from its spawn) and the tree's (budget.json), checked as turns run.
   const caps = new CapGuard(layout.primary.dir, meta.id, meta.caps);
   // The previous turn's runner, settled but maybe still exiting: the next turn starts once it is gone.
@@ -183,6 +194,8 @@ async function main(): Promise<void> {
   );
 
   const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
+    // The host ends: what it held back is for the records that say so.
+    reserve.release();
     reaping?.kill();
     sessions?.killNow();
     source.close();
@@ -227,8 +240,6 @@ async function main(): Promise<void> {
   // A parent cancelling this child marks it first: from then on no turn starts here.
   const closing = (): boolean => fs.existsSync(files.closing);
   // The primary's bound on running turns, shared with every other child host of the primary.
-  const reserve = new DiskReserve(files.reserve);
-  process.on("exit", () => reserve.release());
   const slots = new RunSlots(layout.primary.slots, limitsFrom(env).maxRunning, meta.id, dir, meta.parent);
   process.on("exit", () => slots.release());
   let n = 0;
@@ -257,7 +268,7 @@ async function main(): Promise<void> {
       finish("cancelled", "cancelled by muster cancel");
     }
     n += 1;
-    current = new TurnControl(item.turnId);
+    current = new TurnControl(item.turnId, (e) => turnFailure(e, layout.root));
     current.beforeDecide = () => controls.drain();
     const primaryDir = layout.primary.dir;
     const refuse = (): Refusal | undefined => {
