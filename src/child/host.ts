@@ -12,6 +12,7 @@ import { readInboxItem } from "../artifacts/inbox.js";
 import { childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
+import { isStorageFailure } from "../base/storage-errors.js";
 import { limitsFrom } from "../config/limits.js";
 import { getRunner } from "../runners/registry.js";
 import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
@@ -252,15 +253,23 @@ async function main(): Promise<void> {
       render.stderr(`unreadable inbox file ${file} (renamed to .bad)`);
       continue;
     }
-    const granted = await slots.acquire(
-      (running) => {
-        log.append({ type: "turn_queued", turnId: item.turnId, running, limit: slots.max });
-        render.info(
-          `queued: ${running} turns of this primary are running (limit ${slots.max}); waiting for a slot`,
-        );
-      },
-      () => exitReason !== undefined || closing(),
-    );
+    // A ticket the disk refuses: the turn goes on without one, failed at once, so it settles errored saying why.
+    let slotFailure: Error | undefined;
+    const granted = await slots
+      .acquire(
+        (running) => {
+          log.append({ type: "turn_queued", turnId: item.turnId, running, limit: slots.max });
+          render.info(
+            `queued: ${running} turns of this primary are running (limit ${slots.max}); waiting for a slot`,
+          );
+        },
+        () => exitReason !== undefined || closing(),
+      )
+      .catch((e: unknown) => {
+        if (!isStorageFailure(e)) throw e;
+        slotFailure = new Error(`cannot take a run slot: ${e.message}`, { cause: e });
+        return true;
+      });
     if (!granted) finish(exitReason ?? "cancelled", "cancelled while waiting for a run slot");
     // A parent is cancelling this child: the queued turn is dropped, never started.
     if (closing()) {
@@ -270,6 +279,7 @@ async function main(): Promise<void> {
     n += 1;
     current = new TurnControl(item.turnId, (e) => turnFailure(e, layout.root));
     current.beforeDecide = () => controls.drain();
+    if (slotFailure) current.fail(slotFailure);
     const primaryDir = layout.primary.dir;
     const refuse = (): Refusal | undefined => {
       if (closing())
