@@ -104,7 +104,7 @@ export async function runTurn(
       ...(model ? { model } : {}),
       ...(reasoning ? { reasoning } : {}),
     }),
-    failed,
+    (e) => failed(new Error(`the turn's start could not be recorded: ${e.message}`, { cause: e })),
   );
   fs.rmSync(itemFile, { force: true });
   const history = loadSession(conversation.sessionFile);
