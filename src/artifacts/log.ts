@@ -6,6 +6,12 @@ import { MAX_RECORD_BYTES, readAllRecords } from "./reader.js";
 
 /** Append-only writer of events.ndjson: one write() per record, fsync after each, seq strictly increasing. */
 export class EventLog {
+  /**
+   * Where an append that failed goes instead of being thrown: it returns true when it took care of the failure
+   * (the child host fails its running turn with it), and the record is then not written. Unset: thrown.
+   */
+  divert: ((e: unknown, input: EventInput) => boolean) | undefined;
+
   private constructor(
     readonly file: string,
     private fd: number,
@@ -21,7 +27,7 @@ export class EventLog {
     return new EventLog(file, fd, seq);
   }
 
-  /** Appends one event durably and returns the full record. */
+  /** Appends one event durably and returns the full record (see `divert` for one that could not be written). */
   append(input: EventInput): MusterEvent {
     const { eventId, ...rest } = input;
     const event = {
@@ -35,7 +41,12 @@ export class EventLog {
     if (line.length > MAX_RECORD_BYTES) throw new Error(`event record of ${line.length} bytes exceeds 1 MiB`);
     // Checked before every record, not only at open: a writer that died mid-line, or junk appended by
     // anyone while this host idles, must not swallow the record that follows. LF and record: one write.
-    appendAll(this.fd, endsUnterminated(this.fd) ? Buffer.concat([Buffer.from("\n"), line]) : line);
+    try {
+      appendAll(this.fd, endsUnterminated(this.fd) ? Buffer.concat([Buffer.from("\n"), line]) : line);
+    } catch (e) {
+      if (this.divert?.(e, input)) return event;
+      throw e;
+    }
     this.seq += 1;
     return event;
   }

@@ -28,3 +28,22 @@ export function storageError(e: unknown): unknown {
   const where = e.path ? ` ${e.path}` : "";
   return new MusterError("storage", `cannot ${verb}${where}: ${WHY[e.code!]} (${e.code})`, { cause: e });
 }
+
+const FULL: Record<string, string> = { ENOSPC: "is full", EDQUOT: "is over its quota" };
+
+/** The errno code of a full disk (ENOSPC, EDQUOT) in `e` or its causes, or in the message of one that lost it. */
+export function diskFullCode(e: unknown): string | undefined {
+  for (let cur = e, depth = 0; cur instanceof Error && depth < 8; cur = cur.cause, depth++) {
+    const code = (cur as NodeJS.ErrnoException).code;
+    if (code && code in FULL) return code;
+    const named = /\b(ENOSPC|EDQUOT)\b/.exec(cur.message)?.[1];
+    if (named) return named;
+  }
+  return undefined;
+}
+
+/** A full disk in words, naming the directory it holds: `the disk holding <dir> is full (ENOSPC)`. */
+export function diskFullWords(e: unknown, dir: string): string | undefined {
+  const code = diskFullCode(e);
+  return code ? `the disk holding ${dir} ${FULL[code]} (${code})` : undefined;
+}

@@ -12,6 +12,7 @@ import { readInboxItem } from "../artifacts/inbox.js";
 import { childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
+import { isStorageFailure } from "../base/storage-errors.js";
 import { limitsFrom } from "../config/limits.js";
 import { getRunner } from "../runners/registry.js";
 import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
@@ -19,6 +20,7 @@ import { readJson } from "../util/fsx.js";
 import { ensureSelfBinDir } from "../util/self-bin.js";
 import { CapGuard } from "./caps-guard.js";
 import { ControlWatcher } from "./controls.js";
+import { divertFailedRecords, turnFailure } from "./disk-full.js";
 import { TurnSource } from "./input.js";
 import { killOwnGroup, whenDirGone } from "./orphan-watch.js";
 import { PermissionBroker, permissionTimeoutMs } from "./permissions.js";
@@ -73,6 +75,9 @@ async function main(): Promise<void> {
   });
   const meta = readJson<ChildMeta>(files.meta);
   const log = EventLog.open(files.events);
+  // Space held back for the records that end a turn or the child on a disk that fills up (disk-full.ts).
+  const reserve = new DiskReserve(files.reserve);
+  process.on("exit", () => reserve.release());
   const captured = takeEnvironment(files.envFile);
   // The pane's own TMUX/TMUX_PANE are the truth for anything the child starts from here.
   const env: Record<string, string> = {
@@ -121,6 +126,13 @@ async function main(): Promise<void> {
   });
 
   let current: TurnControl | undefined;
+  // From here a record the disk refuses fails the running turn instead of stopping the host.
+  divertFailedRecords(
+    log,
+    () => current,
+    (line) => render.info(line),
+    layout.root,
+  );
   // Caps outside the model: this child's (from its spawn) and the tree's (budget.json), checked as turns run.
   const caps = new CapGuard(layout.primary.dir, meta.id, meta.caps);
   // The previous turn's runner, settled but maybe still exiting: the next turn starts once it is gone.
@@ -183,6 +195,8 @@ async function main(): Promise<void> {
   );
 
   const finish = (reason: "cancelled" | "lost" | "error", detail: string): never => {
+    // The host ends: what it held back is for the records that say so.
+    reserve.release();
     reaping?.kill();
     sessions?.killNow();
     source.close();
@@ -227,8 +241,6 @@ async function main(): Promise<void> {
   // A parent cancelling this child marks it first: from then on no turn starts here.
   const closing = (): boolean => fs.existsSync(files.closing);
   // The primary's bound on running turns, shared with every other child host of the primary.
-  const reserve = new DiskReserve(files.reserve);
-  process.on("exit", () => reserve.release());
   const slots = new RunSlots(layout.primary.slots, limitsFrom(env).maxRunning, meta.id, dir, meta.parent);
   process.on("exit", () => slots.release());
   let n = 0;
@@ -241,15 +253,23 @@ async function main(): Promise<void> {
       render.stderr(`unreadable inbox file ${file} (renamed to .bad)`);
       continue;
     }
-    const granted = await slots.acquire(
-      (running) => {
-        log.append({ type: "turn_queued", turnId: item.turnId, running, limit: slots.max });
-        render.info(
-          `queued: ${running} turns of this primary are running (limit ${slots.max}); waiting for a slot`,
-        );
-      },
-      () => exitReason !== undefined || closing(),
-    );
+    // A ticket the disk refuses: the turn goes on without one, failed at once, so it settles errored saying why.
+    let slotFailure: Error | undefined;
+    const granted = await slots
+      .acquire(
+        (running) => {
+          log.append({ type: "turn_queued", turnId: item.turnId, running, limit: slots.max });
+          render.info(
+            `queued: ${running} turns of this primary are running (limit ${slots.max}); waiting for a slot`,
+          );
+        },
+        () => exitReason !== undefined || closing(),
+      )
+      .catch((e: unknown) => {
+        if (!isStorageFailure(e)) throw e;
+        slotFailure = new Error(`cannot take a run slot: ${e.message}`, { cause: e });
+        return true;
+      });
     if (!granted) finish(exitReason ?? "cancelled", "cancelled while waiting for a run slot");
     // A parent is cancelling this child: the queued turn is dropped, never started.
     if (closing()) {
@@ -257,8 +277,9 @@ async function main(): Promise<void> {
       finish("cancelled", "cancelled by muster cancel");
     }
     n += 1;
-    current = new TurnControl(item.turnId);
+    current = new TurnControl(item.turnId, (e) => turnFailure(e, layout.root));
     current.beforeDecide = () => controls.drain();
+    if (slotFailure) current.fail(slotFailure);
     const primaryDir = layout.primary.dir;
     const refuse = (): Refusal | undefined => {
       if (closing())

@@ -1,4 +1,5 @@
 import { listInbox, writeInboxItem } from "../artifacts/inbox.js";
+import { storageError } from "../base/storage-errors.js";
 import { uuidv7 } from "../util/ids.js";
 import { FALLBACK_POLL_MS } from "./dir-watch.js";
 import { PokedDir } from "./pokes.js";
@@ -62,13 +63,19 @@ export class TurnSource {
       return;
     }
     if (line.trim() === "") return;
-    writeInboxItem(this.inboxDir, {
-      v: 1,
-      turnId: uuidv7(),
-      prompt: line,
-      source: "typed",
-      createdAt: new Date().toISOString(),
-    });
+    try {
+      writeInboxItem(this.inboxDir, {
+        v: 1,
+        turnId: uuidv7(),
+        prompt: line,
+        source: "typed",
+        createdAt: new Date().toISOString(),
+      });
+    } catch (e) {
+      // A full disk: the line is not taken (said in the pane), and the host goes on.
+      this.onRefused(`typed line not taken: ${(storageError(e) as Error).message}`);
+      return;
+    }
     this.wake();
   }
 

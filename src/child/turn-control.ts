@@ -24,7 +24,11 @@ export class TurnControl {
   onMessage: ((m: AgentMessage) => void) | undefined;
   private stopper: (() => void) | undefined;
 
-  constructor(readonly turnId: string) {}
+  constructor(
+    readonly turnId: string,
+    /** How a failure reads as the turn's reason (the host names a full disk). */
+    private readonly worded: (e: Error) => Error = (e) => e,
+  ) {}
 
   /** Called once the agent has exited, before the outcome is decided (late `muster done` requests land here). */
   beforeDecide: (() => void) | undefined;
@@ -45,7 +49,7 @@ export class TurnControl {
   /** The turn cannot be recorded as it goes: the first failure is kept, and the runner is stopped. */
   fail(e: Error): void {
     if (this.failure) return;
-    this.failure = e;
+    this.failure = this.worded(e);
     this.stopper?.();
   }
 

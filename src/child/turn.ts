@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import { readCancelSnapshot, snapshotText } from "../artifacts/cancel-snapshot.js";
-import type { ChildMeta, CompletionEvent, OutputError, OutputRef } from "../artifacts/events.js";
+import type { ChildMeta, CompletionEvent, EventInput, OutputError, OutputRef } from "../artifacts/events.js";
 import type { InboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, promptFile } from "../artifacts/layout.js";
 import type { EventLog } from "../artifacts/log.js";
@@ -19,6 +19,7 @@ import {
 import { writeFileAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { AnswerSink } from "./answer.js";
+import { appendEnding } from "./disk-full.js";
 import type { PaneRenderer } from "./render.js";
 import type { DiskReserve } from "./reserve.js";
 import { type Outcome, outcomeWithoutRunner, type Reap, runPlan, type TurnState } from "./run-plan.js";
@@ -61,8 +62,8 @@ export interface Refusal {
 
 /**
  * Runs one turn end to end: records turn_started, runs the runner, snapshots the answer, records the completion.
- * A record that cannot be written (a full disk) fails the turn — it settles errored saying so — except the
- * completion itself: that failure (nowhere left to say anything) is thrown to the host.
+ * A record that cannot be written (a full disk) fails the turn — it settles errored saying so; the records
+ * that start and end it are written with the reserve. A completion not even that saves is thrown to the host.
  */
 export async function runTurn(
   deps: TurnDeps,
@@ -89,17 +90,22 @@ export async function runTurn(
   }
   const sink = new AnswerSink(files.output, failed);
   const promptBuf = Buffer.from(item.prompt, "utf8");
-  // Without this record the turn cannot be settled at all: a failure here goes to the host.
-  log.append({
-    type: "turn_started",
-    turnId: item.turnId,
-    source: item.source,
-    promptBytes: promptBuf.length,
-    promptSha256: sha256Hex(promptBuf),
-    promptPath: `prompts/${item.turnId}.txt`,
-    ...(model ? { model } : {}),
-    ...(reasoning ? { reasoning } : {}),
-  });
+  // Without this record the turn cannot be settled at all: written with the reserve, or thrown to the host.
+  appendEnding(
+    log,
+    reserve,
+    () => ({
+      type: "turn_started",
+      turnId: item.turnId,
+      source: item.source,
+      promptBytes: promptBuf.length,
+      promptSha256: sha256Hex(promptBuf),
+      promptPath: `prompts/${item.turnId}.txt`,
+      ...(model ? { model } : {}),
+      ...(reasoning ? { reasoning } : {}),
+    }),
+    (e) => failed(new Error(`the turn's start could not be recorded: ${e.message}`, { cause: e })),
+  );
   fs.rmSync(itemFile, { force: true });
   const history = loadSession(conversation.sessionFile);
   try {
@@ -178,7 +184,9 @@ export async function runTurn(
     } catch (e) {
       // A file the runner needs that could not be written is a failed record like any other (a full disk).
       if ((e as NodeJS.ErrnoException).syscall) failed(e as Error);
-      outcome = { status: "errored", reason: (e as Error).message, exitCode: null, signal: null };
+      // `failed` just set the failure (TypeScript still sees it unset from the check above).
+      const reason = (control.failure as Error | undefined)?.message ?? (e as Error).message;
+      outcome = { status: "errored", reason, exitCode: null, signal: null };
     }
   }
 
@@ -214,7 +222,7 @@ export async function runTurn(
   }
   outcome = withFailure(outcome, control);
   parentCheck?.();
-  const completion = log.append({
+  const completionOf = (): EventInput => ({
     type: "completion",
     eventId,
     turnId: item.turnId,
@@ -228,6 +236,11 @@ export async function runTurn(
     ...snap,
     ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
     by: "child",
+  });
+  // A completion the disk refuses is written with the reserve, saying the turn failed for it.
+  const completion = appendEnding(log, reserve, completionOf, (e) => {
+    control.fail(new Error(`the completion could not be written: ${e.message}`, { cause: e }));
+    outcome = withFailure(outcome, control);
   }) as CompletionEvent;
   // The next turn continues from here: same settings unless it names others, same runner session.
   conversation.model = model;

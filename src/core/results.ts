@@ -14,6 +14,8 @@ import { lastCompletion, resumable } from "./state.js";
 /** One settled turn as front ends report it. */
 export interface TurnResult {
   id: string;
+  /** The child's name (`spawn --name`), if it has one: what a header calls it by. */
+  name?: string;
   agent: string;
   turnId: string;
   status: CompletionStatus;
@@ -39,6 +41,7 @@ export interface TurnResult {
 export function toResult(c: LoadedChild, completion: CompletionEvent, withText: boolean): TurnResult {
   const r: TurnResult = {
     id: c.entry.id,
+    ...(c.name !== undefined ? { name: c.name } : {}),
     agent: c.entry.agent,
     turnId: completion.turnId,
     status: completion.status,

@@ -65,7 +65,7 @@ export function childDetail(c: LoadedChild) {
     queuedTurns: queuedTurns(c.state, c.pending),
     usage: c.state.usage ?? null,
     resumable: resumable(c.state),
-    attach: c.entry.pane ? `muster attach ${shortId(c.entry.id)}` : null,
+    attach: c.entry.pane && c.status !== "closed" ? `muster attach ${shortId(c.entry.id)}` : null,
     artifactDir: c.files.dir,
     turnList: c.state.turns.map((t) => ({
       turnId: t.turnId,

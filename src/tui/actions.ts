@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { isMusterError } from "../base/errors.js";
 import { treeMembers } from "../core/cancel.js";
+import type { LoadedChild } from "../core/children.js";
 import type { Muster } from "../core/muster.js";
 import { shortId } from "../util/ids.js";
 import { openRegular } from "../util/safe-read.js";
@@ -48,6 +49,9 @@ function head(file: string, max: number): { text: string; bytes: number } {
 /** A failure as one line (a MusterError's message, else the error's first line). */
 export const failure = (e: unknown): string =>
   visibleLine(isMusterError(e) ? e.message : ((e as Error)?.message ?? String(e)).split("\n")[0]!);
+
+/** A child as top's messages call it: as its row does, by its name, else its short id. */
+const called = (c: LoadedChild): string => visibleLine(c.name ?? shortId(c.entry.id));
 
 export function coreActions(m: Muster): TopActions {
   return {
@@ -99,22 +103,24 @@ export function coreActions(m: Muster): TopActions {
       // A settled child continues in a resumed turn; a live one queues the follow-up in its inbox.
       const f =
         c.status === "closed" || c.status === "lost" ? await m.resume(id, text) : await m.send(id, text);
-      return `sent to ${shortId(c.entry.id)}: turn ${shortId(f.turnId)} queued`;
+      return `sent to ${called(c)}: turn ${shortId(f.turnId)} queued`;
     },
     async cancel(id) {
+      const c = m.child(id);
       const r = await m.cancel(id);
-      return `cancelled ${shortId(r.id)}: now ${r.status}${r.turnCancelled ? ", its turn cancelled" : ""}`;
+      return `cancelled ${called(c)}: now ${r.status}${r.turnCancelled ? ", its turn cancelled" : ""}`;
     },
     subtreeSize(id) {
       return treeMembers(m.registry.read(), m.child(id).entry.id).length;
     },
     async cancelTree(id) {
       const rs = await m.cancelTree(id);
-      return `cancelled ${rs.length} child(ren) of the subtree of ${shortId(m.child(id).entry.id)}, deepest first`;
+      return `cancelled ${rs.length} child(ren) of the subtree of ${called(m.child(id))}, deepest first`;
     },
     async focus(id) {
-      await m.focus(m.child(id));
-      return `focused ${shortId(id)}`;
+      const c = m.child(id);
+      await m.focus(c);
+      return `focused ${called(c)}`;
     },
     attach(id) {
       return `attach: ${shellQuote(m.attach(id).command)}`;

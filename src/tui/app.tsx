@@ -155,6 +155,8 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     else setMessage("select a child first");
   };
   const viewOf = (id: string) => snap?.children.find((c) => c.id === id);
+  // A child as its row calls it (its name, else its short id): every message names it the same way.
+  const called = (id: string) => viewOf(id)?.label ?? shortId(id);
 
   const keys: Record<string, () => void> = {
     j: () => move(1),
@@ -167,10 +169,10 @@ export function Top({ source, actions, size: fixed }: TopProps) {
       setExpanded(s);
     },
     v: needChild((id) => {
-      setMessage(`capturing ${shortId(id)}…`);
+      setMessage(`capturing ${called(id)}…`);
       actions.capture(id, Math.max(10, height)).then(
         (text) => {
-          setPanel({ title: `pane of ${shortId(id)} (Esc closes)`, lines: text.split("\n") });
+          setPanel({ title: `pane of ${called(id)} (Esc closes)`, lines: text.split("\n") });
           setMessage("");
         },
         (e) => setMessage(`capture failed: ${failure(e)}`),
@@ -196,7 +198,7 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     // A live child is asked about first: the row under the cursor is not always the one a person meant.
     x: needChild((id) => {
       const c = viewOf(id);
-      if (c?.settled) return run(`cancelling ${shortId(id)}`, actions.cancel(id));
+      if (c?.settled) return run(`cancelling ${called(id)}`, actions.cancel(id));
       const name = c && c.label !== shortId(id) ? ` (${c.label})` : "";
       const question = `cancel ${shortId(id)}${name}, ${c?.state ?? "running"}? y/N`;
       setMode({ kind: "confirm", id, question, subtree: false });
@@ -204,7 +206,7 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     X: needChild((id) => {
       try {
         const count = actions.subtreeSize(id);
-        const question = `cancel ${count} child(ren) under ${shortId(id)}, deepest first? y/N`;
+        const question = `cancel ${count} child(ren) under ${called(id)}, deepest first? y/N`;
         setMode({ kind: "confirm", id, question, subtree: true });
       } catch (e) {
         setMessage(failure(e));
@@ -223,8 +225,8 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     if (mode.kind === "confirm") {
       // Only a y pressed on its own says yes: one in a burst of keys (a paste, type-ahead) was not an answer.
       if (p.text !== undefined && /^[yY]$/.test(p.text) && !p.batched) {
-        if (mode.subtree) run(`cancelling the subtree of ${shortId(mode.id)}`, actions.cancelTree(mode.id));
-        else run(`cancelling ${shortId(mode.id)}`, actions.cancel(mode.id));
+        if (mode.subtree) run(`cancelling the subtree of ${called(mode.id)}`, actions.cancelTree(mode.id));
+        else run(`cancelling ${called(mode.id)}`, actions.cancel(mode.id));
       } else setMessage(mode.subtree ? "subtree cancel aborted" : "cancel aborted");
       setMode({ kind: "normal" });
       return;
@@ -236,7 +238,7 @@ export function Top({ source, actions, size: fixed }: TopProps) {
       } else if (p.key === "return") {
         if (mode.kind === "filter") setFilter(mode.text.trim());
         else if (mode.text.trim() !== "")
-          run(`sending to ${shortId(mode.id)}`, actions.send(mode.id, mode.text));
+          run(`sending to ${called(mode.id)}`, actions.send(mode.id, mode.text));
         setMode({ kind: "normal" });
       } else if (p.key === "backspace") {
         setMode({ ...mode, text: [...mode.text].slice(0, -1).join("") });
@@ -310,7 +312,7 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     mode.kind === "filter"
       ? `filter: ${mode.text}▏ (Enter applies, Esc clears)`
       : mode.kind === "send"
-        ? `send to ${shortId(mode.id)}: ${mode.text}▏ (Enter sends, Esc aborts)`
+        ? `send to ${called(mode.id)}: ${mode.text}▏ (Enter sends, Esc aborts)`
         : mode.kind === "confirm"
           ? mode.question
           : message;

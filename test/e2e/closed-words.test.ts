@@ -48,4 +48,25 @@ describe("one word per state: closed is not cancelled", () => {
     expect((await sb.run(["cancel", idle])).stdout).toBe(`${idle.slice(-8)} already closed\n`);
     expect((await sb.run(["cancel", running])).stdout).toBe(`${running.slice(-8)} already cancelled\n`);
   });
+
+  it("status of a closed child shows no pane (it is gone), in words and in --json", async () => {
+    const id = (await sb.json(["spawn", "--wait", "closed soon"])).data.spawned.id as string;
+    const open = (await sb.json(["status", id])).data;
+    expect(open).toMatchObject({ paneClosed: false, pane: { paneId: expect.stringMatching(/^%\d+$/) } });
+    expect(open.attachCommand).not.toBeNull();
+    expect((await sb.run(["cancel", id])).exitCode).toBe(0);
+    const closed = await sb.json(["status", id]);
+    expect(closed.data).toMatchObject({
+      status: "closed",
+      pane: null,
+      paneClosed: true,
+      attachCommand: null,
+    });
+    const human = (await sb.run(["status", id])).stdout;
+    expect(human).toMatch(/^pane +- \(closed\)$/m);
+    expect(human).toMatch(/^attach +-$/m);
+    expect(human).not.toContain(open.pane.paneId);
+    const ls = (await sb.json(["ls"])).data.children.find((c: { id: string }) => c.id === id);
+    expect(ls).toMatchObject({ pane: null, paneClosed: true });
+  });
 });

@@ -299,7 +299,8 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
       // The host records the cancelled completion, then closes (child_exited): wait for both.
       return d.status === "closed" ? d : undefined;
     }, 15_000);
-    expect(settled).toMatchObject({ status: "closed", lastOutcome: "cancelled" });
+    // Closed: its pane is gone, so there is nothing to attach to.
+    expect(settled).toMatchObject({ status: "closed", lastOutcome: "cancelled", attach: null });
     const s = await sibling;
     expect(s.isError, s.text).toBe(false);
     expect(s.data.status).toBe("completed");

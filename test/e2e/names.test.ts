@@ -82,6 +82,16 @@ describe("spawn --name", () => {
     expect(r.stdout).toBe(`removed ${id.slice(-8)} to-go (was idle)\n`);
   });
 
+  it("wait's headed results call a named child by its name, an unnamed one by its agent", async () => {
+    const named = (await sb.json(["spawn", "--name", "headed", "one"])).data.id as string;
+    const plain = (await sb.json(["spawn", "two"])).data.id as string;
+    const w = await sb.run(["wait", named, plain, "--timeout", "60s"]);
+    expect(w.exitCode, w.stderr).toBe(0);
+    expect(w.stdout).toMatch(new RegExp(`^── ${named.slice(-8)} · headed · completed`, "m"));
+    expect(w.stdout).toMatch(new RegExp(`^── ${plain.slice(-8)} · mock · completed`, "m"));
+    expect((await sb.json(["result", "headed"])).data).toMatchObject({ id: named, name: "headed" });
+  });
+
   it("a clash, a bad name or a name with --resume: one-line error, exit 2, nothing created", async () => {
     const first = await sb.json(["spawn", "--name", "twin", "one"]);
     expect(first.exitCode, first.stderr).toBe(0);

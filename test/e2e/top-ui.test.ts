@@ -225,6 +225,32 @@ describe("muster top (component, real children)", () => {
     expect(childView({ ...c, name: "a\x1b[2Jb" }, undefined).label).toBe("a␛[2Jb");
   });
 
+  it("a named child is called by its name in every message, as its row is", async () => {
+    const named = (await m.spawn({ agent: "mock", name: "reviewer-n", prompt: "mock: reply=first\nnamed" }))
+      .id;
+    await m.wait([named], { timeoutMs: 30_000 });
+    const t = await open(100, 30);
+    const row = () => t.lines().findIndex((l, i) => i >= 2 && l.includes("reviewer-n"));
+    await until(() => row() > 0);
+    // Its row shows the name, not its agent or id: select it by that.
+    const selected = () => (t.ui.lastFrame() ?? "").split("\n").find((l) => l.includes("\x1b[7m")) ?? "";
+    for (let i = 0; i < 8 && !selected().includes("reviewer-n"); i++) await t.press("j");
+    expect(selected()).toContain("reviewer-n");
+    await t.press("v");
+    await until(() => t.frame().includes("pane of reviewer-n (Esc closes)"), 10_000);
+    await t.press(ESC, "s");
+    await until(() => t.frame().includes("send to reviewer-n: "));
+    await t.press(..."mock: reply=second", "\r");
+    await until(() => /sent to reviewer-n: turn [0-9a-f]{8} queued/.test(t.frame()), 10_000);
+    await until(async () => (await m.status(named)).state.completions.size === 2, 30_000);
+    await t.press("x");
+    await until(() => t.frame().includes(`cancel ${short(named)} (reviewer-n), `));
+    await t.press("y");
+    await until(() => /cancelled reviewer-n: now closed/.test(t.frame()), 20_000);
+    expect(t.frame()).not.toMatch(/(sent to|cancelled|pane of) (mock|[0-9a-f]{8})\b/);
+    t.ui.unmount();
+  });
+
   it("the footer shows the tree's budget when one is set (used of the limit), and none without", async () => {
     const none = await open();
     expect(none.frame()).toMatch(/budget none/);

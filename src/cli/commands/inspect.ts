@@ -25,6 +25,8 @@ const unreadableSummary = (c: LoadedChild) => ({ id: c.entry.id, status: c.statu
 /** The JSON shape of a child in ls/status. */
 export function childSummary(c: LoadedChild) {
   const last = lastCompletion(c.state);
+  // A closed child has no pane to watch or attach to: its ref would only point at a pane that is gone.
+  const closed = c.status === "closed";
   return {
     id: c.entry.id,
     ...(c.name !== undefined ? { name: c.name } : {}),
@@ -41,7 +43,8 @@ export function childSummary(c: LoadedChild) {
     lastActivity: c.state.lastActivity ?? null,
     usage: c.state.usage ?? null,
     backend: backendNameOf(c.entry),
-    pane: c.entry.pane,
+    pane: closed ? null : c.entry.pane,
+    paneClosed: closed,
     artifactDir: c.files.dir,
     resumable: resumable(c.state),
   };
@@ -109,7 +112,7 @@ export function registerInspect(program: Command): void {
       outputError: t.completion?.outputError ?? null,
       reason: t.completion?.reason ?? null,
     }));
-    const attach = m.attachCommand(c);
+    const attach = summary.paneClosed ? null : m.attachCommand(c);
     const snapshot = lastSnapshot(c);
     if (flags.json)
       return printJson({
@@ -129,7 +132,7 @@ export function registerInspect(program: Command): void {
       `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
       `state      ${c.live.state} (${since(c.live.since)})${c.live.detail ? ` · ${visibleLine(c.live.detail)}` : ""}`,
       `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)${c.meta?.forkedFrom ? ` · forked from ${c.meta.forkedFrom}` : ""}`,
-      `pane       ${paneWhere(c.entry.pane)}`,
+      `pane       ${summary.paneClosed ? "- (closed)" : paneWhere(c.entry.pane)}`,
       `artifacts  ${c.files.dir}`,
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,

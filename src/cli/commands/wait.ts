@@ -95,7 +95,7 @@ const waitingLine = (r: PendingRequest): string =>
     : `muster: ${shortId(r.child)} waits for an answer to ${shortId(r.id)} (${visibleLine(r.text)}): muster answer ${shortId(r.id)} "…"\n`;
 
 const header = (r: TurnResult): string =>
-  `── ${shortId(r.id)} · ${r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}`;
+  `── ${shortId(r.id)} · ${r.name !== undefined ? visibleLine(r.name) : r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}`;
 
 /** Prints settled results (text for one, headed sections for several) and throws ExitWith for a non-zero outcome. */
 export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<string, unknown> = {}): void {
