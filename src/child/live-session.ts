@@ -20,7 +20,7 @@ const MAX_LINE = 16 * 1024 * 1024;
 // The agent's last stderr kept: the last line names an exit, all of it goes with a failed start.
 const STDERR_KEEP = 4096;
 // After an interrupt, the agent has this long to end the turn before its process is killed.
-const CANCEL_GRACE_MS = 3000;
+const CANCEL_GRACE_MS = 10_000;
 
 /** Why a turn on a live session ended, before the host's stop reason and failures are weighed. */
 export interface SessionTurnEnd {

@@ -44,13 +44,58 @@ export class Registry {
     return doc;
   }
 
-  /** Read-modify-write under the lock; fn mutates the document in place. */
-  async update<T>(fn: (doc: RegistryDoc) => T): Promise<T> {
-    return withFileLock(this.file, () => {
-      const doc = this.read();
-      const out = fn(doc);
-      writeJsonAtomic(this.file, doc);
-      return out;
+  /**
+   * Read-modify-write under the lock; fn mutates the document in place. Updates asked for while another of
+   * this process is under way are applied together, in order, under one lock and one write: a burst of
+   * spawns (a wide workflow) costs a lock hold per burst, not per spawn, and its own spawns never wait out
+   * the lock's bound behind each other. A fn that throws rejects its own update only.
+   */
+  update<T>(fn: (doc: RegistryDoc) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.flushing ??= this.flush().finally(() => {
+        this.flushing = undefined;
+      });
     });
   }
+
+  private readonly queued: PendingUpdate[] = [];
+  private flushing: Promise<void> | undefined;
+
+  private async flush(): Promise<void> {
+    while (this.queued.length > 0) {
+      const batch = this.queued.splice(0);
+      const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+      try {
+        await withFileLock(this.file, () => {
+          let doc = this.read();
+          for (const u of batch) {
+            // Each on a copy: one that throws half-way leaves nothing of itself in the others' document.
+            const trial = batch.length > 1 ? structuredClone(doc) : doc;
+            try {
+              outcomes.push({ ok: true, value: u.fn(trial) });
+              doc = trial;
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
+          }
+          if (outcomes.some((o) => o.ok)) writeJsonAtomic(this.file, doc);
+        });
+      } catch (error) {
+        for (const u of batch) u.reject(error);
+        continue;
+      }
+      batch.forEach((u, i) => {
+        const o = outcomes[i]!;
+        if (o.ok) u.resolve(o.value);
+        else u.reject(o.error);
+      });
+    }
+  }
+}
+
+interface PendingUpdate {
+  fn: (doc: RegistryDoc) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
 }

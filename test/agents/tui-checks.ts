@@ -61,7 +61,7 @@ export function defineTuiChecks(
   cli: "claude" | "codex" | "gemini" | "opencode" | "pi",
   opts: TuiCheckOptions = {},
 ): void {
-  describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 180_000 }, () => {
+  describe(`${cli} in mode tui (real TUI in the pane, scripted endpoint)`, { timeout: 240_000 }, () => {
     const sb = useSandbox(`mt-tui-${cli}`);
     const binDir = cliBinDir(cli) as string;
     let ep: Endpoint;
@@ -237,7 +237,7 @@ export function defineTuiChecks(
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("steer"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(() => slowTurnStarted(before), 60_000);
+      await until(() => slowTurnStarted(before), 120_000);
       ep.setScenario("text");
       const r = await waitedJson(sb, ["send", s.data.id, "--mode", "now", "stop; say hi"], env);
       expect(r.data.results?.[0]?.status, JSON.stringify(r.data)).toBe("completed");
@@ -255,7 +255,7 @@ export function defineTuiChecks(
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("esc"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(() => slowTurnStarted(before), 60_000);
+      await until(() => slowTurnStarted(before), 120_000);
       ep.setScenario("text");
       // Keys apart, as a person presses them (two at once read as Alt+Escape).
       for (const key of opts.escapeKeys ?? ["Escape"]) {
@@ -282,7 +282,7 @@ export function defineTuiChecks(
       const before = ep.requests.length;
       const s = await sb.json(spawnArgs(workDir("cancel"), "write a long story"), { env });
       expect(s.exitCode, s.stderr).toBe(0);
-      await until(() => slowTurnStarted(before), 60_000);
+      await until(() => slowTurnStarted(before), 120_000);
       const pgid = readEvents(s.data.artifactDir).find((e) => e.type === "runner_started")?.pid as number;
       expect(groupAlive(pgid)).toBe(true);
       const hostPid = readEvents(s.data.artifactDir).find((e) => e.type === "child_started")?.pid as number;

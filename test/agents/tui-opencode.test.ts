@@ -21,7 +21,7 @@ defineTuiChecks("opencode", {
 });
 
 // OpenCode only: its permission prompt, reported by muster's plugin (permission.asked), for a person to answer.
-describe("opencode in mode tui: a permission prompt", { timeout: 180_000 }, () => {
+describe("opencode in mode tui: a permission prompt", { timeout: 240_000 }, () => {
   const sb = useSandbox("mt-tui-opencode-perm");
   let ep: { url: string; setScenario(s: string): void; close(): Promise<void> };
   let env: NodeJS.ProcessEnv;
@@ -66,7 +66,7 @@ describe("opencode in mode tui: a permission prompt", { timeout: 180_000 }, () =
         const x = await sb.json(["status", s.data.id], { env });
         return x.data.live?.state === "waiting-permission" ? x.data : undefined;
       },
-      90_000,
+      150_000,
       500,
     );
     expect(st.live.detail).toContain("bash");
