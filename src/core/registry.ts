@@ -53,7 +53,8 @@ export class Registry {
   update<T>(fn: (doc: RegistryDoc) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      this.flushing ??= this.flush().finally(() => {
+      if (this.flushing) return;
+      this.flushing = this.flush().finally(() => {
         this.flushing = undefined;
       });
     });
