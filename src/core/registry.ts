@@ -53,16 +53,15 @@ export class Registry {
   update<T>(fn: (doc: RegistryDoc) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (this.flushing) return;
-      this.flushing = this.flush().finally(() => {
-        this.flushing = undefined;
-      });
+      if (!this.flushing) this.flushing = this.flush();
     });
   }
 
   private readonly queued: PendingUpdate[] = [];
   private flushing: Promise<void> | undefined;
 
+  // One function, no await between the last emptiness check and the end: an update asked for by the
+  // continuation of one this flush resolved sees no flush running, and starts one.
   private async flush(): Promise<void> {
     while (this.queued.length > 0) {
       const batch = this.queued.splice(0);
@@ -92,6 +91,7 @@ export class Registry {
         else u.reject(o.error);
       });
     }
+    this.flushing = undefined;
   }
 }
 

@@ -54,7 +54,14 @@ export function waitForTurns(
   const settled: (() => TurnResult)[] = [];
   const open = new Map<
     string,
-    { c: LoadedChild; turnId: string | undefined; queued: boolean; tail?: EventTail }
+    {
+      c: LoadedChild;
+      turnId: string | undefined;
+      queued: boolean;
+      tail?: EventTail;
+      /** When its newest event was written: a host that just wrote is alive, and is not probed. */
+      heardAt?: number;
+    }
   >();
   for (const c of children) {
     if (open.has(c.entry.id)) continue;
@@ -65,10 +72,12 @@ export function waitForTurns(
   return new Promise<WaitOutcome>((resolve, reject) => {
     let done = false;
     const timers: NodeJS.Timeout[] = [];
+    let probeTimer: NodeJS.Timeout | undefined;
     const finish = (flags: { timedOut?: boolean; interrupted?: boolean } = {}): void => {
       if (done) return;
       done = true;
       for (const t of timers) clearTimeout(t);
+      clearTimeout(probeTimer);
       for (const o of open.values()) o.tail?.close();
       opts.signal?.removeEventListener("abort", onAbort);
       try {
@@ -122,6 +131,9 @@ export function waitForTurns(
       o.tail = new EventTail(
         o.c.files.events,
         (events) => {
+          // By the events' own time: a dead child's old events, read when the wait starts, prove nothing.
+          const last = Date.parse(events[events.length - 1]!.ts);
+          if (Number.isFinite(last)) o.heardAt = Math.max(o.heardAt ?? 0, last);
           applyEvents(o.c.state, events);
           if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
           check(id);
@@ -134,8 +146,10 @@ export function waitForTurns(
     if (done) return;
 
     const probe = async (): Promise<void> => {
+      const livenessMs = opts.livenessMs ?? 1000;
       for (const [, o] of [...open]) {
         if (done) return;
+        if (o.heardAt !== undefined && Date.now() - o.heardAt < livenessMs) continue;
         // A child whose backend is not loaded here cannot be proven dead: it is only waited for.
         const backend = (() => {
           try {
@@ -157,9 +171,9 @@ export function waitForTurns(
           o.tail?.pump();
         }
       }
-      if (!done) timers.push(setTimeout(() => void probe(), opts.livenessMs ?? 1000));
+      if (!done) probeTimer = setTimeout(() => void probe(), livenessMs);
     };
-    timers.push(setTimeout(() => void probe(), Math.min(opts.livenessMs ?? 1000, 500)));
+    probeTimer = setTimeout(() => void probe(), Math.min(opts.livenessMs ?? 1000, 500));
     if (opts.timeoutMs !== undefined)
       timers.push(setTimeout(() => finish({ timedOut: true }), timerDelay(opts.timeoutMs)));
     if (opts.signal?.aborted) onAbort();

@@ -14,6 +14,23 @@ export function hostAlive(pid: number, artifactDir: string): boolean {
   }
 }
 
+/**
+ * hostAlive without blocking the event loop: reading another process's cmdline takes that process's memory
+ * lock, which a busy process (32 hosts settling at once) holds for milliseconds at a time.
+ */
+export async function hostAliveAsync(pid: number, artifactDir: string): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  try {
+    return (await fs.promises.readFile(`/proc/${pid}/cmdline`, "utf8")).includes(artifactDir);
+  } catch {
+    return true; // no /proc (macOS): the signal probe is all we have
+  }
+}
+
 /** A process as the kernel shows it: its state letter (R, S, D, …) and what it sleeps in (wchan). */
 export interface ProcessView {
   pid: number;

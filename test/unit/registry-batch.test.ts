@@ -41,6 +41,15 @@ describe("registry updates asked for at once", () => {
     expect(Object.keys(r.read().children)).toEqual(Array.from({ length: 100 }, (_, i) => `c${i}`));
   });
 
+  it("updates awaited one after another each land (the next is asked for once the last resolved)", async () => {
+    const r = registry();
+    for (let i = 0; i < 20; i++)
+      await r.update((doc) => {
+        doc.children[`s${i}`] = entry(`s${i}`);
+      });
+    expect(Object.keys(r.read().children)).toHaveLength(20);
+  });
+
   it("one that throws half-way rejects alone and leaves nothing of itself; the others land", async () => {
     const r = registry();
     const results = await Promise.allSettled([

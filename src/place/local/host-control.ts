@@ -1,5 +1,5 @@
 /** HostControl for child hosts that are processes on this machine (tmux panes, plain detached processes). */
-import { hostAlive, processesMentioning } from "../../util/proc.js";
+import { hostAlive, hostAliveAsync, processesMentioning } from "../../util/proc.js";
 import { signalGroup } from "../../util/process-group.js";
 import type { HostControl, HostRef } from "../place.js";
 
@@ -20,7 +20,7 @@ export const localHostControl: HostControl = {
   },
   // Local /proc answers for certain: a local host is never "unknown".
   async alive(host) {
-    return hostAlive(host.pid, host.dir) ? "alive" : "dead";
+    return (await hostAliveAsync(host.pid, host.dir)) ? "alive" : "dead";
   },
   // A detached host is not our child: its status is not ours to read (a backend may know it, as tmux does).
   async exitStatus() {
