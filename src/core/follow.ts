@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { MusterEvent, OutputRef } from "../artifacts/events.js";
-import { type MalformedLine, NdjsonReader } from "../artifacts/reader.js";
+import { ChildFeed } from "../artifacts/feed.js";
+import type { MalformedLine } from "../artifacts/reader.js";
 import { SNAPSHOT_PATH } from "../artifacts/snapshot.js";
-import { EventTail } from "../artifacts/tail.js";
 import { MusterError } from "../base/errors.js";
 import { openRegular } from "../util/safe-read.js";
 import type { LoadedChild } from "./children.js";
@@ -17,7 +17,7 @@ const LIVENESS_MS = 2000;
 
 /** A child's events so far, in byte order (no symlink or FIFO followed; a record is at most 1 MiB). */
 export function childEvents(c: LoadedChild, onMalformed?: (m: MalformedLine) => void): MusterEvent[] {
-  return new NdjsonReader<MusterEvent>(c.files.events, onMalformed).readNew();
+  return c.store.readEvents(onMalformed);
 }
 
 /**
@@ -45,20 +45,21 @@ export function followChild(
   let fail: (e: unknown) => void = () => {};
   let timer: NodeJS.Timeout | undefined;
   let over = false;
-  const tail = new EventTail(
-    c.files.events,
+  const feed = new ChildFeed({ pollMs: SAFETY_POLL_MS });
+  const tail = feed.subscribe(
+    c.store,
     (events) => {
       for (const e of events) onEvent(e);
       applyEvents(state, events);
       if (state.exited) finish("exited");
     },
-    { pollMs: SAFETY_POLL_MS, onError: (e) => fail(e), ...(onMalformed ? { onMalformed } : {}) },
+    { onError: (e) => fail(e), ...(onMalformed ? { onMalformed } : {}) },
   );
   const done = new Promise<"exited" | "stopped">((resolve, reject) => {
     const end = (): boolean => {
       if (over) return false;
       over = true;
-      tail.close();
+      feed.close();
       if (timer) clearTimeout(timer);
       return true;
     };

@@ -15,7 +15,6 @@ import {
 } from "../artifacts/cancel-snapshot.js";
 import type { MusterEvent } from "../artifacts/events.js";
 import { promptFile } from "../artifacts/layout.js";
-import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend } from "../mux/backend.js";
 import { loadSession, sessionFileOf } from "../sessions/store.js";
 import { openRegular } from "../util/safe-read.js";
@@ -73,7 +72,7 @@ export async function takeCancelSnapshot(c: LoadedChild, backend: Backend): Prom
     .filter((m) => m.role !== "system")
     .slice(-SNAPSHOT_BOUNDS.messages)
     .map((m) => ({ role: m.role, text: headOf(m.text, SNAPSHOT_BOUNDS.message) }));
-  const openTool = running ? openToolOf(readAllRecords<MusterEvent>(c.files.events), turn.turnId) : undefined;
+  const openTool = running ? openToolOf(c.store.readEvents(), turn.turnId) : undefined;
   return writeCancelSnapshot(dir, {
     v: 1,
     turnId: turn.turnId,

@@ -1,6 +1,5 @@
 import type { MusterEvent } from "../artifacts/events.js";
-import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
-import { EventTail } from "../artifacts/tail.js";
+import { ChildFeed, type FeedSubscription } from "../artifacts/feed.js";
 import { timerDelay } from "../util/timer-limit.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
@@ -36,8 +35,7 @@ export interface WaitOutcome {
   requests?: PendingRequest[];
 }
 
-const inInbox = (c: LoadedChild, turnId: string): boolean =>
-  listInbox(c.files.inbox).some((f) => inboxTurnId(f) === turnId);
+const inInbox = (c: LoadedChild, turnId: string): boolean => c.store.queuedTurns().includes(turnId);
 
 /**
  * Waits for each child's current turn (the newest requested one, unless `turns` names another). Events arrive by fs.watch hint +
@@ -54,7 +52,7 @@ export function waitForTurns(
   const settled: (() => TurnResult)[] = [];
   const open = new Map<
     string,
-    { c: LoadedChild; turnId: string | undefined; queued: boolean; tail?: EventTail }
+    { c: LoadedChild; turnId: string | undefined; queued: boolean; sub?: FeedSubscription }
   >();
   for (const c of children) {
     if (open.has(c.entry.id)) continue;
@@ -65,11 +63,13 @@ export function waitForTurns(
   return new Promise<WaitOutcome>((resolve, reject) => {
     let done = false;
     const timers: NodeJS.Timeout[] = [];
+    // Every waited child on one feed: one safety poll timer for all of them.
+    const feed = new ChildFeed({ pollMs: 250 });
     const finish = (flags: { timedOut?: boolean; interrupted?: boolean } = {}): void => {
       if (done) return;
       done = true;
       for (const t of timers) clearTimeout(t);
-      for (const o of open.values()) o.tail?.close();
+      feed.close();
       opts.signal?.removeEventListener("abort", onAbort);
       try {
         resolve({
@@ -111,7 +111,7 @@ export function waitForTurns(
       }
     };
     const settle = (id: string, r: () => TurnResult): void => {
-      open.get(id)?.tail?.close();
+      open.get(id)?.sub?.close();
       open.delete(id);
       settled.push(r);
       if (mode === "first" || open.size === 0) finish();
@@ -119,16 +119,12 @@ export function waitForTurns(
 
     for (const [id, o] of open) {
       o.c = { ...o.c, state: emptyState() };
-      o.tail = new EventTail(
-        o.c.files.events,
-        (events) => {
-          applyEvents(o.c.state, events);
-          if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
-          check(id);
-        },
-        { pollMs: 250 },
-      );
-      o.tail.pump();
+      o.sub = feed.subscribe(o.c.store, (events) => {
+        applyEvents(o.c.state, events);
+        if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
+        check(id);
+      });
+      o.sub.pump();
       if (done) return;
     }
     if (done) return;
@@ -154,7 +150,7 @@ export function waitForTurns(
         ).catch(() => ({ dead: false as const }));
         if (v.dead) {
           await settleDeadHost(o.c.files.dir, v.reason, backend.host, o.c.entry.pane).catch(() => false);
-          o.tail?.pump();
+          o.sub?.pump();
         }
       }
       if (!done) timers.push(setTimeout(() => void probe(), opts.livenessMs ?? 1000));
