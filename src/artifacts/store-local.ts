@@ -5,6 +5,7 @@ import { ensureDir, readJsonIfExists } from "../util/fsx.js";
 import { assertFullId, isFullId } from "../util/ids.js";
 import { withFileLock } from "../util/lock.js";
 import { READ_CAPS } from "../util/safe-read.js";
+import { readCancelSnapshot } from "./cancel-snapshot.js";
 import { writeClosingMark } from "./closing.js";
 import { type ControlRequest, writeControl } from "./control.js";
 import type { ChildMeta, MusterEvent, OutputRef } from "./events.js";
@@ -12,7 +13,7 @@ import { type InboxItem, inboxTurnId, listInbox, writeInboxItem } from "./inbox.
 import { childFiles } from "./layout.js";
 import { EventLog } from "./log.js";
 import { type MalformedLine, NdjsonReader, readAllRecords } from "./reader.js";
-import { readSnapshot } from "./snapshot.js";
+import { readSnapshot, snapshotHead } from "./snapshot.js";
 import type { ChildStore, ChildStores } from "./store.js";
 
 /** The store of the artifact dir `dir` on this machine. */
@@ -48,6 +49,8 @@ export function localChildStore(dir: string): ChildStore {
     writeAnswer: (requestId: string, text: string) => writeAnswerOnce(files.answers, requestId, text),
     readMeta: () => readJsonIfExists<ChildMeta>(files.meta, READ_CAPS.smallJson),
     readSnapshot: (ref: OutputRef) => readSnapshot(dir, ref),
+    readSnapshotHead: (ref: OutputRef, maxBytes: number) => snapshotHead(dir, ref, maxBytes),
+    readCancelSnapshot: (turnId: string) => readCancelSnapshot(dir, turnId),
   };
 }
 

@@ -3,6 +3,7 @@
  * machine (store-local.ts); a child placed elsewhere gets a local mirror fed by a stream, so readers (the
  * feed, loadChild, results) keep working on local files while writes go out through the same methods.
  */
+import type { CancelSnapshot } from "./cancel-snapshot.js";
 import type { ControlRequest } from "./control.js";
 import type { ChildMeta, MusterEvent, OutputRef } from "./events.js";
 import type { InboxItem } from "./inbox.js";
@@ -50,6 +51,10 @@ export interface ChildStore {
   readMeta(): ChildMeta | undefined;
   /** A turn's answer snapshot, checked against its recorded size and hash. */
   readSnapshot(ref: OutputRef): { text: string; intact: boolean };
+  /** The first `maxBytes` of a turn's answer snapshot (a preview). */
+  readSnapshotHead(ref: OutputRef, maxBytes: number): Buffer;
+  /** The cancellation snapshot of one turn, or undefined (none, or not readable as one). */
+  readCancelSnapshot(turnId: string): CancelSnapshot | undefined;
 }
 
 /** The stores of one primary's children. */

@@ -1,11 +1,6 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import type { MusterEvent, OutputRef } from "../artifacts/events.js";
 import { ChildFeed } from "../artifacts/feed.js";
 import type { MalformedLine } from "../artifacts/reader.js";
-import { SNAPSHOT_PATH } from "../artifacts/snapshot.js";
-import { MusterError } from "../base/errors.js";
-import { openRegular } from "../util/safe-read.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { applyEvents, emptyState } from "./state.js";
@@ -96,22 +91,7 @@ export function followChild(
   return { done, stop: () => finish("stopped") };
 }
 
-/**
- * The first `maxBytes` of a turn's answer snapshot, for a preview. The ref comes from the events file: only
- * the path shape a host writes may become a path; no symlink or FIFO is followed; never more is read.
- */
+/** The first `maxBytes` of a turn's answer snapshot, for a preview (no symlink or FIFO followed, never more read). */
 export function answerHead(c: LoadedChild, ref: OutputRef, maxBytes: number): Buffer {
-  if (typeof ref.path !== "string" || !SNAPSHOT_PATH.test(ref.path))
-    throw new MusterError(
-      "integrity",
-      `snapshot path ${JSON.stringify(ref.path)} is not outputs/<eventId>.md`,
-    );
-  const { fd, size } = openRegular(path.join(c.files.dir, ref.path));
-  try {
-    const buf = Buffer.alloc(Math.min(size, maxBytes));
-    const got = fs.readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, got);
-  } finally {
-    fs.closeSync(fd);
-  }
+  return c.store.readSnapshotHead(ref, maxBytes);
 }

@@ -7,7 +7,6 @@ import * as path from "node:path";
 import {
   type CancelSnapshot,
   headOf,
-  readCancelSnapshot,
   SNAPSHOT_BOUNDS,
   snapshotPath,
   tailOf,
@@ -91,7 +90,7 @@ export function lastSnapshot(
   c: LoadedChild,
 ): { path: string; turnId: string; takenAt: string; running: boolean; openTool?: string } | undefined {
   const turn = c.state.turns.at(-1);
-  const s = turn ? readCancelSnapshot(c.files.dir, turn.turnId) : undefined;
+  const s = turn ? c.store.readCancelSnapshot(turn.turnId) : undefined;
   if (!s) return undefined;
   return {
     path: path.join(c.files.dir, snapshotPath(s.turnId)),
