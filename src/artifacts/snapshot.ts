@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
 import { writeFileAtomic } from "../util/fsx.js";
-import { readFileBounded } from "../util/safe-read.js";
+import { openRegular, readFileBounded } from "../util/safe-read.js";
 import type { OutputError, OutputRef } from "./events.js";
 
 export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
@@ -46,13 +47,30 @@ export function snapshotOutput(
  * any byte is read: a hostile file is refused (MusterError "integrity"), never read to its end.
  */
 export function readSnapshot(artifactDir: string, ref: OutputRef): { text: string; intact: boolean } {
-  // The ref comes from the events file: only the shape this module writes may become a path.
+  checkSnapshotPath(ref);
+  const cap = Number.isSafeInteger(ref.bytes) ? Math.min(Math.max(0, ref.bytes), MAX_SNAPSHOT_BYTES) : 0;
+  const data = readFileBounded(path.join(artifactDir, ref.path), cap);
+  return { text: data.toString("utf8"), intact: data.length === ref.bytes && sha256Hex(data) === ref.sha256 };
+}
+
+/** The ref comes from the events file: only the shape this module writes may become a path. */
+function checkSnapshotPath(ref: OutputRef): void {
   if (typeof ref.path !== "string" || !SNAPSHOT_PATH.test(ref.path))
     throw new MusterError(
       "integrity",
       `snapshot path ${JSON.stringify(ref.path)} is not outputs/<eventId>.md`,
     );
-  const cap = Number.isSafeInteger(ref.bytes) ? Math.min(Math.max(0, ref.bytes), MAX_SNAPSHOT_BYTES) : 0;
-  const data = readFileBounded(path.join(artifactDir, ref.path), cap);
-  return { text: data.toString("utf8"), intact: data.length === ref.bytes && sha256Hex(data) === ref.sha256 };
+}
+
+/** The first `maxBytes` of a snapshot, for a preview: no symlink or FIFO is followed, never more is read. */
+export function snapshotHead(artifactDir: string, ref: OutputRef, maxBytes: number): Buffer {
+  checkSnapshotPath(ref);
+  const { fd, size } = openRegular(path.join(artifactDir, ref.path));
+  try {
+    const buf = Buffer.alloc(Math.min(size, maxBytes));
+    const got = fs.readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, got);
+  } finally {
+    fs.closeSync(fd);
+  }
 }

@@ -1,6 +1,5 @@
 /** Cancelling children: many at once, queued turns dropped before any signal, panes closed afterwards. */
 import * as path from "node:path";
-import { writeClosingMark } from "../artifacts/closing.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { settleFromParent } from "./liveness.js";
@@ -93,7 +92,7 @@ export async function cancelChildren(
   for (const c of live) m.backendOf(c.entry);
   for (const c of live) {
     try {
-      writeClosingMark(c.files.closing, opts.closeReason);
+      c.store.markClosing(opts.closeReason);
     } catch {
       // No artifact dir to mark (removed under us): the signal below still stops the host.
     }

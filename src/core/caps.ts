@@ -17,13 +17,11 @@ import {
   sumUsage,
   usageByChild,
 } from "../artifacts/caps.js";
-import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
-import { childFiles, type PrimaryPaths } from "../artifacts/layout.js";
-import { readAllRecords } from "../artifacts/reader.js";
+import type { MusterEvent } from "../artifacts/events.js";
+import type { PrimaryPaths } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
-import { readJsonIfExists } from "../util/fsx.js";
 import { isFullId } from "../util/ids.js";
-import { READ_CAPS } from "../util/safe-read.js";
+import { childStores } from "./stores.js";
 
 /** How long the spawning child's open turn has run (undefined without one). */
 function openTurnRanMs(events: MusterEvent[]): number | undefined {
@@ -50,12 +48,12 @@ export function capsForSpawn(
   }
   // A parent id from the environment names a folder: only a well-formed one is looked up.
   if (parent && isFullId(parent)) {
-    const files = childFiles(paths.artifactDir(parent));
-    const meta = readJsonIfExists<ChildMeta>(files.meta, READ_CAPS.smallJson);
+    const store = childStores(paths).child(parent);
+    const meta = store.readMeta();
     if (hasCaps(meta?.caps)) {
       const all = usageByChild(paths.dir);
       const used = sumUsage(all, subtreeOf(all, parent));
-      const left = remainingCaps(meta.caps, used, openTurnRanMs(readAllRecords<MusterEvent>(files.events)));
+      const left = remainingCaps(meta.caps, used, openTurnRanMs(store.readEvents()));
       const gone = CAP_NAMES.find((k) => left[k] === 0);
       if (gone)
         throw new MusterError(

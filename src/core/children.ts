@@ -1,13 +1,9 @@
-import * as fs from "node:fs";
-import type { ChildMeta, MusterEvent } from "../artifacts/events.js";
-import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
-import type { PrimaryPaths } from "../artifacts/layout.js";
-import { type ChildFiles, childFiles } from "../artifacts/layout.js";
-import { type MalformedLine, readAllRecords } from "../artifacts/reader.js";
+import type { ChildMeta } from "../artifacts/events.js";
+import type { ChildFiles, PrimaryPaths } from "../artifacts/layout.js";
+import type { MalformedLine } from "../artifacts/reader.js";
+import type { ChildStore } from "../artifacts/store.js";
 import { isMusterError, MusterError } from "../base/errors.js";
-import { readJsonIfExists } from "../util/fsx.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
-import { READ_CAPS } from "../util/safe-read.js";
 import { DEFAULT_STALL_MS, deriveLive, type LiveState } from "./live-state.js";
 import { childNamed, isChildName } from "./names.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
@@ -20,10 +16,13 @@ import {
   lastCompletion,
   openTurn,
 } from "./state.js";
+import { storeAt } from "./stores.js";
 
 /** Everything known about one child right now. */
 export interface LoadedChild {
   entry: RegistryEntry;
+  /** Its files, read and written through here (the artifact dir, or its local mirror). */
+  store: ChildStore;
   files: ChildFiles;
   meta: ChildMeta | undefined;
   state: ChildState;
@@ -101,16 +100,17 @@ export function liveOf(
  * A symlink, FIFO or device in place of meta.json or events.ndjson is refused (MusterError "integrity").
  */
 export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, live: LiveOptions = {}): LoadedChild {
-  const files = childFiles(paths.artifactDir(entry.id));
-  const pending = listInbox(files.inbox).flatMap((f) => inboxTurnId(f) ?? []);
+  const store = storeAt(paths.artifactDir(entry.id));
+  const files = store.files;
+  const pending = store.queuedTurns();
   const malformed: MalformedReport = { count: 0, spans: [] };
   // Spawn creates it before the child is registered: gone, the child's history is gone, not "not started yet".
-  if (!fs.lstatSync(files.events, { throwIfNoEntry: false }))
+  if (!store.hasEvents())
     throw new MusterError(
       "integrity",
       `${files.events} is missing: child ${entry.id}'s events are gone (deleted while it ran?); its host and pane are left as they are`,
     );
-  const events = readAllRecords<MusterEvent>(files.events, (m) => {
+  const events = store.readEvents((m) => {
     malformed.count += 1;
     if (malformed.spans.length < MAX_MALFORMED_SPANS) malformed.spans.push(m);
   });
@@ -120,8 +120,9 @@ export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, live: LiveO
   );
   return {
     entry,
+    store,
     files,
-    meta: readJsonIfExists<ChildMeta>(files.meta, READ_CAPS.smallJson),
+    meta: store.readMeta(),
     state,
     pending: stillPending,
     status: childStatus(state, stillPending.length),
@@ -147,9 +148,11 @@ export function loadChildOrUnreadable(
     const fsError = typeof (e as NodeJS.ErrnoException).syscall === "string";
     if (!(isMusterError(e) && e.code === "integrity") && !fsError) throw e;
     const reason = (e as Error).message.split("\n")[0]!;
+    const store = storeAt(paths.artifactDir(entry.id));
     return {
       entry,
-      files: childFiles(paths.artifactDir(entry.id)),
+      store,
+      files: store.files,
       meta: undefined,
       state: emptyState(),
       pending: [],

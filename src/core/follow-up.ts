@@ -1,6 +1,4 @@
 import * as fs from "node:fs";
-import { writeControl } from "../artifacts/control.js";
-import { writeInboxItem } from "../artifacts/inbox.js";
 import { primariesDir, primaryPaths } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
 import { resolveResumeSettings } from "../profiles/settings.js";
@@ -68,7 +66,7 @@ export function sendFollowUp(
  */
 export function interruptTurn(c: LoadedChild, why: "steered" | "stopped"): string | undefined {
   const running = openTurn(c.state)?.turnId;
-  if (running) writeControl(c.files.control, { kind: "interrupt", turnId: running, why });
+  if (running) c.store.writeControl({ kind: "interrupt", turnId: running, why });
   return running;
 }
 
@@ -93,7 +91,7 @@ export function queueTurn(
     env,
   });
   const turnId = uuidv7();
-  writeInboxItem(c.files.inbox, {
+  c.store.dropInboxItem({
     v: 1,
     turnId,
     prompt,

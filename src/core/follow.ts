@@ -1,11 +1,6 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import type { MusterEvent, OutputRef } from "../artifacts/events.js";
-import { type MalformedLine, NdjsonReader } from "../artifacts/reader.js";
-import { SNAPSHOT_PATH } from "../artifacts/snapshot.js";
-import { EventTail } from "../artifacts/tail.js";
-import { MusterError } from "../base/errors.js";
-import { openRegular } from "../util/safe-read.js";
+import { ChildFeed } from "../artifacts/feed.js";
+import type { MalformedLine } from "../artifacts/reader.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { applyEvents, emptyState } from "./state.js";
@@ -17,7 +12,7 @@ const LIVENESS_MS = 2000;
 
 /** A child's events so far, in byte order (no symlink or FIFO followed; a record is at most 1 MiB). */
 export function childEvents(c: LoadedChild, onMalformed?: (m: MalformedLine) => void): MusterEvent[] {
-  return new NdjsonReader<MusterEvent>(c.files.events, onMalformed).readNew();
+  return c.store.readEvents(onMalformed);
 }
 
 /**
@@ -45,20 +40,21 @@ export function followChild(
   let fail: (e: unknown) => void = () => {};
   let timer: NodeJS.Timeout | undefined;
   let over = false;
-  const tail = new EventTail(
-    c.files.events,
+  const feed = new ChildFeed({ pollMs: SAFETY_POLL_MS });
+  const tail = feed.subscribe(
+    c.store,
     (events) => {
       for (const e of events) onEvent(e);
       applyEvents(state, events);
       if (state.exited) finish("exited");
     },
-    { pollMs: SAFETY_POLL_MS, onError: (e) => fail(e), ...(onMalformed ? { onMalformed } : {}) },
+    { onError: (e) => fail(e), ...(onMalformed ? { onMalformed } : {}) },
   );
   const done = new Promise<"exited" | "stopped">((resolve, reject) => {
     const end = (): boolean => {
       if (over) return false;
       over = true;
-      tail.close();
+      feed.close();
       if (timer) clearTimeout(timer);
       return true;
     };
@@ -95,22 +91,7 @@ export function followChild(
   return { done, stop: () => finish("stopped") };
 }
 
-/**
- * The first `maxBytes` of a turn's answer snapshot, for a preview. The ref comes from the events file: only
- * the path shape a host writes may become a path; no symlink or FIFO is followed; never more is read.
- */
+/** The first `maxBytes` of a turn's answer snapshot, for a preview (no symlink or FIFO followed, never more read). */
 export function answerHead(c: LoadedChild, ref: OutputRef, maxBytes: number): Buffer {
-  if (typeof ref.path !== "string" || !SNAPSHOT_PATH.test(ref.path))
-    throw new MusterError(
-      "integrity",
-      `snapshot path ${JSON.stringify(ref.path)} is not outputs/<eventId>.md`,
-    );
-  const { fd, size } = openRegular(path.join(c.files.dir, ref.path));
-  try {
-    const buf = Buffer.alloc(Math.min(size, maxBytes));
-    const got = fs.readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, got);
-  } finally {
-    fs.closeSync(fd);
-  }
+  return c.store.readSnapshotHead(ref, maxBytes);
 }

@@ -2,12 +2,11 @@ import * as fs from "node:fs";
 import { closedDetail } from "../artifacts/closing.js";
 import type { CompletionStatus } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
-import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend, HostControl, PaneRef } from "../mux/backend.js";
-import { withFileLock } from "../util/lock.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
+import { storeAt } from "./stores.js";
 
 // A pane that never produced child_started gets this long before it counts as lost.
 const START_GRACE_MS = 15_000;
@@ -87,53 +86,49 @@ export async function settleFromParent(
   host: HostControl,
   pane: PaneRef | null = null,
 ): Promise<boolean> {
-  const files = childFiles(dir);
-  return withFileLock(files.events, async () => {
-    const state = applyEvents(emptyState(), readAllRecords(files.events));
+  const store = storeAt(dir);
+  const files = store.files;
+  return store.appendAsParent(async (events, log) => {
+    const state = applyEvents(emptyState(), events);
     if (state.exited) return false;
-    const log = EventLog.open(files.events);
-    try {
-      const open = openTurn(state);
-      if (open) {
-        // The runner's group lives where the host ran: its backend's host control reaches it.
-        if (open.runnerPid !== undefined)
-          await host
-            .signalGroup({ pid: state.hostPid ?? 0, dir, pane }, open.runnerPid, "SIGKILL")
-            .catch(() => undefined);
-        log.append({
-          type: "completion",
-          turnId: open.turnId,
-          status,
-          reason,
-          exitCode: null,
-          signal: null,
-          by: "parent",
-        });
-      }
-      const dropped = completeQueuedTurns(files.inbox, log, {
+    const open = openTurn(state);
+    if (open) {
+      // The runner's group lives where the host ran: its backend's host control reaches it.
+      if (open.runnerPid !== undefined)
+        await host
+          .signalGroup({ pid: state.hostPid ?? 0, dir, pane }, open.runnerPid, "SIGKILL")
+          .catch(() => undefined);
+      log.append({
+        type: "completion",
+        turnId: open.turnId,
         status,
         reason,
+        exitCode: null,
+        signal: null,
         by: "parent",
-        skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
       });
-      // A cancel that found no turn to stop closed an idle child: closed, not cancelled.
-      if (status === "cancelled" && !open && dropped === 0)
-        log.append({
-          type: "child_exited",
-          reason: "closed",
-          detail: closedDetail(files.closing),
-          by: "parent",
-        });
-      else
-        log.append({
-          type: "child_exited",
-          reason: status === "lost" ? "lost" : "cancelled",
-          detail: reason,
-          by: "parent",
-        });
-    } finally {
-      log.close();
     }
+    const dropped = completeQueuedTurns(files.inbox, log, {
+      status,
+      reason,
+      by: "parent",
+      skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
+    });
+    // A cancel that found no turn to stop closed an idle child: closed, not cancelled.
+    if (status === "cancelled" && !open && dropped === 0)
+      log.append({
+        type: "child_exited",
+        reason: "closed",
+        detail: closedDetail(files.closing),
+        by: "parent",
+      });
+    else
+      log.append({
+        type: "child_exited",
+        reason: status === "lost" ? "lost" : "cancelled",
+        detail: reason,
+        by: "parent",
+      });
     return true;
   });
 }
@@ -149,26 +144,21 @@ export function settleDeadHost(
   host: HostControl,
   pane: PaneRef | null,
 ): Promise<boolean> {
-  return fs.existsSync(childFiles(dir).closing)
+  return storeAt(dir).isClosing()
     ? settleFromParent(dir, "cancelled", `cancelled by muster cancel (${reason})`, host, pane)
     : settleFromParent(dir, "lost", reason, host, pane);
 }
 
 /** A resume whose new host never started: its queued turns get `lost` completions (the child stays exited). */
 export async function settleQueuedFromParent(dir: string, reason: string): Promise<void> {
-  const files = childFiles(dir);
-  await withFileLock(files.events, () => {
-    const state = applyEvents(emptyState(), readAllRecords(files.events));
-    const log = EventLog.open(files.events);
-    try {
-      completeQueuedTurns(files.inbox, log, {
-        status: "lost",
-        reason,
-        by: "parent",
-        skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
-      });
-    } finally {
-      log.close();
-    }
+  const store = storeAt(dir);
+  await store.appendAsParent((events, log) => {
+    const state = applyEvents(emptyState(), events);
+    completeQueuedTurns(store.files.inbox, log, {
+      status: "lost",
+      reason,
+      by: "parent",
+      skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
+    });
   });
 }

@@ -4,18 +4,14 @@
  * host recorded, pending until an `answered` event names it, its turn settles or its host exits; the answer
  * is a file the parent writes (answers/<requestId>.json, 0600, created once) that the asker is watching.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import type { MusterEvent, PermissionEvent, QuestionEvent } from "../artifacts/events.js";
-import { childFiles } from "../artifacts/layout.js";
-import { readAllRecords } from "../artifacts/reader.js";
 import { MusterError } from "../base/errors.js";
-import { ensureDir } from "../util/fsx.js";
 import { shortId } from "../util/ids.js";
 import { loadChildOrUnreadable, resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { isChildName } from "./names.js";
 import type { RegistryDoc } from "./registry.js";
+import { childStores } from "./stores.js";
 
 export interface PendingRequest {
   /** question: `muster ask`; permission: a live session's agent asks to use a tool (answers in `choices`). */
@@ -83,13 +79,13 @@ export function pendingRequests(m: CoreContext): PendingRequest[] {
     if (c.unreadable) continue;
     let events: MusterEvent[];
     try {
-      events = readAllRecords<MusterEvent>(c.files.events);
+      events = c.store.readEvents();
     } catch {
       continue;
     }
     for (const q of pendingOf(events)) {
       // Answered already, not yet taken by the asker: not the parent's to answer again.
-      if (fs.existsSync(path.join(c.files.answers, `${q.requestId}.json`))) continue;
+      if (c.store.hasAnswer(q.requestId!)) continue;
       const common = {
         id: q.requestId!,
         child: entry.id,
@@ -191,27 +187,7 @@ export function answerRequest(
       "invalid_argument",
       `${req.type} ${shortId(req.id)} takes one of: ${req.choices.join(", ")}`,
     );
-  const answers = childFiles(m.paths.artifactDir(req.child)).answers;
-  ensureDir(answers);
-  // Written whole under a temporary name, then linked into place: the asker never reads half an answer,
-  // and a second answer to the same request fails instead of replacing the first.
-  const file = path.join(answers, `${req.id}.json`);
-  const tmp = path.join(answers, `.${req.id}.${process.pid}.tmp`);
-  const fd = fs.openSync(tmp, "w", 0o600);
-  try {
-    fs.writeSync(fd, JSON.stringify({ v: 1, requestId: req.id, text, answeredAt: new Date().toISOString() }));
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.linkSync(tmp, file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "EEXIST")
-      throw new MusterError("invalid_argument", `${req.type} ${shortId(req.id)} was answered already`);
-    throw e;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
+  if (!childStores(m.paths).child(req.child).writeAnswer(req.id, text))
+    throw new MusterError("invalid_argument", `${req.type} ${shortId(req.id)} was answered already`);
   return req;
 }

@@ -5,7 +5,6 @@ import type {
   OutputRef,
   Usage,
 } from "../artifacts/events.js";
-import { readSnapshot } from "../artifacts/snapshot.js";
 import { MusterError, type NextStep } from "../base/errors.js";
 import { type IsolationResult, isolationResult } from "../isolation/result.js";
 import type { LoadedChild } from "./children.js";
@@ -57,7 +56,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     ...isolationResult(c.files.dir, completion.turnId),
   };
   if (withText && completion.output) {
-    const snap = readSnapshot(c.files.dir, completion.output);
+    const snap = c.store.readSnapshot(completion.output);
     if (!snap.intact) {
       throw new MusterError(
         "integrity",

@@ -45,7 +45,7 @@ export async function resumeChild(
   const context = snapshot ? { context: path.relative(c.files.dir, snapshot.path) } : {};
   if (c.status === "idle") return queueTurn(c, prompt, { ...opts, ...context }, m.env);
   // The cancel that closed it is over: the new host may start turns again.
-  fs.rmSync(c.files.closing, { force: true });
+  c.store.clearClosing();
   const follow = queueTurn(c, prompt, { ...opts, ...context }, m.env);
   // A resumed child starts again where it ran: its own backend, whatever the default is now.
   const backend = m.backendOf(c.entry);

@@ -7,7 +7,6 @@ import * as path from "node:path";
 import {
   type CancelSnapshot,
   headOf,
-  readCancelSnapshot,
   SNAPSHOT_BOUNDS,
   snapshotPath,
   tailOf,
@@ -15,7 +14,6 @@ import {
 } from "../artifacts/cancel-snapshot.js";
 import type { MusterEvent } from "../artifacts/events.js";
 import { promptFile } from "../artifacts/layout.js";
-import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend } from "../mux/backend.js";
 import { loadSession, sessionFileOf } from "../sessions/store.js";
 import { openRegular } from "../util/safe-read.js";
@@ -73,7 +71,7 @@ export async function takeCancelSnapshot(c: LoadedChild, backend: Backend): Prom
     .filter((m) => m.role !== "system")
     .slice(-SNAPSHOT_BOUNDS.messages)
     .map((m) => ({ role: m.role, text: headOf(m.text, SNAPSHOT_BOUNDS.message) }));
-  const openTool = running ? openToolOf(readAllRecords<MusterEvent>(c.files.events), turn.turnId) : undefined;
+  const openTool = running ? openToolOf(c.store.readEvents(), turn.turnId) : undefined;
   return writeCancelSnapshot(dir, {
     v: 1,
     turnId: turn.turnId,
@@ -92,7 +90,7 @@ export function lastSnapshot(
   c: LoadedChild,
 ): { path: string; turnId: string; takenAt: string; running: boolean; openTool?: string } | undefined {
   const turn = c.state.turns.at(-1);
-  const s = turn ? readCancelSnapshot(c.files.dir, turn.turnId) : undefined;
+  const s = turn ? c.store.readCancelSnapshot(turn.turnId) : undefined;
   if (!s) return undefined;
   return {
     path: path.join(c.files.dir, snapshotPath(s.turnId)),

@@ -1,6 +1,5 @@
 import type { MusterEvent } from "../artifacts/events.js";
-import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
-import { EventTail } from "../artifacts/tail.js";
+import { ChildFeed, type FeedSubscription } from "../artifacts/feed.js";
 import { timerDelay } from "../util/timer-limit.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
@@ -36,8 +35,7 @@ export interface WaitOutcome {
   requests?: PendingRequest[];
 }
 
-const inInbox = (c: LoadedChild, turnId: string): boolean =>
-  listInbox(c.files.inbox).some((f) => inboxTurnId(f) === turnId);
+const inInbox = (c: LoadedChild, turnId: string): boolean => c.store.queuedTurns().includes(turnId);
 
 /**
  * Waits for each child's current turn (the newest requested one, unless `turns` names another). Events arrive by fs.watch hint +
@@ -58,7 +56,7 @@ export function waitForTurns(
       c: LoadedChild;
       turnId: string | undefined;
       queued: boolean;
-      tail?: EventTail;
+      sub?: FeedSubscription;
       /** When its newest event was written: a host that just wrote is alive, and is not probed. */
       heardAt?: number;
     }
@@ -73,12 +71,14 @@ export function waitForTurns(
     let done = false;
     const timers: NodeJS.Timeout[] = [];
     let probeTimer: NodeJS.Timeout | undefined;
+    // Every waited child on one feed: one safety poll timer for all of them.
+    const feed = new ChildFeed({ pollMs: 250 });
     const finish = (flags: { timedOut?: boolean; interrupted?: boolean } = {}): void => {
       if (done) return;
       done = true;
       for (const t of timers) clearTimeout(t);
       clearTimeout(probeTimer);
-      for (const o of open.values()) o.tail?.close();
+      feed.close();
       opts.signal?.removeEventListener("abort", onAbort);
       try {
         resolve({
@@ -120,7 +120,7 @@ export function waitForTurns(
       }
     };
     const settle = (id: string, r: () => TurnResult): void => {
-      open.get(id)?.tail?.close();
+      open.get(id)?.sub?.close();
       open.delete(id);
       settled.push(r);
       if (mode === "first" || open.size === 0) finish();
@@ -128,19 +128,15 @@ export function waitForTurns(
 
     for (const [id, o] of open) {
       o.c = { ...o.c, state: emptyState() };
-      o.tail = new EventTail(
-        o.c.files.events,
-        (events) => {
-          // By the events' own time: a dead child's old events, read when the wait starts, prove nothing.
-          const last = Date.parse(events[events.length - 1]!.ts);
-          if (Number.isFinite(last)) o.heardAt = Math.max(o.heardAt ?? 0, last);
-          applyEvents(o.c.state, events);
-          if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
-          check(id);
-        },
-        { pollMs: 250 },
-      );
-      o.tail.pump();
+      o.sub = feed.subscribe(o.c.store, (events) => {
+        // By the events' own time: a dead child's old events, read when the wait starts, prove nothing.
+        const last = Date.parse(events[events.length - 1]!.ts);
+        if (Number.isFinite(last)) o.heardAt = Math.max(o.heardAt ?? 0, last);
+        applyEvents(o.c.state, events);
+        if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
+        check(id);
+      });
+      o.sub.pump();
       if (done) return;
     }
     if (done) return;
@@ -168,7 +164,7 @@ export function waitForTurns(
         ).catch(() => ({ dead: false as const }));
         if (v.dead) {
           await settleDeadHost(o.c.files.dir, v.reason, backend.host, o.c.entry.pane).catch(() => false);
-          o.tail?.pump();
+          o.sub?.pump();
         }
       }
       if (!done) probeTimer = setTimeout(() => void probe(), livenessMs);

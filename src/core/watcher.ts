@@ -1,9 +1,8 @@
 import * as path from "node:path";
 import type { FSWatcher } from "chokidar";
 import type { MusterEvent } from "../artifacts/events.js";
-import { inboxTurnId, listInbox } from "../artifacts/inbox.js";
-import { childFiles } from "../artifacts/layout.js";
-import { EventTail } from "../artifacts/tail.js";
+import { ChildFeed, type FeedSubscription } from "../artifacts/feed.js";
+import type { ChildStore } from "../artifacts/store.js";
 import type { Backend } from "../mux/backend.js";
 import { isFullId, uuidv7Time } from "../util/ids.js";
 import { liveOf } from "./children.js";
@@ -11,6 +10,7 @@ import type { CoreContext } from "./context.js";
 import type { LiveState } from "./live-state.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
 import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
+import { childStores } from "./stores.js";
 
 export interface WatchOptions {
   /** Called for every event of every child of the primary, in each child's byte order. */
@@ -33,14 +33,17 @@ const sameLive = (a: LiveState | undefined, b: LiveState): boolean =>
   a !== undefined && a.state === b.state && a.since === b.since && a.detail === b.detail;
 
 /**
- * The long-lived parent-side watcher of one primary: chokidar discovers new artifact dirs,
- * each child's events are tailed by fs.watch hint + read-to-EOF, and dead hosts become `lost`.
+ * The long-lived parent-side watcher of one primary: chokidar discovers new artifact dirs, every child's
+ * events come from one feed (fs.watch hint + read-to-EOF; its safety poll is this watcher's tick), and dead
+ * hosts become `lost`.
  */
 export class PrimaryWatcher {
   private readonly tails = new Map<
     string,
-    { tail: EventTail; state: ChildState; dir: string; live?: LiveState }
+    { tail: FeedSubscription; state: ChildState; store: ChildStore; live?: LiveState }
   >();
+  // pollMs 0: the tick below pumps every child, so one timer serves the poll and the liveness probe.
+  private readonly feed = new ChildFeed({ pollMs: 0 });
   private tick = 0;
   private discovery: FSWatcher | undefined;
   private livenessTimer: NodeJS.Timeout | undefined;
@@ -53,7 +56,7 @@ export class PrimaryWatcher {
 
   /** Starts watching; resolves once the children that exist now are attached and read. */
   async start(): Promise<void> {
-    const root = this.muster.paths.artifacts;
+    const root = childStores(this.muster.paths).root;
     // Loaded here, not at the top: every CLI call imports the core, few of them watch.
     const { watch } = await import("chokidar");
     this.discovery = watch(root, { depth: 0, ignoreInitial: false });
@@ -67,7 +70,7 @@ export class PrimaryWatcher {
       // One timer for every child: the safety poll of all tails, then the liveness probe.
       this.livenessTimer = setTimeout(
         () => {
-          for (const { tail } of this.tails.values()) tail.pump();
+          this.feed.pumpAll();
           for (const id of this.tails.keys()) this.updateLive(id);
           this.opts.onTick?.();
           void this.checkLiveness().finally(schedule);
@@ -81,20 +84,17 @@ export class PrimaryWatcher {
   private attach(id: string): void {
     if (this.closed || this.tails.has(id) || !isFullId(id)) return;
     const state = emptyState();
-    const dir = this.muster.paths.artifactDir(id);
-    const tail = new EventTail(
-      childFiles(dir).events,
+    const store = childStores(this.muster.paths).child(id);
+    const tail = this.feed.subscribe(
+      store,
       (events) => {
         applyEvents(state, events);
         for (const e of events) this.opts.onEvent(id, e);
         this.updateLive(id);
       },
-      {
-        pollMs: 0,
-        onMalformed: (m) => this.opts.onMalformed?.(id, `@${m.offset}: ${m.reason}`),
-      },
+      { onMalformed: (m) => this.opts.onMalformed?.(id, `@${m.offset}: ${m.reason}`) },
     );
-    this.tails.set(id, { tail, state, dir });
+    this.tails.set(id, { tail, state, store });
     tail.pump();
   }
 
@@ -105,7 +105,7 @@ export class PrimaryWatcher {
   private async checkLiveness(): Promise<void> {
     this.tick += 1;
     let registry: ReturnType<CoreContext["registry"]["read"]> | undefined;
-    for (const [id, { tail, state, dir }] of this.tails) {
+    for (const [id, { tail, state, store }] of this.tails) {
       if (this.closed) return;
       if (state.exited) continue;
       if (state.hostPid !== undefined && !openTurn(state) && this.tick % 3 !== 0) continue;
@@ -121,13 +121,13 @@ export class PrimaryWatcher {
       const pane = entry?.pane ?? null;
       const v = await probeChild(
         backend,
-        dir,
+        store.dir,
         pane,
         entry?.createdAt ?? new Date().toISOString(),
         state.hostPid,
       ).catch(() => ({ dead: false as const }));
       if (v.dead) {
-        await settleDeadHost(dir, v.reason, backend.host, pane).catch(() => false);
+        await settleDeadHost(store.dir, v.reason, backend.host, pane).catch(() => false);
         tail.pump();
       }
     }
@@ -139,20 +139,19 @@ export class PrimaryWatcher {
     if (!t) return undefined;
     const createdAt = new Date(uuidv7Time(id)).toISOString();
     const stall = this.muster.stallMs ? { stallMs: this.muster.stallMs } : {};
-    return liveOf(t.state, this.pendingTurns(t.dir, t.state), { now, createdAt, ...stall });
+    return liveOf(t.state, this.pendingTurns(t.store, t.state), { now, createdAt, ...stall });
   }
 
   /**
    * Turns in the inbox not started yet, read only when it matters (a live host with no open turn): a
    * spawned child between child_started and turn_started is about to work, not waiting for input.
    */
-  private pendingTurns(dir: string, s: ChildState): number {
+  private pendingTurns(store: ChildStore, s: ChildState): number {
     if (s.exited || s.hostPid === undefined || openTurn(s)) return 0;
     try {
-      return listInbox(childFiles(dir).inbox).filter((f) => {
-        const turnId = inboxTurnId(f) ?? "";
-        return !s.completions.has(turnId) && !s.turns.some((x) => x.turnId === turnId);
-      }).length;
+      return store
+        .queuedTurns()
+        .filter((turnId) => !s.completions.has(turnId) && !s.turns.some((x) => x.turnId === turnId)).length;
     } catch {
       return 0;
     }
@@ -176,7 +175,7 @@ export class PrimaryWatcher {
   async close(): Promise<void> {
     this.closed = true;
     if (this.livenessTimer) clearTimeout(this.livenessTimer);
-    for (const { tail } of this.tails.values()) tail.close();
+    this.feed.close();
     this.tails.clear();
     await this.discovery?.close();
   }
