@@ -1,6 +1,7 @@
+import { SETTINGS, setting } from "../base/settings/resolve.js";
 import { loadConfig } from "./config.js";
 
-/** Bounds on one primary's tree (DESIGN §11); env beats config beats the default. */
+/** Bounds on one primary's tree (DESIGN §11); env beats config beats the default (base/settings). */
 export interface Limits {
   /** Turns running at once across the primary; more wait for a slot. */
   maxRunning: number;
@@ -10,18 +11,17 @@ export interface Limits {
   maxLiveNodes: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxRunning: 4, maxDepth: 8, maxLiveNodes: 256 };
-
-function pick(envValue: string | undefined, configValue: number | undefined, fallback: number): number {
-  const n = envValue !== undefined && envValue !== "" ? Number(envValue) : configValue;
-  return n !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
-}
+export const DEFAULT_LIMITS: Limits = {
+  maxRunning: SETTINGS.maxRunning.default,
+  maxDepth: SETTINGS.maxDepth.default,
+  maxLiveNodes: SETTINGS.maxLive.default,
+};
 
 export function limitsFrom(env: NodeJS.ProcessEnv): Limits {
-  const { config } = loadConfig(env);
+  const config = loadConfig(env).config as Record<string, unknown>;
   return {
-    maxRunning: pick(env.MUSTER_MAX_RUNNING, config.maxRunning, DEFAULT_LIMITS.maxRunning),
-    maxDepth: pick(env.MUSTER_MAX_DEPTH, config.maxDepth, DEFAULT_LIMITS.maxDepth),
-    maxLiveNodes: pick(env.MUSTER_MAX_LIVE, config.maxLiveNodes, DEFAULT_LIMITS.maxLiveNodes),
+    maxRunning: setting(env, "maxRunning", config),
+    maxDepth: setting(env, "maxDepth", config),
+    maxLiveNodes: setting(env, "maxLive", config),
   };
 }

@@ -5,6 +5,7 @@
  */
 import { backendStateDir } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
+import { rawSetting } from "../base/settings/resolve.js";
 import { autoBackendName } from "./auto.js";
 import type { Backend, PaneRef } from "./backend.js";
 
@@ -32,7 +33,7 @@ export const backendNames = (): string[] => [...factories.keys()].sort();
 
 /** The backend new children start in: MUSTER_BACKEND, else tmux where it exists (mux/auto.ts). */
 export const defaultBackendName = (env: NodeJS.ProcessEnv): string =>
-  env.MUSTER_BACKEND || autoBackendName(env, (n) => factories.has(n));
+  rawSetting(env, "backend") || autoBackendName(env, (n) => factories.has(n));
 
 /** One process's backends, made on first use and kept (a backend may cache what it looked up). */
 export class BackendSet {

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { MusterError } from "../../base/errors.js";
+import { rawSetting } from "../../base/settings/resolve.js";
 import type {
   Backend,
   DeadStatus,
@@ -36,8 +37,9 @@ const SPAWN_FORMAT = "#{pane_id}\t#{window_id}\t#{session_name}";
 
 /** Chooses the server and session from the environment (see TmuxBackendConfig). */
 export function createTmuxBackend(env: NodeJS.ProcessEnv = process.env): TmuxBackend {
-  if (env.MUSTER_TMUX_SOCKET) {
-    return new TmuxBackend({ server: { flag: "-L", value: env.MUSTER_TMUX_SOCKET }, session: "muster", env });
+  const socket = rawSetting(env, "tmuxSocket");
+  if (socket) {
+    return new TmuxBackend({ server: { flag: "-L", value: socket }, session: "muster", env });
   }
   const inside = P.parseTmuxEnv(env.TMUX);
   if (inside && env.TMUX_PANE) {

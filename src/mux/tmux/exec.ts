@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import { MusterError } from "../../base/errors.js";
+import { setting } from "../../base/settings/resolve.js";
 import { collectRun, type MuxRun } from "../collect.js";
 import { type ServerRef, serverArgs } from "./argv.js";
 
@@ -58,7 +59,7 @@ const DEFAULT_TIMEOUT_MS = 5_000;
 
 /** The tmux binary: `$MUSTER_TMUX_BIN` or `tmux` from PATH. */
 export function tmuxBin(env: NodeJS.ProcessEnv = process.env): string {
-  return env.MUSTER_TMUX_BIN || "tmux";
+  return setting(env, "tmuxBin");
 }
 
 const oneLine = (s: string | undefined): string => (s ?? "").replace(/\s+/g, " ").trim().slice(0, 400);
