@@ -95,7 +95,10 @@ describe("values", () => {
       err = e;
     }
     expect(isMusterError(err) && err.code).toBe("invalid_argument");
-    expect((err as Error).message).toBe('MUSTER_DETACH_KEY="ctrl+x": not a key like ^\\ or C-]; ignored');
+    expect((err as Error).message).toBe('MUSTER_DETACH_KEY="ctrl+x": not a key like ^\\ or C-]');
+    expect(resolveSetting({ MUSTER_DETACH_KEY: "ctrl+x" }, "detachKey").problem).toBe(
+      'MUSTER_DETACH_KEY="ctrl+x": not a key like ^\\ or C-]; `muster attach` refuses to start',
+    );
     expect(requireSetting({ MUSTER_DETACH_KEY: "^]" }, "detachKey")).toBe("^]");
   });
 
@@ -209,6 +212,21 @@ describe("lists made from the table", () => {
   });
 });
 
+describe("a setting its reader refuses", () => {
+  it("the pty attach client exits 2 naming a bad MUSTER_DETACH_KEY in one line", () => {
+    const r = spawnSync(
+      process.execPath,
+      [path.join(REPO, "dist", "mux", "pty", "attach.js"), "/nonexistent"],
+      {
+        encoding: "utf8",
+        env: { ...process.env, MUSTER_DETACH_KEY: "ctrl+x" },
+      },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('muster attach: MUSTER_DETACH_KEY="ctrl+x": not a key like ^\\ or C-]\n');
+  });
+});
+
 describe("muster doctor", () => {
   const sb = useSandbox("mt-settings-doctor");
 
@@ -231,6 +249,7 @@ describe("muster doctor", () => {
     const bad = text.stdout.split("\n").filter((l) => l.includes("MUSTER_MAX_RUNNING"));
     expect(bad).toHaveLength(1);
     expect(bad[0]).toMatch(/^setting\s+BAD\s+MUSTER_MAX_RUNNING="lots": not a whole number ≥ 1; ignored$/);
-    expect(text.stdout).toMatch(/^setting MUSTER_MAX_DEPTH\s+config\s+3$/m);
+    expect(text.stdout).toMatch(/^setting\s+config\s+MUSTER_MAX_DEPTH=3$/m);
+    expect(text.stdout).toMatch(/^setting\s+env\s+MUSTER_AGENT=pi$/m);
   });
 });

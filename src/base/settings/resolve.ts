@@ -112,12 +112,16 @@ export function resolveSetting<K extends SettingKey>(
     if (p.ok) return { value: p.value as SettingValue<K>, ...withProblem(problems, "config") };
     problems.push(`config ${spec.config}=${JSON.stringify(config[spec.config])}: ${p.why}`);
   }
-  return { value: spec.default as SettingValue<K>, ...withProblem(problems, "default") };
+  return { value: spec.default as SettingValue<K>, ...withProblem(problems, "default", spec.onBad) };
 }
 
-function withProblem(problems: string[], source: SettingSource): { source: SettingSource; problem?: string } {
+function withProblem(
+  problems: string[],
+  source: SettingSource,
+  onBad = "ignored",
+): { source: SettingSource; problem?: string } {
   if (problems.length === 0) return { source };
-  const fallback = source === "config" ? "the config's value is used" : "ignored";
+  const fallback = source === "config" ? "the config's value is used" : onBad;
   return { source, problem: `${problems.join("; ")}; ${fallback}` };
 }
 
@@ -128,11 +132,14 @@ export const setting = <K extends SettingKey>(
   config?: Record<string, unknown>,
 ): SettingValue<K> => resolveSetting(env, key, config).value;
 
-/** Like setting, but a bad value is a one-line error. */
+/** The variable alone (no config file), a bad value a one-line error: for a setting its reader refuses. */
 export function requireSetting<K extends SettingKey>(env: Env, key: K): SettingValue<K> {
-  const r = resolveSetting(env, key);
-  if (r.problem) throw new MusterError("invalid_argument", r.problem);
-  return r.value;
+  const spec: SettingSpec = SETTINGS[key];
+  const raw = rawSetting(env, key);
+  if (raw === undefined) return spec.default as SettingValue<K>;
+  const p = parseValue(spec.type, raw);
+  if (!p.ok) throw new MusterError("invalid_argument", `${spec.env}=${JSON.stringify(raw)}: ${p.why}`);
+  return p.value as SettingValue<K>;
 }
 
 export interface ResolvedSettings {

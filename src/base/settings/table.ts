@@ -36,6 +36,8 @@ export interface SettingSpec {
   setByMuster?: true;
   /** A test or internal knob: not in the README's table. */
   internal?: true;
+  /** What happens to a bad value, where it is not just ignored (doctor's line says it). */
+  onBad?: string;
   /** Can hold a secret: doctor never prints its value. */
   secret?: true;
   doc: string;
@@ -113,6 +115,7 @@ export const SETTINGS = {
     env: "MUSTER_DETACH_KEY",
     type: { kind: "string", pattern: /^\s*(?:(?:\^|C-).|.)\s*$/i, expected: "a key like ^\\ or C-]" },
     defaultDoc: "`^\\`, i.e. `Ctrl-\\`",
+    onBad: "`muster attach` refuses to start",
     forward: {
       child: true,
       mcp: false,

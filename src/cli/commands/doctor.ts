@@ -55,7 +55,7 @@ export function registerDoctor(program: Command): void {
               ? `${c.version ?? "?"} (${c.path})${c.tested ? ` · tested with ${c.tested}` : ""}`
               : `not on PATH: ${c.install} (or set ${c.envVar})`,
           ]),
-          ...report.settings.map((s) => [`setting ${s.name}`, s.source, s.value]),
+          ...report.settings.map((s) => ["setting", s.source, `${s.name}=${s.value}`]),
           ...report.settingProblems.map((line) => ["setting", "BAD", line]),
           ...report.orphans.map((o) => [
             `orphan ${o.pid}`,
