@@ -1,5 +1,5 @@
-import { SETTINGS, setting } from "../base/settings/resolve.js";
-import { loadConfig } from "./config.js";
+import { SETTINGS, type Settings } from "../base/settings/resolve.js";
+import { loadSettings } from "./settings.js";
 
 /** Bounds on one primary's tree (DESIGN §11); env beats config beats the default (base/settings). */
 export interface Limits {
@@ -17,11 +17,11 @@ export const DEFAULT_LIMITS: Limits = {
   maxLiveNodes: SETTINGS.maxLive.default,
 };
 
-export function limitsFrom(env: NodeJS.ProcessEnv): Limits {
-  const config = loadConfig(env).config as Record<string, unknown>;
-  return {
-    maxRunning: setting(env, "maxRunning", config),
-    maxDepth: setting(env, "maxDepth", config),
-    maxLiveNodes: setting(env, "maxLive", config),
-  };
-}
+/** The limits of settings already resolved (loadSettings). */
+export const limitsOf = (s: Settings): Limits => ({
+  maxRunning: s.maxRunning,
+  maxDepth: s.maxDepth,
+  maxLiveNodes: s.maxLive,
+});
+
+export const limitsFrom = (env: NodeJS.ProcessEnv): Limits => limitsOf(loadSettings(env).values);

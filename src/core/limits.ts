@@ -1,4 +1,4 @@
-export { DEFAULT_LIMITS, type Limits, limitsFrom } from "../config/limits.js";
+export { DEFAULT_LIMITS, type Limits, limitsFrom, limitsOf } from "../config/limits.js";
 
 import { MusterError } from "../base/errors.js";
 import { setting } from "../base/settings/resolve.js";

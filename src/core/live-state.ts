@@ -1,6 +1,6 @@
 import type { CompletionStatus, MusterEvent } from "../artifacts/events.js";
-import { SETTINGS, setting } from "../base/settings/resolve.js";
-import { loadConfig } from "../config/config.js";
+import { SETTINGS, type Settings } from "../base/settings/resolve.js";
+import { loadSettings } from "../config/settings.js";
 
 /**
  * A child's live state, derived from its structured events and status only (never from its screen):
@@ -50,9 +50,10 @@ export interface LiveFold {
 export const DEFAULT_STALL_MS = SETTINGS.stallSeconds.default * 1000;
 
 /** The stall limit: env MUSTER_STALL_SECONDS, else config `stallSeconds`, else 60 s (a positive number). */
-export function stallMsFrom(env: NodeJS.ProcessEnv): number {
-  return Math.round(setting(env, "stallSeconds", loadConfig(env).config as Record<string, unknown>) * 1000);
-}
+export const stallMsFrom = (env: NodeJS.ProcessEnv): number => stallMsOf(loadSettings(env).values);
+
+/** The stall limit of settings already resolved. */
+export const stallMsOf = (s: Settings): number => Math.round(s.stallSeconds * 1000);
 
 const DETAIL_MAX = 160;
 
