@@ -227,8 +227,14 @@ describe("a setting its reader refuses", () => {
   });
 });
 
-describe("muster doctor", () => {
-  const sb = useSandbox("mt-settings-doctor");
+describe("the real CLI", () => {
+  const sb = useSandbox("mt-settings-cli");
+
+  it("muster tmux-keys binds a popup whose command carries MUSTER_PRIMARY", async () => {
+    const { data } = await sb.json(["tmux-keys"], { env: { ...sb.env, MUSTER_PRIMARY: "p-1" } });
+    expect(data.argv).toContain("MUSTER_PRIMARY=p-1");
+    expect(data.line).toContain("MUSTER_PRIMARY=p-1");
+  });
 
   it("lists the settings that are set with their source, and a bad value in one line", async () => {
     const config = path.join(sb.env.XDG_CONFIG_HOME as string, "muster");
