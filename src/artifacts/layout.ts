@@ -11,12 +11,14 @@
 import { createHash } from "node:crypto";
 import * as os from "node:os";
 import * as path from "node:path";
+import { rawSetting } from "../base/settings/resolve.js";
 import { workingDir } from "../util/cwd.js";
 
 /** State root: $MUSTER_HOME, else ${XDG_STATE_HOME:-~/.local/state}/muster. */
 export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
   // A relative MUSTER_HOME is taken from the working directory, which may be gone (see workingDir).
-  if (env.MUSTER_HOME) return path.resolve(workingDir(env), env.MUSTER_HOME);
+  const home = rawSetting(env, "home");
+  if (home) return path.resolve(workingDir(env), home);
   const state = env.XDG_STATE_HOME || path.join(env.HOME || os.homedir(), ".local", "state");
   return path.join(state, "muster");
 }

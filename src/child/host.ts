@@ -12,6 +12,7 @@ import { readInboxItem } from "../artifacts/inbox.js";
 import { childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
+import { ENV } from "../base/settings/resolve.js";
 import { isStorageFailure } from "../base/storage-errors.js";
 import { limitsFrom } from "../config/limits.js";
 import { getRunner } from "../runners/registry.js";
@@ -82,10 +83,10 @@ async function main(): Promise<void> {
   // The pane's own TMUX/TMUX_PANE are the truth for anything the child starts from here.
   const env: Record<string, string> = {
     ...captured,
-    MUSTER_ARTIFACT_DIR: dir,
-    MUSTER_CHILD_ID: meta.id,
-    MUSTER_PRIMARY: meta.primary,
-    MUSTER_DEPTH: String(meta.depth),
+    [ENV.artifactDir]: dir,
+    [ENV.childId]: meta.id,
+    [ENV.primary]: meta.primary,
+    [ENV.depth]: String(meta.depth),
   };
   for (const k of ["TMUX", "TMUX_PANE"]) {
     const v = process.env[k];

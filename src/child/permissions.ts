@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { EventLog } from "../artifacts/log.js";
+import { setting } from "../base/settings/resolve.js";
 import { uuidv7 } from "../util/ids.js";
 import { readJsonBounded } from "../util/safe-read.js";
 import { timerDelay } from "../util/timer-limit.js";
@@ -20,12 +21,10 @@ export type PermissionAnswer = "allow" | "allow_always" | "deny";
 export const PERMISSION_CHOICES: readonly PermissionAnswer[] = ["allow", "allow_always", "deny"];
 
 const POLL_MS = 500;
-const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
 /** MUSTER_PERMISSION_TIMEOUT (seconds, > 0), else 10 minutes. */
 export function permissionTimeoutMs(env: Record<string, string | undefined>): number {
-  const s = Number(env.MUSTER_PERMISSION_TIMEOUT);
-  return Number.isFinite(s) && s > 0 ? timerDelay(s * 1000) : DEFAULT_TIMEOUT_MS;
+  return timerDelay(setting(env, "permissionTimeout") * 1000);
 }
 
 /** How a request ended: the parent's answer, no answer in time, or its turn stopped first (why). */

@@ -1,3 +1,4 @@
+import { SETTINGS, setting } from "../base/settings/resolve.js";
 import { announceHost, POKE_SIGNAL, pokesWork, retireHost } from "../util/poke.js";
 import { DirWatch } from "./dir-watch.js";
 
@@ -19,12 +20,11 @@ export function listenForPokes(artifactDir: string): void {
 }
 
 // A poke that could not be sent (no host.json yet is not such a case: the first read covers it) waits this long.
-const SAFETY_POLL_MS = 2000;
+const SAFETY_POLL_MS = SETTINGS.hostPollMs.default;
 
 /** The safety poll, from the child's environment (a test sets it far out to prove a poke alone wakes the host). */
 export function safetyPollMs(env: Record<string, string | undefined>): number {
-  const v = Number(env.MUSTER_HOST_POLL_MS);
-  return Number.isInteger(v) && v >= 50 ? v : SAFETY_POLL_MS;
+  return setting(env, "hostPollMs");
 }
 
 /**

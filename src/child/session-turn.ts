@@ -4,6 +4,7 @@
  * that reloads the conversation.
  */
 import type { EventLog } from "../artifacts/log.js";
+import { setting } from "../base/settings/resolve.js";
 import { failureOf } from "../runners/acp/updates.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput } from "../runners/types.js";
 import { transcriptPrompt } from "../sessions/store.js";
@@ -20,7 +21,7 @@ export type RunnerMode = "session" | "oneshot" | "tui";
 /** The child's runner mode: the profile's, else MUSTER_RUNNER_MODE, else session. */
 export function runnerModeOf(profileMode: RunnerMode | undefined, env: Record<string, string>): RunnerMode {
   if (profileMode) return profileMode;
-  return env.MUSTER_RUNNER_MODE === "oneshot" ? "oneshot" : "session";
+  return setting(env, "runnerMode") === "oneshot" ? "oneshot" : "session";
 }
 
 /** What may share a process: everything but the session to reload and the first prompt's preamble. */

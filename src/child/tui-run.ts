@@ -2,6 +2,8 @@
  * The parts of mode tui's turn taking that are data: how long each wait is, and what one run of the TUI is
  * (child/tui-turn.ts drives them).
  */
+
+import { SETTINGS } from "../base/settings/resolve.js";
 import type { TuiSignal } from "../runners/tui/types.js";
 import type { AgentMessage } from "../runners/types.js";
 
@@ -10,7 +12,7 @@ export const SUBMIT_CHECK_MS = 3000;
 /** How often the screen of a TUI whose ready hook comes late (Codex) is read until it shows its prompt. */
 export const SCREEN_READY_MS = 500;
 /** A TUI not ready this long gets a progress record saying so (MUSTER_TUI_SLOW_START_MS overrides it). */
-export const SLOW_START_MS = 30_000;
+export const SLOW_START_MS: number = SETTINGS.tuiSlowStartMs.default;
 /** Enter presses after the first, each only while the draft is still in the input box. */
 export const MAX_RESUBMITS = 5;
 /** How often a running turn's transcript is checked for an interrupt a person made in the pane. */

@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import type { EventLog } from "../artifacts/log.js";
+import { setting } from "../base/settings/resolve.js";
 import { tuiAdapter } from "../runners/tui/registry.js";
 import type { TuiAdapter, TuiSignal } from "../runners/tui/types.js";
 import type { AgentMessage, Runner, TurnInput } from "../runners/types.js";
@@ -88,7 +89,7 @@ export class TuiHolder {
   private async open(spec: TuiTurnSpec, turnId: string): Promise<TuiPty> {
     // node-pty (native) and the terminal model load only in this mode: every other host starts without them.
     const { TuiPty } = await import("./tui-pty.js");
-    this.slowStartMs = Number(spec.input.env.MUSTER_TUI_SLOW_START_MS) || SLOW_START_MS;
+    this.slowStartMs = setting(spec.input.env, "tuiSlowStartMs");
     fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
     this.hooks.skipToEnd();
     // A new process: nothing of the last one's runs carries over.

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { rawSetting } from "../base/settings/resolve.js";
 import { uuidv7 } from "../util/ids.js";
 import { pokeHost } from "../util/poke.js";
 import { readFileBounded } from "../util/safe-read.js";
@@ -124,7 +125,7 @@ export async function runAsk(argv: string[]): Promise<number> {
     process.stdout.write(`${ASK_USAGE}\n`);
     return 0;
   }
-  const dir = process.env.MUSTER_ARTIFACT_DIR;
+  const dir = rawSetting(process.env, "artifactDir");
   if (!dir) {
     process.stderr.write(
       "muster: `muster ask` works only inside a child's pane (MUSTER_ARTIFACT_DIR is not set)\n",

@@ -3,6 +3,7 @@
  * bin/muster.js loads only this file for them, so they start about as fast as bare node.
  */
 import * as path from "node:path";
+import { rawSetting } from "../base/settings/resolve.js";
 import { dropJsonFile } from "../util/fsx.js";
 import { pokeHost } from "../util/poke.js";
 import { readFileBounded } from "../util/safe-read.js";
@@ -55,7 +56,7 @@ export function runChildCommand(argv: string[]): number {
     process.stdout.write(`${USAGE[kind]}\n`);
     return 0;
   }
-  const dir = process.env.MUSTER_ARTIFACT_DIR;
+  const dir = rawSetting(process.env, "artifactDir");
   if (!dir) {
     process.stderr.write(
       `muster: \`muster ${kind}\` works only inside a child's pane (MUSTER_ARTIFACT_DIR is not set)\n`,

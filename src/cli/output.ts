@@ -1,4 +1,5 @@
 import { isMusterError } from "../base/errors.js";
+import { setting } from "../base/settings/resolve.js";
 import { storageError } from "../base/storage-errors.js";
 import { selfCommand } from "../util/self-bin.js";
 import { ERROR_EXIT, EXIT } from "./exit-codes.js";
@@ -63,7 +64,7 @@ export function reportError(thrown: unknown, json: boolean): number {
   const next = isMusterError(e) && e.next ? { next: e.next } : {};
   if (json) printJson({ error: { code, message, ...next } });
   warn(`muster: ${message.split("\n")[0]}\n`);
-  if (!isMusterError(e) && process.env.MUSTER_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
+  if (!isMusterError(e) && setting(process.env, "debug")) process.stderr.write(`${(e as Error)?.stack}\n`);
   return exit;
 }
 

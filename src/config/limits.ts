@@ -1,6 +1,7 @@
-import { loadConfig } from "./config.js";
+import { SETTINGS, type Settings } from "../base/settings/resolve.js";
+import { loadSettings } from "./settings.js";
 
-/** Bounds on one primary's tree (DESIGN §11); env beats config beats the default. */
+/** Bounds on one primary's tree (DESIGN §11); env beats config beats the default (base/settings). */
 export interface Limits {
   /** Turns running at once across the primary; more wait for a slot. */
   maxRunning: number;
@@ -10,18 +11,17 @@ export interface Limits {
   maxLiveNodes: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxRunning: 4, maxDepth: 8, maxLiveNodes: 256 };
+export const DEFAULT_LIMITS: Limits = {
+  maxRunning: SETTINGS.maxRunning.default,
+  maxDepth: SETTINGS.maxDepth.default,
+  maxLiveNodes: SETTINGS.maxLive.default,
+};
 
-function pick(envValue: string | undefined, configValue: number | undefined, fallback: number): number {
-  const n = envValue !== undefined && envValue !== "" ? Number(envValue) : configValue;
-  return n !== undefined && Number.isInteger(n) && n >= 1 ? n : fallback;
-}
+/** The limits of settings already resolved (loadSettings). */
+export const limitsOf = (s: Settings): Limits => ({
+  maxRunning: s.maxRunning,
+  maxDepth: s.maxDepth,
+  maxLiveNodes: s.maxLive,
+});
 
-export function limitsFrom(env: NodeJS.ProcessEnv): Limits {
-  const { config } = loadConfig(env);
-  return {
-    maxRunning: pick(env.MUSTER_MAX_RUNNING, config.maxRunning, DEFAULT_LIMITS.maxRunning),
-    maxDepth: pick(env.MUSTER_MAX_DEPTH, config.maxDepth, DEFAULT_LIMITS.maxDepth),
-    maxLiveNodes: pick(env.MUSTER_MAX_LIVE, config.maxLiveNodes, DEFAULT_LIMITS.maxLiveNodes),
-  };
-}
+export const limitsFrom = (env: NodeJS.ProcessEnv): Limits => limitsOf(loadSettings(env).values);

@@ -1,5 +1,8 @@
 /** What is available here for muster: the multiplexer, the built-in runners, the agent CLIs. Plain data. */
 import { stateRoot } from "../artifacts/layout.js";
+import { type SettingInEffect, settingsInEffect } from "../base/settings/report.js";
+import { rawSetting, SETTINGS } from "../base/settings/resolve.js";
+import { loadSettings } from "../config/settings.js";
 import { BackendSet } from "../mux/registry.js";
 import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
@@ -23,6 +26,10 @@ export interface DoctorReport {
   inotify: { limit: number; inUse: number; headroom: number } | null;
   /** muster processes (child hosts, pty holders) whose state dir no longer exists: no command reaches them. */
   orphans: OrphanProcess[];
+  /** The MUSTER_* settings that are set, and from where (base/settings); a secret's value is hidden. */
+  settings: SettingInEffect[];
+  /** One line per bad setting value (ignored) and per config file problem. */
+  settingProblems: string[];
 }
 
 /** Checks the multiplexer and every agent CLI a runner drives. */
@@ -46,18 +53,21 @@ export async function doctor(
     }
   }
   const clis = await agentClis(env);
+  const resolved = loadSettings(env);
   return {
     ok: backend.ok,
     node: process.version,
     tmux,
     backend,
-    socket: env.MUSTER_TMUX_SOCKET ?? null,
+    socket: rawSetting(env, "tmuxSocket") ?? null,
     insideTmux: !!env.TMUX,
     stateRoot: stateRoot(env),
     runners: runnerNames().map((name) => ({ name, available: true as const })),
     agentClis: clis,
     inotify: inotifyReport(),
     orphans: orphanProcesses(),
+    settings: settingsInEffect(resolved, SETTINGS),
+    settingProblems: [...resolved.configWarnings, ...resolved.problems],
   };
 }
 

@@ -1,5 +1,6 @@
 import type { ChildMeta } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
+import { ENV } from "../base/settings/resolve.js";
 import { loadProfile } from "../profiles/profile.js";
 import { writeJsonAtomic } from "../util/fsx.js";
 
@@ -37,7 +38,7 @@ export function handOverForResume(
     } catch {
       // The profile is gone or broken now: the child continues with the parent's environment.
     }
-    if (meta.envNames.includes("MUSTER_NO_SPAWN")) env.MUSTER_NO_SPAWN = "1";
+    if (meta.envNames.includes(ENV.noSpawn)) env[ENV.noSpawn] = "1";
   }
   writeJsonAtomic(envFile, { env });
 }

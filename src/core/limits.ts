@@ -1,6 +1,7 @@
-export { DEFAULT_LIMITS, type Limits, limitsFrom } from "../config/limits.js";
+export { DEFAULT_LIMITS, type Limits, limitsFrom, limitsOf } from "../config/limits.js";
 
 import { MusterError } from "../base/errors.js";
+import { setting } from "../base/settings/resolve.js";
 import type { Limits } from "../config/limits.js";
 import type { LoadedChild } from "./children.js";
 
@@ -12,7 +13,7 @@ export function checkLineage(
   total: number,
   children: () => LoadedChild[],
 ): void {
-  if (env.MUSTER_NO_SPAWN === "1") {
+  if (setting(env, "noSpawn")) {
     throw new MusterError(
       "limit_reached",
       `this child's agent may not start children (its profile says spawn: false)`,

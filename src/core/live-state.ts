@@ -1,5 +1,6 @@
 import type { CompletionStatus, MusterEvent } from "../artifacts/events.js";
-import { loadConfig } from "../config/config.js";
+import { SETTINGS, type Settings } from "../base/settings/resolve.js";
+import { loadSettings } from "../config/settings.js";
 
 /**
  * A child's live state, derived from its structured events and status only (never from its screen):
@@ -46,15 +47,13 @@ export interface LiveFold {
 }
 
 /** The stall limit when neither MUSTER_STALL_SECONDS nor the config's stallSeconds sets one. */
-export const DEFAULT_STALL_MS = 60_000;
+export const DEFAULT_STALL_MS = SETTINGS.stallSeconds.default * 1000;
 
 /** The stall limit: env MUSTER_STALL_SECONDS, else config `stallSeconds`, else 60 s (a positive number). */
-export function stallMsFrom(env: NodeJS.ProcessEnv): number {
-  const raw = env.MUSTER_STALL_SECONDS;
-  const fromConfig = (loadConfig(env).config as { stallSeconds?: unknown }).stallSeconds;
-  const n = raw !== undefined && raw !== "" ? Number(raw) : fromConfig;
-  return typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.round(n * 1000) : DEFAULT_STALL_MS;
-}
+export const stallMsFrom = (env: NodeJS.ProcessEnv): number => stallMsOf(loadSettings(env).values);
+
+/** The stall limit of settings already resolved. */
+export const stallMsOf = (s: Settings): number => Math.round(s.stallSeconds * 1000);
 
 const DETAIL_MAX = 160;
 

@@ -3,6 +3,7 @@ import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artif
 import type { MusterEvent } from "../artifacts/events.js";
 import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
+import { type LoadedSettings, loadSettings } from "../config/settings.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts, appendReceiptsIfWritable } from "../delivery/receipts.js";
 import { recordIdOf } from "../delivery/records.js";
@@ -35,8 +36,8 @@ import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { checkPrompt } from "./host-launch.js";
 import { buildInbox, type InboxRead } from "./inbox.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
-import { type Limits, limitsFrom } from "./limits.js";
-import { stallMsFrom } from "./live-state.js";
+import { type Limits, limitsOf } from "./limits.js";
+import { stallMsOf } from "./live-state.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
 import { backendNameOf, placeNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
@@ -70,6 +71,8 @@ export class Muster implements CoreContext {
   readonly cwd: string;
   private readonly muxVersion = new Map<string, Promise<string>>();
   /** Tree limits in force for this process (env, then config, then defaults). */
+  /** Every MUSTER_* setting with its source, read once (base/settings). */
+  readonly settings: LoadedSettings;
   readonly limits: Limits;
   /** An open turn with no event for this long shows as stalled (MUSTER_STALL_SECONDS, config, 60 s). */
   readonly stallMs: number;
@@ -85,8 +88,10 @@ export class Muster implements CoreContext {
     this.root = opts.home ? path.resolve(workingDir(this.env), opts.home) : stateRoot(this.env);
     this.own = new OwnPrimary(this.root, resolvePrimary(this.root, this.cwd, opts.primary, this.env));
     this.backends = new BackendSet(this.env, this.root, opts.backend);
-    this.limits = limitsFrom(this.env);
-    this.stallMs = stallMsFrom(this.env);
+    // Every setting from one read of the environment and the config file.
+    this.settings = loadSettings(this.env);
+    this.limits = limitsOf(this.settings.values);
+    this.stallMs = stallMsOf(this.settings.values);
   }
 
   /** This primary's id (tentative while a new workspace's primary is not recorded yet). */

@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { type PrimaryPaths, primariesDir, primaryPaths, workspaceFile } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
+import { rawSetting } from "../base/settings/resolve.js";
 import { ensureDir, fsyncDir, readJson, readJsonIfExists, writeFileAtomic } from "../util/fsx.js";
 import { assertFullId, assertIdOrPrefix, isFullId, shortId, uuidv7 } from "../util/ids.js";
 import { Registry } from "./registry.js";
@@ -28,7 +29,7 @@ export function resolvePrimary(
   explicit?: string,
   env: NodeJS.ProcessEnv = process.env,
 ): PrimarySource {
-  const given = explicit ?? env.MUSTER_PRIMARY;
+  const given = explicit ?? rawSetting(env, "primary");
   if (given) return { id: explicitPrimary(root, given), from: "explicit", recorded: true };
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
     throw new MusterError("invalid_argument", `the current directory (${cwd}) no longer exists`, {

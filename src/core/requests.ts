@@ -6,6 +6,7 @@
  */
 import type { MusterEvent, PermissionEvent, QuestionEvent } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
+import { rawSetting } from "../base/settings/resolve.js";
 import { shortId } from "../util/ids.js";
 import { loadChildOrUnreadable, resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
@@ -70,7 +71,7 @@ function pendingOf(events: MusterEvent[]): (QuestionEvent | PermissionEvent)[] {
  */
 export function pendingRequests(m: CoreContext): PendingRequest[] {
   const doc = m.registry.read();
-  const self = m.env.MUSTER_CHILD_ID;
+  const self = rawSetting(m.env, "childId");
   const out: PendingRequest[] = [];
   for (const entry of Object.values(doc.children)) {
     const lineage = lineageOf(doc, entry.id);

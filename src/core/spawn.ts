@@ -4,6 +4,7 @@ import type { Caps, ChildMeta } from "../artifacts/events.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { childFiles } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
+import { ENV, rawSetting, setting } from "../base/settings/resolve.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
 import { discardIsolation, worktreePath } from "../isolation/result.js";
 import { branchOf, checkIsolationMode, createWorktree, planWorktree } from "../isolation/worktree.js";
@@ -125,9 +126,9 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const modeWarning: string[] = [];
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
     throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
-  const parent = m.env.MUSTER_CHILD_ID ?? null;
+  const parent = rawSetting(m.env, "childId") ?? null;
   // MUSTER_DEPTH is the spawning child's own depth (set in its pane); a primary's direct child has depth 0.
-  const parentDepth = Number(m.env.MUSTER_DEPTH ?? "-1");
+  const parentDepth = setting(m.env, "depth") ?? -1;
   const depth = Number.isInteger(parentDepth) && parentDepth >= -1 ? parentDepth + 1 : 0;
   checkLineage(m.limits, depth, m.env, Object.keys(m.registry.read().children).length, () =>
     // An unreadable child counts as live (it may be): it must not stop every spawn.
@@ -155,7 +156,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const dir = m.paths.artifactDir(id);
   const files = childFiles(dir);
   // A no-spawn agent's children inherit the ban through their environment, like the primary itself.
-  if (profile.spawn === false) childEnv.MUSTER_NO_SPAWN = "1";
+  if (profile.spawn === false) childEnv[ENV.noSpawn] = "1";
   const meta: ChildMeta = {
     v: 1,
     id,

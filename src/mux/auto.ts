@@ -1,6 +1,7 @@
 /** Which backend new children start in when MUSTER_BACKEND does not say: a multiplexer if there is one. */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { rawSetting } from "../base/settings/resolve.js";
 
 /** Whether an executable `bin` is in one of PATH's folders (without PATH, where execvp looks then). */
 export function onPath(bin: string, env: NodeJS.ProcessEnv): boolean {
@@ -21,7 +22,7 @@ export function onPath(bin: string, env: NodeJS.ProcessEnv): boolean {
  */
 export function autoBackendName(env: NodeJS.ProcessEnv, registered: (name: string) => boolean): string {
   if (env.ZELLIJ && registered("zellij")) return "zellij";
-  if (env.MUSTER_TMUX_BIN || onPath("tmux", env)) return "tmux";
+  if (rawSetting(env, "tmuxBin") || onPath("tmux", env)) return "tmux";
   if (onPath("zellij", env) && registered("zellij")) return "zellij";
   return registered("pty") ? "pty" : "tmux";
 }

@@ -5,6 +5,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
+import { rawSetting } from "../base/settings/resolve.js";
 import { localPlace } from "../place/local/index.js";
 import { registerPlace } from "../place/registry.js";
 import { workingDir } from "../util/cwd.js";
@@ -30,7 +31,7 @@ export async function loadBackendModules(
   // workingDir, not process.cwd(): that throws in a deleted directory, where muster must still start.
   cwd = workingDir(env),
 ): Promise<void> {
-  const spec = env.MUSTER_BACKEND_MODULE;
+  const spec = rawSetting(env, "backendModule");
   if (!spec) return;
   for (const p of spec.split(":").filter((s) => s !== "")) {
     // The working directory only for a relative path: a command run from a deleted directory must not fail here.

@@ -5,6 +5,7 @@
  */
 import { backendStateDir } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
+import { rawSetting } from "../base/settings/resolve.js";
 import { LOCAL_PLACE, type Place } from "../place/place.js";
 import { placeOf } from "../place/registry.js";
 import { autoBackendName } from "./auto.js";
@@ -36,7 +37,7 @@ export const backendNames = (): string[] => [...factories.keys()].sort();
 
 /** The backend new children start in: MUSTER_BACKEND, else tmux where it exists (mux/auto.ts). */
 export const defaultBackendName = (env: NodeJS.ProcessEnv): string =>
-  env.MUSTER_BACKEND || autoBackendName(env, (n) => factories.has(n));
+  rawSetting(env, "backend") || autoBackendName(env, (n) => factories.has(n));
 
 /** One process's backends, one per terminal and place, made on first use and kept (a backend may cache). */
 export class BackendSet {

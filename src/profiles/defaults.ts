@@ -1,5 +1,6 @@
 /** The bundled agent a new child runs when none is named and $MUSTER_AGENT is unset. */
-export const DEFAULT_AGENT = "mock";
+import { SETTINGS, setting } from "../base/settings/resolve.js";
+export const DEFAULT_AGENT: string = SETTINGS.agent.default;
 
 /** The agent a new child runs when the call names none: $MUSTER_AGENT, else DEFAULT_AGENT. */
-export const defaultAgent = (env: NodeJS.ProcessEnv): string => env.MUSTER_AGENT || DEFAULT_AGENT;
+export const defaultAgent = (env: NodeJS.ProcessEnv): string => setting(env, "agent");

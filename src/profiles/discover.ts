@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { isMusterError } from "../base/errors.js";
+import { resolveSetting } from "../base/settings/resolve.js";
 import { loadConfig, type MusterConfig } from "../config/config.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { readFileBounded } from "../util/safe-read.js";
@@ -62,14 +63,8 @@ export function compatEnabled(
   explicit?: boolean,
 ): { on: boolean; warnings: string[] } {
   if (explicit !== undefined) return { on: explicit, warnings: [] };
-  const v = env.MUSTER_COMPAT_AGENTS?.trim().toLowerCase();
-  if (v && ["0", "false", "no", "off"].includes(v)) return { on: false, warnings: [] };
-  if (v && ["1", "true", "yes", "on"].includes(v)) return { on: true, warnings: [] };
-  const warnings = v ? [`MUSTER_COMPAT_AGENTS="${v}" is not 0 or 1; ignored`] : [];
-  if (typeof config.compatAgents === "boolean") return { on: config.compatAgents, warnings };
-  if (config.compatAgents !== undefined)
-    warnings.push('config "compatAgents" must be true or false; ignored');
-  return { on: true, warnings };
+  const r = resolveSetting(env, "compatAgents", config as Record<string, unknown>);
+  return { on: r.value, warnings: r.problem ? [r.problem] : [] };
 }
 
 /** The folders searched, lowest precedence first (HOME and XDG_CONFIG_HOME come from `env`). */

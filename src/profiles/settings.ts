@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
+import { ENV, rawSetting } from "../base/settings/resolve.js";
 import { configDir, loadConfig, type MusterConfig } from "../config/config.js";
 import type { ModelInfo } from "../runners/types.js";
 import { choices, findModel, type RunnerCatalog, runnerCatalog } from "./catalog.js";
@@ -138,20 +139,14 @@ function settings(
 export function resolveSettings(input: ResolveInput): ResolvedSettings {
   const { env, config, cat, warnings, configFile } = context(input);
   const profileLabel = `profile ${input.profile?.source ?? input.profile?.name ?? "(unnamed)"}`;
-  const cands = (key: "model" | "reasoning", envName: string): Candidate[] => [
+  const cands = (key: "model" | "reasoning"): Candidate[] => [
     { value: input.call?.[key], source: "call", label: "call" },
     { value: input.profile?.[key], source: "profile", label: profileLabel },
-    { value: env[envName], source: "env", label: envName },
+    { value: rawSetting(env, key), source: "env", label: ENV[key] },
     { value: config[key], source: "config", label: `config ${configFile}` },
   ];
-  const picked = pickModel(cat, cands("model", "MUSTER_MODEL"), warnings);
-  const r = pickReasoning(
-    picked.model,
-    picked.info,
-    cands("reasoning", "MUSTER_REASONING"),
-    warnings,
-    cat.reasoning,
-  );
+  const picked = pickModel(cat, cands("model"), warnings);
+  const r = pickReasoning(picked.model, picked.info, cands("reasoning"), warnings, cat.reasoning);
   return settings(picked, r, warnings);
 }
 

@@ -1,19 +1,11 @@
 import { execFile } from "node:child_process";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
+import { forwardedNames, setting } from "../base/settings/resolve.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 
-/** Settings a popup must carry: tmux runs its command with the server's environment, not the caller's. */
-const FORWARDED = [
-  "MUSTER_HOME",
-  "MUSTER_TMUX_SOCKET",
-  "MUSTER_TMUX_BIN",
-  "MUSTER_BACKEND",
-  "MUSTER_BACKEND_MODULE",
-  "XDG_STATE_HOME",
-  "XDG_CONFIG_HOME",
-  "NO_COLOR",
-];
+/** What a popup must carry: tmux runs its command with the server's environment, not the caller's. */
+const FORWARDED = [...forwardedNames("popup"), "XDG_STATE_HOME", "XDG_CONFIG_HOME", "NO_COLOR"];
 
 /** argv that runs `muster top` (for this primary, when given) with the caller's muster settings. */
 export function topArgv(env: NodeJS.ProcessEnv, primary?: string): string[] {
@@ -56,7 +48,7 @@ export async function installBinding(args: string[], env: NodeJS.ProcessEnv): Pr
       "unsupported",
       "not inside tmux: run `muster tmux-keys --install` in a tmux pane, or add the printed line to ~/.tmux.conf",
     );
-  const bin = env.MUSTER_TMUX_BIN || "tmux";
+  const bin = setting(env, "tmuxBin");
   await new Promise<void>((resolve, reject) =>
     execFile(bin, ["-S", socket, ...args], { timeout: 5000 }, (e, _out, stderr) =>
       e

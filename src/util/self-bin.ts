@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { rawSetting } from "../base/settings/resolve.js";
 import { ensureDir, writeFileAtomic } from "./fsx.js";
 import { PACKAGE_ROOT } from "./pkg.js";
 
@@ -59,7 +60,7 @@ function runsThisInstall(file: string): boolean {
  * first on PATH) the PATH is the agent's own.
  */
 export function selfCommand(env: NodeJS.ProcessEnv = process.env): string {
-  const inChild = !!env.MUSTER_CHILD_ID;
+  const inChild = rawSetting(env, "childId") !== undefined;
   if (!inChild && (env.npm_lifecycle_event === "npx" || env.npm_command === "exec")) return "npx muster";
   const npmAdded = (dir: string): boolean =>
     !inChild &&

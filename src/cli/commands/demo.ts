@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
+import { rawSetting } from "../../base/settings/resolve.js";
 import { createMuster } from "../../core/muster.js";
 import { shortId } from "../../util/ids.js";
 import { selfCommand } from "../../util/self-bin.js";
@@ -199,7 +200,7 @@ function watchHint(backend: string, me: string, rows: Row[], m: ReturnType<typeo
     backend === "tmux"
       ? "detach with prefix + d"
       : backend === "pty"
-        ? `detach with ${process.env.MUSTER_DETACH_KEY || "Ctrl-\\"}`
+        ? `detach with ${rawSetting(process.env, "detachKey") || "Ctrl-\\"}`
         : "detach as your multiplexer does";
   // Outside tmux, the pane's attach command up to its first `;` attaches the whole session: all three at once.
   const pane = backend === "tmux" && !process.env.TMUX ? m.attachCommand(m.child(first.id)) : null;

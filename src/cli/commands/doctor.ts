@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { rawSetting } from "../../base/settings/resolve.js";
 import { doctor } from "../../core/doctor.js";
 import { table } from "../format.js";
 import { ExitWith, printJson, say } from "../output.js";
@@ -24,7 +25,7 @@ export function registerDoctor(program: Command): void {
                 "-",
                 `not found; optional: children run on the ${backend.name} backend (apt-get install tmux / brew install tmux for tmux panes)`,
               ];
-        const chosen = process.env.MUSTER_BACKEND ? "set by MUSTER_BACKEND" : "the default here";
+        const chosen = rawSetting(process.env, "backend") ? "set by MUSTER_BACKEND" : "the default here";
         const backendRow = backend.ok
           ? [
               "backend",
@@ -54,6 +55,8 @@ export function registerDoctor(program: Command): void {
               ? `${c.version ?? "?"} (${c.path})${c.tested ? ` · tested with ${c.tested}` : ""}`
               : `not on PATH: ${c.install} (or set ${c.envVar})`,
           ]),
+          ...report.settings.map((s) => ["setting", s.source, `${s.name}=${s.value}`]),
+          ...report.settingProblems.map((line) => ["setting", "BAD", line]),
           ...report.orphans.map((o) => [
             `orphan ${o.pid}`,
             "STRAY",

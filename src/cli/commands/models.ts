@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { ENV } from "../../base/settings/resolve.js";
 import {
   MAX_LIMIT,
   type ModelQuery,
@@ -25,7 +26,7 @@ function sourceLabel(s: SettingSource | null, what: "model" | "reasoning"): stri
   const label = {
     call: "given",
     profile: "profile",
-    env: what === "model" ? "MUSTER_MODEL" : "MUSTER_REASONING",
+    env: ENV[what],
     config: "config",
     runner: "runner default",
     last: "last turn",

@@ -1,5 +1,6 @@
 import * as os from "node:os";
 import * as path from "node:path";
+import { forwardedNames } from "../../base/settings/resolve.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 
 export const CLIENTS = ["claude", "codex", "gemini", "opencode"] as const;
@@ -27,27 +28,11 @@ export interface InstallContext {
 export const SERVER_NAME = "muster";
 export const TIMEOUT_SEC = 3600;
 
-/** muster's own variables: state, tmux, limits, the lineage of a parent that is itself a child, binaries. */
-const MUSTER_VARS = [
-  "MUSTER_HOME",
-  "MUSTER_PRIMARY",
-  "MUSTER_TMUX_SOCKET",
-  "MUSTER_TMUX_BIN",
-  "MUSTER_COMPAT_AGENTS",
-  "MUSTER_MAX_LIVE",
-  "MUSTER_MAX_DEPTH",
-  "MUSTER_MAX_RUNNING",
-  "MUSTER_CHILD_ID",
-  "MUSTER_DEPTH",
-  "MUSTER_NO_SPAWN",
-  "MUSTER_CLAUDE_BIN",
-  "MUSTER_CODEX_BIN",
-  "MUSTER_GEMINI_BIN",
-  "MUSTER_OPENCODE_BIN",
-  "MUSTER_PI_BIN",
-  "MUSTER_AIDER_BIN",
-  "MUSTER_DEBUG",
-];
+/**
+ * muster's own variables (state, backend, agent defaults, limits, the lineage of a parent that is itself a
+ * child, binaries): the ones base/settings marks for MCP servers.
+ */
+const SETTING_VARS = forwardedNames("mcp");
 
 /** Where children open (the caller's tmux session) and where the agent CLIs keep their config. */
 const CONTEXT_VARS = [
@@ -86,7 +71,7 @@ export const KEY_VARS = [
   "DEEPSEEK_API_KEY",
 ];
 
-export const DEFAULT_ENV_NAMES = [...MUSTER_VARS, ...CONTEXT_VARS, ...KEY_VARS];
+export const DEFAULT_ENV_NAMES = [...SETTING_VARS, ...CONTEXT_VARS, ...KEY_VARS];
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const isEnvName = (s: string): boolean => NAME.test(s);

@@ -5,6 +5,7 @@
  * Run as `node attach.js <socket> <pane id> [holder pid]`; a socket that is not the holder's is refused.
  */
 import * as net from "node:net";
+import { requireSetting } from "../../base/settings/resolve.js";
 import { detachByte } from "./keys.js";
 import { encodeFrame, FRAME, type Frame, FrameReader, jsonFrame, parseJson } from "./protocol.js";
 import { checkHolderPid, checkHolderSocket } from "./socket-check.js";
@@ -14,7 +15,7 @@ function main(): void {
   const holderPid = pidArg !== undefined && /^\d+$/.test(pidArg) ? Number(pidArg) : undefined;
   let detach: number;
   try {
-    detach = detachByte(process.env.MUSTER_DETACH_KEY);
+    detach = detachByte(requireSetting(process.env, "detachKey"));
   } catch (e) {
     process.stderr.write(`muster attach: ${(e as Error).message}\n`);
     process.exit(2);

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { MusterError } from "../../base/errors.js";
+import { rawSetting } from "../../base/settings/resolve.js";
 import { localPlace } from "../../place/local/index.js";
 import type { Place } from "../../place/place.js";
 import type {
@@ -40,13 +41,9 @@ const SPAWN_FORMAT = "#{pane_id}\t#{window_id}\t#{session_name}";
 /** Chooses the server and session from the environment (see TmuxBackendConfig). */
 export function createTmuxBackend(env: NodeJS.ProcessEnv = process.env, place?: Place): TmuxBackend {
   const at = place ? { place } : {};
-  if (env.MUSTER_TMUX_SOCKET) {
-    return new TmuxBackend({
-      server: { flag: "-L", value: env.MUSTER_TMUX_SOCKET },
-      session: "muster",
-      env,
-      ...at,
-    });
+  const socket = rawSetting(env, "tmuxSocket");
+  if (socket) {
+    return new TmuxBackend({ server: { flag: "-L", value: socket }, session: "muster", env, ...at });
   }
   const inside = P.parseTmuxEnv(env.TMUX);
   if (inside && env.TMUX_PANE) {

@@ -1,5 +1,6 @@
 /** Runs the tmux client (argv arrays only, never a shell) through the place tmux runs in. */
 import { MusterError } from "../../base/errors.js";
+import { setting } from "../../base/settings/resolve.js";
 import { localPlace } from "../../place/local/index.js";
 import { ExecFailure, type ExecRun, type Place } from "../../place/place.js";
 import { type ServerRef, serverArgs } from "./argv.js";
@@ -25,7 +26,7 @@ const DEFAULT_TIMEOUT_MS = 5_000;
 
 /** The tmux binary: `$MUSTER_TMUX_BIN` or `tmux` from PATH. */
 export function tmuxBin(env: NodeJS.ProcessEnv = process.env): string {
-  return env.MUSTER_TMUX_BIN || "tmux";
+  return setting(env, "tmuxBin");
 }
 
 const oneLine = (s: string | undefined): string => (s ?? "").replace(/\s+/g, " ").trim().slice(0, 400);

@@ -6,6 +6,7 @@
 import { mkdirSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { MusterError } from "../../base/errors.js";
+import { setting } from "../../base/settings/resolve.js";
 import { localPlace } from "../../place/local/index.js";
 import type { Place } from "../../place/place.js";
 import { withFileLock } from "../../util/lock.js";
@@ -42,7 +43,7 @@ const SESSION = /^[A-Za-z0-9._-]{1,64}$/;
 export function zellijSession(env: NodeJS.ProcessEnv): { name: string; inside: boolean } {
   if (env.ZELLIJ !== undefined && env.ZELLIJ_SESSION_NAME)
     return { name: env.ZELLIJ_SESSION_NAME, inside: true };
-  return { name: env.MUSTER_ZELLIJ_SESSION || "muster", inside: false };
+  return { name: setting(env, "zellijSession"), inside: false };
 }
 
 /** A ref as read back from a registry, checked before any of it reaches an argv. */

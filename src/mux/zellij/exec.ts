@@ -1,5 +1,6 @@
 /** Runs the zellij client (argv arrays only, never a shell), with a timeout: a hung client must not hang muster. */
 import { MusterError } from "../../base/errors.js";
+import { setting } from "../../base/settings/resolve.js";
 import { localPlace } from "../../place/local/index.js";
 import { ExecFailure, type ExecRun, type Place } from "../../place/place.js";
 
@@ -8,7 +9,7 @@ export type ZellijRun = ExecRun;
 const DEFAULT_TIMEOUT_MS = 5_000;
 
 /** The zellij binary: `$MUSTER_ZELLIJ_BIN` or `zellij` from PATH. */
-export const zellijBin = (env: NodeJS.ProcessEnv): string => env.MUSTER_ZELLIJ_BIN || "zellij";
+export const zellijBin = (env: NodeJS.ProcessEnv): string => setting(env, "zellijBin");
 
 // A server started by `attach --create-background` may copy its client's environment into every pane:
 // hand it only what a client needs, never the caller's whole environment (it may hold secrets). The child

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
+import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { readFileBounded } from "../../util/safe-read.js";
 import type { AgentMessage, Runner, StreamParser, TurnInput, TurnPlan } from "../types.js";
@@ -196,7 +197,7 @@ export const aiderRunner: Runner = {
   description: "Aider (`aider --message-file`, plain text); resumes with --restore-chat-history",
   binary: {
     command: "aider",
-    envVar: "MUSTER_AIDER_BIN",
+    envVar: ENV.aiderBin,
     install: "python -m pip install aider-install && aider-install",
   },
   usage:

@@ -1,3 +1,4 @@
+import { ENV } from "../../base/settings/table.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import { inlineObjectSchema } from "./schema.js";
 import {
@@ -129,7 +130,7 @@ export const claudeRunner: Runner = {
   description: "Claude Code (`claude -p`, stream-json); resumes with --resume <session>",
   binary: {
     command: "claude",
-    envVar: "MUSTER_CLAUDE_BIN",
+    envVar: ENV.claudeBin,
     install: "npm install -g @anthropic-ai/claude-code",
     tested: { pkg: "@anthropic-ai/claude-code", version: "2.1.332" },
   },

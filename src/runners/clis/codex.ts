@@ -1,3 +1,4 @@
+import { ENV } from "../../base/settings/table.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import { schemaFile, strictSchema } from "./schema.js";
 import {
@@ -90,7 +91,7 @@ export const codexRunner: Runner = {
   description: "OpenAI Codex CLI (`codex exec --json`); resumes with `codex exec resume <thread>`",
   binary: {
     command: "codex",
-    envVar: "MUSTER_CODEX_BIN",
+    envVar: ENV.codexBin,
     install: "npm install -g @openai/codex",
     tested: { pkg: "@openai/codex", version: "0.171.0" },
   },

@@ -1,4 +1,5 @@
 import * as path from "node:path";
+import { ENV } from "../../base/settings/table.js";
 import { writeFileNoFollow } from "../../util/fsx.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
@@ -92,7 +93,7 @@ export const geminiRunner: Runner = {
   description: "Gemini CLI (`gemini -p`, stream-json); resumes with --resume <session>",
   binary: {
     command: "gemini",
-    envVar: "MUSTER_GEMINI_BIN",
+    envVar: ENV.geminiBin,
     install: "npm install -g @google/gemini-cli",
     tested: { pkg: "@google/gemini-cli", version: "0.61.0" },
   },

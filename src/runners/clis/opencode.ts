@@ -1,3 +1,4 @@
+import { ENV } from "../../base/settings/table.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
   binaryOf,
@@ -102,7 +103,7 @@ export const opencodeRunner: Runner = {
   description: "OpenCode (`opencode run --format json`); resumes with --session <id>",
   binary: {
     command: "opencode",
-    envVar: "MUSTER_OPENCODE_BIN",
+    envVar: ENV.opencodeBin,
     install: "npm install -g opencode-ai",
     tested: { pkg: "opencode-ai", version: "1.18.33" },
   },

@@ -1,3 +1,4 @@
+import { ENV } from "../../base/settings/table.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
   arr,
@@ -90,7 +91,7 @@ export const piRunner: Runner = {
   description: "Pi coding agent (`pi --mode json`); resumes with --session <id>",
   binary: {
     command: "pi",
-    envVar: "MUSTER_PI_BIN",
+    envVar: ENV.piBin,
     install: "npm install -g @mariozechner/pi-coding-agent",
     tested: { pkg: "@mariozechner/pi-coding-agent", version: "0.73.1" },
   },

@@ -8,6 +8,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { rawSetting } from "../../base/settings/resolve.js";
 import { demandedSchema, structuredAnswer } from "./example.js";
 import { parseMockOptions, taskLine } from "./options.js";
 
@@ -39,7 +40,7 @@ function parseArgs(argv: string[]): Args | undefined {
 
 /** The mock's own session store: the prompts of earlier turns, by session id. */
 function sessionFile(id: string): string {
-  const dir = join(process.env.MUSTER_ARTIFACT_DIR ?? tmpdir(), "runner");
+  const dir = join(rawSetting(process.env, "artifactDir") ?? tmpdir(), "runner");
   mkdirSync(dir, { recursive: true });
   return join(dir, `mock-session-${id.replace(/[^A-Za-z0-9-]/g, "_")}.json`);
 }

@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
+import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
@@ -18,7 +19,7 @@ import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./typ
 
 const BINARY: RunnerBinary = {
   command: "claude",
-  envVar: "MUSTER_CLAUDE_BIN",
+  envVar: ENV.claudeBin,
   install: "npm install -g @anthropic-ai/claude-code",
 };
 

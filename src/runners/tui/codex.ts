@@ -12,6 +12,7 @@
  * TUI can take one (`readyOnScreen`).
  */
 import type { Usage } from "../../artifacts/events.js";
+import { ENV } from "../../base/settings/table.js";
 import { modelSettings, tomlString } from "../clis/codex.js";
 import { binaryOf, num, obj, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
@@ -22,7 +23,7 @@ import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./typ
 
 const BINARY: RunnerBinary = {
   command: "codex",
-  envVar: "MUSTER_CODEX_BIN",
+  envVar: ENV.codexBin,
   install: "npm install -g @openai/codex",
 };
 

@@ -14,6 +14,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
+import { ENV } from "../../base/settings/table.js";
 import { writeFileNoFollow } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
@@ -25,7 +26,7 @@ import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./typ
 
 const BINARY: RunnerBinary = {
   command: "gemini",
-  envVar: "MUSTER_GEMINI_BIN",
+  envVar: ENV.geminiBin,
   install: "npm install -g @google/gemini-cli",
 };
 

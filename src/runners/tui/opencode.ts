@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Usage } from "../../artifacts/events.js";
+import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { childConfig, opencodeModel } from "../clis/opencode.js";
@@ -21,7 +22,7 @@ import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./typ
 
 const BINARY: RunnerBinary = {
   command: "opencode",
-  envVar: "MUSTER_OPENCODE_BIN",
+  envVar: ENV.opencodeBin,
   install: "npm install -g opencode-ai",
 };
 
@@ -87,7 +88,7 @@ export const opencodeTui: TuiAdapter = {
       env: {
         ...input.env,
         OPENCODE_CONFIG_CONTENT: JSON.stringify(merged),
-        MUSTER_TUI_HOOK_FILE: hooks.file,
+        [ENV.tuiHookFile]: hooks.file,
       },
     };
   },

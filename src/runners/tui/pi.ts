@@ -6,6 +6,7 @@
  */
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
+import { ENV } from "../../base/settings/table.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
@@ -15,7 +16,7 @@ import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./typ
 
 const BINARY: RunnerBinary = {
   command: "pi",
-  envVar: "MUSTER_PI_BIN",
+  envVar: ENV.piBin,
   install: "npm install -g @mariozechner/pi-coding-agent",
 };
 
@@ -71,7 +72,7 @@ export const piTui: TuiAdapter = {
       ],
       cwd: input.cwd,
       // The extension finds the hook file here (Pi hands an extension no arguments).
-      env: { ...input.env, MUSTER_TUI_HOOK_FILE: hooks.file },
+      env: { ...input.env, [ENV.tuiHookFile]: hooks.file },
     };
   },
   signal(line: HookLine): TuiSignal | undefined {
