@@ -182,12 +182,13 @@ export function deriveLive(c: LiveInput, now: number, stallMs: number = DEFAULT_
       ? withDetail("queued", q.ts, `waiting for a run slot (${q.running} of ${q.limit} busy)`)
       : withDetail("queued", c.last?.ts ?? c.startedAt ?? iso(now), "next turn about to start");
   }
+  // Idle: nothing waits on a permission any more once the turn settled; a refusal in it is the hint to act on.
   if (c.last && f.denied?.turnId === c.last.turnId) {
     const tools = f.denied.tools.join(", ");
     return withDetail(
-      "waiting-permission",
+      "waiting-input",
       c.last.ts,
-      `permission refused for ${tools}: allow it in the profile's tools, then resume`,
+      `last turn ${c.last.status}; permission refused for ${tools}: allow it in the profile's tools, then resume`,
     );
   }
   const lastLine = c.last

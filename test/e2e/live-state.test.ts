@@ -97,16 +97,16 @@ describe("live state of real children (ls, status, MCP, library)", () => {
     await lsUntil(id, "waiting-input", stall);
   });
 
-  it("waiting-permission while the runner waits for one, and after a turn that had one refused", async () => {
+  it("waiting-permission while the runner waits for one; idle after a turn that had one refused, with the hint", async () => {
     const asking = (await sb.json(["spawn", "asks\nmock: ask=Bash sleep=8"])).data.id as string;
     const pending = await lsUntil(asking, "waiting-permission");
     expect(pending.detail).toBe("asks permission for Bash: mock: ask");
     await lsUntil(asking, "waiting-input");
 
     const refused = (await sb.json(["spawn", "refused\nmock: deny=WebFetch"])).data.id as string;
-    const w = await lsUntil(refused, "waiting-permission");
+    const w = await lsUntil(refused, "waiting-input");
     expect(w.detail).toContain("permission refused for WebFetch");
-    expect((await sb.json(["status", refused])).data.live.state).toBe("waiting-permission");
+    expect((await sb.json(["status", refused])).data.live.state).toBe("waiting-input");
     // A new turn (after the person allowed it) clears it.
     await sb.run(["send", refused, "again, now allowed"]);
     await until(async () => (await sb.json(["status", refused])).data.turns === 2, 20_000, 100);

@@ -93,20 +93,21 @@ describe("live state from events", () => {
     expect(live([...evs, tool(100, "end")], 101).state).toBe("working");
   });
 
-  it("waiting-permission while a permission is pending, and after a turn that had one refused", () => {
+  it("waiting-permission while a permission is pending; idle after a turn that had one refused, with the hint", () => {
     expect(live([started(), turn(1), perm(2, "pending")], 3)).toEqual({
       state: "waiting-permission",
       since: at(2),
       detail: "asks permission for Bash",
     });
     expect(live([started(), turn(1), perm(2, "pending"), perm(4, "granted")], 5).state).toBe("working");
-    // A refusal mid-turn: the turn goes on; once it settles the child waits for a person to allow it.
+    // A refusal mid-turn: the turn goes on; once it settles nothing waits on a permission, the hint stays.
     const refused = [started(), turn(1), perm(2, "denied"), perm(3, "denied", "WebFetch")];
     expect(live(refused, 4).state).toBe("working");
     expect(live([...refused, done(5)], 6)).toEqual({
-      state: "waiting-permission",
+      state: "waiting-input",
       since: at(5),
-      detail: "permission refused for Bash, WebFetch: allow it in the profile's tools, then resume",
+      detail:
+        "last turn completed; permission refused for Bash, WebFetch: allow it in the profile's tools, then resume",
     });
     // The next turn clears it.
     expect(live([...refused, done(5), turn(7, T2)], 8).state).toBe("working");
