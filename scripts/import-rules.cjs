@@ -11,7 +11,7 @@ const FRONT = "^src/(cli|mcp|tui|workflows)/|^src/index\\.ts$";
 const BACKEND_ENTRY = "^src/mux/builtin\\.ts$";
 const BACKEND_API = "^src/mux/(backend|registry|local-host|builtin)\\.ts$";
 const CORE = "^src/core/";
-const PARTS = "^src/(artifacts|delivery|sessions|profiles|mux|runners|child|config|isolation)/";
+const PARTS = "^src/(artifacts|delivery|sessions|profiles|mux|place|runners|child|config|isolation)/";
 const BASE = "^src/(util|base)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -68,6 +68,21 @@ module.exports = {
       severity: "error",
       from: { path: CORE },
       to: { path: "^src/mux/[^/]+/" },
+    },
+    {
+      name: "core-no-concrete-place",
+      comment:
+        "The core asks for a place by name (src/place/place.ts, registry.ts); a concrete place (src/place/<kind>/) registers itself.",
+      severity: "error",
+      from: { path: CORE },
+      to: { path: "^src/place/[^/]+/" },
+    },
+    {
+      name: "place-knows-no-terminal",
+      comment: "Where a host runs knows nothing of what shows its terminal: terminals run through places, not back.",
+      severity: "error",
+      from: { path: "^src/place/" },
+      to: { path: "^src/mux/" },
     },
     {
       name: "runners-not-mux",

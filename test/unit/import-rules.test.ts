@@ -37,6 +37,8 @@ describe("import rules (scripts/import-rules.cjs)", () => {
       [
         "base-only-base: src/util/late.ts → src/core/api.ts",
         "core-no-concrete-backend: src/core/tmux.ts → src/mux/tmux/backend.ts",
+        "core-no-concrete-place: src/core/place.ts → src/place/local/index.ts",
+        "place-knows-no-terminal: src/place/pane.ts → src/mux/tmux/backend.ts",
         "core-not-front-end: src/core/render.ts → src/cli/main.ts",
         "front-end-only-core: src/cli/main.ts → src/runners/agent.ts",
         "front-end-only-core: src/tui/app.ts → src/runners/agent.ts",
