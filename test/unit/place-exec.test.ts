@@ -42,7 +42,7 @@ describe("collectRun never waits on a pipe a forked process keeps open", () => {
 
 describe("the local place's exec", () => {
   it("runs argv with exactly the environment given, stdin from input", async () => {
-    const r = await execLocal(["sh", "-c", 'printf "%s|%s|" "$ONLY" "${HOME:-unset}"; cat'], {
+    const r = await execLocal(["sh", "-c", 'printf "%s|%s|" "$ONLY" "$(printenv HOME || echo unset)"; cat'], {
       env: { ONLY: "this", PATH: process.env.PATH },
       input: "in",
       timeoutMs: 60_000,
