@@ -1,6 +1,7 @@
 // The mirror engine with real processes: a relay child (dist/place/mirror/relay-main.js) on its stdio, a
 // far-side writer process, a feeder in this process, real temp dirs on both sides.
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -48,7 +49,7 @@ afterEach(() => {
 });
 
 describe("mirror: far to near", () => {
-  it("2,000 event lines (torn ones too) and the host's files end byte-identical; snapshots land before their completion", async () => {
+  it("2,000 event lines (torn ones too) and the host's files end byte-identical; only whole lines cross, snapshots before their completion", async () => {
     const { far, near } = sides();
     const { feeder } = await connect(far, near);
     feeders.push(feeder);
@@ -57,7 +58,14 @@ describe("mirror: far to near", () => {
       path.join(near, "events.ndjson"),
     );
     const missing: string[] = [];
-    feeder.on("events", () => {
+    let torn = 0;
+    feeder.on("events", (size: number) => {
+      // Only whole lines cross: the mirror never ends in half a record.
+      const fd = fs.openSync(path.join(near, "events.ndjson"), "r");
+      const last = Buffer.alloc(1);
+      fs.readSync(fd, last, 0, 1, size - 1);
+      fs.closeSync(fd);
+      if (last[0] !== 0x0a) torn++;
       for (const r of reader.readNew())
         if (r.type === "completion" && !fs.existsSync(path.join(near, r.output!.path)))
           missing.push(r.output!.path);
@@ -69,6 +77,7 @@ describe("mirror: far to near", () => {
     expect(seqs(path.join(near, "events.ndjson"))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
     expect(fs.readdirSync(path.join(near, "outputs")).length).toBe(8);
     expect(missing).toEqual([]);
+    expect(torn).toBe(0);
   });
 
   it("a relay killed mid-stream: a new relay and feeder resume from the mirror's cursor, nothing lost or twice", async () => {
@@ -143,5 +152,28 @@ describe("mirror: near to far", () => {
     expect(fs.existsSync(path.join(near, "inbox/000000000000001-a.json"))).toBe(false);
     await waitFor(() => fs.existsSync(path.join(far, "inbox/000000000000002-b.json")), 10_000);
     expect(fs.readdirSync(path.join(far, "inbox"))).toEqual(["000000000000002-b.json"]);
+  });
+
+  it("a relay killed between recording a delivery and renaming it in: the next relay finishes it, drops unrecorded temps", async () => {
+    const { far, near } = sides();
+    const item = '{"turn":"r"}';
+    fs.mkdirSync(path.join(far, "inbox"), { mode: 0o700 });
+    fs.mkdirSync(path.join(near, "inbox"), { recursive: true });
+    fs.writeFileSync(path.join(near, "inbox/000000000000001-r.json"), item);
+    // What a relay leaves when killed right after the ledger's fsync: the whole temp, its record, no rename.
+    fs.writeFileSync(path.join(far, "inbox/.000000000000001-r.json.mirror.tmp"), item);
+    const sha = createHash("sha256").update(item).digest("hex");
+    fs.writeFileSync(
+      path.join(far, ".mirror-delivered.ndjson"),
+      `${JSON.stringify({ path: "inbox/000000000000001-r.json", sha })}\n`,
+    );
+    fs.writeFileSync(path.join(far, "inbox/.000000000000002-s.json.mirror.tmp"), "half of s");
+    const { feeder } = await connect(far, near);
+    feeders.push(feeder);
+    expect(fs.readdirSync(path.join(far, "inbox"))).toEqual(["000000000000001-r.json"]);
+    expect(fs.readFileSync(path.join(far, "inbox/000000000000001-r.json"), "utf8")).toBe(item);
+    expect(
+      fs.readFileSync(path.join(far, ".mirror-delivered.ndjson"), "utf8").trim().split("\n"),
+    ).toHaveLength(1);
   });
 });
