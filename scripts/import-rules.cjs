@@ -79,7 +79,8 @@ module.exports = {
     },
     {
       name: "place-knows-no-terminal",
-      comment: "Where a host runs knows nothing of what shows its terminal: terminals run through places, not back.",
+      comment:
+        "Where a host runs knows nothing of what shows its terminal: terminals run through places, not back.",
       severity: "error",
       from: { path: "^src/place/" },
       to: { path: "^src/mux/" },

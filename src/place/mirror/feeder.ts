@@ -6,7 +6,8 @@
  * (temp + rename), files gone there are removed here, and the outbound files (inbox/, control/, answers/,
  * closing, env.json) are watched and pushed, their removal too.
  *
- * Events: `connected` (the relay answered), `caught-up` (its first pass is in), `closed` (reason: one line).
+ * Events: `connected` (the relay answered), `caught-up` (its first pass is in), `events` (new event bytes are
+ * in: the log's size), `closed` (the reason, one line; attach a new link to resume).
  */
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
@@ -126,7 +127,8 @@ export class MirrorFeeder extends EventEmitter {
       inbound,
       outbound: offered,
     };
-    s.out.send(hello).catch(() => {});
+    // A hello too large to frame (tens of thousands of files) ends the link with the reason.
+    s.out.send(hello).catch((e) => this.end(s, `mirror: ${(e as Error).message}`));
   }
 
   /** Ends the current link (the relay sees its stdin close and exits). */
