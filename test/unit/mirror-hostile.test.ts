@@ -99,6 +99,7 @@ describe("mirror relay: a hostile mirror", () => {
 
 describe("mirror feeder: a hostile relay", () => {
   const cases: [string, RegExp][] = [
+    ["early", /events frame before the welcome/],
     ["escape", /refusing inbound path "\.\.\/outside\.md"/],
     ["absolute", /refusing inbound path/],
     ["oversize", /header length .* out of bounds/],

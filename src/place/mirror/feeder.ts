@@ -139,6 +139,7 @@ export class MirrorFeeder extends EventEmitter {
   private async handle(s: Session, { header: h, payload }: Frame): Promise<void> {
     if (this.s !== s) return;
     if (h.t === "welcome") return this.welcome(s, h.want);
+    if (!s.pushed && h.t !== "error") throw new ProtocolError(`${h.t} frame before the welcome`);
     if (h.t === "events") {
       const have = fs.fstatSync(s.eventsFd).size;
       if (h.at !== have) throw new ProtocolError(`events from byte ${h.at}, but the mirror has ${have}`);
