@@ -103,6 +103,23 @@ describe("mirror: far to near", () => {
   });
 });
 
+describe("mirror: a mirror that is not a prefix of the far log", () => {
+  for (const [name, far0, near0, why] of [
+    ["longer", '{"seq":1}\n', '{"seq":1}\n{"seq":2}\n', /longer than the far side's/],
+    ["different", '{"seq":1}\n{"seq":2}\n', '{"seq":9}\n', /differs from the far side's before byte 10/],
+  ] as const)
+    it(`${name}: refused, the mirror left as it was`, async () => {
+      const { far, near } = sides();
+      fs.writeFileSync(path.join(far, "events.ndjson"), far0);
+      fs.mkdirSync(near);
+      fs.writeFileSync(path.join(near, "events.ndjson"), near0);
+      const feeder = new MirrorFeeder(near);
+      feeders.push(feeder);
+      await expect(connect(far, near, feeder)).rejects.toThrow(why);
+      expect(fs.readFileSync(path.join(near, "events.ndjson"), "utf8")).toBe(near0);
+    });
+});
+
 describe("mirror: near to far", () => {
   it("an inbox item arrives whole; the far side taking it removes it here; env.json goes out 0600 and never comes back", async () => {
     const { far, near } = sides();
