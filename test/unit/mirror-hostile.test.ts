@@ -89,6 +89,17 @@ describe("mirror relay: a hostile mirror", () => {
       expect(fs.existsSync(`${os.tmpdir()}/mirror-abs.json`)).toBe(false);
     });
 
+  it("an inbox/ that is a symlink out of the dir: refused, nothing written where it points", async () => {
+    const { root, dir } = sandbox();
+    fs.mkdirSync(path.join(root, "elsewhere"));
+    fs.symlinkSync(path.join(root, "elsewhere"), path.join(dir, "inbox"));
+    const relay = startRelay(dir);
+    relay.proc.stdin!.write(Buffer.concat([hello, put("inbox/000000000000001-x.json")]));
+    expect(await relay.exited).toBe(2);
+    expect(relay.stderr()).toMatch(/^mirror relay: refusing to write under inbox\/: not a folder\n$/);
+    expect(fs.readdirSync(path.join(root, "elsewhere"))).toEqual([]);
+  });
+
   it("a folder that is not there: one line, exit 2", async () => {
     const { root } = sandbox();
     const relay = startRelay(path.join(root, "nope"));
