@@ -1,0 +1,245 @@
+/**
+ * The near side of the mirror: keeps a local copy of a far artifact dir current over a link to its relay
+ * (relay.ts), so every parent-side reader works on local files. Event bytes are appended with fsync and the
+ * local events.ndjson's size is the cursor: a feeder that crashes, or a link that breaks, resumes exactly
+ * there with a new link (`attach` again) — nothing lost, nothing twice. Inbound files are written whole
+ * (temp + rename), files gone there are removed here, and the outbound files (inbox/, control/, answers/,
+ * closing, env.json) are watched and pushed, their removal too.
+ *
+ * Events: `connected` (the relay answered), `caught-up` (its first pass is in), `events` (new event bytes are
+ * in: the log's size), `closed` (the reason, one line; attach a new link to resume).
+ */
+import { EventEmitter } from "node:events";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { appendAll, ensureDir, openAppend } from "../../util/fsx.js";
+import {
+  checkRel,
+  EVENTS,
+  listFiles,
+  OUTBOUND_DIRS,
+  readWhole,
+  sha256,
+  shaOfFile,
+  stampOf,
+  tailSha,
+} from "./paths.js";
+import {
+  type Frame,
+  FrameDecoder,
+  FrameWriter,
+  type Header,
+  PROTOCOL_VERSION,
+  ProtocolError,
+} from "./protocol.js";
+import type { MirrorLink } from "./relay.js";
+import { FileReceiver, sendData } from "./transfer.js";
+
+export interface FeederOptions {
+  /** The safety poll of the outbound files (ms); hints come from fs.watch. */
+  pollMs?: number;
+}
+
+interface Session {
+  out: FrameWriter;
+  receiver: FileReceiver;
+  eventsFd: number;
+  /** Outbound files as the hello reported them (path → sha). */
+  offered: Record<string, string>;
+  /** What the far side has of our outbound files (path → sha), once the welcome settled it. */
+  pushed: Map<string, string> | undefined;
+  /** Local outbound files as last looked at (size:mtime:ino), to hash only what changed. */
+  seen: Map<string, string>;
+  queue: Promise<void>;
+  watchers: fs.FSWatcher[];
+  timer: NodeJS.Timeout | undefined;
+  reason: string | undefined;
+  scanning: boolean;
+  rescan: boolean;
+}
+
+export class MirrorFeeder extends EventEmitter {
+  private s: Session | undefined;
+
+  constructor(
+    readonly dir: string,
+    private readonly opts: FeederOptions = {},
+  ) {
+    super();
+  }
+
+  get attached(): boolean {
+    return this.s !== undefined;
+  }
+
+  /** Starts syncing over `link` (one at a time: attach again after `closed`). */
+  attach(link: MirrorLink): void {
+    if (this.s) throw new Error("mirror feeder is already attached");
+    ensureDir(this.dir);
+    const events = path.join(this.dir, EVENTS);
+    const eventsFd = openAppend(events);
+    const size = fs.fstatSync(eventsFd).size;
+    const inbound: Record<string, { size: number; mtimeMs: number }> = {};
+    for (const rel of listFiles(this.dir, "inbound")) {
+      const st = stampOf(path.join(this.dir, rel));
+      if (st) inbound[rel] = { size: st.size, mtimeMs: st.mtimeMs };
+    }
+    const offered: Record<string, string> = {};
+    for (const rel of listFiles(this.dir, "outbound")) {
+      const sha = shaOfFile(path.join(this.dir, rel));
+      if (sha) offered[rel] = sha;
+    }
+    const s: Session = {
+      out: new FrameWriter(link.writable),
+      receiver: new FileReceiver(this.dir, "inbound"),
+      eventsFd,
+      offered,
+      pushed: undefined,
+      seen: new Map(),
+      queue: Promise.resolve(),
+      watchers: [],
+      timer: undefined,
+      reason: undefined,
+      scanning: false,
+      rescan: false,
+    };
+    this.s = s;
+    const decoder = new FrameDecoder();
+    link.readable.on("data", (chunk: Buffer) => {
+      if (this.s !== s) return;
+      try {
+        for (const f of decoder.push(chunk)) s.queue = s.queue.then(() => this.handle(s, f));
+      } catch (e) {
+        s.queue = s.queue.then(() => this.end(s, `protocol error: ${(e as Error).message}`));
+      }
+      s.queue = s.queue.catch((e) => this.end(s, `mirror: ${(e as Error).message.split("\n")[0]}`));
+    });
+    const ended = (): void => {
+      s.queue = s.queue.then(() => this.end(s, s.reason ?? "the relay ended the stream"));
+    };
+    link.readable.on("end", ended);
+    link.readable.on("close", ended);
+    link.readable.on("error", ended);
+    const hello: Header = {
+      t: "hello",
+      v: PROTOCOL_VERSION,
+      events: { size, tail: tailSha(events, size) },
+      inbound,
+      outbound: offered,
+    };
+    // A hello too large to frame (tens of thousands of files) ends the link with the reason.
+    s.out.send(hello).catch((e) => this.end(s, `mirror: ${(e as Error).message}`));
+  }
+
+  /** Ends the current link (the relay sees its stdin close and exits). */
+  close(reason = "closed by its owner"): void {
+    if (this.s) this.end(this.s, reason);
+  }
+
+  private async handle(s: Session, { header: h, payload }: Frame): Promise<void> {
+    if (this.s !== s) return;
+    if (h.t === "welcome") return this.welcome(s, h.want);
+    if (!s.pushed && h.t !== "error") throw new ProtocolError(`${h.t} frame before the welcome`);
+    if (h.t === "events") {
+      const have = fs.fstatSync(s.eventsFd).size;
+      if (h.at !== have) throw new ProtocolError(`events from byte ${h.at}, but the mirror has ${have}`);
+      appendAll(s.eventsFd, payload);
+      this.emit("events", have + payload.length);
+    } else if (h.t === "put") s.receiver.chunk(h, payload);
+    else if (h.t === "del") this.applyDel(s, h);
+    else if (h.t === "synced") this.emit("caught-up");
+    else if (h.t === "error") s.reason = `relay: ${h.message.split("\n")[0]!.slice(0, 500)}`;
+    else throw new ProtocolError(`unexpected ${h.t} frame from the relay`);
+  }
+
+  private async welcome(s: Session, want: string[]): Promise<void> {
+    if (s.pushed) throw new ProtocolError("a second welcome");
+    const pushed = new Map(Object.entries(s.offered));
+    for (const rel of want) {
+      if (s.offered[checkRel(rel, "outbound")] === undefined)
+        throw new ProtocolError(`wants ${rel}, not offered`);
+      pushed.delete(rel);
+    }
+    s.pushed = pushed;
+    this.emit("connected");
+    await this.scanOut(s);
+    this.watch(s);
+  }
+
+  private applyDel(s: Session, h: Extract<Header, { t: "del" }>): void {
+    if (h.sha) {
+      // The far side took (or dropped) our file: remove it here too, unless it was rewritten meanwhile.
+      const rel = checkRel(h.path, "outbound");
+      const file = path.join(this.dir, rel);
+      if (shaOfFile(file) === h.sha) fs.rmSync(file);
+      if (s.pushed?.get(rel) === h.sha) s.pushed.delete(rel);
+      s.seen.delete(rel);
+    } else fs.rmSync(path.join(this.dir, checkRel(h.path, "inbound")), { force: true });
+  }
+
+  /** Pushes outbound files new or changed since the far side last had them, and removals. */
+  private async scanOut(s: Session): Promise<void> {
+    if (s.scanning) {
+      s.rescan = true;
+      return;
+    }
+    s.scanning = true;
+    try {
+      do {
+        s.rescan = false;
+        const pushed = s.pushed!;
+        const listed = listFiles(this.dir, "outbound");
+        for (const rel of listed) {
+          const st = stampOf(path.join(this.dir, rel));
+          const key = st ? `${st.size}:${st.mtimeRaw}:${st.ino}` : "";
+          if (!st || s.seen.get(rel) === key) continue;
+          const w = readWhole(path.join(this.dir, rel));
+          if (!w) continue;
+          s.seen.set(rel, key);
+          const sha = sha256(w.data);
+          if (pushed.get(rel) === sha) continue;
+          await sendData(s.out, rel, w.data);
+          pushed.set(rel, sha);
+        }
+        const have = new Set(listed);
+        for (const [rel, sha] of [...pushed])
+          if (!have.has(rel)) {
+            pushed.delete(rel);
+            s.seen.delete(rel);
+            await s.out.send({ t: "del", path: rel, sha });
+          }
+      } while (s.rescan && this.s === s);
+    } finally {
+      s.scanning = false;
+    }
+  }
+
+  private watch(s: Session): void {
+    const hint = (): void => {
+      if (this.s === s) s.queue = s.queue.then(() => this.scanOut(s));
+    };
+    for (const d of [".", ...OUTBOUND_DIRS]) {
+      const dir = path.join(this.dir, d);
+      try {
+        ensureDir(dir);
+        s.watchers.push(fs.watch(dir, hint).on("error", () => {}));
+      } catch {
+        // The poll covers a folder that cannot be watched.
+      }
+    }
+    s.timer = setInterval(hint, this.opts.pollMs ?? 1000);
+  }
+
+  private end(s: Session, reason: string): void {
+    if (this.s !== s) return;
+    this.s = undefined;
+    for (const w of s.watchers) w.close();
+    if (s.timer) clearInterval(s.timer);
+    s.receiver.abort();
+    try {
+      fs.closeSync(s.eventsFd);
+    } catch {}
+    s.out.end();
+    this.emit("closed", reason);
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * `node dist/place/mirror/relay-main.js <artifactDir>`: the far side of a mirror, speaking the protocol on
+ * stdin/stdout (protocol.ts) and logging only to stderr. Exits 0 when the mirror closes the stream, 2 on a
+ * bad argument or a broken protocol (one line on stderr saying why).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { MirrorRelay } from "./relay.js";
+
+function main(argv: string[]): void {
+  const dir = argv[0];
+  if (argv.length !== 1 || !dir) die("usage: relay-main.js <artifactDir>");
+  const root = path.resolve(dir!);
+  if (!fs.lstatSync(root, { throwIfNoEntry: false })?.isDirectory())
+    die(`mirror relay: ${root} is not a folder`);
+  const relay = new MirrorRelay(root, { readable: process.stdin, writable: process.stdout });
+  relay.run().then(
+    () => process.exit(0),
+    () => process.exit(2),
+  );
+}
+
+function die(line: string): never {
+  process.stderr.write(`${line}\n`);
+  process.exit(2);
+}
+
+main(process.argv.slice(2));

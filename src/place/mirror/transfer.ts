@@ -1,0 +1,135 @@
+/**
+ * Whole files over the mirror stream, in chunks: the sender reads a file once and sends it as `put` frames
+ * at growing offsets; the receiver writes them to a temp file in the target's folder (a dot-name readers
+ * skip), and only once the last byte is in does it fsync and rename it over the target, so a reader never
+ * sees half of one and a connection lost mid-file leaves the old version in place.
+ */
+import { createHash, type Hash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { FILE_MODE, fsyncDir } from "../../util/fsx.js";
+import { checkRel, type Direction, ensureParent, readWhole } from "./paths.js";
+import { CHUNK, type FrameWriter, type Header, ProtocolError } from "./protocol.js";
+
+type Put = Extract<Header, { t: "put" }>;
+
+/** The temp name a file is received under; deterministic, so a relay restarted can finish or drop it. */
+export const tempOf = (final: string): string =>
+  path.join(path.dirname(final), `.${path.basename(final)}.mirror.tmp`);
+
+interface Partial {
+  rel: string;
+  final: string;
+  tmp: string;
+  fd: number;
+  size: number;
+  got: number;
+  hash: Hash;
+  mtimeMs: number | undefined;
+}
+
+export class FileReceiver {
+  private open: Partial | undefined;
+
+  /**
+   * @param beforeRename runs once the temp file is whole and synced, before it is renamed in (the relay
+   * records the delivery there).
+   */
+  constructor(
+    private readonly root: string,
+    private readonly direction: Direction,
+    private readonly beforeRename: (rel: string, sha: string, tmp: string) => void = () => {},
+  ) {}
+
+  /** Takes one chunk; returns the file's path and sha once it is complete and in place. */
+  chunk(h: Put, payload: Buffer): { rel: string; sha: string } | undefined {
+    if (h.off === 0) {
+      if (this.open) throw new ProtocolError(`put of ${h.path} began before ${this.open.rel} was complete`);
+      this.begin(h);
+    }
+    const p = this.open;
+    if (!p || p.rel !== h.path || h.off !== p.got || h.size !== p.size)
+      throw new ProtocolError(`put of ${h.path.slice(0, 120)} at ${h.off} does not continue a file`);
+    if (p.got + payload.length > p.size) throw new ProtocolError(`put of ${p.rel} runs past its size`);
+    for (let o = 0; o < payload.length; ) o += fs.writeSync(p.fd, payload, o, payload.length - o);
+    p.got += payload.length;
+    p.hash.update(payload);
+    if (p.got < p.size) return undefined;
+    return this.finish(p);
+  }
+
+  /** Drops a file left incomplete (the connection ended). */
+  abort(): void {
+    const p = this.open;
+    this.open = undefined;
+    if (!p) return;
+    try {
+      fs.closeSync(p.fd);
+    } catch {}
+    fs.rmSync(p.tmp, { force: true });
+  }
+
+  private begin(h: Put): void {
+    const rel = checkRel(h.path, this.direction);
+    const final = path.join(ensureParent(this.root, rel), path.basename(rel));
+    const tmp = tempOf(final);
+    fs.rmSync(tmp, { force: true });
+    const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+    const fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, FILE_MODE);
+    this.open = {
+      rel,
+      final,
+      tmp,
+      fd,
+      size: h.size,
+      got: 0,
+      hash: createHash("sha256"),
+      mtimeMs: h.mtimeMs,
+    };
+  }
+
+  private finish(p: Partial): { rel: string; sha: string } {
+    this.open = undefined;
+    const sha = p.hash.digest("hex");
+    try {
+      // The far side's mtime, kept: it is how the next hello tells an unchanged file from a changed one.
+      if (p.mtimeMs !== undefined) fs.futimesSync(p.fd, new Date(), p.mtimeMs / 1000);
+      fs.fsyncSync(p.fd);
+    } finally {
+      fs.closeSync(p.fd);
+    }
+    try {
+      this.beforeRename(p.rel, sha, p.tmp);
+      fs.renameSync(p.tmp, p.final);
+    } catch (e) {
+      fs.rmSync(p.tmp, { force: true });
+      throw e;
+    }
+    fsyncDir(path.dirname(p.final));
+    return { rel: p.rel, sha };
+  }
+}
+
+/** Sends root/rel as put frames; returns what was sent, or undefined when the file is gone. */
+export async function sendFile(
+  out: FrameWriter,
+  root: string,
+  rel: string,
+  withMtime: boolean,
+): Promise<{ data: Buffer; mtimeMs: number } | undefined> {
+  const w = readWhole(path.join(root, rel));
+  if (w) await sendData(out, rel, w.data, withMtime ? w.mtimeMs : undefined);
+  return w;
+}
+
+/** Sends `data` as the whole of file `rel` (one put frame per chunk; an empty file is one empty chunk). */
+export async function sendData(out: FrameWriter, rel: string, data: Buffer, mtimeMs?: number): Promise<void> {
+  let off = 0;
+  do {
+    const part = data.subarray(off, off + CHUNK);
+    const h: Put = { t: "put", path: rel, size: data.length, off };
+    if (mtimeMs !== undefined) h.mtimeMs = mtimeMs;
+    await out.send(h, part);
+    off += part.length;
+  } while (off < data.length);
+}

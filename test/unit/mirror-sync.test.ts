@@ -1,0 +1,196 @@
+// The mirror engine with real processes: a relay child (dist/place/mirror/relay-main.js) on its stdio, a
+// far-side writer process, a feeder in this process, real temp dirs on both sides.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { NdjsonReader } from "../../src/artifacts/reader.js";
+import { MirrorFeeder } from "../../src/place/mirror/feeder.js";
+import { connect, difference, killAll } from "../helpers/mirror.js";
+import { waitFor } from "../helpers/tmux.js";
+
+const WRITER = path.resolve("test/fixtures/mirror-writer.mjs");
+const dirs: string[] = [];
+const feeders: MirrorFeeder[] = [];
+
+function sides(): { far: string; near: string } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "mt-mirror-"));
+  dirs.push(root);
+  const far = path.join(root, "far");
+  fs.mkdirSync(far, { mode: 0o700 });
+  return { far, near: path.join(root, "near") };
+}
+
+function runWriter(far: string, lines: number, paceMs = 0): Promise<number | null> {
+  const p = spawn(process.execPath, [WRITER, far, String(lines), String(paceMs)], { stdio: "ignore" });
+  return new Promise((resolve) => p.on("exit", resolve));
+}
+
+const farFiles = (far: string): string[] => [
+  "events.ndjson",
+  "meta.json",
+  "output.md",
+  ...fs.readdirSync(path.join(far, "outputs")).map((n) => `outputs/${n}`),
+];
+
+const seqs = (file: string): number[] =>
+  fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => (JSON.parse(l) as { seq: number }).seq);
+
+afterEach(() => {
+  for (const f of feeders.splice(0)) f.close();
+  killAll();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe("mirror: far to near", () => {
+  it("2,000 event lines (torn ones too) and the host's files end byte-identical; only whole lines cross, snapshots before their completion", async () => {
+    const { far, near } = sides();
+    const { feeder } = await connect(far, near);
+    feeders.push(feeder);
+    // Every completion the mirror appends must find its snapshot already there (the parent reads it next).
+    const reader = new NdjsonReader<{ type: string; output?: { path: string } }>(
+      path.join(near, "events.ndjson"),
+    );
+    const missing: string[] = [];
+    let torn = 0;
+    feeder.on("events", (size: number) => {
+      // Only whole lines cross: the mirror never ends in half a record.
+      const fd = fs.openSync(path.join(near, "events.ndjson"), "r");
+      const last = Buffer.alloc(1);
+      fs.readSync(fd, last, 0, 1, size - 1);
+      fs.closeSync(fd);
+      if (last[0] !== 0x0a) torn++;
+      for (const r of reader.readNew())
+        if (r.type === "completion" && !fs.existsSync(path.join(near, r.output!.path)))
+          missing.push(r.output!.path);
+    });
+    expect(await runWriter(far, 2000)).toBe(0);
+    await waitFor(() => difference(far, near, farFiles(far)) === undefined, 20_000).catch(() => {
+      throw new Error(`mirror differs: ${difference(far, near, farFiles(far))}`);
+    });
+    expect(seqs(path.join(near, "events.ndjson"))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+    expect(fs.readdirSync(path.join(near, "outputs")).length).toBe(8);
+    expect(missing).toEqual([]);
+    expect(torn).toBe(0);
+  });
+
+  it("a relay killed mid-stream: a new relay and feeder resume from the mirror's cursor, nothing lost or twice", async () => {
+    const { far, near } = sides();
+    const first = await connect(far, near);
+    feeders.push(first.feeder);
+    const writer = runWriter(far, 2000, 5);
+    await waitFor(
+      () => (fs.statSync(path.join(near, "events.ndjson")).size > 20_000 ? true : undefined),
+      20_000,
+    );
+    first.relay.proc.kill("SIGKILL");
+    expect(await first.closed).toBe("the relay ended the stream");
+    const cut = fs.statSync(path.join(near, "events.ndjson")).size;
+    const second = await connect(far, near, new MirrorFeeder(near, { pollMs: 200 }));
+    feeders.push(second.feeder);
+    expect(await writer).toBe(0);
+    await waitFor(() => difference(far, near, farFiles(far)) === undefined, 20_000).catch(() => {
+      throw new Error(`mirror differs: ${difference(far, near, farFiles(far))}`);
+    });
+    expect(cut).toBeLessThan(fs.statSync(path.join(far, "events.ndjson")).size);
+    expect(seqs(path.join(near, "events.ndjson"))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+  });
+});
+
+describe("mirror: a mirror that is not a prefix of the far log", () => {
+  for (const [name, far0, near0, why] of [
+    ["longer", '{"seq":1}\n', '{"seq":1}\n{"seq":2}\n', /longer than the far side's/],
+    ["different", '{"seq":1}\n{"seq":2}\n', '{"seq":9}\n', /differs from the far side's before byte 10/],
+  ] as const)
+    it(`${name}: refused, the mirror left as it was`, async () => {
+      const { far, near } = sides();
+      fs.writeFileSync(path.join(far, "events.ndjson"), far0);
+      fs.mkdirSync(near);
+      fs.writeFileSync(path.join(near, "events.ndjson"), near0);
+      const feeder = new MirrorFeeder(near);
+      feeders.push(feeder);
+      await expect(connect(far, near, feeder)).rejects.toThrow(why);
+      expect(fs.readFileSync(path.join(near, "events.ndjson"), "utf8")).toBe(near0);
+    });
+});
+
+describe("mirror: near to far", () => {
+  it("an inbox item arrives whole; the far side taking it removes it here; env.json goes out 0600 and never comes back", async () => {
+    const { far, near } = sides();
+    const { feeder } = await connect(far, near);
+    feeders.push(feeder);
+    const item = `${JSON.stringify({ v: 1, turnId: "t1", prompt: "p".repeat(100_000) })}\n`;
+    const drop = (rel: string, data: string): void => {
+      const file = path.join(near, rel);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(path.join(path.dirname(file), `.${path.basename(file)}.tmp`), data, { mode: 0o600 });
+      fs.renameSync(path.join(path.dirname(file), `.${path.basename(file)}.tmp`), file);
+    };
+    drop("inbox/000000000000001-t1.json", item);
+    drop("env.json", '{"env":{"SECRET":"s1"}}');
+    const farItem = path.join(far, "inbox/000000000000001-t1.json");
+    await waitFor(() => fs.existsSync(farItem) && fs.existsSync(path.join(far, "env.json")), 10_000);
+    expect(fs.readFileSync(farItem, "utf8")).toBe(item);
+    expect(fs.statSync(farItem).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(far, "env.json")).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(path.join(far, "inbox"))).toEqual(["000000000000001-t1.json"]);
+
+    // The host takes the turn: the mirror's copy goes too.
+    fs.rmSync(farItem);
+    await waitFor(() => !fs.existsSync(path.join(near, "inbox/000000000000001-t1.json")), 10_000);
+
+    // A far-side env.json never flows back: a later change there reaches the mirror, env.json does not.
+    fs.writeFileSync(path.join(far, "env.json"), '{"env":{"SECRET":"far"}}');
+    fs.writeFileSync(path.join(far, "output.md"), "barrier\n");
+    await waitFor(() => fs.existsSync(path.join(near, "output.md")), 10_000);
+    expect(fs.readFileSync(path.join(near, "env.json"), "utf8")).toBe('{"env":{"SECRET":"s1"}}');
+  });
+
+  it("across a broken link: an item taken meanwhile is not sent again, one written meanwhile is", async () => {
+    const { far, near } = sides();
+    const first = await connect(far, near);
+    feeders.push(first.feeder);
+    fs.mkdirSync(path.join(near, "inbox"), { recursive: true });
+    fs.writeFileSync(path.join(near, "inbox/000000000000001-a.json"), '{"turn":"a"}');
+    await waitFor(() => fs.existsSync(path.join(far, "inbox/000000000000001-a.json")), 10_000);
+    first.relay.proc.kill("SIGKILL");
+    await first.closed;
+    // While nobody relays: the host takes item a, the parent drops item b.
+    fs.rmSync(path.join(far, "inbox/000000000000001-a.json"));
+    fs.writeFileSync(path.join(near, "inbox/000000000000002-b.json"), '{"turn":"b"}');
+    const second = await connect(far, near, new MirrorFeeder(near, { pollMs: 200 }));
+    feeders.push(second.feeder);
+    expect(fs.existsSync(path.join(near, "inbox/000000000000001-a.json"))).toBe(false);
+    await waitFor(() => fs.existsSync(path.join(far, "inbox/000000000000002-b.json")), 10_000);
+    expect(fs.readdirSync(path.join(far, "inbox"))).toEqual(["000000000000002-b.json"]);
+  });
+
+  it("a relay killed between recording a delivery and renaming it in: the next relay finishes it, drops unrecorded temps", async () => {
+    const { far, near } = sides();
+    const item = '{"turn":"r"}';
+    fs.mkdirSync(path.join(far, "inbox"), { mode: 0o700 });
+    fs.mkdirSync(path.join(near, "inbox"), { recursive: true });
+    fs.writeFileSync(path.join(near, "inbox/000000000000001-r.json"), item);
+    // What a relay leaves when killed right after the ledger's fsync: the whole temp, its record, no rename.
+    fs.writeFileSync(path.join(far, "inbox/.000000000000001-r.json.mirror.tmp"), item);
+    const sha = createHash("sha256").update(item).digest("hex");
+    fs.writeFileSync(
+      path.join(far, ".mirror-delivered.ndjson"),
+      `${JSON.stringify({ path: "inbox/000000000000001-r.json", sha })}\n`,
+    );
+    fs.writeFileSync(path.join(far, "inbox/.000000000000002-s.json.mirror.tmp"), "half of s");
+    const { feeder } = await connect(far, near);
+    feeders.push(feeder);
+    expect(fs.readdirSync(path.join(far, "inbox"))).toEqual(["000000000000001-r.json"]);
+    expect(fs.readFileSync(path.join(far, "inbox/000000000000001-r.json"), "utf8")).toBe(item);
+    expect(
+      fs.readFileSync(path.join(far, ".mirror-delivered.ndjson"), "utf8").trim().split("\n"),
+    ).toHaveLength(1);
+  });
+});
