@@ -167,11 +167,12 @@ export function waitedJson(sb: Sandbox, args: string[], env: NodeJS.ProcessEnv) 
   return sb.json([...args, "--wait", "--timeout", "120"], { env, timeout: 150_000 });
 }
 
-/** The parsed records of a child's events.ndjson. */
+/** The parsed records of a child's events.ndjson: its complete lines (a line being written is not one yet). */
 // biome-ignore lint/suspicious/noExplicitAny: test code reads records loosely
 export function readEvents(artifactDir: string): Record<string, any>[] {
-  return fs
-    .readFileSync(path.join(artifactDir, "events.ndjson"), "utf8")
+  const text = fs.readFileSync(path.join(artifactDir, "events.ndjson"), "utf8");
+  return text
+    .slice(0, text.lastIndexOf("\n") + 1)
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l));
