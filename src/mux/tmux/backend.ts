@@ -298,9 +298,17 @@ export class TmuxBackend implements Backend<PaneRef> {
     const first = await runTmux(server, args, this.exec);
     if (first.exitCode === 0) return first.stdout;
     if (session === null || !P.isMissingSession(first.stderr)) throw tmuxFailure(args, first);
-    await this.ensureSession(session);
+    // Many spawns at once on a server not yet started (a wide workflow's first steps): one of them creates
+    // the session while the others wait for it, rather than each starting the server at once.
+    this.creating ??= this.ensureSession(session).finally(() => {
+      this.creating = undefined;
+    });
+    await this.creating;
     return tmux(server, args, this.exec);
   }
+
+  /** The session being created by one of this backend's spawns, which the others wait for. */
+  private creating: Promise<void> | undefined;
 
   /** Creates the detached session with a placeholder window `muster` (keeps it alive when children die). */
   private async ensureSession(session: string): Promise<void> {
