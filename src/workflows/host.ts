@@ -90,13 +90,19 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
       return m.paths.dir;
     },
     spawn: async (o) => {
-      const r = await m.spawn({
+      const spec = {
         agent: o.agent,
         prompt: o.prompt,
         ...(o.model ? { model: o.model } : {}),
         ...(o.reasoning ? { reasoning: o.reasoning } : {}),
         ...(o.cwd ? { cwd: o.cwd } : {}),
         ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
+      };
+      // A multiplexer that fails one call (a loaded machine, a server coming up) fails a spawn that made
+      // nothing (a failed spawn removes what it made): the step tries once more before it errors.
+      const r = await m.spawn(spec).catch((e: unknown) => {
+        if ((e as { code?: string }).code !== "mux_unavailable") throw e;
+        return m.spawn(spec);
       });
       return { id: r.id, turnId: r.turnId };
     },
