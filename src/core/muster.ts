@@ -2,7 +2,6 @@ import * as path from "node:path";
 import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
 import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
-import { MusterError } from "../base/errors.js";
 import { type LoadedSettings, loadSettings } from "../config/settings.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts, appendReceiptsIfWritable } from "../delivery/receipts.js";
@@ -39,6 +38,7 @@ import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isol
 import { type Limits, limitsOf } from "./limits.js";
 import { stallMsOf } from "./live-state.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
+import { attachCommandOf, attachTo, capturePane, focusPane, popupOver } from "./pane-actions.js";
 import { backendNameOf, placeNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
@@ -356,49 +356,23 @@ export class Muster implements CoreContext {
   }
 
   async capture(idOrPrefix: string, lines = 200): Promise<{ id: string; text: string }> {
-    const c = this.child(idOrPrefix);
-    if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane`);
-    return { id: c.entry.id, text: await this.backendOf(c.entry).capture(c.entry.pane, { lines }) };
+    return capturePane(this, idOrPrefix, lines);
   }
 
-  /** argv that attaches a terminal to a child's pane, from its own backend; null before it has one. */
   attachCommand(c: LoadedChild): string[] | null {
-    return c.entry.pane ? this.backendOf(c.entry).attachCommand(c.entry.pane) : null;
+    return attachCommandOf(this, c);
   }
 
-  /** Brings a child's pane to the front of the calling client (inside its multiplexer). */
-  async focus(c: LoadedChild): Promise<void> {
-    if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
-    await this.backendOf(c.entry).focus(c.entry.pane);
+  focus(c: LoadedChild): Promise<void> {
+    return focusPane(this, c);
   }
 
-  /**
-   * A popup over the caller's client showing a child's pane (by id), or running a command (in the default
-   * backend). A backend without popups says so.
-   */
-  async popup(
-    target: { id: string } | { argv: string[]; cwd?: string },
-    opts: PopupOptions = {},
-  ): Promise<void> {
-    let backend = this.backend;
-    let pane: PaneRef | undefined;
-    if ("id" in target) {
-      const c = this.child(target.id);
-      if (!c.entry.pane) throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
-      backend = this.backendOf(c.entry);
-      pane = c.entry.pane;
-    }
-    if (!backend.popup) throw new MusterError("unsupported", `the ${backend.name} backend has no popups`);
-    await backend.popup(pane ? { pane } : (target as { argv: string[]; cwd?: string }), opts);
+  popup(target: { id: string } | { argv: string[]; cwd?: string }, opts: PopupOptions = {}): Promise<void> {
+    return popupOver(this, target, opts);
   }
 
-  /** A child's pane and the command that attaches a terminal to it (throws not_running without a pane). */
   attach(idOrPrefix: string): { id: string; pane: PaneRef; command: string[] } {
-    const c = this.child(idOrPrefix);
-    const command = this.attachCommand(c);
-    if (!c.entry.pane || !command)
-      throw new MusterError("not_running", `child ${c.entry.id} has no pane yet`);
-    return { id: c.entry.id, pane: c.entry.pane, command };
+    return attachTo(this, idOrPrefix);
   }
 
   /** The agent profiles found from this primary's cwd, each with whether it could start here. */
