@@ -100,6 +100,10 @@ export function childFiles(dir: string) {
     closing: path.join(dir, "closing"),
     /** Disk space the host keeps to record a failure on a full disk. */
     reserve: path.join(dir, ".reserve"),
+    /** Present on this machine when the dir is a mirror of a child placed elsewhere (store-mirrored.ts). */
+    mirror: path.join(dir, ".mirror.json"),
+    /** The parent's records for a mirrored child's log, on their way to the far side (store-mirrored.ts). */
+    appends: path.join(dir, "appends"),
   };
 }
 

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import { listInbox, readInboxItem } from "./inbox.js";
-import type { EventLog } from "./log.js";
+import type { EventAppender } from "./store.js";
 
 /**
  * Closing a child with turns still queued: each gets a completion ("…; the turn never started") and its
@@ -9,7 +9,7 @@ import type { EventLog } from "./log.js";
  */
 export function completeQueuedTurns(
   inboxDir: string,
-  log: EventLog,
+  log: EventAppender,
   opts: {
     status: "cancelled" | "lost";
     reason: string;

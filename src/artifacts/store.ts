@@ -5,11 +5,15 @@
  */
 import type { CancelSnapshot } from "./cancel-snapshot.js";
 import type { ControlRequest } from "./control.js";
-import type { ChildMeta, MusterEvent, OutputRef } from "./events.js";
+import type { ChildMeta, EventInput, MusterEvent, OutputRef } from "./events.js";
 import type { InboxItem } from "./inbox.js";
 import type { ChildFiles } from "./layout.js";
-import type { EventLog } from "./log.js";
 import type { MalformedLine, NdjsonReader } from "./reader.js";
+
+/** What a parent-side append writes through: an open EventLog, or the records bound for a far log. */
+export interface EventAppender {
+  append(input: EventInput): MusterEvent;
+}
 
 export interface ChildStore {
   /** The child's artifact dir on this machine (for a remote child, its mirror). */
@@ -27,9 +31,11 @@ export interface ChildStore {
   readonly eventsFile: string;
   /**
    * Appends events from the parent side under the child's lock: `fn` gets the log as it is then and an open
-   * writer (closed after). The host holds the same lock for its own parent-visible settling.
+   * writer (closed after). The host holds the same lock for its own parent-visible settling. For a mirrored
+   * child the records are written on the far side, under its lock, only onto the log `fn` saw: `fn` runs
+   * again on the newer log when the host wrote meanwhile, so it must decide from `events` alone.
    */
-  appendAsParent<T>(fn: (events: MusterEvent[], log: EventLog) => T | Promise<T>): Promise<T>;
+  appendAsParent<T>(fn: (events: MusterEvent[], log: EventAppender) => T | Promise<T>): Promise<T>;
 
   /** turnIds waiting in the inbox, in arrival order. */
   queuedTurns(): string[];

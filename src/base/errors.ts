@@ -18,6 +18,7 @@ export type MusterErrorCode =
   | "limit_reached" // depth, live children, groups, group members, a sealed group, `spawn: false`
   | "unsupported" // cannot be done here: a runner missing or not built in, no terminal, not inside tmux
   | "mux_unavailable" // tmux missing or failed
+  | "unreachable" // a child's place (another machine, a container, a namespace) did not answer
   | "integrity" // a file does not match its recorded sha256, or is not what it must be
   | "storage" // a file could not be written or read: disk full, read-only file system, no permission
   | "internal";

@@ -47,6 +47,7 @@ export const ERROR_EXIT: Record<MusterErrorCode, number> = {
   limit_reached: EXIT.usage,
   unsupported: EXIT.usage,
   mux_unavailable: EXIT.errored,
+  unreachable: EXIT.errored,
   integrity: EXIT.errored,
   storage: EXIT.errored,
   internal: EXIT.errored,

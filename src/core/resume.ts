@@ -50,6 +50,10 @@ export async function resumeChild(
   // A resumed child starts again where it ran: its own backend, whatever the default is now.
   const backend = m.backendOf(c.entry);
   handOverForResume(c.files.envFile, c.meta, m.env, m.cwd);
+  await backend.place.carry?.(c.files.dir, m.env).catch((e: unknown) => {
+    fs.rmSync(c.files.envFile, { force: true });
+    throw e;
+  });
   const pane = await backend
     .spawn({
       argv: backend.place.hostArgv(c.files.dir, ["--resume"]),

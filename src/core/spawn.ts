@@ -136,7 +136,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   );
   const caps = capsForSpawn(m.paths, parent, opts.caps, profile.caps);
   // An unknown backend name refuses the spawn here, before anything is created.
-  const backend = m.backends.get(opts.backend, opts.place);
+  const backend = m.backends.get(opts.backend, opts.place ?? rawSetting(m.env, "place"));
   await m.ensureMux(backend);
 
   const id = uuidv7();
@@ -232,6 +232,8 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       ...(opts.outputSchema ? { outputSchema: opts.outputSchema } : {}),
       createdAt: meta.createdAt,
     });
+    // A place whose hosts see another disk has the start files carried there before the host looks.
+    await backend.place.carry?.(dir, m.env);
     await m.registry.update((doc) => {
       // Under the lock: two spawns with the same name at once cannot both get it.
       if (opts.name !== undefined) assertNameFree(doc, opts.name);

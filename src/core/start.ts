@@ -21,6 +21,8 @@ export interface StartRequest extends TurnSettings {
   command?: string[];
   /** The backend to start it in, by registered name (default MUSTER_BACKEND, else tmux). */
   backend?: string;
+  /** Where its host runs, by place name (default MUSTER_PLACE, else this machine). */
+  place?: string;
   /** "worktree": a git worktree of its own (a resumed child keeps the directory it had). */
   isolation?: string;
   group?: string;
@@ -64,7 +66,7 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.resume === undefined) return undefined;
   if (req.agent !== undefined) return "agent_and_resume";
   if (req.group !== undefined) return "group_with_resume";
-  if (req.backend !== undefined) return "backend_with_resume";
+  if (req.backend !== undefined || req.place !== undefined) return "backend_with_resume";
   if (req.name !== undefined) return "name_with_resume";
   if (req.fork !== undefined) return "fork_with_resume";
   if (req.tui) return "tui_with_resume";
@@ -81,7 +83,7 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
 const CONFLICT_TEXT: Record<StartConflict, string> = {
   agent_and_resume: "give an agent (a new child) or a child to resume, not both",
   group_with_resume: "a group takes new children, not a resumed one",
-  backend_with_resume: "a resumed child continues where it ran: no other backend",
+  backend_with_resume: "a resumed child continues where it ran: no other backend or place",
   resume_with_command_or_cwd: "a resumed child continues as it was: no command and no cwd",
   seal_without_group: "seal goes with a group",
   name_with_resume: "a resumed child keeps its name",
@@ -119,6 +121,7 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.group !== undefined ? { group: req.group } : {}),
     ...(req.seal ? { seal: true } : {}),
     ...(req.backend !== undefined ? { backend: req.backend } : {}),
+    ...(req.place !== undefined ? { place: req.place } : {}),
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),

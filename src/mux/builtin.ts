@@ -7,6 +7,7 @@ import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
 import { rawSetting } from "../base/settings/resolve.js";
 import { localPlace } from "../place/local/index.js";
+import { carryByMirror, localRelayArgv } from "../place/mirror/carry.js";
 import { registerPlace } from "../place/registry.js";
 import { workingDir } from "../util/cwd.js";
 import { localHostControl } from "./local-host.js";
@@ -64,6 +65,13 @@ async function loadOne(file: string): Promise<void> {
       "invalid_config",
       `MUSTER_BACKEND_MODULE: ${file} exports no register(api) function`,
     );
-  const api: BackendModuleApi = { registerBackend, registerPlace, localPlace, localHostControl, MusterError };
+  const api: BackendModuleApi = {
+    registerBackend,
+    registerPlace,
+    localPlace,
+    localHostControl,
+    MusterError,
+    mirror: { carry: carryByMirror, relayArgv: localRelayArgv },
+  };
   await register(api);
 }

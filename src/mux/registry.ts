@@ -94,4 +94,11 @@ export interface BackendModuleApi {
   localPlace: Place;
   localHostControl: import("./backend.js").HostControl;
   MusterError: typeof MusterError;
+  /** The artifact mirror, for a place whose hosts see another disk (its `carry`). */
+  mirror: {
+    /** Starts carrying a child's dir over `link` (argv run here, its stdio reaching a relay of the dir there). */
+    carry: typeof import("../place/mirror/carry.js").carryByMirror;
+    /** A relay's argv with this machine's node and install (wrap it to run it elsewhere on this machine). */
+    relayArgv: typeof import("../place/mirror/carry.js").localRelayArgv;
+  };
 }

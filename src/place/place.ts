@@ -88,6 +88,13 @@ export interface Place {
   hostArgv(dir: string, extra?: string[]): string[];
   /** Where `command` is found there on `env`'s PATH (or as the path it is), or undefined. */
   findCommand(command: string, env: NodeJS.ProcessEnv): Promise<string | undefined>;
+  /**
+   * For a place whose hosts see another disk: from now on keep the child's artifact dir `dir` (on this
+   * machine) a mirror of its dir there (place/mirror/carry.ts), resolving once the far dir holds what the
+   * host reads at start. The core calls it after writing a child's start files and before its host starts
+   * (spawn, resume). A place on this machine's disk has none.
+   */
+  carry?(dir: string, env: NodeJS.ProcessEnv): Promise<void>;
 }
 
 /** The place of registry entries written before places had names, and of every child by default. */

@@ -100,9 +100,9 @@ describe("mirror relay: a hostile mirror", () => {
     expect(fs.readdirSync(path.join(root, "elsewhere"))).toEqual([]);
   });
 
-  it("a folder that is not there: one line, exit 2", async () => {
+  it("a folder whose parent is not there: one line, exit 2", async () => {
     const { root } = sandbox();
-    const relay = startRelay(path.join(root, "nope"));
+    const relay = startRelay(path.join(root, "nope", "child"));
     expect(await relay.exited).toBe(2);
     expect(relay.stderr()).toMatch(/^mirror relay: .*nope is not a folder\n$/);
   });

@@ -91,11 +91,18 @@ export const SETTINGS = {
     forward: everywhere("new children (of a child, an MCP server, top) start in the backend the user chose"),
     doc: "where new children run (`spawn --backend <name>` for one child); each child keeps the backend it started in",
   },
+  place: {
+    env: "MUSTER_PLACE",
+    type: text,
+    default: "local",
+    forward: everywhere("new children (of a child, an MCP server, a workflow) start where the user chose"),
+    doc: "where new children's hosts run: `local` (this machine) or a place a module registered, as `<kind>:<target>` (`spawn --place <name>` for one child); each child keeps the place it started in",
+  },
   backendModule: {
     env: "MUSTER_BACKEND_MODULE",
     type: text,
     forward: everywhere("a child of that backend is reached only where its module is loaded"),
-    doc: "an `.mjs` file (several: `:`-separated) exporting `register(api)` that adds a backend with `api.registerBackend(name, factory)`; every muster call that touches its children needs it set",
+    doc: "an `.mjs` file (several: `:`-separated) exporting `register(api)` that adds a backend with `api.registerBackend(name, factory)` or a place with `api.registerPlace(kind, factory)`; every muster call that touches its children needs it set",
   },
   zellijSession: {
     env: "MUSTER_ZELLIJ_SESSION",

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
-import { backendNameOf, paneWhere } from "../../core/panes.js";
+import { backendNameOf, paneWhere, placeNameOf } from "../../core/panes.js";
 import { lastSnapshot } from "../../core/snapshot.js";
 import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
 import { formatUsd } from "../../util/cost.js";
@@ -43,6 +43,7 @@ export function childSummary(c: LoadedChild) {
     lastActivity: c.state.lastActivity ?? null,
     usage: c.state.usage ?? null,
     backend: backendNameOf(c.entry),
+    place: placeNameOf(c.entry),
     pane: closed ? null : c.entry.pane,
     paneClosed: closed,
     artifactDir: c.files.dir,
@@ -133,6 +134,7 @@ export function registerInspect(program: Command): void {
       `state      ${c.live.state} (${since(c.live.since)})${c.live.detail ? ` · ${visibleLine(c.live.detail)}` : ""}`,
       `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)${c.meta?.forkedFrom ? ` · forked from ${c.meta.forkedFrom}` : ""}`,
       `pane       ${summary.paneClosed ? "- (closed)" : paneWhere(c.entry.pane)}`,
+      ...(c.entry.place ? [`place      ${summary.place} (its artifacts are mirrored here)`] : []),
       `artifacts  ${c.files.dir}`,
       `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
       `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,

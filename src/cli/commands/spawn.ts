@@ -23,6 +23,7 @@ interface SpawnFlags extends CommonOptions, CapFlags {
   split?: boolean;
   file?: string;
   backend?: string;
+  place?: string;
   isolation?: string;
   name?: string;
   tui?: boolean;
@@ -34,7 +35,7 @@ const CONFLICT: Record<StartConflict, string> = {
   seal_without_group: "--seal goes with --group",
   agent_and_resume: "give either --agent (a new child) or --resume <id> (an existing one), not both",
   group_with_resume: "--group takes new children: use it with --agent, not --resume",
-  backend_with_resume: "--resume continues a child where it ran: no --backend",
+  backend_with_resume: "--resume continues a child where it ran: no --backend, no --place",
   fork_with_resume:
     "--fork starts a new child from another's conversation; --resume continues that child itself",
   resume_with_command_or_cwd:
@@ -79,6 +80,10 @@ export function registerSpawn(program: Command): void {
         .option(
           "--backend <name>",
           "where a new child runs: tmux, zellij, pty (no multiplexer), or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND; zellij inside Zellij; else tmux; pty where neither tmux nor Zellij is on PATH)",
+        )
+        .option(
+          "--place <name>",
+          "where the child's host runs: local (this machine) or a place loaded by MUSTER_BACKEND_MODULE, as <kind>:<target> (default $MUSTER_PLACE, else local)",
         )
         .option(
           "--group <id>",
@@ -126,6 +131,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.group !== undefined ? { group: flags.group } : {}),
       ...(flags.seal ? { seal: true } : {}),
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
+      ...(flags.place !== undefined ? { place: flags.place } : {}),
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),

@@ -38,6 +38,8 @@ import { FileReceiver, sendData } from "./transfer.js";
 export interface FeederOptions {
   /** The safety poll of the outbound files (ms); hints come from fs.watch. */
   pollMs?: number;
+  /** Offer the mirror's meta.json as the far dir's seed (a child's first link makes its dir from it). */
+  seed?: boolean;
 }
 
 interface Session {
@@ -126,6 +128,7 @@ export class MirrorFeeder extends EventEmitter {
       events: { size, tail: tailSha(events, size) },
       inbound,
       outbound: offered,
+      ...(this.opts.seed ? seedOf(this.dir) : {}),
     };
     // A hello too large to frame (tens of thousands of files) ends the link with the reason.
     s.out.send(hello).catch((e) => this.end(s, `mirror: ${(e as Error).message}`));
@@ -242,4 +245,10 @@ export class MirrorFeeder extends EventEmitter {
     s.out.end();
     this.emit("closed", reason);
   }
+}
+
+/** The hello's seed: the mirror's meta.json and its stamp, when it has one. */
+function seedOf(dir: string): { seed?: { meta: string; mtimeMs: number } } {
+  const w = readWhole(path.join(dir, "meta.json"));
+  return w ? { seed: { meta: w.data.toString("utf8"), mtimeMs: w.mtimeMs } } : {};
 }

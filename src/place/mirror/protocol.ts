@@ -18,6 +18,8 @@ export const CHUNK = 1024 * 1024;
 export const MAX_PAYLOAD = CHUNK;
 /** A whole file larger than this is not mirrored (the relay says so on stderr). */
 export const MAX_FILE = 64 * 1024 * 1024;
+/** meta.json is a few KiB; the seed of a child's first link is bounded well above that. */
+const MAX_SEED = 256 * 1024;
 
 /** What one side has of a file: size and modification time (ms, rounded), or its sha256. */
 export interface FileStamp {
@@ -34,6 +36,11 @@ export type Header =
       inbound: Record<string, FileStamp>;
       /** Outbound files the mirror holds, by sha256. */
       outbound: Record<string, string>;
+      /**
+       * The child's meta.json, for a far side that has no copy of the child yet: the relay then makes its
+       * artifact dir from it (a child's first link); with a copy there it is ignored.
+       */
+      seed?: { meta: string; mtimeMs: number };
     }
   | { t: "welcome"; v: number; want: string[] }
   | { t: "events"; at: number }
@@ -135,6 +142,11 @@ function parseHeader(bytes: Buffer): Header {
       for (const s of Object.values(h.inbound as object))
         if (!isObject(s) || !isCount(s.size) || !isCount(s.mtimeMs)) bad("inbound stamp");
       for (const s of Object.values(h.outbound as object)) if (!isSha(s)) bad("outbound sha");
+      if (h.seed !== undefined) {
+        const seed = h.seed;
+        if (!isObject(seed) || typeof seed.meta !== "string" || !isCount(seed.mtimeMs)) bad("seed");
+        if ((seed as { meta: string }).meta.length > MAX_SEED) bad(`seed over ${MAX_SEED} characters`);
+      }
       break;
     }
     case "welcome":

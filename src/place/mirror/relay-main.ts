@@ -11,8 +11,9 @@ function main(argv: string[]): void {
   const dir = argv[0];
   if (argv.length !== 1 || !dir) die("usage: relay-main.js <artifactDir>");
   const root = path.resolve(dir!);
-  if (!fs.lstatSync(root, { throwIfNoEntry: false })?.isDirectory())
-    die(`mirror relay: ${root} is not a folder`);
+  // A child's first link makes its dir (the hello carries its seed), so only the folder above must be there.
+  if (!fs.lstatSync(path.dirname(root), { throwIfNoEntry: false })?.isDirectory())
+    die(`mirror relay: ${path.dirname(root)} is not a folder`);
   const relay = new MirrorRelay(root, { readable: process.stdin, writable: process.stdout });
   relay.run().then(
     () => process.exit(0),

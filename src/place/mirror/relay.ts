@@ -7,7 +7,10 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { ensureDir, writeFileAtomic } from "../../util/fsx.js";
+import { pokeHost } from "../../util/poke.js";
 import { openRegular } from "../../util/safe-read.js";
+import { APPENDS, applyParentAppend, pendingAppends } from "./far-appends.js";
 import { DeliveryLedger } from "./ledger.js";
 import {
   checkRel,
@@ -105,7 +108,11 @@ export class MirrorRelay {
     if (h.t === "hello") return this.greet(h);
     if (h.t === "put") {
       const done = this.receiver.chunk(h, payload);
-      if (done) this.present.set(done.rel, done.sha);
+      if (!done) return;
+      this.present.set(done.rel, done.sha);
+      if (done.rel.startsWith(`${APPENDS}/`)) await this.applyAppend(done.rel);
+      // The host sleeps until poked (util/poke.ts): the parent's poke came before the file was here.
+      else if (done.rel !== "env.json") pokeHost(this.root);
     } else if (h.t === "del") {
       const rel = checkRel(h.path, "outbound");
       const file = path.join(this.root, rel);
@@ -119,6 +126,9 @@ export class MirrorRelay {
     if (this.greeted) throw new ProtocolError("a second hello");
     if (h.v !== PROTOCOL_VERSION) throw new ProtocolError(`mirror protocol v${h.v}; this relay speaks v1`);
     this.greeted = true;
+    if (h.seed) this.plant(h.seed);
+    else if (!fs.lstatSync(this.root, { throwIfNoEntry: false })?.isDirectory())
+      throw new ProtocolError(`${this.root} is not a child's artifact dir here`);
     const events = path.join(this.root, EVENTS);
     const far = fs.lstatSync(events, { throwIfNoEntry: false })?.size ?? 0;
     if (h.events.size > far)
@@ -156,8 +166,35 @@ export class MirrorRelay {
     await this.out.send({ t: "welcome", v: PROTOCOL_VERSION, want });
     for (const g of gone) await this.out.send(g);
     await this.pass();
+    // Requests a relay ended before answering are answered now, in the order they were made.
+    for (const rel of pendingAppends(this.root)) await this.applyAppend(rel);
     await this.out.send({ t: "synced" });
     this.watch();
+  }
+
+  /** A child's first link: makes its artifact dir here from its meta.json (a dir already here is kept). */
+  private plant(seed: { meta: string; mtimeMs: number }): void {
+    const meta = path.join(this.root, "meta.json");
+    if (fs.lstatSync(meta, { throwIfNoEntry: false })) return;
+    ensureDir(this.root);
+    for (const d of ["inbox", "outputs", "prompts", "control", "runner", "answers"])
+      ensureDir(path.join(this.root, d));
+    const events = path.join(this.root, EVENTS);
+    if (!fs.lstatSync(events, { throwIfNoEntry: false })) fs.writeFileSync(events, "", { mode: 0o600 });
+    writeFileAtomic(meta, seed.meta);
+    // Stamped as the mirror's copy is, so the first pass does not send it back.
+    const t = new Date(seed.mtimeMs);
+    fs.utimesSync(meta, t, t);
+  }
+
+  /** Writes a parent's records (or refuses them on a moved log), sends the log on, then drops the request. */
+  private async applyAppend(rel: string): Promise<void> {
+    await applyParentAppend(this.root, rel).catch((e: Error) => {
+      this.log(`mirror relay: a parent's records were not written: ${e.message}`);
+    });
+    await this.pass();
+    fs.rmSync(path.join(this.root, rel), { force: true });
+    await this.pass();
   }
 
   /** One pass at a time; a hint during one runs another after it. */

@@ -1,0 +1,184 @@
+/**
+ * The place seam, proved by a second place that lives only in test/fixtures/ns-place.mjs: a child's host
+ * runs in a mount namespace whose private tmpfs covers the primary's artifacts folder, so the parent cannot
+ * read the child's disk — every record it reads arrives through the artifact mirror, every file it writes
+ * for the host leaves through it. Nothing in muster's source knows the place. Root only (mount namespaces).
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pidAlive, processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
+import { makeNsPlace, NS_MODULE, type NsPlace } from "../helpers/ns-place.js";
+
+const sb = sandbox("mt-nsp");
+const nsDir = path.join(path.dirname(sb.home), "ns");
+sb.env.MUSTER_BACKEND_MODULE = NS_MODULE;
+sb.env.MUSTER_TEST_NS_DIR = nsDir;
+let ns: NsPlace;
+let localId = "";
+
+const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex");
+const shaIn = (text: string) => /prompt-sha256: ([0-9a-f]{64})/.exec(text)?.[1];
+const hostPidOf = (dir: string): number =>
+  readEvents(dir).findLast((e) => e.type === "child_started")?.pid as number;
+const keepersOf = (dir: string) => processesMentioning(dir).filter((p) => p.cmdline.includes("keeper-main"));
+// The keeper's own command line names the relay (its link's argv): the relay is the one that is not a keeper.
+const relaysOf = (dir: string) =>
+  processesMentioning(dir).filter(
+    (p) => p.cmdline.includes("relay-main") && !p.cmdline.includes("keeper-main"),
+  );
+
+beforeAll(async () => {
+  // A local child first: it makes the primary, whose artifacts folder the namespace then covers.
+  const local = await sb.json(["spawn", "--wait", "local first"]);
+  expect(local.exitCode).toBe(0);
+  localId = local.data.results[0].id;
+  const primaries = fs.readdirSync(path.join(sb.home, "primaries"));
+  expect(primaries).toHaveLength(1);
+  fs.mkdirSync(nsDir, { recursive: true });
+  ns = makeNsPlace(nsDir, "box", path.join(sb.home, "primaries", primaries[0]!, "artifacts"));
+}, 60_000);
+
+afterAll(async () => {
+  await sb.run(["cancel", "--all"]);
+  // Each keeper goes once its child's end is in the mirror.
+  await until(
+    () => processesMentioning("keeper-main").filter((p) => p.cmdline.includes(sb.home)).length === 0,
+    15_000,
+  );
+  await ns?.close(sb.socket);
+  expect(await sb.cleanup()).toEqual([]);
+}, 60_000);
+
+/** Spawns a child in the namespace; returns its id and mirror dir once its runner runs (for a hang). */
+async function nsChild(prompt: string, args: string[] = []) {
+  const spawned = await sb.json(["spawn", "--place", ns.name, ...args, prompt]);
+  expect(spawned.exitCode, spawned.stderr).toBe(0);
+  const id = spawned.data.id as string;
+  return { id, dir: spawned.data.artifactDir as string };
+}
+
+describe("a place from test/fixtures (a mount namespace), reached only through the artifact mirror", () => {
+  it("spawn, wait, send, cancel, resume and lost run there, and the parent reads only its mirror", async () => {
+    const prompt = "first task in the namespace\nmock: tools=1";
+    const { id, dir } = await nsChild(prompt);
+    const waited = await sb.run(["wait", id, "--timeout", "30s"]);
+    expect(waited.exitCode, waited.stderr).toBe(0);
+    expect(shaIn(waited.stdout)).toBe(sha(prompt));
+
+    const st = (await sb.json(["status", id])).data;
+    expect(st).toMatchObject({ status: "idle", place: ns.name, backend: "tmux", artifactDir: dir });
+    expect((await sb.run(["status", id])).stdout).toMatch(
+      /^place {6}ns:box \(its artifacts are mirrored here\)$/m,
+    );
+    // Two disks: the far dir keeps what only the relay writes; the mirror has what only the keeper writes.
+    expect(ns.existsInside(path.join(dir, ".mirror-delivered.ndjson"))).toBe(true);
+    expect(fs.existsSync(path.join(dir, ".mirror-delivered.ndjson"))).toBe(false);
+    expect(fs.existsSync(path.join(dir, ".mirror.json"))).toBe(true);
+    expect(ns.existsInside(path.join(dir, ".mirror.json"))).toBe(false);
+    // The spawn's environment was handed over there and taken by the host; it is gone from both sides.
+    await until(() => !fs.existsSync(path.join(dir, "env.json")));
+    expect(ns.existsInside(path.join(dir, "env.json"))).toBe(false);
+    // The mirror's log is the far log, byte for byte.
+    expect(fs.readFileSync(path.join(dir, "events.ndjson"), "utf8")).toBe(
+      ns.inside(["cat", path.join(dir, "events.ndjson")]),
+    );
+
+    // send: the next turn goes out through the mirror to the same host.
+    const host1 = hostPidOf(dir);
+    const sent = await sb.run(["send", id, "second task", "--wait"]);
+    expect(sent.exitCode, sent.stderr).toBe(0);
+    expect(shaIn(sent.stdout)).toBe(sha("second task"));
+    expect(hostPidOf(dir)).toBe(host1);
+
+    // cancel of a running turn: the host records it there; the record comes back.
+    await sb.run(["send", id, "mock: hang"]);
+    await until(() => readEvents(dir).filter((e) => e.type === "runner_started").length === 3, 15_000);
+    const cancelled = await sb.json(["cancel", id]);
+    expect(cancelled.exitCode, cancelled.stderr).toBe(0);
+    expect(cancelled.data.cancelled[0]).toMatchObject({ id, turnCancelled: true });
+    await until(() => !pidAlive(host1), 10_000);
+    expect(readEvents(dir).at(-1)).toMatchObject({ type: "child_exited" });
+    await until(() => keepersOf(dir).length === 0, 10_000);
+
+    // resume: a new host there, carried again before it starts.
+    const resumed = await sb.json(["spawn", "--resume", id, "--wait", "after the cancel"]);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(shaIn(resumed.data.results[0].text)).toBe(sha("after the cancel"));
+    const host2 = hostPidOf(dir);
+    expect(host2).not.toBe(host1);
+
+    // lost: the host killed mid-turn; the parent's records of it are written on the far side.
+    await sb.run(["send", id, "mock: hang"]);
+    await until(() => readEvents(dir).filter((e) => e.type === "runner_started").length === 5, 15_000);
+    process.kill(host2, "SIGKILL");
+    const lost = await sb.json(["wait", id, "--timeout", "20s"]);
+    expect(lost.exitCode).toBe(5);
+    expect(lost.data.results[0]).toMatchObject({ status: "lost" });
+    expect(lost.data.results[0].reason).toMatch(/child host \(pid \d+\) is gone/);
+    const far = ns.inside(["cat", path.join(dir, "events.ndjson")]);
+    expect(far).toContain('"by":"parent"');
+    await until(() => fs.readFileSync(path.join(dir, "events.ndjson"), "utf8") === far, 10_000);
+    expect(
+      readEvents(dir)
+        .filter((e) => e.type === "child_exited")
+        .at(-1),
+    ).toMatchObject({ reason: "lost", by: "parent" });
+    await until(() => keepersOf(dir).length === 0, 10_000);
+  }, 120_000);
+
+  it("killing the link mid-turn (not the child) loses nothing: the mirror catches up and the completion comes once", async () => {
+    const { id, dir } = await nsChild("mock: sleep=3 tools=6\nlong work");
+    await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 15_000);
+    const [relay] = relaysOf(dir);
+    expect(relay).toBeDefined();
+    process.kill(relay!.pid, "SIGKILL");
+    await until(
+      () => fs.readFileSync(path.join(dir, ".mirror.log"), "utf8").includes("mirror link closed"),
+      10_000,
+    );
+    const waited = await sb.json(["wait", id, "--timeout", "30s"]);
+    expect(waited.exitCode, waited.stderr).toBe(0);
+    expect(waited.data.results[0]).toMatchObject({ status: "completed" });
+    // A second link served the rest: a new relay pid, and the mirror equal to the far log.
+    const far = ns.inside(["cat", path.join(dir, "events.ndjson")]);
+    expect(fs.readFileSync(path.join(dir, "events.ndjson"), "utf8")).toBe(far);
+    const turnId = waited.data.results[0].turnId;
+    expect(readEvents(dir).filter((e) => e.type === "completion" && e.turnId === turnId)).toHaveLength(1);
+    // Every step the turn reported, before and after the break, is in the mirror once.
+    const steps = readEvents(dir).filter((e) => e.type === "tool_activity" && e.phase === "start");
+    expect(steps.map((e) => e.summary)).toEqual([1, 2, 3, 4, 5, 6].map((i) => `step ${i} of 6`));
+    // Delivered once: a second wait has nothing new to say of that turn, and result reads the same answer.
+    const again = await sb.json(["result", id]);
+    expect(again.exitCode).toBe(0);
+    expect(again.data.turnId ?? again.data.results?.[0]?.turnId).toBe(turnId);
+    await sb.run(["cancel", id]);
+  }, 90_000);
+
+  it("local and namespace children under one primary: ls lists each with its place, one wait takes both, a workflow step runs there", async () => {
+    const a = await nsChild("ns side");
+    const b = await sb.json(["spawn", "local side"]);
+    expect(b.exitCode).toBe(0);
+    const both = await sb.json(["wait", a.id, b.data.id, "--timeout", "30s"]);
+    expect(both.exitCode, both.stderr).toBe(0);
+    expect(both.data.results.map((r: { status: string }) => r.status)).toEqual(["completed", "completed"]);
+    const ls = (await sb.json(["ls"])).data.children;
+    const placeOf = (id: string) => ls.find((c: { id: string }) => c.id === id)?.place;
+    expect([placeOf(a.id), placeOf(b.data.id), placeOf(localId)]).toEqual([ns.name, "local", "local"]);
+
+    const run = await sb.json(["workflow", "run", "review-chain", "a change", "--keep"], {
+      env: { MUSTER_PLACE: ns.name },
+      timeout: 90_000,
+    });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.data.status).toBe("completed");
+    const stepIds: string[] = run.data.steps.map((s: { childId: string }) => s.childId);
+    expect(stepIds.length).toBeGreaterThan(0);
+    const after = (await sb.json(["ls"])).data.children;
+    for (const sid of stepIds) {
+      expect(after.find((x: { id: string }) => x.id === sid)?.place).toBe(ns.name);
+      expect(ns.existsInside(path.join(a.dir, "..", sid, "meta.json"))).toBe(true);
+    }
+  }, 150_000);
+});
