@@ -156,6 +156,26 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
     await sb.run(["cancel", id]);
   }, 90_000);
 
+  it("a keeper killed mid-turn is started again by the next probe of its child: the completion still comes, once", async () => {
+    const { id, dir } = await nsChild("mock: sleep=3 tools=6\nlong work");
+    await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 15_000);
+    const [keeper] = keepersOf(dir);
+    expect(keeper).toBeDefined();
+    process.kill(keeper!.pid, "SIGKILL");
+    await until(() => !pidAlive(keeper!.pid), 5000);
+    // The relay of the dead keeper's link sees its stdin close and goes too.
+    await until(() => relaysOf(dir).length === 0, 10_000);
+    const waited = await sb.json(["wait", id, "--timeout", "30s"]);
+    expect(waited.exitCode, waited.stderr).toBe(0);
+    expect(waited.data.results[0]).toMatchObject({ status: "completed" });
+    const turnId = waited.data.results[0].turnId;
+    expect(readEvents(dir).filter((e) => e.type === "completion" && e.turnId === turnId)).toHaveLength(1);
+    expect(fs.readFileSync(path.join(dir, "events.ndjson"), "utf8")).toBe(
+      ns.inside(["cat", path.join(dir, "events.ndjson")]),
+    );
+    await sb.run(["cancel", id]);
+  }, 90_000);
+
   it("local and namespace children under one primary: ls lists each with its place, one wait takes both, a workflow step runs there", async () => {
     const a = await nsChild("ns side");
     const b = await sb.json(["spawn", "local side"]);

@@ -11,7 +11,7 @@ import { childFiles } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import { writeJsonAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { READ_CAPS, readJsonBoundedIfExists } from "../../util/safe-read.js";
+import { isKeeperOf, keeperPid } from "./keeper-lock.js";
 
 const MIRROR_DIST = path.join(PACKAGE_ROOT, "dist", "place", "mirror");
 const KEEPER = path.join(MIRROR_DIST, "keeper-main.js");
@@ -25,26 +25,30 @@ export const localRelayArgv = (dir: string): string[] => [
   dir,
 ];
 
-interface Mark {
-  v: 1;
-  place: string;
-  keeper?: number;
-}
-
 export interface CarryOptions {
   /** The place's name, kept in the mark. */
   place: string;
   env: NodeJS.ProcessEnv;
   /** How long the first link may take to catch up. */
   timeoutMs?: number;
+  /**
+   * `restart` (a host about to start): a keeper left from the child's last run is replaced, and this waits
+   * until the far dir is current. `revive` (a probe of a running child): a keeper that died is started again,
+   * without waiting; a running one is left alone.
+   */
+  mode?: "restart" | "revive";
 }
 
 /** Starts carrying `dir` over `linkArgv` (see the top of this file); throws `unreachable` when it cannot. */
 export async function carryByMirror(dir: string, linkArgv: string[], opts: CarryOptions): Promise<void> {
   const files = childFiles(dir);
-  const old = readJsonBoundedIfExists<Mark>(files.mirror, READ_CAPS.smallJson);
-  writeJsonAtomic(files.mirror, { v: 1, place: opts.place } satisfies Mark);
-  if (old?.keeper) await stopKeeper(old.keeper, dir);
+  const running = runningKeeper(dir);
+  if (opts.mode === "revive") {
+    if (running !== undefined || !fs.existsSync(files.mirror)) return;
+  } else {
+    writeJsonAtomic(files.mirror, { v: 1, place: opts.place });
+    if (running !== undefined) await stopKeeper(running, dir);
+  }
   const logFile = path.join(dir, LOG);
   if ((fs.statSync(logFile, { throwIfNoEntry: false })?.size ?? 0) > LOG_KEEP_BYTES) fs.rmSync(logFile);
   const logFd = fs.openSync(logFile, "a", 0o600);
@@ -84,6 +88,7 @@ export async function carryByMirror(dir: string, linkArgv: string[], opts: Carry
   });
   keeper.stdout!.destroy();
   keeper.unref();
+  if (opts.mode === "revive") return;
   if (outcome !== undefined) {
     if (keeper.pid) stopKeeper(keeper.pid, dir).catch(() => {});
     throw new MusterError(
@@ -91,26 +96,22 @@ export async function carryByMirror(dir: string, linkArgv: string[], opts: Carry
       `place ${opts.place}: the child's mirror could not start: ${outcome}${lastLine(logFile)}`,
     );
   }
-  writeJsonAtomic(files.mirror, { v: 1, place: opts.place, keeper: keeper.pid } satisfies Mark);
+}
+
+/** The pid of the keeper running for `dir` (keeper-lock.ts), if one is. */
+function runningKeeper(dir: string): number | undefined {
+  const pid = keeperPid(dir);
+  return pid !== undefined && isKeeperOf(pid, dir) ? pid : undefined;
 }
 
 /** Stops the keeper `pid` if it still is this dir's keeper, waiting (bounded) for it to go. */
 async function stopKeeper(pid: number, dir: string): Promise<void> {
-  const mine = (): boolean => {
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      return cmd.includes(KEEPER) && cmd.includes(dir);
-    } catch {
-      return false;
-    }
-  };
-  if (!mine()) return;
   try {
     process.kill(pid, "SIGTERM");
   } catch {
     return;
   }
-  for (let i = 0; i < 300 && mine(); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 300 && isKeeperOf(pid, dir); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
 function lastLine(file: string): string {

@@ -5,6 +5,7 @@
  */
 import * as path from "node:path";
 import { MirrorKeeper } from "./keeper.js";
+import { dropKeeperLock, takeKeeperLock } from "./keeper-lock.js";
 
 function main(argv: string[]): void {
   const [dir, ...link] = argv;
@@ -17,7 +18,13 @@ function main(argv: string[]): void {
   };
   // Whoever waited for `synced` may be gone by the time anything else could be written: nothing else is.
   process.stdout.on("error", () => {});
-  const keeper = new MirrorKeeper(path.resolve(dir), link, {
+  const root = path.resolve(dir);
+  if (!takeKeeperLock(root)) {
+    log("mirror keeper: another keeper runs for this dir; leaving");
+    process.exit(0);
+  }
+  process.on("exit", () => dropKeeperLock(root));
+  const keeper = new MirrorKeeper(root, link, {
     env: process.env,
     log,
     onSynced: () => process.stdout.write("synced\n"),
