@@ -5,6 +5,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { isFarDir } from "../artifacts/admission.js";
 import { budgetExhausted, readBudget, treeUsage } from "../artifacts/budget.js";
 import { closedDetail } from "../artifacts/closing.js";
 import type { ChildMeta } from "../artifacts/events.js";
@@ -22,6 +23,7 @@ import { ensureSelfBinDir } from "../util/self-bin.js";
 import { CapGuard } from "./caps-guard.js";
 import { ControlWatcher } from "./controls.js";
 import { divertFailedRecords, turnFailure } from "./disk-full.js";
+import { FarAdmission } from "./far-admission.js";
 import { TurnSource } from "./input.js";
 import { killOwnGroup, whenDirGone } from "./orphan-watch.js";
 import { PermissionBroker, permissionTimeoutMs } from "./permissions.js";
@@ -241,8 +243,12 @@ async function main(): Promise<void> {
   }
   // A parent cancelling this child marks it first: from then on no turn starts here.
   const closing = (): boolean => fs.existsSync(files.closing);
-  // The primary's bound on running turns, shared with every other child host of the primary.
-  const slots = new RunSlots(layout.primary.slots, limitsFrom(env).maxRunning, meta.id, dir, meta.parent);
+  // The primary's bound on running turns, shared with every other child host of the primary; a host whose
+  // parent is on another machine asks that parent's keeper for its slot.
+  const maxRunning = limitsFrom(env).maxRunning;
+  const slots = isFarDir(dir)
+    ? new FarAdmission(dir, maxRunning)
+    : new RunSlots(layout.primary.slots, maxRunning, meta.id, dir, meta.parent);
   process.on("exit", () => slots.release());
   let n = 0;
   for (;;) {
@@ -265,6 +271,7 @@ async function main(): Promise<void> {
           );
         },
         () => exitReason !== undefined || closing(),
+        item.turnId,
       )
       .catch((e: unknown) => {
         if (!isStorageFailure(e)) throw e;
@@ -287,6 +294,9 @@ async function main(): Promise<void> {
         return { status: "cancelled", reason: "cancelled by muster cancel before the agent started" };
       const capped = caps.refuse();
       if (capped) return { status: "exhausted", reason: capped };
+      // Far from its parent the tree's usage is not on this disk: the grant carried the budget's verdict.
+      if (slots instanceof FarAdmission)
+        return slots.budgetVerdict ? { status: "exhausted", reason: slots.budgetVerdict } : undefined;
       // Without a budget there is nothing to add up: the tree's events are read only when one is set.
       const budget = readBudget(primaryDir);
       if (!budget) return undefined;

@@ -37,7 +37,9 @@ beforeAll(async () => {
   const primaries = fs.readdirSync(path.join(sb.home, "primaries"));
   expect(primaries).toHaveLength(1);
   fs.mkdirSync(nsDir, { recursive: true });
-  ns = makeNsPlace(nsDir, "box", path.join(sb.home, "primaries", primaries[0]!, "artifacts"));
+  // The artifacts and the run-slot tickets are private to the namespace: a host there sees neither.
+  const primary = path.join(sb.home, "primaries", primaries[0]!);
+  ns = makeNsPlace(nsDir, "box", [path.join(primary, "artifacts"), path.join(primary, "slots")]);
 }, 60_000);
 
 afterAll(async () => {
@@ -201,4 +203,38 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
       expect(ns.existsInside(path.join(a.dir, "..", sid, "meta.json"))).toBe(true);
     }
   }, 150_000);
+
+  it("one run-slot bound and one budget hold across local and namespace children", async () => {
+    // Bound 1: a local turn and a far turn started together run one after the other.
+    const one = { MUSTER_MAX_RUNNING: "1" };
+    const far = await sb.json(["spawn", "--place", ns.name, "mock: sleep=2\nfar turn"], { env: one });
+    const near = await sb.json(["spawn", "mock: sleep=2\nnear turn"], { env: one });
+    expect([far.exitCode, near.exitCode]).toEqual([0, 0]);
+    const both = await sb.json(["wait", far.data.id, near.data.id, "--timeout", "40s"]);
+    expect(both.exitCode, both.stderr).toBe(0);
+    const span = (dir: string) => {
+      const ev = readEvents(dir);
+      const start = Date.parse(ev.find((e) => e.type === "turn_started")!.ts);
+      const end = Date.parse(ev.find((e) => e.type === "completion")!.ts);
+      return { start, end, queued: ev.some((e) => e.type === "turn_queued") };
+    };
+    const [a, b] = [span(far.data.artifactDir), span(near.data.artifactDir)];
+    expect(a.end <= b.start || b.end <= a.start).toBe(true);
+    expect([a.queued, b.queued].filter(Boolean)).toHaveLength(1);
+
+    // Budget of one turn from now: a local turn spends it; the far child's turn, which cannot see the
+    // local one's usage on its own disk, is refused by the grant from the parent's side.
+    expect((await sb.run(["budget", "--clear"])).exitCode).toBe(0);
+    expect((await sb.run(["budget", "--turns", "1"])).exitCode).toBe(0);
+    try {
+      const spent = await sb.json(["spawn", "--wait", "spends the budget"]);
+      expect(spent.exitCode, spent.stderr).toBe(0);
+      const refused = await sb.json(["spawn", "--place", ns.name, "--wait", "over budget"]);
+      expect(refused.exitCode).toBe(4);
+      expect(refused.data.results[0]).toMatchObject({ status: "exhausted" });
+      expect(refused.data.results[0].reason).toMatch(/budget/);
+    } finally {
+      await sb.run(["budget", "--clear"]);
+    }
+  }, 120_000);
 });

@@ -24,22 +24,22 @@ export interface NsPlace {
   close(tmuxSocket: string): Promise<void>;
 }
 
-/** Makes namespace `target` under `dir`, its tmpfs over `artifacts` (which must exist). */
-export function makeNsPlace(dir: string, target: string, artifacts: string): NsPlace {
+/** Makes namespace `target` under `dir`, a private tmpfs over each of `covered` (made if missing). */
+export function makeNsPlace(dir: string, target: string, covered: string[]): NsPlace {
   fs.mkdirSync(path.join(dir, `${target}-tmux`), { recursive: true, mode: 0o700 });
   const pin = path.join(dir, `${target}.mnt`);
   fs.writeFileSync(pin, "");
+  for (const c of covered) fs.mkdirSync(c, { recursive: true, mode: 0o700 });
+  // The folders are the shell's arguments, never part of its script.
   execFileSync("unshare", [
     `--mount=${pin}`,
     "--propagation",
     "private",
-    "mount",
-    "-t",
-    "tmpfs",
-    "-o",
-    "mode=0700",
-    `ns-${target}`,
-    artifacts,
+    "sh",
+    "-euc",
+    'for d in "$@"; do mount -t tmpfs -o mode=0700 ns-cover "$d"; done',
+    "sh",
+    ...covered,
   ]);
   const inode = fs.readlinkSync(`/proc/self/ns/mnt`);
   const nsId = (): string =>

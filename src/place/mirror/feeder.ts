@@ -7,7 +7,8 @@
  * closing, env.json) are watched and pushed, their removal too.
  *
  * Events: `connected` (the relay answered), `caught-up` (its first pass is in), `events` (new event bytes are
- * in: the log's size), `closed` (the reason, one line; attach a new link to resume).
+ * in: the log's size), `inbound` (a far file arrived or went: its path), `closed` (the reason, one line;
+ * attach a new link to resume).
  */
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
@@ -148,8 +149,10 @@ export class MirrorFeeder extends EventEmitter {
       if (h.at !== have) throw new ProtocolError(`events from byte ${h.at}, but the mirror has ${have}`);
       appendAll(s.eventsFd, payload);
       this.emit("events", have + payload.length);
-    } else if (h.t === "put") s.receiver.chunk(h, payload);
-    else if (h.t === "del") this.applyDel(s, h);
+    } else if (h.t === "put") {
+      const done = s.receiver.chunk(h, payload);
+      if (done) this.emit("inbound", done.rel);
+    } else if (h.t === "del") this.applyDel(s, h);
     else if (h.t === "synced") this.emit("caught-up");
     else if (h.t === "error") s.reason = `relay: ${h.message.split("\n")[0]!.slice(0, 500)}`;
     else throw new ProtocolError(`unexpected ${h.t} frame from the relay`);
@@ -177,7 +180,10 @@ export class MirrorFeeder extends EventEmitter {
       if (shaOfFile(file) === h.sha) fs.rmSync(file);
       if (s.pushed?.get(rel) === h.sha) s.pushed.delete(rel);
       s.seen.delete(rel);
-    } else fs.rmSync(path.join(this.dir, checkRel(h.path, "inbound")), { force: true });
+    } else {
+      fs.rmSync(path.join(this.dir, checkRel(h.path, "inbound")), { force: true });
+      this.emit("inbound", h.path);
+    }
   }
 
   /** Pushes outbound files new or changed since the far side last had them, and removals. */

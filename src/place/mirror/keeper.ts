@@ -3,13 +3,15 @@
  * place's link (a command on this machine whose stdin/stdout reach a relay next to the far dir: `ssh host
  * node relay-main.js <dir>`, `nsenter … node relay-main.js <dir>`), feeds the mirror over it, and starts
  * the link again when it breaks — the feeder resumes from the mirror's byte cursor, so nothing is lost or
- * read twice. It ends when the child's log records the host's end (after a short linger for the files
+ * read twice. It also serves the far host's run-slot requests (admission-desk.ts). It ends when the child's log records the host's end (after a short linger for the files
  * written last), when the mirror dir is removed, or on SIGTERM.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { ADMISSION_FILE } from "../../artifacts/admission.js";
 import { NdjsonReader } from "../../artifacts/reader.js";
+import { AdmissionDesk } from "./admission-desk.js";
 import { MirrorFeeder } from "./feeder.js";
 import { EVENTS } from "./paths.js";
 
@@ -29,6 +31,8 @@ const DIR_CHECK_MS = 2000;
 
 export class MirrorKeeper {
   private readonly feeder: MirrorFeeder;
+  /** Run slots asked for by the far host (admission-desk.ts). */
+  private readonly desk: AdmissionDesk;
   private readonly reader: NdjsonReader<{ type?: unknown }>;
   private link: ChildProcess | undefined;
   private retry: number;
@@ -46,6 +50,7 @@ export class MirrorKeeper {
   ) {
     this.retry = opts.retryMs ?? 100;
     this.feeder = new MirrorFeeder(dir, { seed: true });
+    this.desk = new AdmissionDesk(dir, opts.env, opts.log);
     // The host's end counts only when recorded after we started (a resumed child's log holds the last one).
     const start = fs.statSync(path.join(dir, EVENTS), { throwIfNoEntry: false })?.size ?? 0;
     this.reader = new NdjsonReader(path.join(dir, EVENTS), undefined, start);
@@ -64,6 +69,9 @@ export class MirrorKeeper {
       }
     });
     this.feeder.on("events", () => this.checkEnd());
+    this.feeder.on("inbound", (rel: string) => {
+      if (rel === ADMISSION_FILE) this.desk.changed();
+    });
     this.feeder.on("closed", (reason: string) => this.linkClosed(reason));
     this.timers.push(
       setInterval(() => {
@@ -77,6 +85,7 @@ export class MirrorKeeper {
   stop(why: string): void {
     if (this.stopping) return;
     this.stopping = why;
+    this.desk.release();
     for (const t of this.timers) clearTimeout(t);
     if (this.feeder.attached) this.feeder.close(why);
     else this.ended();

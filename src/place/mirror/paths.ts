@@ -14,13 +14,15 @@ import { type FileStamp, MAX_FILE, ProtocolError } from "./protocol.js";
 export const EVENTS = "events.ndjson";
 const NAME = "[A-Za-z0-9][A-Za-z0-9._-]{0,199}";
 const INBOUND = new RegExp(
-  `^(meta\\.json|host\\.json|output\\.md|isolation\\.json|(outputs|prompts|isolation)/${NAME})$`,
+  `^(meta\\.json|host\\.json|output\\.md|isolation\\.json|admission\\.json|(outputs|prompts|isolation)/${NAME})$`,
 );
-const OUTBOUND = new RegExp(`^(closing|env\\.json|(inbox|control|answers|appends)/${NAME}\\.json)$`);
+const OUTBOUND = new RegExp(
+  `^(closing|env\\.json|grant\\.json|(inbox|control|answers|appends)/${NAME}\\.json)$`,
+);
 /** Top-level inbound files that change in place (the others under their folders never change). */
-export const INBOUND_TOP = ["meta.json", "host.json", "output.md", "isolation.json"];
+export const INBOUND_TOP = ["meta.json", "host.json", "output.md", "isolation.json", "admission.json"];
 export const INBOUND_DIRS = ["outputs", "prompts", "isolation"];
-export const OUTBOUND_TOP = ["closing", "env.json"];
+export const OUTBOUND_TOP = ["closing", "env.json", "grant.json"];
 export const OUTBOUND_DIRS = ["inbox", "control", "answers", "appends"];
 
 export type Direction = "inbound" | "outbound";

@@ -7,6 +7,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { FAR_MARK } from "../../artifacts/admission.js";
 import { ensureDir, writeFileAtomic } from "../../util/fsx.js";
 import { pokeHost } from "../../util/poke.js";
 import { openRegular } from "../../util/safe-read.js";
@@ -182,6 +183,8 @@ export class MirrorRelay {
     const events = path.join(this.root, EVENTS);
     if (!fs.lstatSync(events, { throwIfNoEntry: false })) fs.writeFileSync(events, "", { mode: 0o600 });
     writeFileAtomic(meta, seed.meta);
+    // Its host asks the parent's machine for admission instead of deciding here (artifacts/admission.ts).
+    fs.writeFileSync(path.join(this.root, FAR_MARK), "", { mode: 0o600 });
     // Stamped as the mirror's copy is, so the first pass does not send it back.
     const t = new Date(seed.mtimeMs);
     fs.utimesSync(meta, t, t);

@@ -1,0 +1,59 @@
+/**
+ * The run slot of a host whose parent is on another machine (artifacts/admission.ts): asked of the
+ * parent's keeper through the mirror rather than taken from a slots folder this host cannot see. Same
+ * shape as RunSlots, so the host's loop does not care which it has.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ADMISSION_FILE, GRANT_FILE, readGrant, writeAdmission } from "../artifacts/admission.js";
+import { uuidv7 } from "../util/ids.js";
+
+// The answer travels a round trip away; the host waits on nothing else meanwhile.
+const POLL_MS = 25;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class FarAdmission {
+  private limit: number;
+  /** The budget's verdict on the turn last granted (undefined: within budget, or none set). */
+  budgetVerdict: string | undefined;
+
+  constructor(
+    private readonly dir: string,
+    limit: number,
+  ) {
+    this.limit = limit;
+  }
+
+  /** Waits for the parent's grant of a slot to `turnId`; false if `stopped()` ended the wait. */
+  async acquire(onQueued: (running: number) => void, stopped: () => boolean, turnId = ""): Promise<boolean> {
+    const request = uuidv7();
+    writeAdmission(this.dir, { v: 1, request, turnId });
+    let told = false;
+    for (;;) {
+      if (stopped()) {
+        this.release();
+        return false;
+      }
+      const g = readGrant(this.dir);
+      if (g?.request === request) {
+        this.limit = g.limit;
+        if (g.state === "granted") {
+          this.budgetVerdict = g.budget;
+          return true;
+        }
+        if (!told) onQueued(g.running ?? g.limit);
+        told = true;
+      }
+      await sleep(POLL_MS);
+    }
+  }
+
+  release(): void {
+    fs.rmSync(path.join(this.dir, ADMISSION_FILE), { force: true });
+    fs.rmSync(path.join(this.dir, GRANT_FILE), { force: true });
+  }
+
+  get max(): number {
+    return this.limit;
+  }
+}
