@@ -11,12 +11,18 @@ import { pct } from "./stats.mjs";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** One round: n children gated on one file; every completion's ts → the moment the waiter saw it. */
-export async function completionRound(m, dir, n) {
+export async function completionRound(m, dir, n, spawnOpts = {}) {
   const gate = path.join(dir, `gate-${Date.now()}`);
   const ids = [];
   for (let i = 0; i < n; i++)
     ids.push(
-      (await m.spawn({ agent: "mock", prompt: `mock: gate=${encodeURIComponent(gate)} reply=done` })).id,
+      (
+        await m.spawn({
+          agent: "mock",
+          prompt: `mock: gate=${encodeURIComponent(gate)} reply=done`,
+          ...spawnOpts,
+        })
+      ).id,
     );
   await sleep(1500); // let the last mocks reach the gate
   setTimeout(() => fs.writeFileSync(gate, "go"), 200);

@@ -7,8 +7,6 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { childFiles } from "../dist/artifacts/layout.js";
-import { EventTail } from "../dist/artifacts/tail.js";
 import { createMuster } from "../dist/index.js";
 import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { capOvershoot, capRow } from "./caps.mjs";
@@ -18,7 +16,9 @@ import { benchEnv, startReaper } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { idleChildrenDelivery, idleChildrenRows } from "./idle-children.mjs";
+import { mirrorRows, mirrorVsLocal } from "./mirror.mjs";
 import { sessionCliRows, sessionClis } from "./session-clis.mjs";
+import { spawnLatency as spawnSamples } from "./spawn-latency.mjs";
 import { pct, round } from "./stats.mjs";
 import { topCpu, topCpuRow } from "./top-cpu.mjs";
 import { schedulerOverhead, schedulerRow } from "./workflow-scheduler.mjs";
@@ -44,31 +44,7 @@ async function spawnLatency(n) {
   const m = muster("spawn");
   await m.spawn({ agent: "mock", prompt: "mock: reply=warm-up" }); // starts the tmux server: not a sample
   await sleep(500);
-  const samples = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    const s = await m.spawn({ agent: "mock", prompt: "mock: reply=ok" });
-    // Each sample waits for its child's completion, so one child's runner start-up never overlaps the next spawn.
-    const t = await new Promise((resolve) => {
-      let seen;
-      const tail = new EventTail(
-        childFiles(s.artifactDir).events,
-        (events) => {
-          for (const e of events) {
-            if (e.type === "turn_started") seen ??= performance.now() - t0;
-            if (e.type === "completion") {
-              tail.close();
-              resolve(seen);
-            }
-          }
-        },
-        { pollMs: 1000 },
-      );
-      tail.pump();
-    });
-    samples.push(t);
-  }
-  return samples;
+  return spawnSamples(m, n);
 }
 
 /** Median wall time of a command over runs. */
@@ -139,6 +115,9 @@ try {
     versus1sPoll: "a 1 s poll delivers after 500 ms on average, 950 ms at p95",
     p95SpeedupVs1sPoll: round(950 / Math.max(1, pct(cl.samples, 95)), 0),
   };
+
+  log("mirror-fed vs local store…");
+  results.mirrorVsLocal = await mirrorVsLocal(quick ? 5 : 10, 8);
 
   log("child-command cold start…");
   const runs = quick ? 10 : 25;
@@ -232,6 +211,7 @@ const rows = [
   schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
   ...backendRows(results.backendsMs),
+  ...mirrorRows(results.mirrorVsLocal),
   capRow(results.capOvershootMs),
   ...idleChildrenRows(results.idleChildrenMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),

@@ -1,8 +1,9 @@
 /**
  * The near side of the mirror: keeps a local copy of a far artifact dir current over a link to its relay
- * (relay.ts), so every parent-side reader works on local files. Event bytes are appended with fsync and the
- * local events.ndjson's size is the cursor: a feeder that crashes, or a link that breaks, resumes exactly
- * there with a new link (`attach` again) — nothing lost, nothing twice. Inbound files are written whole
+ * (relay.ts), so every parent-side reader works on local files. Event bytes are appended and the local
+ * events.ndjson's size (up to its last whole line) is the cursor: a feeder that crashes, a link that breaks
+ * or this machine going down resumes exactly there with a new link (`attach` again) — nothing lost, nothing
+ * twice. No fsync: the far log is the durable one, and what a crash here loses is asked for again. Inbound files are written whole
  * (temp + rename), files gone there are removed here, and the outbound files (inbox/, control/, answers/,
  * closing, env.json) are watched and pushed, their removal too.
  *
@@ -13,7 +14,7 @@
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { appendAll, ensureDir, openAppend } from "../../util/fsx.js";
+import { ensureDir, openAppend } from "../../util/fsx.js";
 import {
   checkRel,
   EVENTS,
@@ -63,6 +64,8 @@ interface Session {
 
 export class MirrorFeeder extends EventEmitter {
   private s: Session | undefined;
+  /** Whether a link was attached before (this process wrote the mirror's copies since it started). */
+  private linked = false;
 
   constructor(
     readonly dir: string,
@@ -81,11 +84,15 @@ export class MirrorFeeder extends EventEmitter {
     ensureDir(this.dir);
     const events = path.join(this.dir, EVENTS);
     const eventsFd = openAppend(events);
-    const size = fs.fstatSync(eventsFd).size;
+    const size = wholeLines(eventsFd);
     const inbound: Record<string, { size: number; mtimeMs: number }> = {};
+    // Copies are written without fsync: this process's first link vouches for none of them (a crash of the
+    // machine may have left one with its stamp but not its bytes), so each is sent again once.
+    const trusted = this.linked;
+    this.linked = true;
     for (const rel of listFiles(this.dir, "inbound")) {
       const st = stampOf(path.join(this.dir, rel));
-      if (st) inbound[rel] = { size: st.size, mtimeMs: st.mtimeMs };
+      if (st) inbound[rel] = { size: st.size, mtimeMs: trusted ? st.mtimeMs : 0 };
     }
     const offered: Record<string, string> = {};
     for (const rel of listFiles(this.dir, "outbound")) {
@@ -94,7 +101,7 @@ export class MirrorFeeder extends EventEmitter {
     }
     const s: Session = {
       out: new FrameWriter(link.writable),
-      receiver: new FileReceiver(this.dir, "inbound"),
+      receiver: new FileReceiver(this.dir, "inbound", undefined, false),
       eventsFd,
       offered,
       pushed: undefined,
@@ -147,7 +154,8 @@ export class MirrorFeeder extends EventEmitter {
     if (h.t === "events") {
       const have = fs.fstatSync(s.eventsFd).size;
       if (h.at !== have) throw new ProtocolError(`events from byte ${h.at}, but the mirror has ${have}`);
-      appendAll(s.eventsFd, payload);
+      // No fsync: what a crash of this machine loses, the next hello asks for again (wholeLines).
+      writeAll(s.eventsFd, payload);
       this.emit("events", have + payload.length);
     } else if (h.t === "put") {
       const done = s.receiver.chunk(h, payload);
@@ -257,4 +265,24 @@ export class MirrorFeeder extends EventEmitter {
 function seedOf(dir: string): { seed?: { meta: string; mtimeMs: number } } {
   const w = readWhole(path.join(dir, "meta.json"));
   return w ? { seed: { meta: w.data.toString("utf8"), mtimeMs: w.mtimeMs } } : {};
+}
+
+function writeAll(fd: number, data: Buffer): void {
+  for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
+}
+
+/**
+ * The mirror's log up to its last whole line, cutting a torn tail off first: the log is written without
+ * fsync, so a crash of this machine may leave it short or torn; its size is then the cursor to resume from.
+ */
+function wholeLines(fd: number): number {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return 0;
+  const n = Math.min(size, 2 * 1024 * 1024);
+  const buf = Buffer.allocUnsafe(n);
+  const got = fs.readSync(fd, buf, 0, n, size - n);
+  const lf = buf.subarray(0, got).lastIndexOf(0x0a);
+  const keep = lf < 0 ? size - n : size - n + lf + 1;
+  if (keep !== size) fs.ftruncateSync(fd, keep);
+  return keep;
 }

@@ -39,6 +39,11 @@ export class FileReceiver {
     private readonly root: string,
     private readonly direction: Direction,
     private readonly beforeRename: (rel: string, sha: string, tmp: string) => void = () => {},
+    /**
+     * fsync each file and its folder before it counts as delivered (the far side's copies: the ledger
+     * vouches for them). A mirror's copies are not: its feeder distrusts them after a restart instead.
+     */
+    private readonly durable = true,
   ) {}
 
   /** Takes one chunk; returns the file's path and sha once it is complete and in place. */
@@ -94,7 +99,7 @@ export class FileReceiver {
     try {
       // The far side's mtime, kept: it is how the next hello tells an unchanged file from a changed one.
       if (p.mtimeMs !== undefined) fs.futimesSync(p.fd, new Date(), p.mtimeMs / 1000);
-      fs.fsyncSync(p.fd);
+      if (this.durable) fs.fsyncSync(p.fd);
     } finally {
       fs.closeSync(p.fd);
     }
@@ -105,7 +110,7 @@ export class FileReceiver {
       fs.rmSync(p.tmp, { force: true });
       throw e;
     }
-    fsyncDir(path.dirname(p.final));
+    if (this.durable) fsyncDir(path.dirname(p.final));
     return { rel: p.rel, sha };
   }
 }
