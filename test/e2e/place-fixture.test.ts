@@ -7,7 +7,13 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { render } from "ink-testing-library";
+import { createElement } from "react";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMuster, loadBackendModules } from "../../src/index.js";
+import { coreActions } from "../../src/tui/actions.js";
+import { Top } from "../../src/tui/app.js";
+import { TopSource } from "../../src/tui/source.js";
 import { pidAlive, processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
 import { makeNsPlace, NS_MODULE, type NsPlace } from "../helpers/ns-place.js";
 
@@ -178,7 +184,7 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
     await sb.run(["cancel", id]);
   }, 90_000);
 
-  it("local and namespace children under one primary: ls lists each with its place, one wait takes both, a workflow step runs there", async () => {
+  it("local and namespace children under one primary: ls lists each with its place, one wait takes both, top shows both, a workflow step runs there", async () => {
     const a = await nsChild("ns side");
     const b = await sb.json(["spawn", "local side"]);
     expect(b.exitCode).toBe(0);
@@ -188,6 +194,22 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
     const ls = (await sb.json(["ls"])).data.children;
     const placeOf = (id: string) => ls.find((c: { id: string }) => c.id === id)?.place;
     expect([placeOf(a.id), placeOf(b.data.id), placeOf(localId)]).toEqual([ns.name, "local", "local"]);
+
+    // top shows both, each from its events (the namespace child's from its mirror).
+    await loadBackendModules(sb.env, sb.cwd);
+    const m = createMuster({ env: sb.env, cwd: sb.cwd });
+    const source = new TopSource(m, { minIntervalMs: 200 });
+    try {
+      const ui = render(
+        createElement(Top, { source, actions: coreActions(m), size: { columns: 120, rows: 30 } }),
+      );
+      const row = (id: string) => (ui.lastFrame() ?? "").split("\n").find((l) => l.includes(id.slice(-8)));
+      await until(() => row(a.id) && row(b.data.id), 15_000);
+      expect(row(a.id)).toMatch(/waiting-input|idle|completed/);
+      ui.unmount();
+    } finally {
+      await source.close();
+    }
 
     const run = await sb.json(["workflow", "run", "review-chain", "a change", "--keep"], {
       env: { MUSTER_PLACE: ns.name },
