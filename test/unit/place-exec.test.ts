@@ -27,6 +27,23 @@ describe("collectRun never waits on a pipe a forked process keeps open", () => {
     expect(r.stdout).toContain("done");
   });
 
+  it("output that is waiting in the pipe is kept when the event loop was blocked past the drain after exit", async () => {
+    // The fork prints after its parent exited and then lets the pipe go; meanwhile this process is busy (as
+    // a burst of spawns writing and syncing files keeps it), so the drain timer is overdue by the time the
+    // loop runs again, with the output already in the pipe.
+    const child = spawn("sh", ["-c", "(sleep 0.3; echo late) & exit 0"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const r = collectRun(child, 60_000);
+    child.once("exit", () => {
+      const until = Date.now() + 1500;
+      while (Date.now() < until) {}
+    });
+    const got = await r;
+    expect(got.exitCode).toBe(0);
+    expect(got.stdout).toBe("late\n");
+  });
+
   it("a call that hangs with its fork holding stdout is ended by its timeout", async () => {
     await expect(run("sleep 600 & echo $!; sleep 600", 500)).rejects.toThrow("timed out");
   });

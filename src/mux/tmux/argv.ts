@@ -182,14 +182,16 @@ export function ifFormatArgs(target: string, format: string, then: string, other
   return ["if-shell", "-F", "-t", target, format, then, otherwise];
 }
 
-/** `list-windows -t target -F format`. */
-export function listWindowsArgs(target: string, format: string): string[] {
-  return ["list-windows", "-t", escapeWord(target), "-F", format];
-}
-
-/** `kill-session -t target`. */
-export function killSessionArgs(target: string): string[] {
-  return ["kill-session", "-t", escapeWord(target)];
+/**
+ * `if-shell -F -t =session: <only the placeholder> "kill-session -t '=session'"`: the session is killed only
+ * when its one window is the placeholder `muster` running `cat`, checked and done on the server at once.
+ * `session` must be a plain name (letters, digits, _ and -): it is written into a tmux command string.
+ */
+export function killSessionIfOnlyPlaceholderArgs(session: string): string[] {
+  if (!/^[A-Za-z0-9_-]+$/.test(session)) throw new Error(`not a plain session name: ${session}`);
+  const only =
+    "#{&&:#{==:#{session_windows},1},#{&&:#{==:#{window_name},muster},#{==:#{pane_current_command},cat}}}";
+  return ["if-shell", "-F", "-t", `=${session}:`, only, `kill-session -t '=${session}'`];
 }
 
 /** `run-shell command` (waits for the job; its exit also makes the server reap other children). */

@@ -209,22 +209,15 @@ export class TmuxBackend implements Backend<PaneRef> {
 
   /**
    * Kills muster's detached session when its placeholder (`muster`, idle `cat`) is its only window, so a
-   * demo or the removal of the last child leaves no tmux session behind. A spawn racing with this finds the
-   * session missing and creates it again (openPane).
+   * demo or the removal of the last child leaves no tmux session behind. The check and the kill are one
+   * tmux command (if-shell -F runs on the server, between other clients' commands): a spawn's new window
+   * either counts, or finds the session gone and creates it again (openPane) — never created and then killed.
    */
   async tidy(): Promise<void> {
     const session = this.config.session;
-    if (session === null) return;
-    const target = `=${session}:`;
-    const run = await runTmux(
-      this.config.server,
-      A.listWindowsArgs(target, "#{window_name}\t#{pane_current_command}"),
-      this.exec,
-    );
-    if (run.exitCode !== 0) return;
-    const windows = run.stdout.split("\n").filter(Boolean);
-    if (windows.length !== 1 || windows[0] !== "muster\tcat") return;
-    await runTmux(this.config.server, A.killSessionArgs(`=${session}`), this.exec);
+    // The kill is a tmux command string: only a name muster makes goes into it.
+    if (session === null || !/^[A-Za-z0-9_-]+$/.test(session)) return;
+    await runTmux(this.config.server, A.killSessionIfOnlyPlaceholderArgs(session), this.exec);
   }
 
   /** Selects the pane in the calling client; only possible from inside tmux on the pane's server. */

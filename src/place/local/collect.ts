@@ -46,7 +46,10 @@ export function collectRun(child: ChildProcess, timeoutMs: number): Promise<Exec
       reject(new ExecFailure("start", e.message, e));
     });
     child.on("exit", (code) => {
-      drain = setTimeout(() => done(code), DRAIN_AFTER_EXIT_MS);
+      // The timer may fire late, in a loop iteration that has not read the pipes yet (a process kept busy
+      // with synchronous work for over the drain): setImmediate runs after that iteration's poll, which
+      // takes in what is already waiting there (tmux's pane id, printed just before it exited).
+      drain = setTimeout(() => setImmediate(() => done(code)), DRAIN_AFTER_EXIT_MS);
     });
     child.on("close", (code) => done(code));
   });
