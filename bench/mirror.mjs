@@ -8,31 +8,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createMuster, loadBackendModules } from "../dist/index.js";
+import { createNamespace } from "../test/fixtures/ns-place.mjs";
 import { completionRound } from "./completion.mjs";
 import { benchEnv, startReaper } from "./env.mjs";
 import { spawnLatency } from "./spawn-latency.mjs";
 import { pct, round } from "./stats.mjs";
 
 const MODULE = path.resolve(import.meta.dirname, "..", "test", "fixtures", "ns-place.mjs");
-
-/** The namespace's far side: a pin, and private tmpfs over the primary's artifacts and slots there. */
-function makeNamespace(nsDir, covered) {
-  fs.mkdirSync(path.join(nsDir, "bench-tmux"), { recursive: true });
-  const pin = path.join(nsDir, "bench.mnt");
-  fs.writeFileSync(pin, "");
-  for (const c of covered) fs.mkdirSync(c, { recursive: true, mode: 0o700 });
-  execFileSync("unshare", [
-    `--mount=${pin}`,
-    "--propagation",
-    "private",
-    "sh",
-    "-euc",
-    'for d in "$@"; do mount -t tmpfs -o mode=0700 ns-cover "$d"; done',
-    "sh",
-    ...covered,
-  ]);
-  return pin;
-}
 
 /** p50/p95 of spawn → turn_started and of 8 completions at once, local and through the mirror. */
 export async function mirrorVsLocal(spawns = 10, children = 8) {
@@ -50,7 +32,7 @@ export async function mirrorVsLocal(spawns = 10, children = 8) {
   try {
     await m.spawn({ agent: "mock", prompt: "mock: reply=warm-up" });
     const primary = path.join(env.MUSTER_HOME, "primaries", m.primary);
-    pin = makeNamespace(nsDir, [path.join(primary, "artifacts"), path.join(primary, "slots")]);
+    pin = createNamespace(nsDir, "bench", [path.join(primary, "artifacts"), path.join(primary, "slots")]);
     const far = { place: "ns:bench" };
     await m.spawn({ ...far, agent: "mock", prompt: "mock: reply=warm-up" }); // the namespace's tmux server
     const spawn = { local: [], mirror: [] };

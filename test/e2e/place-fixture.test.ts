@@ -67,6 +67,25 @@ async function nsChild(prompt: string, args: string[] = []) {
   return { id, dir: spawned.data.artifactDir as string };
 }
 
+/** A namespace child three seconds into a six-step turn, once its runner runs. */
+async function midTurn() {
+  const c = await nsChild("mock: sleep=3 tools=6\nlong work");
+  await until(() => readEvents(c.dir).some((e) => e.type === "runner_started"), 15_000);
+  return c;
+}
+
+/** Its turn completes, the completion is in the mirror once, and the mirror is the far log; the turnId. */
+async function completesOnce(id: string, dir: string): Promise<string> {
+  const waited = await sb.json(["wait", id, "--timeout", "30s"]);
+  expect(waited.exitCode, waited.stderr).toBe(0);
+  expect(waited.data.results[0]).toMatchObject({ status: "completed" });
+  const turnId = waited.data.results[0].turnId;
+  expect(readEvents(dir).filter((e) => e.type === "completion" && e.turnId === turnId)).toHaveLength(1);
+  const far = ns.inside(["cat", path.join(dir, "events.ndjson")]);
+  expect(fs.readFileSync(path.join(dir, "events.ndjson"), "utf8")).toBe(far);
+  return turnId;
+}
+
 describe("a place from test/fixtures (a mount namespace), reached only through the artifact mirror", () => {
   it("spawn, wait, send, cancel, resume and lost run there, and the parent reads only its mirror", async () => {
     const prompt = "first task in the namespace\nmock: tools=1";
@@ -137,8 +156,7 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
   }, 120_000);
 
   it("killing the link mid-turn (not the child) loses nothing: the mirror catches up and the completion comes once", async () => {
-    const { id, dir } = await nsChild("mock: sleep=3 tools=6\nlong work");
-    await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 15_000);
+    const { id, dir } = await midTurn();
     const [relay] = relaysOf(dir);
     expect(relay).toBeDefined();
     process.kill(relay!.pid, "SIGKILL");
@@ -146,14 +164,7 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
       () => fs.readFileSync(path.join(dir, ".mirror.log"), "utf8").includes("mirror link closed"),
       10_000,
     );
-    const waited = await sb.json(["wait", id, "--timeout", "30s"]);
-    expect(waited.exitCode, waited.stderr).toBe(0);
-    expect(waited.data.results[0]).toMatchObject({ status: "completed" });
-    // A second link served the rest: a new relay pid, and the mirror equal to the far log.
-    const far = ns.inside(["cat", path.join(dir, "events.ndjson")]);
-    expect(fs.readFileSync(path.join(dir, "events.ndjson"), "utf8")).toBe(far);
-    const turnId = waited.data.results[0].turnId;
-    expect(readEvents(dir).filter((e) => e.type === "completion" && e.turnId === turnId)).toHaveLength(1);
+    const turnId = await completesOnce(id, dir);
     // Every step the turn reported, before and after the break, is in the mirror once.
     const steps = readEvents(dir).filter((e) => e.type === "tool_activity" && e.phase === "start");
     expect(steps.map((e) => e.summary)).toEqual([1, 2, 3, 4, 5, 6].map((i) => `step ${i} of 6`));
@@ -165,22 +176,14 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
   }, 90_000);
 
   it("a keeper killed mid-turn is started again by the next probe of its child: the completion still comes, once", async () => {
-    const { id, dir } = await nsChild("mock: sleep=3 tools=6\nlong work");
-    await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 15_000);
+    const { id, dir } = await midTurn();
     const [keeper] = keepersOf(dir);
     expect(keeper).toBeDefined();
     process.kill(keeper!.pid, "SIGKILL");
     await until(() => !pidAlive(keeper!.pid), 5000);
     // The relay of the dead keeper's link sees its stdin close and goes too.
     await until(() => relaysOf(dir).length === 0, 10_000);
-    const waited = await sb.json(["wait", id, "--timeout", "30s"]);
-    expect(waited.exitCode, waited.stderr).toBe(0);
-    expect(waited.data.results[0]).toMatchObject({ status: "completed" });
-    const turnId = waited.data.results[0].turnId;
-    expect(readEvents(dir).filter((e) => e.type === "completion" && e.turnId === turnId)).toHaveLength(1);
-    expect(fs.readFileSync(path.join(dir, "events.ndjson"), "utf8")).toBe(
-      ns.inside(["cat", path.join(dir, "events.ndjson")]),
-    );
+    await completesOnce(id, dir);
     await sb.run(["cancel", id]);
   }, 90_000);
 

@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { createNamespace } from "../fixtures/ns-place.mjs";
 import { REPO } from "./cli.js";
 
 export const NS_MODULE = path.join(REPO, "test", "fixtures", "ns-place.mjs");
@@ -26,21 +27,7 @@ export interface NsPlace {
 
 /** Makes namespace `target` under `dir`, a private tmpfs over each of `covered` (made if missing). */
 export function makeNsPlace(dir: string, target: string, covered: string[]): NsPlace {
-  fs.mkdirSync(path.join(dir, `${target}-tmux`), { recursive: true, mode: 0o700 });
-  const pin = path.join(dir, `${target}.mnt`);
-  fs.writeFileSync(pin, "");
-  for (const c of covered) fs.mkdirSync(c, { recursive: true, mode: 0o700 });
-  // The folders are the shell's arguments, never part of its script.
-  execFileSync("unshare", [
-    `--mount=${pin}`,
-    "--propagation",
-    "private",
-    "sh",
-    "-euc",
-    'for d in "$@"; do mount -t tmpfs -o mode=0700 ns-cover "$d"; done',
-    "sh",
-    ...covered,
-  ]);
+  const pin = createNamespace(dir, target, covered);
   const inode = fs.readlinkSync(`/proc/self/ns/mnt`);
   const nsId = (): string =>
     execFileSync("nsenter", [`--mount=${pin}`, "--", "readlink", "/proc/self/ns/mnt"])
