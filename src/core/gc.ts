@@ -1,10 +1,9 @@
-import * as fs from "node:fs";
 import { pruneGroups } from "../delivery/groups.js";
-import { type BranchFate, discardIsolation } from "../isolation/result.js";
+import type { BranchFate } from "../isolation/result.js";
 import type { Backend } from "../mux/backend.js";
-import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
+import { discardChildFiles } from "./remove.js";
 
 export interface GcOptions {
   /** Only children whose last activity is older than this. */
@@ -88,11 +87,8 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
     await m.registry.update((doc) => {
       delete doc.children[id];
     });
-    // Its worktree goes; its branch too once merged (uncommitted work is committed onto it first).
-    const branch = discardIsolation(c.files.dir, id);
+    const branch = await discardChildFiles(m, c);
     if (branch) report.removed[report.removed.length - 1]!.branch = branch;
-    fs.rmSync(c.files.dir, { recursive: true, force: true });
-    fs.rmSync(sessionFileOf(c.files.dir), { force: true });
     for (const pane of panes) tidied.add(m.backends.of(pane));
   }
   if (!opts.dryRun) {

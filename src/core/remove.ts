@@ -64,10 +64,7 @@ export async function removeChildren(
     await m.registry.update((d) => {
       delete d.children[id];
     });
-    // Its worktree goes; its branch too once merged (uncommitted work is committed onto it first).
-    const branch = discardIsolation(c.files.dir, id);
-    fs.rmSync(c.files.dir, { recursive: true, force: true });
-    fs.rmSync(sessionFileOf(c.files.dir), { force: true });
+    const branch = await discardChildFiles(m, c);
     out.push({
       id,
       agent: c.entry.agent,
@@ -81,4 +78,20 @@ export async function removeChildren(
   const backends = new Set(children.filter((c) => c.entry.pane).map((c) => m.backendOf(c.entry)));
   for (const b of backends) await b.tidy?.().catch(() => {});
   return out;
+}
+
+/**
+ * Removes what a child left on disk, once it is out of the registry: its worktree (and its branch once
+ * merged; uncommitted work is committed onto it first), its artifact dir, its conversation, and what its
+ * place keeps there for it. Returns the branch's fate.
+ */
+export async function discardChildFiles(m: CoreContext, c: LoadedChild): Promise<BranchFate | null> {
+  const branch = discardIsolation(c.files.dir, c.entry.id);
+  fs.rmSync(c.files.dir, { recursive: true, force: true });
+  fs.rmSync(sessionFileOf(c.files.dir), { force: true });
+  // Best effort: a place that is not reachable (or not loaded here) keeps its copy.
+  await Promise.resolve()
+    .then(() => m.backendOf(c.entry).place.forget?.(c.files.dir, m.env))
+    .catch(() => {});
+  return branch;
 }

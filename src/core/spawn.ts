@@ -280,6 +280,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
     discardIsolation(dir, id);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(sessionFileOf(dir), { force: true });
+    await backend.place.forget?.(dir, m.env).catch(() => {});
     if (opts.group) await removeGroupMember(m.paths.groups, opts.group, id).catch(() => {});
     throw e;
   }

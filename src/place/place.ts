@@ -95,6 +95,13 @@ export interface Place {
    * (spawn, resume). A place on this machine's disk has none.
    */
   carry?(dir: string, env: NodeJS.ProcessEnv): Promise<void>;
+  /** Removes what `carry` made there for `dir` (the child is removed); best effort. */
+  forget?(dir: string, env: NodeJS.ProcessEnv): Promise<void>;
+  /**
+   * The argv a person runs on this machine to run `argv` there with their own terminal (an attach
+   * command); without it, `argv` runs here as it is.
+   */
+  interactive?(argv: string[]): string[];
 }
 
 /** The place of registry entries written before places had names, and of every child by default. */

@@ -4,6 +4,7 @@
  * read the child's disk — every record it reads arrives through the artifact mirror, every file it writes
  * for the host leaves through it. Nothing in muster's source knows the place. Root only (mount namespaces).
  */
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -112,6 +113,15 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
       ns.inside(["cat", path.join(dir, "events.ndjson")]),
     );
 
+    // The attach command reaches the namespace's own tmux server, where the child's pane is.
+    const attach = await sb.json(["attach", "--print", id]);
+    expect(attach.exitCode, attach.stderr).toBe(0);
+    const argv: string[] = attach.data.command;
+    expect(argv.slice(0, 3)).toEqual(["env", `TMUX_TMPDIR=${path.join(nsDir, "box-tmux")}`, "nsenter"]);
+    const tmuxAt = argv.indexOf("attach-session");
+    const panes = execFileSync(argv[0]!, [...argv.slice(1, tmuxAt), "list-panes", "-a", "-F", "#{pane_id}"]);
+    expect(panes.toString().split("\n")).toContain(st.pane.paneId);
+
     // send: the next turn goes out through the mirror to the same host.
     const host1 = hostPidOf(dir);
     const sent = await sb.run(["send", id, "second task", "--wait"]);
@@ -153,6 +163,11 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
         .at(-1),
     ).toMatchObject({ reason: "lost", by: "parent" });
     await until(() => keepersOf(dir).length === 0, 10_000);
+
+    // rm: the mirror and the far dir both go.
+    expect((await sb.run(["rm", id])).exitCode).toBe(0);
+    expect(fs.existsSync(dir)).toBe(false);
+    expect(ns.existsInside(dir)).toBe(false);
   }, 120_000);
 
   it("killing the link mid-turn (not the child) loses nothing: the mirror catches up and the completion comes once", async () => {

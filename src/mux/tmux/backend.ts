@@ -241,10 +241,12 @@ export class TmuxBackend implements Backend<PaneRef> {
     await tmux(ref.server, A.focusPaneArgs(ref.paneId, callerSession !== paneSession), this.exec);
   }
 
-  /** `tmux [-L|-S] attach-session -t <session> ; select-window -t %N ; select-pane -t %N`. */
+  /** `tmux [-L|-S] attach-session -t <session> ; select-window -t %N ; select-pane -t %N`, run where its place runs tmux. */
   attachCommand(ref: PaneRef): string[] {
     const attach = A.chain(A.attachSessionArgs(ref.session), A.focusPaneArgs(ref.paneId, false));
-    return [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...attach];
+    const argv = [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...attach];
+    // The tmux of another place is reached the way that place runs a person's commands.
+    return this.place.interactive?.(argv) ?? argv;
   }
 
   /**
