@@ -152,6 +152,18 @@ describe("mirror: near to far", () => {
     expect(fs.readFileSync(path.join(near, "env.json"), "utf8")).toBe('{"env":{"SECRET":"s1"}}');
   });
 
+  it("caught-up comes once the far side holds what the mirror had for it: a host may start on it then", async () => {
+    const { far, near } = sides();
+    fs.mkdirSync(path.join(near, "inbox"), { recursive: true });
+    fs.writeFileSync(path.join(near, "inbox/000000000000001-t1.json"), '{"v":1,"turnId":"t1","prompt":"p"}');
+    fs.writeFileSync(path.join(near, "env.json"), '{"env":{"K":"v"}}');
+    // connect resolves on caught-up: nothing may be waited for after it.
+    const { feeder } = await connect(far, near);
+    feeders.push(feeder);
+    expect(fs.readFileSync(path.join(far, "env.json"), "utf8")).toBe('{"env":{"K":"v"}}');
+    expect(fs.existsSync(path.join(far, "inbox/000000000000001-t1.json"))).toBe(true);
+  });
+
   it("across a broken link: an item taken meanwhile is not sent again, one written meanwhile is", async () => {
     const { far, near } = sides();
     const first = await connect(far, near);

@@ -7,7 +7,8 @@
  * (temp + rename), files gone there are removed here, and the outbound files (inbox/, control/, answers/,
  * closing, env.json) are watched and pushed, their removal too.
  *
- * Events: `connected` (the relay answered), `caught-up` (its first pass is in), `events` (new event bytes are
+ * Events: `connected` (the relay answered), `caught-up` (the far side has every outbound file as the link
+ * found them, and its first pass is in), `events` (new event bytes are
  * in: the log's size), `inbound` (a far file arrived or went: its path), `closed` (the reason, one line;
  * attach a new link to resume).
  */
@@ -177,6 +178,8 @@ export class MirrorFeeder extends EventEmitter {
     s.pushed = pushed;
     this.emit("connected");
     await this.scanOut(s);
+    // caught-up waits for the far side to have applied what we just pushed (a host may start on it).
+    await s.out.send({ t: "sync" });
     this.watch(s);
   }
 

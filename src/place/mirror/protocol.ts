@@ -4,9 +4,11 @@
  * The header says what the frame is (`t`); the payload carries file or event bytes. Both lengths are bounded
  * and checked before anything is buffered: a bad frame is a broken or hostile peer, and ends the connection.
  *
- * near → far: hello (what the mirror has), put (an outbound file's chunk), del (an outbound file removed).
+ * near → far: hello (what the mirror has), put (an outbound file's chunk), del (an outbound file removed),
+ * sync (a barrier, answered synced once everything before it is applied there).
  * far → near: welcome (the outbound files it wants), events (log bytes from an offset), put (an inbound
- * file's chunk), del (a file gone there), synced (the first pass is done), error (why the relay ends).
+ * file's chunk), del (a file gone there), synced (every frame up to a sync applied, and a pass run after),
+ * error (why the relay ends).
  */
 import { MusterError } from "../../base/errors.js";
 
@@ -48,6 +50,8 @@ export type Header =
   | { t: "put"; path: string; size: number; off: number; mtimeMs?: number }
   /** A file gone; `sha` (outbound files): only that version is removed. */
   | { t: "del"; path: string; sha?: string }
+  /** A barrier: answered `synced` once every frame before it is applied and a pass has run. */
+  | { t: "sync" }
   | { t: "synced" }
   | { t: "error"; message: string };
 
@@ -163,6 +167,7 @@ function parseHeader(bytes: Buffer): Header {
     case "del":
       if (typeof h.path !== "string" || (h.sha !== undefined && !isSha(h.sha))) bad("path, sha");
       break;
+    case "sync":
     case "synced":
       break;
     case "error":

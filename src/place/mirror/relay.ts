@@ -120,6 +120,10 @@ export class MirrorRelay {
       // Only the version the mirror had: a file the host side wrote under that name since stays.
       if (h.sha && this.ledger.delivered.get(rel) === h.sha && shaOfFile(file) === h.sha) fs.rmSync(file);
       this.present.delete(rel);
+    } else if (h.t === "sync") {
+      // Every put before it is in place: what the host will read at start is there once this is answered.
+      await this.pass();
+      await this.out.send({ t: "synced" });
     } else throw new ProtocolError(`unexpected ${h.t} frame from the mirror`);
   }
 
@@ -169,7 +173,6 @@ export class MirrorRelay {
     await this.pass();
     // Requests a relay ended before answering are answered now, in the order they were made.
     for (const rel of pendingAppends(this.root)) await this.applyAppend(rel);
-    await this.out.send({ t: "synced" });
     this.watch();
   }
 
