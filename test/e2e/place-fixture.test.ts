@@ -44,9 +44,14 @@ beforeAll(async () => {
   const primaries = fs.readdirSync(path.join(sb.home, "primaries"));
   expect(primaries).toHaveLength(1);
   fs.mkdirSync(nsDir, { recursive: true });
-  // The artifacts and the run-slot tickets are private to the namespace: a host there sees neither.
+  // The artifacts, the conversations and the run-slot tickets are private to the namespace: a host there
+  // sees none of this machine's, and this machine none of its.
   const primary = path.join(sb.home, "primaries", primaries[0]!);
-  ns = makeNsPlace(nsDir, "box", [path.join(primary, "artifacts"), path.join(primary, "slots")]);
+  ns = makeNsPlace(
+    nsDir,
+    "box",
+    ["artifacts", "subagents", "slots"].map((d) => path.join(primary, d)),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -108,6 +113,13 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
     // The spawn's environment was handed over there and taken by the host; it is gone from both sides.
     await until(() => !fs.existsSync(path.join(dir, "env.json")));
     expect(ns.existsInside(path.join(dir, "env.json"))).toBe(false);
+    // The conversation came back through the mirror too (resume and fork read it here).
+    const session = path.join(dir, "..", "..", "subagents", `${id}.jsonl`);
+    await until(() => fs.readFileSync(session, "utf8") === ns.inside(["cat", session]), 10_000);
+    expect(fs.readFileSync(session, "utf8")).toContain(sha(prompt));
+    // Its seed, the conversation as the spawn began it, was taken there and is gone from both sides.
+    await until(() => !fs.existsSync(path.join(dir, "session-seed.jsonl")), 10_000);
+    expect(ns.existsInside(path.join(dir, "session-seed.jsonl"))).toBe(false);
     // The mirror's log is the far log, byte for byte.
     expect(fs.readFileSync(path.join(dir, "events.ndjson"), "utf8")).toBe(
       ns.inside(["cat", path.join(dir, "events.ndjson")]),

@@ -11,7 +11,9 @@ import { childFiles } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import { writeJsonAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
+import { sessionFileNear } from "./keeper.js";
 import { isKeeperOf, keeperPid } from "./keeper-lock.js";
+import { SESSION_SEED } from "./paths.js";
 
 const MIRROR_DIST = path.join(PACKAGE_ROOT, "dist", "place", "mirror");
 const KEEPER = path.join(MIRROR_DIST, "keeper-main.js");
@@ -23,6 +25,7 @@ export const localRelayArgv = (dir: string): string[] => [
   process.execPath,
   path.join(MIRROR_DIST, "relay-main.js"),
   dir,
+  "--session",
 ];
 
 export interface CarryOptions {
@@ -48,6 +51,7 @@ export async function carryByMirror(dir: string, linkArgv: string[], opts: Carry
   } else {
     writeJsonAtomic(files.mirror, { v: 1, place: opts.place });
     if (running !== undefined) await stopKeeper(running, dir);
+    seedConversation(dir);
   }
   const logFile = path.join(dir, LOG);
   if ((fs.statSync(logFile, { throwIfNoEntry: false })?.size ?? 0) > LOG_KEEP_BYTES) fs.rmSync(logFile);
@@ -96,6 +100,19 @@ export async function carryByMirror(dir: string, linkArgv: string[], opts: Carry
       `place ${opts.place}: the child's mirror could not start: ${outcome}${lastLine(logFile)}`,
     );
   }
+}
+
+/**
+ * The conversation as the parent began it (spawn seeds it, a fork copies its source's), for a far side
+ * that has none yet; one that has it drops the seed unread (relay.ts).
+ */
+function seedConversation(dir: string): void {
+  const session = sessionFileNear(dir);
+  if (!fs.existsSync(session)) return;
+  const seed = path.join(dir, SESSION_SEED);
+  const tmp = path.join(dir, `.${SESSION_SEED}.tmp`);
+  fs.copyFileSync(session, tmp);
+  fs.renameSync(tmp, seed);
 }
 
 /** The pid of the keeper running for `dir` (keeper-lock.ts), if one is. */

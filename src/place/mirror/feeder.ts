@@ -43,12 +43,16 @@ export interface FeederOptions {
   pollMs?: number;
   /** Offer the mirror's meta.json as the far dir's seed (a child's first link makes its dir from it). */
   seed?: boolean;
+  /** The child's conversation file here, to mirror it too (the relay runs with --session). */
+  session?: string;
 }
 
 interface Session {
   out: FrameWriter;
   receiver: FileReceiver;
   eventsFd: number;
+  /** The mirror's conversation, open for appends, when it is carried. */
+  sessionFd: number | undefined;
   /** Outbound files as the hello reported them (path → sha). */
   offered: Record<string, string>;
   /** What the far side has of our outbound files (path → sha), once the welcome settled it. */
@@ -100,10 +104,19 @@ export class MirrorFeeder extends EventEmitter {
       const sha = shaOfFile(path.join(this.dir, rel));
       if (sha) offered[rel] = sha;
     }
+    let sessionFd: number | undefined;
+    let session: { size: number; tail: string } | undefined;
+    if (this.opts.session) {
+      ensureDir(path.dirname(this.opts.session));
+      sessionFd = openAppend(this.opts.session);
+      const size = wholeLines(sessionFd);
+      session = { size, tail: tailSha(this.opts.session, size) };
+    }
     const s: Session = {
       out: new FrameWriter(link.writable),
       receiver: new FileReceiver(this.dir, "inbound", undefined, false),
       eventsFd,
+      sessionFd,
       offered,
       pushed: undefined,
       seen: new Map(),
@@ -138,6 +151,7 @@ export class MirrorFeeder extends EventEmitter {
       inbound,
       outbound: offered,
       ...(this.opts.seed ? seedOf(this.dir) : {}),
+      ...(session ? { session } : {}),
     };
     // A hello too large to frame (tens of thousands of files) ends the link with the reason.
     s.out.send(hello).catch((e) => this.end(s, `mirror: ${(e as Error).message}`));
@@ -158,6 +172,12 @@ export class MirrorFeeder extends EventEmitter {
       // No fsync: what a crash of this machine loses, the next hello asks for again (wholeLines).
       writeAll(s.eventsFd, payload);
       this.emit("events", have + payload.length);
+    } else if (h.t === "session") {
+      if (s.sessionFd === undefined) throw new ProtocolError("conversation bytes, but none is carried");
+      const have = fs.fstatSync(s.sessionFd).size;
+      if (h.at !== have)
+        throw new ProtocolError(`conversation from byte ${h.at}, but the mirror has ${have}`);
+      writeAll(s.sessionFd, payload);
     } else if (h.t === "put") {
       const done = s.receiver.chunk(h, payload);
       if (done) this.emit("inbound", done.rel);
@@ -256,9 +276,10 @@ export class MirrorFeeder extends EventEmitter {
     for (const w of s.watchers) w.close();
     if (s.timer) clearInterval(s.timer);
     s.receiver.abort();
-    try {
-      fs.closeSync(s.eventsFd);
-    } catch {}
+    for (const fd of [s.eventsFd, s.sessionFd])
+      try {
+        if (fd !== undefined) fs.closeSync(fd);
+      } catch {}
     s.out.end();
     this.emit("closed", reason);
   }

@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ADMISSION_FILE } from "../../artifacts/admission.js";
+import { pathsOfArtifactDir } from "../../artifacts/layout.js";
 import { NdjsonReader } from "../../artifacts/reader.js";
 import { AdmissionDesk } from "./admission-desk.js";
 import { MirrorFeeder } from "./feeder.js";
@@ -49,7 +50,8 @@ export class MirrorKeeper {
     private readonly opts: KeeperOptions,
   ) {
     this.retry = opts.retryMs ?? 100;
-    this.feeder = new MirrorFeeder(dir, { seed: true });
+    // The conversation next to the dir is carried too (the relay runs with --session: carry.ts).
+    this.feeder = new MirrorFeeder(dir, { seed: true, session: sessionFileNear(dir) });
     this.desk = new AdmissionDesk(dir, opts.env, opts.log);
     // The host's end counts only when recorded after we started (a resumed child's log holds the last one).
     const start = fs.statSync(path.join(dir, EVENTS), { throwIfNoEntry: false })?.size ?? 0;
@@ -141,3 +143,7 @@ export class MirrorKeeper {
     this.finish(this.stopping ?? "stopped");
   }
 }
+
+/** `<primary>/subagents/<child>.jsonl` of the mirror dir `dir`. */
+export const sessionFileNear = (dir: string): string =>
+  pathsOfArtifactDir(dir).primary.sessionFile(path.basename(dir));

@@ -17,12 +17,14 @@ const INBOUND = new RegExp(
   `^(meta\\.json|host\\.json|output\\.md|isolation\\.json|admission\\.json|(outputs|prompts|isolation)/${NAME})$`,
 );
 const OUTBOUND = new RegExp(
-  `^(closing|env\\.json|grant\\.json|(inbox|control|answers|appends)/${NAME}\\.json)$`,
+  `^(closing|env\\.json|grant\\.json|session-seed\\.jsonl|(inbox|control|answers|appends)/${NAME}\\.json)$`,
 );
 /** Top-level inbound files that change in place (the others under their folders never change). */
 export const INBOUND_TOP = ["meta.json", "host.json", "output.md", "isolation.json", "admission.json"];
 export const INBOUND_DIRS = ["outputs", "prompts", "isolation"];
-export const OUTBOUND_TOP = ["closing", "env.json", "grant.json"];
+export const OUTBOUND_TOP = ["closing", "env.json", "grant.json", "session-seed.jsonl"];
+/** The child's conversation as the parent began it, for a far side that has none yet (relay.ts). */
+export const SESSION_SEED = "session-seed.jsonl";
 export const OUTBOUND_DIRS = ["inbox", "control", "answers", "appends"];
 
 export type Direction = "inbound" | "outbound";

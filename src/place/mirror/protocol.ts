@@ -43,9 +43,13 @@ export type Header =
        * artifact dir from it (a child's first link); with a copy there it is ignored.
        */
       seed?: { meta: string; mtimeMs: number };
+      /** The mirror's copy of the child's conversation, when the conversation is carried too. */
+      session?: { size: number; tail: string };
     }
   | { t: "welcome"; v: number; want: string[] }
   | { t: "events"; at: number }
+  /** Conversation bytes from an offset (a relay that carries it). */
+  | { t: "session"; at: number }
   /** One chunk of a whole file at `off`; the file is complete once `off + payload` reaches `size`. */
   | { t: "put"; path: string; size: number; off: number; mtimeMs?: number }
   /** A file gone; `sha` (outbound files): only that version is removed. */
@@ -146,6 +150,11 @@ function parseHeader(bytes: Buffer): Header {
       for (const s of Object.values(h.inbound as object))
         if (!isObject(s) || !isCount(s.size) || !isCount(s.mtimeMs)) bad("inbound stamp");
       for (const s of Object.values(h.outbound as object)) if (!isSha(s)) bad("outbound sha");
+      if (
+        h.session !== undefined &&
+        (!isObject(h.session) || !isCount(h.session.size) || !isSha(h.session.tail))
+      )
+        bad("session");
       if (h.seed !== undefined) {
         const seed = h.seed;
         if (!isObject(seed) || typeof seed.meta !== "string" || !isCount(seed.mtimeMs)) bad("seed");
@@ -157,6 +166,7 @@ function parseHeader(bytes: Buffer): Header {
       if (!isCount(h.v) || !Array.isArray(h.want) || !h.want.every((p) => typeof p === "string")) bad("want");
       break;
     case "events":
+    case "session":
       if (!isCount(h.at)) bad("at");
       break;
     case "put":

@@ -10,22 +10,22 @@ import * as path from "node:path";
 import { FAR_MARK } from "../../artifacts/admission.js";
 import { ensureDir, writeFileAtomic } from "../../util/fsx.js";
 import { pokeHost } from "../../util/poke.js";
-import { openRegular } from "../../util/safe-read.js";
 import { APPENDS, applyParentAppend, pendingAppends } from "./far-appends.js";
 import { DeliveryLedger } from "./ledger.js";
+import { LogSender } from "./log-stream.js";
 import {
   checkRel,
   EVENTS,
   INBOUND_DIRS,
   listFiles,
   OUTBOUND_DIRS,
+  SESSION_SEED,
   sameStamp,
   shaOfFile,
   stampOf,
   tailSha,
 } from "./paths.js";
 import {
-  CHUNK,
   type Frame,
   FrameDecoder,
   FrameWriter,
@@ -44,6 +44,8 @@ export interface MirrorLink {
 export interface RelayOptions {
   /** The safety poll (ms); hints come from fs.watch. */
   pollMs?: number;
+  /** The child's conversation file, to carry it too (sessions/store.ts sessionFileOf). */
+  sessionFile?: string;
   log?: (line: string) => void;
 }
 
@@ -56,8 +58,11 @@ export class MirrorRelay {
   private readonly ledger: DeliveryLedger;
   private readonly receiver: FileReceiver;
   private readonly log: (line: string) => void;
-  /** Offset just past the last event byte sent. */
-  private cursor = 0;
+  private readonly events: LogSender;
+  /** The child's conversation, when this relay carries it (outside the artifact dir, next to it). */
+  private readonly session:
+    | { log: LogSender; ready: boolean; mirror: { size: number; tail: string } }
+    | undefined;
   /** Inbound files as last sent (or as the mirror already had them). */
   private readonly sent = new Map<string, Stamp>();
   /** Outbound files delivered and still there: path → sha. */
@@ -77,6 +82,14 @@ export class MirrorRelay {
     private readonly opts: RelayOptions = {},
   ) {
     this.out = new FrameWriter(link.writable);
+    this.events = new LogSender(path.join(root, EVENTS), "events", EVENTS);
+    this.session = opts.sessionFile
+      ? {
+          log: new LogSender(opts.sessionFile, "session", "conversation"),
+          ready: false,
+          mirror: { size: 0, tail: "" },
+        }
+      : undefined;
     this.log = opts.log ?? ((l) => process.stderr.write(`${l}\n`));
     this.ledger = new DeliveryLedger(root);
     this.receiver = new FileReceiver(root, "outbound", (rel, sha) => this.ledger.record(rel, sha));
@@ -112,6 +125,7 @@ export class MirrorRelay {
       if (!done) return;
       this.present.set(done.rel, done.sha);
       if (done.rel.startsWith(`${APPENDS}/`)) await this.applyAppend(done.rel);
+      else if (done.rel === SESSION_SEED) this.plantSession();
       // The host sleeps until poked (util/poke.ts): the parent's poke came before the file was here.
       else if (done.rel !== "env.json") pokeHost(this.root);
     } else if (h.t === "del") {
@@ -134,17 +148,8 @@ export class MirrorRelay {
     if (h.seed) this.plant(h.seed);
     else if (!fs.lstatSync(this.root, { throwIfNoEntry: false })?.isDirectory())
       throw new ProtocolError(`${this.root} is not a child's artifact dir here`);
-    const events = path.join(this.root, EVENTS);
-    const far = fs.lstatSync(events, { throwIfNoEntry: false })?.size ?? 0;
-    if (h.events.size > far)
-      throw new ProtocolError(
-        `the mirror's ${EVENTS} (${h.events.size} bytes) is longer than the far side's (${far})`,
-      );
-    if (tailSha(events, h.events.size) !== h.events.tail)
-      throw new ProtocolError(
-        `the mirror's ${EVENTS} differs from the far side's before byte ${h.events.size}`,
-      );
-    this.cursor = h.events.size;
+    this.events.resume(h.events);
+    const seedOffered = this.resumeSession(h);
 
     // Outbound: in step, gone since delivered (tell the mirror), removed by the mirror meanwhile, or wanted.
     const here = this.ledger.presentDelivered();
@@ -152,7 +157,9 @@ export class MirrorRelay {
     const gone: Header[] = [];
     for (const [p, sha] of Object.entries(h.outbound)) {
       const rel = checkRel(p, "outbound");
-      if (shaOfFile(path.join(this.root, rel)) === sha) here.set(rel, sha);
+      // A conversation already here needs no seed: the mirror drops its copy.
+      if (rel === SESSION_SEED && !seedOffered) gone.push({ t: "del", path: rel, sha });
+      else if (shaOfFile(path.join(this.root, rel)) === sha) here.set(rel, sha);
       else if (this.ledger.delivered.get(rel) === sha) gone.push({ t: "del", path: rel, sha });
       else want.push(rel);
     }
@@ -221,7 +228,10 @@ export class MirrorRelay {
   }
 
   private async passOnce(): Promise<void> {
-    const end = fs.lstatSync(path.join(this.root, EVENTS), { throwIfNoEntry: false })?.size ?? 0;
+    // Both ends before the files, the log's first: what a completion names (its snapshot, the turn's
+    // lines of the conversation, written before it) always lands before it.
+    const end = this.events.end();
+    const sessionEnd = this.session?.ready ? this.session.log.end() : undefined;
     const listed = new Set(listFiles(this.root, "inbound"));
     for (const rel of listed) {
       // Files under outputs/, prompts/, isolation/ never change once there.
@@ -246,31 +256,45 @@ export class MirrorRelay {
         this.present.delete(rel);
         await this.out.send({ t: "del", path: rel, sha });
       }
-    await this.sendEvents(end);
+    const stopped = (): boolean => this.stopped;
+    if (sessionEnd !== undefined) await this.session!.log.send(this.out, sessionEnd, stopped);
+    await this.events.send(this.out, end, stopped);
   }
 
-  /** Event bytes from the cursor up to the last LF before `end` (a torn line waits for its LF). */
-  private async sendEvents(end: number): Promise<void> {
-    if (end < this.cursor)
-      throw new ProtocolError(
-        `${EVENTS} on the far side shrank to ${end} bytes, below the mirror's ${this.cursor}`,
-      );
-    if (end === this.cursor) return;
-    const { fd } = openRegular(path.join(this.root, EVENTS));
-    try {
-      while (this.cursor < end && !this.stopped) {
-        const want = Math.min(CHUNK, end - this.cursor);
-        const buf = Buffer.allocUnsafe(want);
-        const got = fs.readSync(fd, buf, 0, want, this.cursor);
-        const lf = buf.subarray(0, got).lastIndexOf(0x0a);
-        // A run of a whole chunk with no LF is no record (they are ≤ 1 MiB with their LF): it goes as it is.
-        const take = lf >= 0 ? lf + 1 : got === CHUNK ? got : 0;
-        if (take === 0) break;
-        await this.out.send({ t: "events", at: this.cursor }, buf.subarray(0, take));
-        this.cursor += take;
-      }
-    } finally {
-      fs.closeSync(fd);
+  /**
+   * The conversation's cursor (a relay asked to carry it): resumed after the mirror's copy when it is here;
+   * when it is not yet (a child's first link), it waits for the seed. True when the seed is wanted.
+   */
+  private resumeSession(h: Extract<Header, { t: "hello" }>): boolean {
+    if (!this.session) return false;
+    const mirror = h.session ?? { size: 0, tail: tailSha("", 0) };
+    this.session.mirror = mirror;
+    if (fs.existsSync(this.session.log.file)) {
+      this.session.log.resume(mirror);
+      this.session.ready = true;
+      return false;
+    }
+    if (h.outbound[SESSION_SEED] !== undefined) return true;
+    if (mirror.size > 0)
+      throw new ProtocolError("the mirror has a conversation, the far side none, and no seed came");
+    this.session.ready = true;
+    return false;
+  }
+
+  /** The seed delivered: it becomes the far conversation (unless one appeared meanwhile), then goes. */
+  private plantSession(): void {
+    if (!this.session) return;
+    const seed = path.join(this.root, SESSION_SEED);
+    const file = this.session.log.file;
+    if (!fs.existsSync(file)) {
+      ensureDir(path.dirname(file));
+      fs.copyFileSync(seed, `${file}.mirror.tmp`);
+      fs.renameSync(`${file}.mirror.tmp`, file);
+    }
+    fs.rmSync(seed, { force: true });
+    if (!this.session.ready) {
+      this.session.log.resume(this.session.mirror);
+      this.session.ready = true;
     }
   }
 
