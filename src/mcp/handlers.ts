@@ -37,6 +37,7 @@ export interface RunArgs {
   caps?: Caps;
   name?: string;
   backend?: string;
+  place?: string;
   tui?: boolean;
   fork?: string;
 }
@@ -82,6 +83,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.isolation !== undefined ? { isolation: a.isolation } : {}),
     ...(a.name !== undefined ? { name: a.name } : {}),
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
+    ...(a.place !== undefined ? { place: a.place } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
     ...(a.tui ? { tui: true } : {}),
     ...(a.caps ? { caps: a.caps } : {}),
@@ -98,6 +100,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.caps ? { caps: assertCaps(a.caps) } : {}),
     ...(a.name !== undefined ? { name: a.name } : {}),
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
+    ...(a.place !== undefined ? { place: a.place } : {}),
     ...(a.tui ? { tui: true } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
   });

@@ -69,6 +69,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
           name: S,
           backend: str("tmux, zellij or pty."),
+          place: S,
           tui: { type: "boolean", description: "The CLI's own TUI." },
           fork: str("Start from this child's conversation."),
         },

@@ -16,6 +16,7 @@ import { coreActions } from "../../src/tui/actions.js";
 import { Top } from "../../src/tui/app.js";
 import { TopSource } from "../../src/tui/source.js";
 import { pidAlive, processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
+import { connectMcp } from "../helpers/mcp.js";
 import { makeNsPlace, NS_MODULE, type NsPlace } from "../helpers/ns-place.js";
 
 const sb = sandbox("mt-nsp");
@@ -224,6 +225,24 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
     const ls = (await sb.json(["ls"])).data.children;
     const placeOf = (id: string) => ls.find((c: { id: string }) => c.id === id)?.place;
     expect([placeOf(a.id), placeOf(b.data.id), placeOf(localId)]).toEqual([ns.name, "local", "local"]);
+
+    // From a coding agent's side: the MCP tool takes the place too.
+    const client = await connectMcp(sb);
+    try {
+      const r = await client.callTool(
+        { name: "subagents_run", arguments: { prompt: "through MCP", place: ns.name } },
+        undefined,
+        { timeout: 50_000 },
+      );
+      const text = (r.content as { type: string; text: string }[])[0]?.text ?? "";
+      expect(r.isError, text).toBeFalsy();
+      const viaMcp = JSON.parse(text);
+      expect(viaMcp.status).toBe("completed");
+      const id = viaMcp.id ?? viaMcp.results?.[0]?.id;
+      expect((await sb.json(["status", id])).data.place).toBe(ns.name);
+    } finally {
+      await client.close();
+    }
 
     // top shows both, each from its events (the namespace child's from its mirror).
     await loadBackendModules(sb.env, sb.cwd);
