@@ -32,7 +32,11 @@ export async function mirrorVsLocal(spawns = 10, children = 8) {
   try {
     await m.spawn({ agent: "mock", prompt: "mock: reply=warm-up" });
     const primary = path.join(env.MUSTER_HOME, "primaries", m.primary);
-    pin = createNamespace(nsDir, "bench", [path.join(primary, "artifacts"), path.join(primary, "slots")]);
+    pin = createNamespace(
+      nsDir,
+      "bench",
+      ["artifacts", "subagents", "slots"].map((d) => path.join(primary, d)),
+    );
     const far = { place: "ns:bench" };
     await m.spawn({ ...far, agent: "mock", prompt: "mock: reply=warm-up" }); // the namespace's tmux server
     const spawn = { local: [], mirror: [] };

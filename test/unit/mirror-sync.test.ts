@@ -152,6 +152,16 @@ describe("mirror: near to far", () => {
     expect(fs.readFileSync(path.join(near, "env.json"), "utf8")).toBe('{"env":{"SECRET":"s1"}}');
   });
 
+  it("a far dir that is the mirror itself (a place on this very disk) is refused, the log left as it was", async () => {
+    const { far } = sides();
+    fs.writeFileSync(path.join(far, "events.ndjson"), '{"seq":1}\n');
+    const feeder = new MirrorFeeder(far, { pollMs: 200 });
+    feeders.push(feeder);
+    await expect(connect(far, far, feeder)).rejects.toThrow(/shares the parent's disk/);
+    expect(fs.readFileSync(path.join(far, "events.ndjson"), "utf8")).toBe('{"seq":1}\n');
+    expect(fs.readdirSync(far).filter((n) => n.startsWith(".mirror-probe-"))).toEqual([]);
+  });
+
   it("caught-up comes once the far side holds what the mirror had for it: a host may start on it then", async () => {
     const { far, near } = sides();
     fs.mkdirSync(path.join(near, "inbox"), { recursive: true });

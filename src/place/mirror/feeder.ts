@@ -12,6 +12,7 @@
  * in: the log's size), `inbound` (a far file arrived or went: its path), `closed` (the reason, one line;
  * attach a new link to resume).
  */
+import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -71,6 +72,8 @@ export class MirrorFeeder extends EventEmitter {
   private s: Session | undefined;
   /** Whether a link was attached before (this process wrote the mirror's copies since it started). */
   private linked = false;
+  /** This link's probe files (placeProbe), until the relay answers. */
+  private probes: string[] = [];
 
   constructor(
     readonly dir: string,
@@ -144,8 +147,10 @@ export class MirrorFeeder extends EventEmitter {
     link.readable.on("end", ended);
     link.readable.on("close", ended);
     link.readable.on("error", ended);
+    const probe = this.placeProbe();
     const hello: Header = {
       t: "hello",
+      probe,
       v: PROTOCOL_VERSION,
       events: { size, tail: tailSha(events, size) },
       inbound,
@@ -157,6 +162,23 @@ export class MirrorFeeder extends EventEmitter {
     s.out.send(hello).catch((e) => this.end(s, `mirror: ${(e as Error).message}`));
   }
 
+  /**
+   * A file only this link's feeder makes, in the mirror dir and beside its conversation: the relay that
+   * finds it on its side is looking at this very disk (relay.ts). Removed once the relay answered.
+   */
+  private placeProbe(): string {
+    const name = `.mirror-probe-${randomBytes(16).toString("hex")}`;
+    const files = [path.join(this.dir, name)];
+    if (this.opts.session) files.push(path.join(path.dirname(this.opts.session), name));
+    for (const f of files) fs.writeFileSync(f, "", { mode: 0o600 });
+    this.probes = files;
+    return name;
+  }
+
+  private dropProbes(): void {
+    for (const f of this.probes.splice(0)) fs.rmSync(f, { force: true });
+  }
+
   /** Ends the current link (the relay sees its stdin close and exits). */
   close(reason = "closed by its owner"): void {
     if (this.s) this.end(this.s, reason);
@@ -164,7 +186,10 @@ export class MirrorFeeder extends EventEmitter {
 
   private async handle(s: Session, { header: h, payload }: Frame): Promise<void> {
     if (this.s !== s) return;
-    if (h.t === "welcome") return this.welcome(s, h.want);
+    if (h.t === "welcome") {
+      this.dropProbes();
+      return this.welcome(s, h.want);
+    }
     if (!s.pushed && h.t !== "error") throw new ProtocolError(`${h.t} frame before the welcome`);
     if (h.t === "events") {
       const have = fs.fstatSync(s.eventsFd).size;
@@ -273,6 +298,7 @@ export class MirrorFeeder extends EventEmitter {
   private end(s: Session, reason: string): void {
     if (this.s !== s) return;
     this.s = undefined;
+    this.dropProbes();
     for (const w of s.watchers) w.close();
     if (s.timer) clearInterval(s.timer);
     s.receiver.abort();

@@ -45,6 +45,11 @@ export type Header =
       seed?: { meta: string; mtimeMs: number };
       /** The mirror's copy of the child's conversation, when the conversation is carried too. */
       session?: { size: number; tail: string };
+      /**
+       * The name of a file the feeder made in the mirror dir (and beside its conversation) for this link:
+       * a relay that finds it in its own dir is serving the mirror itself (the place shares this disk).
+       */
+      probe?: string;
     }
   | { t: "welcome"; v: number; want: string[] }
   | { t: "events"; at: number }
@@ -155,6 +160,11 @@ function parseHeader(bytes: Buffer): Header {
         (!isObject(h.session) || !isCount(h.session.size) || !isSha(h.session.tail))
       )
         bad("session");
+      if (
+        h.probe !== undefined &&
+        (typeof h.probe !== "string" || !/^\.mirror-probe-[0-9a-f]{32}$/.test(h.probe))
+      )
+        bad("probe");
       if (h.seed !== undefined) {
         const seed = h.seed;
         if (!isObject(seed) || typeof seed.meta !== "string" || !isCount(seed.mtimeMs)) bad("seed");

@@ -145,6 +145,15 @@ export class MirrorRelay {
     if (this.greeted) throw new ProtocolError("a second hello");
     if (h.v !== PROTOCOL_VERSION) throw new ProtocolError(`mirror protocol v${h.v}; this relay speaks v1`);
     this.greeted = true;
+    // The mirror's own disk: feeding it from itself would append every byte to the file it came from.
+    if (h.probe) {
+      const here = [path.join(this.root, h.probe)];
+      if (this.session) here.push(path.join(path.dirname(this.session.log.file), h.probe));
+      if (here.some((f) => fs.existsSync(f)))
+        throw new ProtocolError(
+          "the far dir is the mirror itself: this place shares the parent's disk, so it needs no mirror",
+        );
+    }
     if (h.seed) this.plant(h.seed);
     else if (!fs.lstatSync(this.root, { throwIfNoEntry: false })?.isDirectory())
       throw new ProtocolError(`${this.root} is not a child's artifact dir here`);
