@@ -85,6 +85,18 @@ export function treeUsage(primaryDir: string, since?: string): TreeUsage {
   return usage;
 }
 
+/**
+ * The tree budget's verdict on a new turn from the usage under `primaryDir` (undefined: none set, or it
+ * lasts). `started`: that turn's own turn_started is already recorded, and is not counted against it.
+ */
+export function treeBudgetSpent(primaryDir: string, started: boolean): string | undefined {
+  // Without a budget there is nothing to add up: the tree's events are read only when one is set.
+  const budget = readBudget(primaryDir);
+  if (!budget) return undefined;
+  const used = treeUsage(primaryDir, budget.since);
+  return budgetExhausted(budget, started ? { ...used, turns: used.turns - 1 } : used);
+}
+
 /** Why a new turn may not start (a one-line reason), or undefined while the budget lasts. */
 export function budgetExhausted(budget: Budget | undefined, used: TreeUsage): string | undefined {
   if (!budget) return undefined;

@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { isFarDir } from "../artifacts/admission.js";
-import { budgetExhausted, readBudget, treeUsage } from "../artifacts/budget.js";
+import { treeBudgetSpent } from "../artifacts/budget.js";
 import { closedDetail } from "../artifacts/closing.js";
 import type { ChildMeta } from "../artifacts/events.js";
 import { readInboxItem } from "../artifacts/inbox.js";
@@ -295,14 +295,8 @@ async function main(): Promise<void> {
       const capped = caps.refuse();
       if (capped) return { status: "exhausted", reason: capped };
       // Far from its parent the tree's usage is not on this disk: the grant carried the budget's verdict.
-      if (slots instanceof FarAdmission)
-        return slots.budgetVerdict ? { status: "exhausted", reason: slots.budgetVerdict } : undefined;
-      // Without a budget there is nothing to add up: the tree's events are read only when one is set.
-      const budget = readBudget(primaryDir);
-      if (!budget) return undefined;
-      // This turn's own turn_started is already counted: the budget is about the turns before it.
-      const used = treeUsage(primaryDir, budget.since);
-      const spent = budgetExhausted(budget, { ...used, turns: used.turns - 1 });
+      // Here this turn's own turn_started is already counted: the budget is about the turns before it.
+      const spent = slots instanceof FarAdmission ? slots.budgetVerdict : treeBudgetSpent(primaryDir, true);
       return spent ? { status: "exhausted", reason: spent } : undefined;
     };
     const turn = current;

@@ -87,7 +87,7 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
     await m.registry.update((doc) => {
       delete doc.children[id];
     });
-    const branch = await discardChildFiles(m, c);
+    const branch = await discardChildFiles(m, c.files.dir, id, () => m.backendOf(c.entry).place);
     if (branch) report.removed[report.removed.length - 1]!.branch = branch;
     for (const pane of panes) tidied.add(m.backends.of(pane));
   }

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import { MusterError } from "../base/errors.js";
 import { type BranchFate, discardIsolation } from "../isolation/result.js";
+import type { Place } from "../place/place.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import { resolveChildId } from "./children.js";
@@ -64,7 +65,7 @@ export async function removeChildren(
     await m.registry.update((d) => {
       delete d.children[id];
     });
-    const branch = await discardChildFiles(m, c);
+    const branch = await discardChildFiles(m, c.files.dir, id, () => m.backendOf(c.entry).place);
     out.push({
       id,
       agent: c.entry.agent,
@@ -85,13 +86,18 @@ export async function removeChildren(
  * merged; uncommitted work is committed onto it first), its artifact dir, its conversation, and what its
  * place keeps there for it. Returns the branch's fate.
  */
-export async function discardChildFiles(m: CoreContext, c: LoadedChild): Promise<BranchFate | null> {
-  const branch = discardIsolation(c.files.dir, c.entry.id);
-  fs.rmSync(c.files.dir, { recursive: true, force: true });
-  fs.rmSync(sessionFileOf(c.files.dir), { force: true });
+export async function discardChildFiles(
+  m: CoreContext,
+  dir: string,
+  id: string,
+  place: () => Place,
+): Promise<BranchFate | null> {
+  const branch = discardIsolation(dir, id);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(sessionFileOf(dir), { force: true });
   // Best effort: a place that is not reachable (or not loaded here) keeps its copy.
   await Promise.resolve()
-    .then(() => m.backendOf(c.entry).place.forget?.(c.files.dir, m.env))
+    .then(() => place().forget?.(dir, m.env))
     .catch(() => {});
   return branch;
 }

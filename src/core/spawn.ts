@@ -6,7 +6,7 @@ import { childFiles } from "../artifacts/layout.js";
 import { MusterError } from "../base/errors.js";
 import { ENV, rawSetting, setting } from "../base/settings/resolve.js";
 import { addGroupMember, assertGroupId, removeGroupMember, sealGroup } from "../delivery/groups.js";
-import { discardIsolation, worktreePath } from "../isolation/result.js";
+import { worktreePath } from "../isolation/result.js";
 import { branchOf, checkIsolationMode, createWorktree, planWorktree } from "../isolation/worktree.js";
 import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
 import { LOCAL_PLACE, type Place } from "../place/place.js";
@@ -30,6 +30,7 @@ import { checkPrompt } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import { assertChildName, assertNameFree, paneNaming } from "./names.js";
 import type { RegistryEntry } from "./registry.js";
+import { discardChildFiles } from "./remove.js";
 
 export interface SpawnOptions {
   /** The profile (default: a fork's source's agent, else $MUSTER_AGENT, else the default agent). */
@@ -277,10 +278,7 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
         delete doc.children[id];
       })
       .catch(() => {});
-    discardIsolation(dir, id);
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.rmSync(sessionFileOf(dir), { force: true });
-    await backend.place.forget?.(dir, m.env).catch(() => {});
+    await discardChildFiles(m, dir, id, () => backend.place);
     if (opts.group) await removeGroupMember(m.paths.groups, opts.group, id).catch(() => {});
     throw e;
   }

@@ -142,6 +142,11 @@ export function endsUnterminated(fd: number): boolean {
   return last[0] !== 0x0a;
 }
 
+/** Writes all of `data` at the descriptor's position (a write may take only part of it). */
+export function writeAll(fd: number, data: Uint8Array): void {
+  for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
+}
+
 /**
  * Appends all of `data` to the file open at fd (O_APPEND) and fsyncs. write(2) on a nearly full disk first
  * writes what fits and returns short: the rest is retried, which then fails — and the file is cut back to its
@@ -151,7 +156,7 @@ export function appendAll(fd: number, data: string | Uint8Array): void {
   const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const size = fs.fstatSync(fd).size;
   try {
-    for (let off = 0; off < buf.length; ) off += fs.writeSync(fd, buf, off, buf.length - off);
+    writeAll(fd, buf);
     fs.fsyncSync(fd);
   } catch (e) {
     try {

@@ -182,13 +182,16 @@ export function ifFormatArgs(target: string, format: string, then: string, other
   return ["if-shell", "-F", "-t", target, format, then, otherwise];
 }
 
+/** A session name that can be written into a tmux command string as it is. */
+export const isPlainSessionName = (session: string): boolean => /^[A-Za-z0-9_-]+$/.test(session);
+
 /**
  * `if-shell -F -t =session: <only the placeholder> "kill-session -t '=session'"`: the session is killed only
  * when its one window is the placeholder `muster` running `cat`, checked and done on the server at once.
- * `session` must be a plain name (letters, digits, _ and -): it is written into a tmux command string.
+ * `session` must be a plain name (isPlainSessionName): it is written into a tmux command string.
  */
 export function killSessionIfOnlyPlaceholderArgs(session: string): string[] {
-  if (!/^[A-Za-z0-9_-]+$/.test(session)) throw new Error(`not a plain session name: ${session}`);
+  if (!isPlainSessionName(session)) throw new Error(`not a plain session name: ${session}`);
   const only =
     "#{&&:#{==:#{session_windows},1},#{&&:#{==:#{window_name},muster},#{==:#{pane_current_command},cat}}}";
   return ["if-shell", "-F", "-t", `=${session}:`, only, `kill-session -t '=${session}'`];

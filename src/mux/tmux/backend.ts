@@ -216,7 +216,7 @@ export class TmuxBackend implements Backend<PaneRef> {
   async tidy(): Promise<void> {
     const session = this.config.session;
     // The kill is a tmux command string: only a name muster makes goes into it.
-    if (session === null || !/^[A-Za-z0-9_-]+$/.test(session)) return;
+    if (session === null || !A.isPlainSessionName(session)) return;
     await runTmux(this.config.server, A.killSessionIfOnlyPlaceholderArgs(session), this.exec);
   }
 

@@ -7,7 +7,7 @@
  * request's removal, or the keeper's end, gives the slot back (a ticket of a dead process never counts).
  */
 import { type AdmissionGrant, readAdmissionRequest, writeAdmission } from "../../artifacts/admission.js";
-import { budgetExhausted, readBudget, treeUsage } from "../../artifacts/budget.js";
+import { treeBudgetSpent } from "../../artifacts/budget.js";
 import type { ChildMeta } from "../../artifacts/events.js";
 import { childFiles, pathsOfArtifactDir } from "../../artifacts/layout.js";
 import { RunSlots } from "../../child/slots.js";
@@ -87,12 +87,9 @@ export class AdmissionDesk {
     return this.slots;
   }
 
-  /** The budget's verdict now, from the parent's disk. */
+  /** The budget's verdict now, from the parent's disk (the turn has not started yet). */
   private budget(): { budget?: string } {
-    const { primary } = pathsOfArtifactDir(this.dir);
-    const b = readBudget(primary.dir);
-    if (!b) return {};
-    const spent = budgetExhausted(b, treeUsage(primary.dir, b.since));
+    const spent = treeBudgetSpent(pathsOfArtifactDir(this.dir).primary.dir, false);
     return spent ? { budget: spent } : {};
   }
 }

@@ -9,9 +9,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { childFiles } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
+import { sessionFileOf } from "../../sessions/store.js";
 import { writeJsonAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { sessionFileNear } from "./keeper.js";
 import { isKeeperOf, keeperPid } from "./keeper-lock.js";
 import { SESSION_SEED } from "./paths.js";
 
@@ -107,7 +107,7 @@ export async function carryByMirror(dir: string, linkArgv: string[], opts: Carry
  * that has none yet; one that has it drops the seed unread (relay.ts).
  */
 function seedConversation(dir: string): void {
-  const session = sessionFileNear(dir);
+  const session = sessionFileOf(dir);
   if (!fs.existsSync(session)) return;
   const seed = path.join(dir, SESSION_SEED);
   const tmp = path.join(dir, `.${SESSION_SEED}.tmp`);

@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ensureDir, openAppend } from "../../util/fsx.js";
+import { ensureDir, openAppend, writeAll } from "../../util/fsx.js";
 import {
   checkRel,
   EVENTS,
@@ -315,10 +315,6 @@ export class MirrorFeeder extends EventEmitter {
 function seedOf(dir: string): { seed?: { meta: string; mtimeMs: number } } {
   const w = readWhole(path.join(dir, "meta.json"));
   return w ? { seed: { meta: w.data.toString("utf8"), mtimeMs: w.mtimeMs } } : {};
-}
-
-function writeAll(fd: number, data: Buffer): void {
-  for (let off = 0; off < data.length; ) off += fs.writeSync(fd, data, off, data.length - off);
 }
 
 /**

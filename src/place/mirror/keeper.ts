@@ -10,8 +10,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ADMISSION_FILE } from "../../artifacts/admission.js";
-import { pathsOfArtifactDir } from "../../artifacts/layout.js";
 import { NdjsonReader } from "../../artifacts/reader.js";
+import { sessionFileOf } from "../../sessions/store.js";
 import { AdmissionDesk } from "./admission-desk.js";
 import { MirrorFeeder } from "./feeder.js";
 import { EVENTS } from "./paths.js";
@@ -41,8 +41,6 @@ export class MirrorKeeper {
   private stopping: string | undefined;
   private timers: NodeJS.Timeout[] = [];
   private finish!: (why: string) => void;
-  /** Links started, the first included (what a test of a broken link checks). */
-  links = 0;
 
   constructor(
     private readonly dir: string,
@@ -51,7 +49,7 @@ export class MirrorKeeper {
   ) {
     this.retry = opts.retryMs ?? 100;
     // The conversation next to the dir is carried too (the relay runs with --session: carry.ts).
-    this.feeder = new MirrorFeeder(dir, { seed: true, session: sessionFileNear(dir) });
+    this.feeder = new MirrorFeeder(dir, { seed: true, session: sessionFileOf(dir) });
     this.desk = new AdmissionDesk(dir, opts.env, opts.log);
     // The host's end counts only when recorded after we started (a resumed child's log holds the last one).
     const start = fs.statSync(path.join(dir, EVENTS), { throwIfNoEntry: false })?.size ?? 0;
@@ -99,7 +97,6 @@ export class MirrorKeeper {
       this.stop("its mirror dir is gone");
       return;
     }
-    this.links += 1;
     const [cmd, ...args] = this.linkArgv;
     const link = spawn(cmd!, args, { stdio: ["pipe", "pipe", "pipe"], env: this.opts.env });
     this.link = link;
@@ -143,7 +140,3 @@ export class MirrorKeeper {
     this.finish(this.stopping ?? "stopped");
   }
 }
-
-/** `<primary>/subagents/<child>.jsonl` of the mirror dir `dir`. */
-export const sessionFileNear = (dir: string): string =>
-  pathsOfArtifactDir(dir).primary.sessionFile(path.basename(dir));

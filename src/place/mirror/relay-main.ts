@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { pathsOfArtifactDir } from "../../artifacts/layout.js";
+import { sessionFileOf } from "../../sessions/store.js";
 import { MirrorRelay } from "./relay.js";
 
 function main(argv: string[]): void {
@@ -18,9 +18,7 @@ function main(argv: string[]): void {
   if (!fs.lstatSync(path.dirname(root), { throwIfNoEntry: false })?.isDirectory())
     die(`mirror relay: ${path.dirname(root)} is not a folder`);
   // The conversation lives next to the artifact dir: <primary>/subagents/<child>.jsonl.
-  const session = carrySession
-    ? { sessionFile: pathsOfArtifactDir(root).primary.sessionFile(path.basename(root)) }
-    : {};
+  const session = carrySession ? { sessionFile: sessionFileOf(root) } : {};
   const relay = new MirrorRelay(root, { readable: process.stdin, writable: process.stdout }, session);
   relay.run().then(
     () => process.exit(0),

@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { FAR_MARK } from "../../artifacts/admission.js";
+import { childFiles } from "../../artifacts/layout.js";
 import { ensureDir, writeFileAtomic } from "../../util/fsx.js";
 import { pokeHost } from "../../util/poke.js";
 import { APPENDS, applyParentAppend, pendingAppends } from "./far-appends.js";
@@ -196,9 +197,8 @@ export class MirrorRelay {
   private plant(seed: { meta: string; mtimeMs: number }): void {
     const meta = path.join(this.root, "meta.json");
     if (fs.lstatSync(meta, { throwIfNoEntry: false })) return;
-    ensureDir(this.root);
-    for (const d of ["inbox", "outputs", "prompts", "control", "runner", "answers"])
-      ensureDir(path.join(this.root, d));
+    const f = childFiles(this.root);
+    for (const d of [f.dir, f.inbox, f.outputs, f.prompts, f.control, f.runner, f.answers]) ensureDir(d);
     const events = path.join(this.root, EVENTS);
     if (!fs.lstatSync(events, { throwIfNoEntry: false })) fs.writeFileSync(events, "", { mode: 0o600 });
     writeFileAtomic(meta, seed.meta);

@@ -7,7 +7,7 @@
 import { createHash, type Hash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { FILE_MODE, fsyncDir } from "../../util/fsx.js";
+import { FILE_MODE, fsyncDir, writeAll } from "../../util/fsx.js";
 import { checkRel, type Direction, ensureParent, readWhole } from "./paths.js";
 import { CHUNK, type FrameWriter, type Header, ProtocolError } from "./protocol.js";
 
@@ -56,7 +56,7 @@ export class FileReceiver {
     if (!p || p.rel !== h.path || h.off !== p.got || h.size !== p.size)
       throw new ProtocolError(`put of ${h.path.slice(0, 120)} at ${h.off} does not continue a file`);
     if (p.got + payload.length > p.size) throw new ProtocolError(`put of ${p.rel} runs past its size`);
-    for (let o = 0; o < payload.length; ) o += fs.writeSync(p.fd, payload, o, payload.length - o);
+    writeAll(p.fd, payload);
     p.got += payload.length;
     p.hash.update(payload);
     if (p.got < p.size) return undefined;
