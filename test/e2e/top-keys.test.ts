@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, until, useSandbox } from "../helpers/cli.js";
 import { killServerAndWait, privateSocket } from "../helpers/tmux.js";
 
@@ -63,6 +63,24 @@ async function openTop(session: string, cols: number, rows: number, before: stri
   await tmux(["set-option", "-t", session, "remain-on-exit", "on"]);
 }
 
+/**
+ * Resizes top's window and waits until the frame is drawn whole for the new size: every row there, one
+ * title (nothing left of the old frame), and nothing wider than the pane.
+ */
+async function resizeTo(x: number, y: number, session = "top"): Promise<void> {
+  await tmux(["resize-window", "-t", session, "-x", String(x), "-y", String(y)]);
+  await until(async () => drawnFor(x, await joined(session)), 10_000).catch(async (e: Error) => {
+    throw new Error(`${e.message}; after the resize to ${x}×${y} the pane showed:\n${await screen(session)}`);
+  });
+}
+/** The screen with wrapped lines joined: a frame laid out wider than the pane shows as a longer line. */
+const joined = (s: string) => tmux(["capture-pane", "-p", "-J", "-t", s]);
+const drawnFor = (x: number, s: string) =>
+  s.includes("NAME") &&
+  /hidden:/.test(s) &&
+  s.split("\n").filter((l) => l.startsWith("muster top")).length === 1 &&
+  s.split("\n").every((l) => [...l.trimEnd()].length <= x);
+
 let first = "";
 let second = "";
 let third = "";
@@ -82,6 +100,11 @@ beforeAll(async () => {
   });
 }, 120_000);
 
+// A test that fails part-way leaves no other size behind for the next.
+afterEach(async () => {
+  await resizeTo(100, 30);
+});
+
 afterAll(async () => {
   await killServerAndWait(ui);
 });
@@ -92,26 +115,13 @@ describe("muster top keys in a tmux pane", () => {
       [80, 24],
       [120, 30],
       [100, 30],
-    ] as const) {
-      await tmux(["resize-window", "-t", "top", "-x", String(x), "-y", String(y)]);
-      // Drawn whole for the new size: every row there, one title (nothing left of the old frame), and
-      // nothing wider than the pane.
-      const clean = (s: string) =>
-        s.includes("NAME") &&
-        s.includes(short(third)) &&
-        /hidden:/.test(s) &&
-        s.split("\n").filter((l) => l.startsWith("muster top")).length === 1 &&
-        s.split("\n").every((l) => [...l].length <= x);
-      await until(async () => clean(await screen()), 10_000).catch(async (e: Error) => {
-        throw new Error(`${e.message}; after the resize to ${x}×${y} the pane showed:\n${await screen()}`);
-      });
-    }
+    ] as const)
+      await resizeTo(x, y);
   });
 
   it("the key help fits at 100 and 80 columns, and stays after an action's message", async () => {
     for (const x of [100, 80]) {
-      await tmux(["resize-window", "-t", "top", "-x", String(x), "-y", "30"]);
-      await until(async () => (await screen()).split("\n").some((l) => [...l].length > 60) === x > 60);
+      await resizeTo(x, 30);
       await keys("r");
       const s = await until(async () => {
         const t = await screen();
@@ -127,11 +137,25 @@ describe("muster top keys in a tmux pane", () => {
         expect(help.join("\n")).toContain(k);
       for (const l of help) expect(l).not.toMatch(/…\s*$/);
     }
-    await tmux(["resize-window", "-t", "top", "-x", "100", "-y", "30"]);
+  });
+
+  it("a frame repaints the whole screen: what else was written to the terminal does not stay", async () => {
+    // Written straight to the pane's terminal, below top's last frame: ink's own erase of that frame
+    // would start from the wrong row and leave the frame's first rows above the next one.
+    const tty = (await tmux(["display-message", "-p", "-t", "top", "#{pane_tty}"])).trim();
+    fs.appendFileSync(tty, "stray output\n\n\n");
+    await until(async () => (await screen()).includes("stray output"));
+    await keys("r");
+    await until(async () => {
+      const s = await joined("top");
+      return s.includes("refreshed") && !s.includes("stray output") && drawnFor(100, s);
+    }, 10_000).catch(async (e: Error) => {
+      throw new Error(`${e.message}; the pane showed:\n${await screen()}`);
+    });
   });
 
   it("an expanded child's paths are cut in the middle: its id at their end stays in view", async () => {
-    await tmux(["resize-window", "-t", "top", "-x", "60", "-y", "30"]);
+    await resizeTo(60, 30);
     await select(second);
     await keys("Enter");
     const s = await until(async () => {
@@ -143,7 +167,6 @@ describe("muster top keys in a tmux pane", () => {
     expect(line("artifacts")).toContain("…");
     expect(line("session")).toContain(second);
     await keys("Enter");
-    await tmux(["resize-window", "-t", "top", "-x", "100", "-y", "30"]);
     await until(async () => !/^ {4}artifacts /m.test(await screen()));
   });
 

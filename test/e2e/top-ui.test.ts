@@ -49,8 +49,8 @@ async function open(columns = 80, rows = 24) {
   sources.push(source);
   const ui = render(createElement(Top, { source, actions: coreActions(m), size: { columns, rows } }));
   await until(() => ui.lastFrame()?.includes(short(ids.a)), 15_000);
-  // The screen as a person reads it: styles (inverse selection, dim context) stripped.
-  const frame = () => (ui.lastFrame() ?? "").replace(/\x1b\[[0-9;]*m/g, "");
+  // The screen as a person reads it: styles (inverse selection, dim context) and erases stripped.
+  const frame = () => (ui.lastFrame() ?? "").replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
   const press = async (...keys: string[]) => {
     for (const k of keys) {
       ui.stdin.write(k);
