@@ -78,13 +78,36 @@ export async function mirrorVsLocal(spawns = 10, children = 8) {
       try {
         execFileSync("tmux", [...server, "kill-server"], { stdio: "ignore" });
       } catch {}
-    await new Promise((r) => setTimeout(r, 500));
+    await stopPlaceKeepers(base);
     if (pin)
       try {
         execFileSync("umount", [pin]);
       } catch {}
     fs.rmSync(base, { recursive: true, force: true });
   }
+}
+
+/** Stops the place keepers of this run (they would wait a while for another child) and waits for them. */
+async function stopPlaceKeepers(base) {
+  const keepers = fs
+    .readdirSync("/proc")
+    .filter((n) => /^\d+$/.test(n))
+    .filter((n) => {
+      try {
+        const cmd = fs.readFileSync(`/proc/${n}/cmdline`, "utf8");
+        return cmd.includes("place-keeper-main") && cmd.includes(base);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  for (const pid of keepers)
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {}
+  for (let i = 0; i < 100 && keepers.some((pid) => fs.existsSync(`/proc/${pid}`)); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 300));
 }
 
 /** The table's rows: [measure, result, target]. */

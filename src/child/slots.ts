@@ -9,6 +9,8 @@ interface Ticket {
   pid: number;
   childId: string;
   artifactDir: string;
+  /** What the holding process's command line names, when not the artifact dir (a place's keeper). */
+  holder?: string;
   since: string;
   /** The parent whose slot this turn runs in (see RunSlots); absent for a slot of its own. */
   lentBy?: string;
@@ -64,6 +66,11 @@ export class RunSlots {
     private readonly artifactDir: string,
     /** The spawning child (meta.parent), whose slot this child may borrow; null for a primary's child. */
     private readonly parentId: string | null = null,
+    /**
+     * What the ticket's process has on its command line, for the liveness check: the artifact dir (a host),
+     * or a mark of the process that holds tickets for many children (a place's keeper).
+     */
+    private readonly holder?: string,
   ) {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.ticket = path.join(dir, `${childId}.json`);
@@ -77,7 +84,7 @@ export class RunSlots {
       const file = path.join(this.dir, name);
       try {
         const t = readJsonBounded<Ticket>(file, READ_CAPS.smallJson);
-        if (hostAlive(t.pid, t.artifactDir)) live.set(t.childId, t);
+        if (hostAlive(t.pid, t.holder ?? t.artifactDir)) live.set(t.childId, t);
         else fs.rmSync(file, { force: true });
       } catch {
         // A ticket being written or removed right now: not counted.
@@ -111,6 +118,7 @@ export class RunSlots {
         pid: process.pid,
         childId: this.childId,
         artifactDir: this.artifactDir,
+        ...(this.holder ? { holder: this.holder } : {}),
         since: new Date().toISOString(),
         ...(borrow ? { lentBy: this.parentId! } : {}),
       };

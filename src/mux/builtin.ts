@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
 import { rawSetting } from "../base/settings/resolve.js";
 import { localPlace } from "../place/local/index.js";
-import { carryByMirror, localRelayArgv } from "../place/mirror/carry.js";
+import { carryByMirror, localRelayHubArgv } from "../place/mirror/carry.js";
 import { registerPlace } from "../place/registry.js";
 import { workingDir } from "../util/cwd.js";
 import { localHostControl } from "./local-host.js";
@@ -71,7 +71,7 @@ async function loadOne(file: string): Promise<void> {
     localPlace,
     localHostControl,
     MusterError,
-    mirror: { carry: carryByMirror, relayArgv: localRelayArgv },
+    mirror: { carry: carryByMirror, relayHubArgv: localRelayHubArgv },
   };
   await register(api);
 }

@@ -96,9 +96,12 @@ export interface BackendModuleApi {
   MusterError: typeof MusterError;
   /** The artifact mirror, for a place whose hosts see another disk (its `carry`). */
   mirror: {
-    /** Starts carrying a child's dir over `link` (argv run here, its stdio reaching a relay of the dir there). */
+    /**
+     * Starts carrying a child's dir over the place's link (argv run here, its stdio reaching a relay hub
+     * there; one link serves all the place's children).
+     */
     carry: typeof import("../place/mirror/carry.js").carryByMirror;
-    /** A relay's argv with this machine's node and install (wrap it to run it elsewhere on this machine). */
-    relayArgv: typeof import("../place/mirror/carry.js").localRelayArgv;
+    /** A relay hub's argv with this machine's node and install (wrap it to run it elsewhere). */
+    relayHubArgv: typeof import("../place/mirror/carry.js").localRelayHubArgv;
   };
 }

@@ -15,9 +15,10 @@ import { createMuster, loadBackendModules } from "../../src/index.js";
 import { coreActions } from "../../src/tui/actions.js";
 import { Top } from "../../src/tui/app.js";
 import { TopSource } from "../../src/tui/source.js";
-import { pidAlive, processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
+import { pidAlive, readEvents, sandbox, until } from "../helpers/cli.js";
 import { connectMcp } from "../helpers/mcp.js";
 import { makeNsPlace, NS_MODULE, type NsPlace } from "../helpers/ns-place.js";
+import { placeKeeperOf } from "../helpers/place-keeper.js";
 
 const sb = sandbox("mt-nsp");
 const nsDir = path.join(path.dirname(sb.home), "ns");
@@ -30,12 +31,8 @@ const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).d
 const shaIn = (text: string) => /prompt-sha256: ([0-9a-f]{64})/.exec(text)?.[1];
 const hostPidOf = (dir: string): number =>
   readEvents(dir).findLast((e) => e.type === "child_started")?.pid as number;
-const keepersOf = (dir: string) => processesMentioning(dir).filter((p) => p.cmdline.includes("keeper-main"));
-// The keeper's own command line names the relay (its link's argv): the relay is the one that is not a keeper.
-const relaysOf = (dir: string) =>
-  processesMentioning(dir).filter(
-    (p) => p.cmdline.includes("relay-main") && !p.cmdline.includes("keeper-main"),
-  );
+/** The namespace place's keeper: one process here, one link and one relay hub there, for all its children. */
+const keeper = () => placeKeeperOf(sb.home, ns.name);
 
 beforeAll(async () => {
   // A local child first: it makes the primary, whose artifacts folder the namespace then covers.
@@ -57,14 +54,24 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sb.run(["cancel", "--all"]);
-  // Each keeper goes once its child's end is in the mirror.
-  await until(
-    () => processesMentioning("keeper-main").filter((p) => p.cmdline.includes(sb.home)).length === 0,
-    15_000,
-  );
+  // Each child's mirror ends once its end is in the mirror; the keeper would then wait a while for more.
+  if (ns) {
+    await until(async () => (await keeperDirs()).length === 0, 15_000);
+    await keeper().stop();
+  }
   await ns?.close(sb.socket);
   expect(await sb.cleanup()).toEqual([]);
 }, 60_000);
+
+async function keeperDirs(): Promise<string[]> {
+  const primary = fs.readdirSync(path.join(sb.home, "primaries"))[0]!;
+  const dirs: string[] = [];
+  for (const id of fs.readdirSync(path.join(sb.home, "primaries", primary, "artifacts"))) {
+    const dir = path.join(sb.home, "primaries", primary, "artifacts", id);
+    if (await keeper().keeps(dir)) dirs.push(dir);
+  }
+  return dirs;
+}
 
 /** Spawns a child in the namespace; returns its id and mirror dir once its runner runs (for a hang). */
 async function nsChild(prompt: string, args: string[] = []) {
@@ -150,7 +157,7 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
     expect(cancelled.data.cancelled[0]).toMatchObject({ id, turnCancelled: true });
     await until(() => !pidAlive(host1), 10_000);
     expect(readEvents(dir).at(-1)).toMatchObject({ type: "child_exited" });
-    await until(() => keepersOf(dir).length === 0, 10_000);
+    await until(async () => !(await keeper().keeps(dir)), 10_000);
 
     // resume: a new host there, carried again before it starts.
     const resumed = await sb.json(["spawn", "--resume", id, "--wait", "after the cancel"]);
@@ -175,7 +182,7 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
         .filter((e) => e.type === "child_exited")
         .at(-1),
     ).toMatchObject({ reason: "lost", by: "parent" });
-    await until(() => keepersOf(dir).length === 0, 10_000);
+    await until(async () => !(await keeper().keeps(dir)), 10_000);
 
     // rm: the mirror and the far dir both go.
     expect((await sb.run(["rm", id])).exitCode).toBe(0);
@@ -185,11 +192,15 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
 
   it("killing the link mid-turn (not the child) loses nothing: the mirror catches up and the completion comes once", async () => {
     const { id, dir } = await midTurn();
-    const [relay] = relaysOf(dir);
-    expect(relay).toBeDefined();
-    process.kill(relay!.pid, "SIGKILL");
+    expect(await keeper().keeps(dir)).toBe(true);
+    const [hub, ...more] = keeper().hubs();
+    expect(hub).toBeDefined();
+    expect(more).toEqual([]);
+    process.kill(hub!, "SIGKILL");
     await until(
-      () => fs.readFileSync(path.join(dir, ".mirror.log"), "utf8").includes("mirror link closed"),
+      () =>
+        fs.existsSync(path.join(dir, ".mirror.log")) &&
+        fs.readFileSync(path.join(dir, ".mirror.log"), "utf8").includes("mirror link closed"),
       10_000,
     );
     const turnId = await completesOnce(id, dir);
@@ -203,15 +214,26 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
     await sb.run(["cancel", id]);
   }, 90_000);
 
+  it("children there at once share the place's one link: one keeper here, one relay hub there", async () => {
+    const [a, b] = [await midTurn(), await midTurn()];
+    expect(await keeper().keeps(a.dir)).toBe(true);
+    expect(await keeper().keeps(b.dir)).toBe(true);
+    expect(keeper().hubs()).toHaveLength(1);
+    await Promise.all([completesOnce(a.id, a.dir), completesOnce(b.id, b.dir)]);
+    await sb.run(["cancel", a.id, b.id]);
+  }, 90_000);
+
   it("a keeper killed mid-turn is started again by the next probe of its child: the completion still comes, once", async () => {
     const { id, dir } = await midTurn();
-    const [keeper] = keepersOf(dir);
-    expect(keeper).toBeDefined();
-    process.kill(keeper!.pid, "SIGKILL");
-    await until(() => !pidAlive(keeper!.pid), 5000);
-    // The relay of the dead keeper's link sees its stdin close and goes too.
-    await until(() => relaysOf(dir).length === 0, 10_000);
+    const pid = keeper().pid();
+    expect(pid).toBeDefined();
+    const hubs = keeper().hubs();
+    process.kill(pid!, "SIGKILL");
+    await until(() => !pidAlive(pid!), 5000);
+    // The relay hub of the dead keeper's link sees its stdin close and goes too.
+    await until(() => hubs.every((h) => !pidAlive(h)), 10_000);
     await completesOnce(id, dir);
+    expect(keeper().pid()).not.toBe(pid);
     await sb.run(["cancel", id]);
   }, 90_000);
 

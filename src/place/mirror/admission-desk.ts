@@ -1,7 +1,7 @@
 /**
  * The keeper's side of admission for a far host (artifacts/admission.ts): when the host's `admission.json`
- * arrives in the mirror, the keeper — a live process of the parent's machine, named by the ticket, with the
- * mirror dir on its command line — takes a run slot in the parent's slots folder exactly as a local host
+ * arrives in the mirror, the place's keeper — a live process of the parent's machine, named by the ticket,
+ * whose command line names the holder mark the ticket records — takes a run slot in the parent's slots folder exactly as a local host
  * does, so local and far turns share one bound; it answers `grant.json`, queued until a slot frees. The
  * budget's verdict is taken from the parent's disk, where every child's usage is (mirrors included). The
  * request's removal, or the keeper's end, gives the slot back (a ticket of a dead process never counts).
@@ -11,7 +11,6 @@ import { treeBudgetSpent } from "../../artifacts/budget.js";
 import type { ChildMeta } from "../../artifacts/events.js";
 import { childFiles, pathsOfArtifactDir } from "../../artifacts/layout.js";
 import { RunSlots } from "../../child/slots.js";
-import { limitsFrom } from "../../config/limits.js";
 import { READ_CAPS, readJsonBoundedIfExists } from "../../util/safe-read.js";
 
 const RETRY_MS = 250;
@@ -21,15 +20,12 @@ export class AdmissionDesk {
   /** The request being served (queued or granted). */
   private serving: string | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private readonly limit: number;
-
   constructor(
     private readonly dir: string,
-    env: NodeJS.ProcessEnv,
+    private readonly limit: number,
+    private readonly holder: string,
     private readonly log: (line: string) => void,
-  ) {
-    this.limit = limitsFrom(env).maxRunning;
-  }
+  ) {}
 
   /** The host's request arrived, changed or went. */
   changed(): void {
@@ -83,7 +79,7 @@ export class AdmissionDesk {
       return undefined;
     }
     const { primary } = pathsOfArtifactDir(this.dir);
-    this.slots = new RunSlots(primary.slots, this.limit, meta.id, this.dir, meta.parent);
+    this.slots = new RunSlots(primary.slots, this.limit, meta.id, this.dir, meta.parent, this.holder);
     return this.slots;
   }
 

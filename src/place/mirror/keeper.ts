@@ -1,12 +1,15 @@
 /**
- * The process that keeps one mirrored child's dir current for as long as its host runs: it starts the
- * place's link (a command on this machine whose stdin/stdout reach a relay next to the far dir: `ssh host
- * node relay-main.js <dir>`, `nsenter … node relay-main.js <dir>`), feeds the mirror over it, and starts
- * the link again when it breaks — the feeder resumes from the mirror's byte cursor, so nothing is lost or
- * read twice. It also serves the far host's run-slot requests (admission-desk.ts). It ends when the child's log records the host's end (after a short linger for the files
- * written last), when the mirror dir is removed, or on SIGTERM.
+ * One mirrored child, kept current by its place's keeper (place-keeper.ts) for as long as its host runs: a
+ * feeder over the child's channel of the place's link (the feeder resumes from the mirror's byte cursor
+ * over each new channel, so a broken link loses nothing and repeats nothing), the desk that serves the far
+ * host's run-slot requests (admission-desk.ts), and the watch for the host's end. It ends when the child's
+ * log records the host's end (after a short linger for the files written last), when the mirror dir is
+ * removed, or when its keeper stops it.
+ *
+ * Events: `synced` (once: the first channel caught up, so the far dir holds all the host reads at start),
+ * `detached` (the channel closed while the child is kept: the reason; attach a new one), `ended` (why).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ADMISSION_FILE } from "../../artifacts/admission.js";
@@ -15,71 +18,81 @@ import { sessionFileOf } from "../../sessions/store.js";
 import { AdmissionDesk } from "./admission-desk.js";
 import { MirrorFeeder } from "./feeder.js";
 import { EVENTS } from "./paths.js";
+import type { MirrorLink } from "./relay.js";
 
-export interface KeeperOptions {
-  env: NodeJS.ProcessEnv;
-  log: (line: string) => void;
-  /** Called once, when the first link has caught up (the far dir holds all the host reads at start). */
-  onSynced: () => void;
-  /** Pause before the first retry of a broken link; it doubles up to maxRetryMs. */
-  retryMs?: number;
-  maxRetryMs?: number;
-  /** How long the keeper stays after the host's end is recorded (ms). */
+export interface ChildMirrorOptions {
+  /** The run-slot bound the far host's turns share with this machine's. */
+  maxRunning: number;
+  /** What the keeper's command line names, for the run-slot tickets it holds (child/slots.ts). */
+  holder: string;
+  /** How long the mirror stays after the host's end is recorded (ms). */
   lingerMs?: number;
 }
 
 const DIR_CHECK_MS = 2000;
+const LOG = ".mirror.log";
+const LOG_KEEP_BYTES = 1024 * 1024;
 
-export class MirrorKeeper {
+export class ChildMirror extends EventEmitter {
   private readonly feeder: MirrorFeeder;
-  /** Run slots asked for by the far host (admission-desk.ts). */
   private readonly desk: AdmissionDesk;
   private readonly reader: NdjsonReader<{ type?: unknown }>;
-  private link: ChildProcess | undefined;
-  private retry: number;
+  private readonly logFile: string;
   private synced = false;
   private stopping: string | undefined;
-  private timers: NodeJS.Timeout[] = [];
-  private finish!: (why: string) => void;
+  private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(
-    private readonly dir: string,
-    private readonly linkArgv: string[],
-    private readonly opts: KeeperOptions,
+    readonly dir: string,
+    opts: ChildMirrorOptions,
   ) {
-    this.retry = opts.retryMs ?? 100;
-    // The conversation next to the dir is carried too (the relay runs with --session: carry.ts).
+    super();
+    this.logFile = path.join(dir, LOG);
+    if ((fs.statSync(this.logFile, { throwIfNoEntry: false })?.size ?? 0) > LOG_KEEP_BYTES)
+      fs.rmSync(this.logFile);
+    // The conversation next to the dir is carried too (the relay's channel says session: true).
     this.feeder = new MirrorFeeder(dir, { seed: true, session: sessionFileOf(dir) });
-    this.desk = new AdmissionDesk(dir, opts.env, opts.log);
+    this.desk = new AdmissionDesk(dir, opts.maxRunning, opts.holder, (l) => this.log(l));
     // The host's end counts only when recorded after we started (a resumed child's log holds the last one).
     const start = fs.statSync(path.join(dir, EVENTS), { throwIfNoEntry: false })?.size ?? 0;
     this.reader = new NdjsonReader(path.join(dir, EVENTS), undefined, start);
-  }
-
-  /** Resolves with why the keeper stopped. */
-  run(): Promise<string> {
-    const done = new Promise<string>((resolve) => {
-      this.finish = resolve;
-    });
     this.feeder.on("caught-up", () => {
-      this.retry = this.opts.retryMs ?? 100;
-      if (!this.synced) {
-        this.synced = true;
-        this.opts.onSynced();
-      }
+      if (this.synced) return;
+      this.synced = true;
+      this.emit("synced");
     });
-    this.feeder.on("events", () => this.checkEnd());
+    this.feeder.on("events", () => this.checkEnd(opts.lingerMs ?? 1500));
     this.feeder.on("inbound", (rel: string) => {
       if (rel === ADMISSION_FILE) this.desk.changed();
     });
-    this.feeder.on("closed", (reason: string) => this.linkClosed(reason));
+    this.feeder.on("closed", (reason: string) => {
+      if (this.stopping) this.emit("ended", this.stopping);
+      else this.emit("detached", reason);
+    });
     this.timers.push(
       setInterval(() => {
-        if (!fs.existsSync(this.dir)) this.stop("its mirror dir is gone");
+        if (!fs.existsSync(dir)) this.stop("its mirror dir is gone");
       }, DIR_CHECK_MS),
     );
-    this.connect();
-    return done;
+  }
+
+  get attached(): boolean {
+    return this.feeder.attached;
+  }
+
+  get stopped(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  /** Feeds the mirror over `link` (the child's channel); false when the dir is gone (the mirror stops). */
+  attach(link: MirrorLink): boolean {
+    if (this.stopping) return false;
+    if (!fs.existsSync(this.dir)) {
+      this.stop("its mirror dir is gone");
+      return false;
+    }
+    this.feeder.attach(link);
+    return true;
   }
 
   stop(why: string): void {
@@ -88,55 +101,24 @@ export class MirrorKeeper {
     this.desk.release();
     for (const t of this.timers) clearTimeout(t);
     if (this.feeder.attached) this.feeder.close(why);
-    else this.ended();
+    else this.emit("ended", why);
   }
 
-  private connect(): void {
-    if (this.stopping) return;
-    if (!fs.existsSync(this.dir)) {
-      this.stop("its mirror dir is gone");
-      return;
+  /** One line in the mirror's log (`.mirror.log`, beside the mirror: what `carry` quotes on a failure). */
+  log(line: string): void {
+    try {
+      fs.appendFileSync(this.logFile, `${new Date().toISOString()} ${line}\n`, { mode: 0o600 });
+    } catch {
+      // A dir removed meanwhile: the check above stops the mirror.
     }
-    const [cmd, ...args] = this.linkArgv;
-    const link = spawn(cmd!, args, { stdio: ["pipe", "pipe", "pipe"], env: this.opts.env });
-    this.link = link;
-    link.on("error", (e) => this.opts.log(`mirror link: ${e.message}`));
-    link.stdin.on("error", () => {});
-    let tail = "";
-    link.stderr.on("data", (b: Buffer) => {
-      const lines = (tail + b.toString("utf8")).split("\n");
-      tail = lines.pop() ?? "";
-      for (const l of lines) if (l.trim()) this.opts.log(`far side: ${l}`);
-    });
-    this.feeder.attach({ readable: link.stdout, writable: link.stdin });
   }
 
-  private linkClosed(reason: string): void {
-    const link = this.link;
-    this.link = undefined;
-    if (link && link.exitCode === null && link.signalCode === null) link.kill("SIGTERM");
-    if (this.stopping) {
-      this.ended();
-      return;
-    }
-    this.opts.log(`mirror link closed: ${reason}; again in ${this.retry} ms`);
-    this.timers.push(setTimeout(() => this.connect(), this.retry));
-    this.retry = Math.min(this.retry * 2, this.opts.maxRetryMs ?? 5000);
-  }
-
-  private checkEnd(): void {
+  private checkEnd(lingerMs: number): void {
     let ended: boolean | undefined;
     for (const r of this.reader.readNew()) {
       if (r.type === "child_started") ended = false;
       else if (r.type === "child_exited") ended = true;
     }
-    if (ended)
-      this.timers.push(
-        setTimeout(() => this.stop("the child host's end is recorded"), this.opts.lingerMs ?? 1500),
-      );
-  }
-
-  private ended(): void {
-    this.finish(this.stopping ?? "stopped");
+    if (ended) this.timers.push(setTimeout(() => this.stop("the child host's end is recorded"), lingerMs));
   }
 }

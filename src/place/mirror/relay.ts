@@ -113,6 +113,7 @@ export class MirrorRelay {
       this.queue = this.queue.catch((e) => this.fail(e));
     });
     this.link.readable.on("end", () => this.stop());
+    this.link.readable.on("close", () => this.stop());
     this.link.readable.on("error", () => this.stop());
     return done;
   }
