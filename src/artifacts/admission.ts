@@ -36,9 +36,14 @@ export interface AdmissionGrant {
 
 export const isFarDir = (dir: string): boolean => fs.existsSync(path.join(dir, FAR_MARK));
 
+/**
+ * Written whole, without fsync: a request or grant lost in a crash of the machine is asked for again by
+ * the host that starts after it, and a place's keeper writing grants for many children must not wait on
+ * the disk for each.
+ */
 export function writeAdmission(dir: string, value: AdmissionRequest | AdmissionGrant): void {
   const name = "state" in value ? GRANT_FILE : ADMISSION_FILE;
-  writeFileAtomic(path.join(dir, name), `${JSON.stringify(value)}\n`);
+  writeFileAtomic(path.join(dir, name), `${JSON.stringify(value)}\n`, undefined, false);
 }
 
 export function readAdmissionRequest(dir: string): AdmissionRequest | undefined {

@@ -40,9 +40,15 @@ export function writeFileNoFollow(file: string, data: string | Uint8Array, mode 
 
 /**
  * Crash-safe write: temp file in the same dir, fsync, rename over the target, fsync the dir. The rename
- * replaces a symlink at the target rather than writing through it.
+ * replaces a symlink at the target rather than writing through it. `durable: false` skips both fsyncs (a
+ * reader still never sees half a file) for a file whose loss in a crash of the machine costs nothing.
  */
-export function writeFileAtomic(file: string, data: string | Uint8Array, mode = FILE_MODE): void {
+export function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  mode = FILE_MODE,
+  durable = true,
+): void {
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   const fd = fs.openSync(tmp, "wx", mode);
@@ -50,7 +56,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, mode = 
   try {
     try {
       fs.writeFileSync(fd, data);
-      fs.fsyncSync(fd);
+      if (durable) fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -59,7 +65,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, mode = 
     fs.rmSync(tmp, { force: true });
     throw e;
   }
-  fsyncDir(dir);
+  if (durable) fsyncDir(dir);
 }
 
 export function fsyncDir(dir: string): void {

@@ -18,10 +18,12 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ensureDir, openAppend, writeAll } from "../../util/fsx.js";
 import {
+  carriedChange,
   checkRel,
   EVENTS,
   listFiles,
   OUTBOUND_DIRS,
+  OUTBOUND_TOP,
   readWhole,
   sha256,
   shaOfFile,
@@ -38,6 +40,9 @@ import {
 } from "./protocol.js";
 import type { MirrorLink } from "./relay.js";
 import { FileReceiver, sendData } from "./transfer.js";
+
+/** What a change in the mirror dir itself may be to the feeder (its own inbound writes are not). */
+const OUTBOUND_HINTS = new Set([...OUTBOUND_TOP, ...OUTBOUND_DIRS]);
 
 export interface FeederOptions {
   /** The safety poll of the outbound files (ms); hints come from fs.watch. */
@@ -204,9 +209,9 @@ export class MirrorFeeder extends EventEmitter {
         throw new ProtocolError(`conversation from byte ${h.at}, but the mirror has ${have}`);
       writeAll(s.sessionFd, payload);
     } else if (h.t === "put") {
-      const done = s.receiver.chunk(h, payload);
+      const done = await s.receiver.chunk(h, payload);
       if (done) this.emit("inbound", done.rel);
-    } else if (h.t === "del") this.applyDel(s, h);
+    } else if (h.t === "del") await this.applyDel(s, h);
     else if (h.t === "synced") this.emit("caught-up");
     else if (h.t === "error") s.reason = `relay: ${h.message.split("\n")[0]!.slice(0, 500)}`;
     else throw new ProtocolError(`unexpected ${h.t} frame from the relay`);
@@ -228,16 +233,16 @@ export class MirrorFeeder extends EventEmitter {
     this.watch(s);
   }
 
-  private applyDel(s: Session, h: Extract<Header, { t: "del" }>): void {
+  private async applyDel(s: Session, h: Extract<Header, { t: "del" }>): Promise<void> {
     if (h.sha) {
       // The far side took (or dropped) our file: remove it here too, unless it was rewritten meanwhile.
       const rel = checkRel(h.path, "outbound");
       const file = path.join(this.dir, rel);
-      if (shaOfFile(file) === h.sha) fs.rmSync(file);
+      if (shaOfFile(file) === h.sha) await fs.promises.rm(file, { force: true });
       if (s.pushed?.get(rel) === h.sha) s.pushed.delete(rel);
       s.seen.delete(rel);
     } else {
-      fs.rmSync(path.join(this.dir, checkRel(h.path, "inbound")), { force: true });
+      await fs.promises.rm(path.join(this.dir, checkRel(h.path, "inbound")), { force: true });
       this.emit("inbound", h.path);
     }
   }
@@ -287,7 +292,13 @@ export class MirrorFeeder extends EventEmitter {
       const dir = path.join(this.dir, d);
       try {
         ensureDir(dir);
-        s.watchers.push(fs.watch(dir, hint).on("error", () => {}));
+        s.watchers.push(
+          fs
+            .watch(dir, (_event, name) => {
+              if (carriedChange(OUTBOUND_HINTS, d, name)) hint();
+            })
+            .on("error", () => {}),
+        );
       } catch {
         // The poll covers a folder that cannot be watched.
       }

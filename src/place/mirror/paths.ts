@@ -29,6 +29,23 @@ export const OUTBOUND_DIRS = ["inbox", "control", "answers", "appends"];
 
 export type Direction = "inbound" | "outbound";
 
+/**
+ * Whether a change of `name` in the watched folder `dir` ("." is the artifact dir itself, where only
+ * `rootNames` matter) can change what the mirror carries. A host writes many files the mirror leaves alone
+ * (runner state, locks, arrivals), and each carried file is written whole through a dot-named temp file
+ * whose rename is a change of the file's own name: a whole-dir pass for the others would cost a look at
+ * every carried file each time, which many children of one relay hub or one keeper add up.
+ */
+export function carriedChange(
+  rootNames: ReadonlySet<string>,
+  dir: string,
+  name: string | Buffer | null,
+): boolean {
+  if (name === null) return true;
+  const n = String(name);
+  return dir === "." ? rootNames.has(n) : !n.startsWith(".");
+}
+
 /** `rel` if it is a path of that direction; a ProtocolError naming it otherwise. */
 export function checkRel(rel: string, dir: Direction): string {
   const ok = (dir === "inbound" ? INBOUND : OUTBOUND).test(rel) && !rel.includes("..");

@@ -15,11 +15,14 @@ import { APPENDS, applyParentAppend, pendingAppends } from "./far-appends.js";
 import { DeliveryLedger } from "./ledger.js";
 import { LogSender } from "./log-stream.js";
 import {
+  carriedChange,
   checkRel,
   EVENTS,
   INBOUND_DIRS,
+  INBOUND_TOP,
   listFiles,
   OUTBOUND_DIRS,
+  OUTBOUND_TOP,
   SESSION_SEED,
   sameStamp,
   shaOfFile,
@@ -37,6 +40,9 @@ import {
 import { FileReceiver, sendFile } from "./transfer.js";
 
 /** A byte duplex as two streams (a child process's stdout and stdin, a socket twice). */
+/** What a change in the artifact dir itself may be to a relay: the log, a carried file, a folder of them. */
+const ROOT_HINTS = new Set([EVENTS, ...INBOUND_TOP, ...OUTBOUND_TOP, ...INBOUND_DIRS, ...OUTBOUND_DIRS]);
+
 export interface MirrorLink {
   readable: NodeJS.ReadableStream;
   writable: NodeJS.WritableStream;
@@ -123,7 +129,7 @@ export class MirrorRelay {
     if (!this.greeted && h.t !== "hello") throw new ProtocolError(`${h.t} frame before hello`);
     if (h.t === "hello") return this.greet(h);
     if (h.t === "put") {
-      const done = this.receiver.chunk(h, payload);
+      const done = await this.receiver.chunk(h, payload);
       if (!done) return;
       this.present.set(done.rel, done.sha);
       if (done.rel.startsWith(`${APPENDS}/`)) await this.applyAppend(done.rel);
@@ -314,7 +320,9 @@ export class MirrorRelay {
     };
     for (const d of [".", ...INBOUND_DIRS, ...OUTBOUND_DIRS]) {
       try {
-        const w = fs.watch(path.join(this.root, d), hint);
+        const w = fs.watch(path.join(this.root, d), (_event, name) => {
+          if (carriedChange(ROOT_HINTS, d, name)) hint();
+        });
         w.on("error", () => w.close());
         this.watchers.push(w);
       } catch {

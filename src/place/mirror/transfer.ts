@@ -7,7 +7,7 @@
 import { createHash, type Hash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { FILE_MODE, fsyncDir, writeAll } from "../../util/fsx.js";
+import { FILE_MODE, fsyncDir } from "../../util/fsx.js";
 import { checkRel, type Direction, ensureParent, readWhole } from "./paths.js";
 import { CHUNK, type FrameWriter, type Header, ProtocolError } from "./protocol.js";
 
@@ -21,7 +21,7 @@ interface Partial {
   rel: string;
   final: string;
   tmp: string;
-  fd: number;
+  fh: fs.promises.FileHandle;
   size: number;
   got: number;
   hash: Hash;
@@ -46,17 +46,21 @@ export class FileReceiver {
     private readonly durable = true,
   ) {}
 
-  /** Takes one chunk; returns the file's path and sha once it is complete and in place. */
-  chunk(h: Put, payload: Buffer): { rel: string; sha: string } | undefined {
+  /**
+   * Takes one chunk; returns the file's path and sha once it is complete and in place. Asynchronous: a
+   * process serving many mirrors (a place's keeper, a relay hub) must not stop them all while a busy disk
+   * takes its time over one file's open, rename or sync. Chunks of one receiver are taken one at a time.
+   */
+  async chunk(h: Put, payload: Buffer): Promise<{ rel: string; sha: string } | undefined> {
     if (h.off === 0) {
       if (this.open) throw new ProtocolError(`put of ${h.path} began before ${this.open.rel} was complete`);
-      this.begin(h);
+      await this.begin(h);
     }
     const p = this.open;
     if (!p || p.rel !== h.path || h.off !== p.got || h.size !== p.size)
       throw new ProtocolError(`put of ${h.path.slice(0, 120)} at ${h.off} does not continue a file`);
     if (p.got + payload.length > p.size) throw new ProtocolError(`put of ${p.rel} runs past its size`);
-    writeAll(p.fd, payload);
+    for (let at = 0; at < payload.length; ) at += (await p.fh.write(payload, at)).bytesWritten;
     p.got += payload.length;
     p.hash.update(payload);
     if (p.got < p.size) return undefined;
@@ -68,24 +72,27 @@ export class FileReceiver {
     const p = this.open;
     this.open = undefined;
     if (!p) return;
-    try {
-      fs.closeSync(p.fd);
-    } catch {}
-    fs.rmSync(p.tmp, { force: true });
+    p.fh
+      .close()
+      .then(
+        () => fs.promises.rm(p.tmp, { force: true }),
+        () => fs.promises.rm(p.tmp, { force: true }),
+      )
+      .catch(() => {});
   }
 
-  private begin(h: Put): void {
+  private async begin(h: Put): Promise<void> {
     const rel = checkRel(h.path, this.direction);
     const final = path.join(ensureParent(this.root, rel), path.basename(rel));
     const tmp = tempOf(final);
-    fs.rmSync(tmp, { force: true });
+    await fs.promises.rm(tmp, { force: true });
     const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
-    const fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, FILE_MODE);
+    const fh = await fs.promises.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, FILE_MODE);
     this.open = {
       rel,
       final,
       tmp,
-      fd,
+      fh,
       size: h.size,
       got: 0,
       hash: createHash("sha256"),
@@ -93,21 +100,21 @@ export class FileReceiver {
     };
   }
 
-  private finish(p: Partial): { rel: string; sha: string } {
+  private async finish(p: Partial): Promise<{ rel: string; sha: string }> {
     this.open = undefined;
     const sha = p.hash.digest("hex");
     try {
       // The far side's mtime, kept: it is how the next hello tells an unchanged file from a changed one.
-      if (p.mtimeMs !== undefined) fs.futimesSync(p.fd, new Date(), p.mtimeMs / 1000);
-      if (this.durable) fs.fsyncSync(p.fd);
+      if (p.mtimeMs !== undefined) await p.fh.utimes(new Date(), p.mtimeMs / 1000);
+      if (this.durable) await p.fh.sync();
     } finally {
-      fs.closeSync(p.fd);
+      await p.fh.close();
     }
     try {
       this.beforeRename(p.rel, sha, p.tmp);
-      fs.renameSync(p.tmp, p.final);
+      await fs.promises.rename(p.tmp, p.final);
     } catch (e) {
-      fs.rmSync(p.tmp, { force: true });
+      await fs.promises.rm(p.tmp, { force: true });
       throw e;
     }
     if (this.durable) fsyncDir(path.dirname(p.final));
