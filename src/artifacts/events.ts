@@ -12,15 +12,6 @@ export type CompletionStatus =
   | "lost"
   /** The parent stopped the turn (`send --mode now|stop`); the child stays for its next turn. */
   | "interrupted";
-export const COMPLETION_STATUSES: readonly CompletionStatus[] = [
-  "completed",
-  "errored",
-  "cancelled",
-  "exhausted",
-  "incomplete",
-  "lost",
-  "interrupted",
-];
 
 export interface Usage {
   input: number;

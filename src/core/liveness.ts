@@ -12,7 +12,7 @@ import { storeAt } from "./stores.js";
 const START_GRACE_MS = 15_000;
 // A live pane whose host has not written child_started in this long is stuck, not slow: 25 spawns under
 // a load of 28 on 2 cores started within 3 s. Without this bound a waiter waited as long as the pane
-// lived (issue 9, item 26: 6 min 45 s).
+// lived (6 min 45 s in one case).
 export const HOST_START_LIMIT_MS = 30_000;
 
 /** What a liveness probe concluded for one child. */

@@ -124,7 +124,6 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   const cwd = path.resolve(m.cwd, opts.cwd ?? fork?.cwd ?? profile.cwd ?? ".");
   const mode = opts.tui ? "tui" : profile.mode;
   if (mode === "tui") checkTuiRunner(runner.name, profile.name);
-  const modeWarning: string[] = [];
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
     throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
   const parent = rawSetting(m.env, "childId") ?? null;
@@ -267,7 +266,6 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
       warnings: [
         ...profile.warnings,
         ...settings.warnings,
-        ...modeWarning,
         ...ignoredFields(runner, profile),
         ...placementWarning(backend, opts.placement),
       ],

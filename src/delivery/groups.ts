@@ -30,10 +30,6 @@ export function assertGroupId(groupId: string): string {
 // Group ids may hold ':' and '.', never '/': safe as file names once validated.
 const groupFile = (dir: string, groupId: string) => path.join(dir, `${assertGroupId(groupId)}.json`);
 
-export function readGroup(dir: string, groupId: string): Group | undefined {
-  return readJsonIfExists<Group>(groupFile(dir, groupId));
-}
-
 export function listGroups(dir: string): Group[] {
   let names: string[];
   try {

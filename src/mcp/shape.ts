@@ -88,8 +88,8 @@ export function oneLine(text: string, max = 60): string {
 
 /**
  * Longest the agent list inside the `agent` parameter's description may grow (the rest is counted): with it
- * at this bound the whole tools/list stays under 6,000 characters (about 1,500 tokens); it gave room to caps
- * and subagents_answer (issue 15).
+ * at this bound the whole tools/list stays under 6,000 characters (about 1,500 tokens), with room for caps
+ * and subagents_answer.
  */
 export const AGENT_LIST_BUDGET = 700;
 

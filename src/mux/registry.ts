@@ -22,7 +22,6 @@ export interface BackendContext {
 
 export type BackendFactory = (ctx: BackendContext) => Backend;
 
-export const DEFAULT_BACKEND = "tmux";
 const NAME = /^[a-z][a-z0-9-]{0,31}$/;
 const factories = new Map<string, BackendFactory>();
 
