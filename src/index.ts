@@ -3,7 +3,6 @@
 export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.js";
 export type { Caps } from "./core/caps.js";
 export type { LoadedChild } from "./core/children.js";
-export type { FollowUp, SendMode, TurnSettings } from "./core/follow-up.js";
 export type { WaitingGroup } from "./core/inbox.js";
 export type { LiveState, LiveStateName } from "./core/live-state.js";
 export {
@@ -16,6 +15,7 @@ export {
 } from "./core/muster.js";
 export type { PendingRequest } from "./core/requests.js";
 export type { TurnResult } from "./core/results.js";
+export type { FollowUp, SendMode, TurnSettings } from "./core/send.js";
 export type { ChildStatus } from "./core/state.js";
 export type {
   Budget,

@@ -1,5 +1,5 @@
 import type { LoadedChild } from "../core/children.js";
-import { answerHead } from "../core/follow.js";
+import { answerHead } from "../core/logs-follow.js";
 import type { MusterEvent } from "../core/types.js";
 import { formatUsd } from "../util/cost.js";
 import { shortId } from "../util/ids.js";

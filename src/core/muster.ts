@@ -22,15 +22,6 @@ import {
 import { type LoadedChild, loadChild, loadChildOrUnreadable, resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { type DoctorReport, doctor } from "./doctor.js";
-import {
-  assertRunning,
-  type FollowUp,
-  findOwner,
-  interruptTurn,
-  type SendMode,
-  sendFollowUp,
-  type TurnSettings,
-} from "./follow-up.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { checkPrompt } from "./host-launch.js";
 import { buildInbox, type InboxRead } from "./inbox.js";
@@ -46,6 +37,15 @@ import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.
 import { answerRequest, type PendingRequest, pendingRequests, requestsHolding } from "./requests.js";
 import { settledCompletion, type TurnResult, toResult } from "./results.js";
 import { resumeChild } from "./resume.js";
+import {
+  assertRunning,
+  type FollowUp,
+  findOwner,
+  interruptTurn,
+  type SendMode,
+  sendFollowUp,
+  type TurnSettings,
+} from "./send.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
 import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
 import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";

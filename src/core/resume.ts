@@ -9,11 +9,11 @@ import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
 import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
-import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./follow-up.js";
 import { continueHint } from "./hints.js";
 import { checkPrompt, handOverForResume } from "./host-launch.js";
 import { settleQueuedFromParent } from "./liveness.js";
 import { paneNaming } from "./names.js";
+import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./send.js";
 import { lastSnapshot } from "./snapshot.js";
 
 export async function resumeChild(

@@ -6,7 +6,7 @@
 import type { Caps } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
 import type { Placement } from "../mux/backend.js";
-import type { FollowUp, TurnSettings } from "./follow-up.js";
+import type { FollowUp, TurnSettings } from "./send.js";
 import type { SpawnOptions, SpawnResult } from "./spawn.js";
 
 export interface StartRequest extends TurnSettings {

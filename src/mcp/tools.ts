@@ -1,7 +1,7 @@
 import { CAP_NAMES } from "../core/caps.js";
 import { MAX_LIMIT, type ModelQuery } from "../core/catalog.js";
 import { DEFAULT_AGENT, DEFAULT_WAIT_MODE } from "../core/defaults.js";
-import type { SendMode } from "../core/follow-up.js";
+import type { SendMode } from "../core/send.js";
 import * as h from "./handlers.js";
 import { type WorkflowArgs, workflow } from "./workflow.js";
 

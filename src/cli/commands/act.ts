@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
-import type { SendMode } from "../../core/follow-up.js";
+import type { SendMode } from "../../core/send.js";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { EXIT, resultExit } from "../exit-codes.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { LoadedChild } from "../../core/children.js";
-import { childEvents, followChild } from "../../core/follow.js";
+import { childEvents, followChild } from "../../core/logs-follow.js";
 import type { Muster } from "../../core/muster.js";
 import { applyEvents, emptyState } from "../../core/state.js";
 import type { MalformedLine, MusterEvent } from "../../core/types.js";
