@@ -10,6 +10,7 @@ import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
+import { shellWords } from "../../util/text.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { inputBoxText } from "./screen-text.js";
@@ -23,13 +24,8 @@ const BINARY: RunnerBinary = {
   install: "npm install -g @anthropic-ai/claude-code",
 };
 
-/**
- * Claude Code runs a hook's `command` through a shell: each word of our own argv (node, hook.js, the hook file,
- * the event name — paths muster made, never user text) is single-quoted so spaces or quotes in them stay words.
- */
-export const shellWords = (argv: string[]): string =>
-  argv.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(" ");
-
+// Claude Code runs a hook's `command` through a shell: shellWords keeps each word of our own argv (node,
+// hook.js, the hook file, the event name) one word.
 const hook = (hooks: TuiHooks, event: string) => [
   { hooks: [{ type: "command", command: shellWords(hooks.command(event)) }] },
 ];

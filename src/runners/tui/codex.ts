@@ -13,10 +13,10 @@
  */
 import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
+import { shellWords } from "../../util/text.js";
 import { modelSettings, tomlString } from "../clis/codex.js";
 import { binaryOf, num, obj, str } from "../clis/shared.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
-import { shellWords } from "./claude.js";
 import { hookRefs, startSignal, toolSignal } from "./signals.js";
 import { jsonRecords, readTranscript } from "./transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
