@@ -69,6 +69,22 @@ const stopped = (control: TurnControl): { status: CompletionStatus; reason: stri
   return control.reason === "exhausted" && control.capReason ? { ...s, reason: control.capReason } : s;
 };
 
+/**
+ * How a turn of a process that lives on (a session's driver, a CLI's TUI) ended: with no answer and no
+ * stop or failure recorded it errored (`noAnswer` says why); otherwise as `decide` says.
+ */
+export function decideLiveTurn(
+  control: TurnControl,
+  result: ResultMessage | undefined,
+  stderrTail: string,
+  cmd: string,
+  noAnswer = "the agent ended the turn without an answer",
+): Outcome {
+  if (!result && !control.reason && !control.failure)
+    return { status: "errored", reason: noAnswer, exitCode: null, signal: null };
+  return decide(control, undefined, result, null, null, stderrTail, cmd);
+}
+
 /** Runs the runner's process to its end, turning its stdout into events, pane lines and the answer. */
 export function runPlan(
   deps: { log: EventLog; render: PaneRenderer },

@@ -12,7 +12,7 @@ import { LiveSession, SessionOpenError, specKey } from "./live-session.js";
 import { firstLine, type TurnState, turnMessages } from "./messages.js";
 import type { PermissionBroker } from "./permissions.js";
 import type { PaneRenderer } from "./render.js";
-import { decide, missingDir, type Outcome } from "./run-plan.js";
+import { decide, decideLiveTurn, missingDir, type Outcome } from "./run-plan.js";
 import type { TuiHolder, TuiTurnSpec } from "./tui-turn.js";
 import type { TurnControl } from "./turn-control.js";
 
@@ -105,14 +105,7 @@ export class SessionHolder {
     control.beforeDecide?.();
     const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
     if (end.exited) this.live = undefined;
-    if (!result && !control.reason && !control.failure)
-      return {
-        status: "errored",
-        reason: "the agent ended the turn without an answer",
-        exitCode: null,
-        signal: null,
-      };
-    return decide(control, undefined, result, null, null, end.stderrTail, spec.argv[0]!);
+    return decideLiveTurn(control, result, end.stderrTail, spec.argv[0]!);
   }
 
   /** Ends the process (TERM, then KILL) and waits for it. */

@@ -19,7 +19,7 @@ import { PACKAGE_ROOT } from "../util/pkg.js";
 import { DirWatch } from "./dir-watch.js";
 import { type TurnState, turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
-import { decide, missingDir, type Outcome } from "./run-plan.js";
+import { decideLiveTurn, missingDir, type Outcome } from "./run-plan.js";
 import { DialogQuestion, SlowStartWatch } from "./tui-dialog.js";
 import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
@@ -295,14 +295,7 @@ export class TuiHolder {
     }
     control.beforeDecide?.();
     const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
-    if (!result && !control.reason && !control.failure)
-      return {
-        status: "errored",
-        reason: fail ?? "the agent ended the turn without an answer",
-        exitCode: null,
-        signal: null,
-      };
-    return decide(control, undefined, result, null, null, "", argv0);
+    return decideLiveTurn(control, result, "", argv0, fail);
   }
 
   /** A person interrupted the run in the TUI and the CLI said so only in its transcript: the run is over. */
