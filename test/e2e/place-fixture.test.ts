@@ -56,22 +56,12 @@ afterAll(async () => {
   await sb.run(["cancel", "--all"]);
   // Each child's mirror ends once its end is in the mirror; the keeper would then wait a while for more.
   if (ns) {
-    await until(async () => (await keeperDirs()).length === 0, 15_000);
+    await until(async () => (await keeper().dirs()).length === 0, 15_000);
     await keeper().stop();
   }
   await ns?.close(sb.socket);
   expect(await sb.cleanup()).toEqual([]);
 }, 60_000);
-
-async function keeperDirs(): Promise<string[]> {
-  const primary = fs.readdirSync(path.join(sb.home, "primaries"))[0]!;
-  const dirs: string[] = [];
-  for (const id of fs.readdirSync(path.join(sb.home, "primaries", primary, "artifacts"))) {
-    const dir = path.join(sb.home, "primaries", primary, "artifacts", id);
-    if (await keeper().keeps(dir)) dirs.push(dir);
-  }
-  return dirs;
-}
 
 /** Spawns a child in the namespace; returns its id and mirror dir once its runner runs (for a hang). */
 async function nsChild(prompt: string, args: string[] = []) {

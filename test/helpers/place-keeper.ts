@@ -9,6 +9,8 @@ export interface PlaceKeeperView {
   pid(): number | undefined;
   /** The hub processes of the keeper's link (the far side's one relay process). */
   hubs(): number[];
+  /** The dirs the keeper keeps now (none when no keeper answers). */
+  dirs(): Promise<string[]>;
   /** Whether the keeper keeps `dir` now (false when no keeper answers). */
   keeps(dir: string): Promise<boolean>;
   /** Stops the keeper, if one runs, and waits for it and its link to go. */
@@ -40,6 +42,7 @@ export function placeKeeperOf(stateRoot: string, place: string): PlaceKeeperView
     socket,
     pid,
     hubs,
+    dirs,
     keeps: async (dir) => (await dirs()).includes(dir),
     stop: async () => {
       const p = pid();

@@ -76,10 +76,6 @@ export class ChildMirror extends EventEmitter {
     );
   }
 
-  get attached(): boolean {
-    return this.feeder.attached;
-  }
-
   get stopped(): boolean {
     return this.stopping !== undefined;
   }

@@ -65,7 +65,7 @@ export class PlaceKeeper {
     if (this.stopping) throw new Error("the place's keeper is stopping");
     const old = this.kept.get(req.dir);
     if (old && req.mode === "revive") return;
-    if (old) await this.drop(req.dir, old, "replaced by a new run");
+    if (old) await this.drop(old, "replaced by a new run");
     const mirror = new ChildMirror(req.dir, {
       maxRunning: req.maxRunning,
       holder: this.opts.holder,
@@ -134,11 +134,11 @@ export class PlaceKeeper {
     this.armIdle();
   }
 
-  private async drop(dir: string, k: Kept, why: string): Promise<void> {
+  private async drop(k: Kept, why: string): Promise<void> {
     const gone = new Promise<void>((resolve) => k.mirror.once("ended", () => resolve()));
     k.mirror.stop(why);
+    // ended() has taken it out of the map by now.
     await gone;
-    if (this.kept.get(dir) === k) this.kept.delete(dir);
   }
 
   private armIdle(): void {
