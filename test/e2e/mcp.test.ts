@@ -6,7 +6,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeControl } from "../../src/artifacts/control.js";
-import { BIN, readEvents, sleep, until, useSandbox } from "../helpers/cli.js";
+import { BIN, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { StdinOnlyTransport } from "../helpers/mcp.js";
 
 const sha = (s: string) => createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex");
 const shaIn = (text: string | undefined) => /prompt-sha256: ([0-9a-f]{64})/.exec(text ?? "")?.[1];
@@ -439,20 +440,24 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
   });
 
   it("closing the connection ends the server; children it was waiting for keep running", async () => {
-    const other = await connect();
-    const pending = other.client
+    // Only stdin ends: nothing signals the server, so its exit shows it left on stdin EOF.
+    const transport = new StdinOnlyTransport(sb);
+    const other = new Client({ name: "muster-test", version: "1.0.0" });
+    await other.connect(transport);
+    const before = new Set((await ok("subagents_status", {})).children.map((c: { id: string }) => c.id));
+    const pending = other
       .callTool({ name: "subagents_run", arguments: { agent: "mock", prompt: "outlive\nmock: sleep=3" } })
       .catch(() => undefined);
     const child = await until(async () => {
       const list = await ok("subagents_status", {});
-      return list.children.find((c: { status: string; activity: string | null }) => c.status === "running");
+      return list.children.find(
+        (c: { id: string; status: string }) => c.status === "running" && !before.has(c.id),
+      );
     });
-    const t0 = Date.now();
-    await other.client.close();
+    await other.close();
     await pending;
-    expect(Date.now() - t0).toBeLessThan(2000); // exited on stdin EOF, not by the client's SIGTERM
-    await sleep(100);
-    expect(fs.existsSync(`/proc/${other.pid}`)).toBe(false);
+    expect(await transport.exited, transport.stderr).toEqual({ code: 0, signal: null });
+    expect(fs.existsSync(`/proc/${transport.pid}`)).toBe(false);
     const d = await ok("subagents_await", { ids: [child.id], mode: "all", timeoutMs: 20_000 });
     expect(d.results[0].status).toBe("completed");
   });

@@ -5,9 +5,9 @@
  * sessions (under $MUSTER_ARTIFACT_DIR/runner/), so `--session <id>` continues an earlier conversation.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
+import { existsSync, type FSWatcher, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { rawSetting } from "../../base/settings/resolve.js";
 import { demandedSchema, structuredAnswer } from "./example.js";
 import { parseMockOptions, taskLine } from "./options.js";
@@ -70,20 +70,25 @@ function defaultAnswer(prompt: Buffer, text: string, args: Args, session: string
   ].join("\n");
 }
 
-/** Resolves when `file` exists (watching its directory, so every waiting mock wakes at once). */
+/** Resolves when `file` exists: watching its directory wakes every waiting mock at once; a slow poll
+ * covers a missed notification or a watch that could not be made (no inotify instance left). */
 function gateOpens(file: string): Promise<void> {
   return new Promise((resolve) => {
-    if (existsSync(file)) return resolve();
-    const w = watch(dirname(file), (_e, name) => {
-      if (name === basename(file) && existsSync(file)) {
-        w.close();
-        resolve();
-      }
-    });
-    if (existsSync(file)) {
-      w.close();
+    let watcher: FSWatcher | undefined;
+    const look = (): void => {
+      if (!existsSync(file)) return;
+      clearInterval(poll);
+      watcher?.close();
       resolve();
+    };
+    const poll = setInterval(look, 500);
+    try {
+      watcher = watch(dirname(file), look);
+      watcher.on("error", () => {});
+    } catch {
+      watcher = undefined;
     }
+    look();
   });
 }
 
