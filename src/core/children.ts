@@ -167,12 +167,14 @@ export function loadChildOrUnreadable(
 
 /**
  * Resolves a full id, or a unique prefix or suffix (the short id), among the primary's children.
- * `ownerElsewhere` names another primary that has the child, so "unknown" can say how to reach it.
+ * `ownerElsewhere` names another primary that has the child, so "unknown" can say how to reach it;
+ * `origin` says where this primary came from (which directory's record), for that message.
  */
 export function resolveChildId(
   doc: RegistryDoc,
   idOrPrefix: string,
   ownerElsewhere?: (want: string) => string | undefined,
+  origin?: string,
 ): RegistryEntry {
   // A name is matched first and exactly; names never look like ids (see names.ts), so neither shadows the other.
   if (isChildName(idOrPrefix)) {
@@ -197,7 +199,7 @@ export function resolveChildId(
   if (owner) {
     throw new MusterError(
       "other_primary",
-      `child "${idOrPrefix}" belongs to another primary (${shortId(owner)}), not this one (${shortId(doc.primary)})`,
+      `child "${idOrPrefix}" belongs to another primary (${shortId(owner)}), not this one (${shortId(doc.primary)}${origin ? `, ${origin}` : ""})`,
       { next: { action: "reach", primary: owner, ref: idOrPrefix } },
     );
   }

@@ -420,7 +420,7 @@ export class Muster implements CoreContext {
       return owner !== this.primary ? owner : undefined;
     };
     const doc = this.registry.read();
-    return idsOrPrefixes.map((i) => this.reload(resolveChildId(doc, i, elsewhere)));
+    return idsOrPrefixes.map((i) => this.reload(resolveChildId(doc, i, elsewhere, this.own.origin)));
   }
 
   reload(entry: RegistryEntry): LoadedChild {

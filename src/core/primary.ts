@@ -164,6 +164,12 @@ export class OwnPrimary {
   get id(): string {
     return this.source.id;
   }
+
+  /** Where this primary came from, for a message that has to say why it is not another one. */
+  get origin(): string {
+    if (this.source.from === "explicit") return "given by --primary or MUSTER_PRIMARY";
+    return `${this.source.recorded ? "recorded" : "none recorded yet"} for ${this.source.workspace}`;
+  }
   get paths(): PrimaryPaths {
     return this.current.paths;
   }

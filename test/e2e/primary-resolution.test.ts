@@ -136,6 +136,8 @@ describe("one repository = one primary", () => {
     const m = /belongs to another primary \(([0-9a-f]{8})\).*--primary ([0-9a-f]{8})/.exec(st.stderr);
     expect(m, st.stderr).not.toBeNull();
     expect(m![2]).toBe(m![1]);
+    // It says which directory chose this primary: the one to cd out of, or to give --primary in.
+    expect(st.stderr).toContain(` for ${fs.realpathSync(sb.cwd)})`);
     expect(st.stderr.trim().split("\n")).toHaveLength(1);
     const there = await runIn(sb.cwd, ["status", short(fromSub), "--primary", m![2]!, "--json"]);
     expect(there.exitCode, there.stderr).toBe(0);
