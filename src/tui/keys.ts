@@ -26,8 +26,10 @@ export function bindingArgs(key: string, env: NodeJS.ProcessEnv): string[] {
   if (!/^[A-Za-z0-9]$|^[MC]-[A-Za-z0-9]$|^F([1-9]|1[0-2])$/.test(key))
     throw new MusterError("invalid_argument", `key "${key}" is not a plain key such as M, C-m, M-t or F5`);
   const popup = ["display-popup", "-E", "-w", POPUP_SIZE.width, "-h", POPUP_SIZE.height];
-  // The workspace (and so the primary) is the one of the pane the popup opens over.
-  return ["bind-key", key, ...popup, "-d", "#{pane_current_path}", "--", ...topArgv(env)];
+  // The workspace (and so the primary) is the one of the pane the popup opens over: a MUSTER_PRIMARY of the
+  // shell that made the binding would tie every pane of the server to that one primary.
+  const { MUSTER_PRIMARY: _shellPrimary, ...settings } = env;
+  return ["bind-key", key, ...popup, "-d", "#{pane_current_path}", "--", ...topArgv(settings)];
 }
 
 /** One word for tmux's configuration language: bare when plain, else quoted. */

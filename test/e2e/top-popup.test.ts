@@ -62,6 +62,13 @@ describe("top in a tmux popup", () => {
       /^bind-key M display-popup -E -w 90% -h 90% -d '#\{pane_current_path\}' -- /m,
     );
     expect(printed.stdout).toMatch(/muster\.js top$/m);
+    // A shell's own primary (a child's pane has one) is not baked in: each pane's directory decides.
+    const fromChild = await sb.run(["tmux-keys"], {
+      env: { MUSTER_PRIMARY: "0192f000-0000-7000-8000-000000000001" },
+    });
+    expect(fromChild.exitCode, fromChild.stderr).toBe(0);
+    expect(fromChild.stdout).not.toContain("MUSTER_PRIMARY");
+    expect(fromChild.stdout).toContain("MUSTER_HOME=");
     // Nothing was bound by printing.
     expect(await tmux(inner, ["list-keys", "-T", "prefix", "M"])).not.toContain("display-popup");
 
