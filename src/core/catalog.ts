@@ -13,6 +13,8 @@ export type { LayerDir } from "../profiles/discover.js";
 export { MAX_LIMIT, type ModelQuery, type ModelsAnswer } from "../profiles/query.js";
 export type { SettingSource } from "../profiles/settings.js";
 export type { ResolvedProfile } from "../profiles/types.js";
+/** The runners whose own TUI muster can run in a pane (mode tui), for help text and errors. */
+export { TUI_RUNNERS } from "../runners/tui/registry.js";
 
 /** Where catalog questions are asked from: the cwd and env decide the profile layers and the defaults. */
 export interface CatalogContext {

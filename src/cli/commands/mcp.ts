@@ -1,18 +1,24 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
 import type { DoctorReport, InstallReport, Scope } from "../../mcp/install/index.js";
+import { CLIENTS } from "../../mcp/install/spec.js";
 import { ExitWith, printJson } from "../output.js";
 
+// The tool names are written out here (the tool table would load the workflow engine with every CLI call);
+// a unit test holds them to the table.
 const HELP = `
 Tools: subagents_run, subagents_await, subagents_status, subagents_result, subagents_send,
-subagents_cancel, subagents_inbox, subagents_models, subagents_agents.
+subagents_cancel, subagents_inbox, subagents_answer, subagents_models, subagents_workflow,
+subagents_agents.
 
 Configure a client (see the README's MCP section for what is written and why):
-  muster mcp install claude|codex|gemini|opencode [--project] [--dry-run]
-  muster mcp doctor claude|codex|gemini|opencode
+  muster mcp install ${CLIENTS.join("|")} [--project] [--dry-run]
+  muster mcp doctor ${CLIENTS.join("|")}
 
 stdout carries only the protocol; logs go to stderr. The server stops when stdin closes;
 children keep running (a cancelled subagents_run call cancels the child it started).`;
+
+const CLIENT_WORDS = `${CLIENTS.slice(0, -1).join(", ")} or ${CLIENTS.at(-1)}`;
 
 interface InstallFlags {
   project?: boolean;
@@ -83,7 +89,7 @@ export function registerMcp(program: Command): void {
   scoped(
     mcp
       .command("install")
-      .argument("<client>", "claude, codex, gemini or opencode")
+      .argument("<client>", CLIENT_WORDS)
       .summary("write muster's entry into a coding agent's MCP configuration")
       .description(
         "Merge muster's server entry (absolute command, approval, variables passed by name, a long tool timeout) into the client's config; the old file is kept as <file>.bak-<time>. A second run changes nothing.",
@@ -103,7 +109,7 @@ export function registerMcp(program: Command): void {
   scoped(
     mcp
       .command("doctor")
-      .argument("<client>", "claude, codex, gemini or opencode")
+      .argument("<client>", CLIENT_WORDS)
       .summary("check a coding agent's MCP configuration for muster; exit 1 if anything is missing"),
   ).action(async (client: string, flags: InstallFlags) => {
     const { doctor } = await import("../../mcp/install/index.js");

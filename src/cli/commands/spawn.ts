@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
+import { TUI_RUNNERS } from "../../core/catalog.js";
 import { NAME_RULE } from "../../core/names.js";
 import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
@@ -96,7 +97,7 @@ export function registerSpawn(program: Command): void {
         )
         .option(
           "--tui",
-          "run the agent CLI's own TUI in the pane (claude, codex, gemini, opencode, pi): muster still records each turn",
+          `run the agent CLI's own TUI in the pane (${TUI_RUNNERS().join(", ")}): muster still records each turn`,
         )
         .option(
           "--isolation <mode>",
