@@ -9,8 +9,13 @@ import { TUI_RUNNERS } from "../../src/runners/tui/registry.js";
 const helpOf = (...path: string[]): string => {
   let cmd = buildProgram();
   for (const name of path) cmd = cmd.commands.find((c) => c.name() === name)!;
+  // outputHelp, not helpInformation: only it adds the addHelpText sections.
   let text = "";
-  cmd.configureOutput({ writeOut: (s) => (text += s) });
+  cmd.configureOutput({
+    writeOut: (s) => {
+      text += s;
+    },
+  });
   cmd.outputHelp();
   return text.replace(/\s+/g, " "); // commander wraps long lines
 };
