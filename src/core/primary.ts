@@ -6,6 +6,7 @@ import { type PrimaryPaths, primariesDir, primaryPaths, workspaceFile } from "..
 import { MusterError } from "../base/errors.js";
 import { rawSetting } from "../base/settings/resolve.js";
 import { ensureDir, fsyncDir, readJson, readJsonIfExists, writeFileAtomic } from "../util/fsx.js";
+import { isRepositoryDir } from "../util/git-dir.js";
 import { assertFullId, assertIdOrPrefix, isFullId, shortId, uuidv7 } from "../util/ids.js";
 import { Registry } from "./registry.js";
 
@@ -91,11 +92,11 @@ function realOrSelf(p: string): string {
   }
 }
 
-/** A `.git` directory, or a `.git` file pointing at one (a linked worktree or a submodule). */
+/** A repository's `.git` directory, or a `.git` file pointing at one (a linked worktree or a submodule). */
 function isGitWorkTree(dir: string): boolean {
   const dotGit = path.join(dir, ".git");
   const st = fs.statSync(dotGit, { throwIfNoEntry: false });
-  if (st?.isDirectory()) return true;
+  if (st?.isDirectory()) return isRepositoryDir(dotGit);
   if (!st?.isFile() || st.size > 4096) return false;
   try {
     return fs.readFileSync(dotGit, "utf8").startsWith("gitdir:");

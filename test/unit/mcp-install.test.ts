@@ -189,9 +189,13 @@ describe("codex --project: doctor checks that Codex trusts the project", () => {
   it("a folder inside a git repository (or a linked worktree of one) is trusted through the main repository's root", () => {
     const repo = path.join(base, "repo");
     const sub = path.join(repo, "packages", "app");
-    fs.mkdirSync(path.join(repo, ".git"), { recursive: true });
     fs.mkdirSync(sub, { recursive: true });
     const at = (cwd: string) => doctor("codex", { processEnv: env, cwd, scope: "project" });
+    // An empty .git (a sandbox's mount point) is no repository: the folder is keyed by itself.
+    fs.mkdirSync(path.join(repo, ".git"));
+    install("codex", { processEnv: env, cwd: sub, scope: "project" });
+    expect(at(sub).files.at(-1)!.fix).toContain(`[projects.${JSON.stringify(sub)}]`);
+    write(path.join(repo, ".git", "HEAD"), "ref: refs/heads/main\n");
     install("codex", { processEnv: env, cwd: sub, scope: "project" });
     expect(at(sub).files.at(-1)!.fix).toContain(`[projects.${JSON.stringify(repo)}]`);
     trust(repo);

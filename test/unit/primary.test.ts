@@ -33,6 +33,17 @@ describe("workspace primary resolution", () => {
     expect(workspaceDir(root, sub, { HOME: base })).toBe(path.join(base, "proj"));
   });
 
+  it("an empty .git folder (a sandbox's mount point) does not make a work tree; one with a HEAD does", () => {
+    const base = tmp();
+    const root = path.join(base, "state");
+    const sub = path.join(base, "proj", "sub");
+    fs.mkdirSync(path.join(base, "proj", ".git"), { recursive: true });
+    fs.mkdirSync(sub, { recursive: true });
+    expect(workspaceDir(root, sub, { HOME: base })).toBe(sub);
+    fs.writeFileSync(path.join(base, "proj", ".git", "HEAD"), "ref: refs/heads/main\n");
+    expect(workspaceDir(root, sub, { HOME: base })).toBe(path.join(base, "proj"));
+  });
+
   it("a primary made in the home directory is not inherited by directories below it", () => {
     const base = tmp();
     const root = path.join(base, "state");

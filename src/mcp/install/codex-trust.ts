@@ -6,6 +6,7 @@
 // outside git). muster never writes trust itself: trusting a folder is the user's decision.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { isRepositoryDir } from "../../util/git-dir.js";
 import { readFileBounded } from "../../util/safe-read.js";
 import { codexConfigFile } from "./codex.js";
 import { isObject } from "./edit.js";
@@ -26,8 +27,9 @@ export function codexRepoRoot(dir: string): string | undefined {
   for (;;) {
     const dotGit = path.join(d, ".git");
     const st = fs.statSync(dotGit, { throwIfNoEntry: false });
-    if (st?.isDirectory()) return canonical(d);
-    if (st) {
+    if (st?.isDirectory()) {
+      if (isRepositoryDir(dotGit)) return canonical(d);
+    } else if (st) {
       // A linked worktree: ".git" is a file "gitdir: <main>/.git/worktrees/<name>".
       let text: string;
       try {
