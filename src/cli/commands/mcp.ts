@@ -7,7 +7,7 @@ const HELP = `
 Tools: subagents_run, subagents_await, subagents_status, subagents_result, subagents_send,
 subagents_cancel, subagents_inbox, subagents_models, subagents_agents.
 
-Configure a client (see the README's MCP section for what is written and why):
+Configure a client (see docs/mcp.md for what is written and why):
   muster mcp install claude|codex|gemini|opencode [--project] [--dry-run]
   muster mcp doctor claude|codex|gemini|opencode
 
