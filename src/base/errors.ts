@@ -3,7 +3,7 @@ import type { NextStep } from "./next-step.js";
 export { NEXT_ACTIONS, type NextAction, type NextStep } from "./next-step.js";
 
 /**
- * Stable error codes (README "Error codes"): what went wrong, not where. Front ends decide what each means
+ * Stable error codes (docs/cli.md "Error codes"): what went wrong, not where. Front ends decide what each means
  * to them (the CLI's exit codes: src/cli/exit-codes.ts).
  */
 export type MusterErrorCode =

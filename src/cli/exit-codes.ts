@@ -3,7 +3,7 @@ import type { TurnResult } from "../core/results.js";
 import type { CompletionStatus } from "../core/types.js";
 
 /**
- * The CLI's exit codes, the one place they are decided (README "Exit codes" and `muster --help`). The core
+ * The CLI's exit codes, the one place they are decided (docs/cli.md "Exit codes" and `muster --help`). The core
  * returns outcomes and throws coded errors; only the CLI turns them into a process's exit code.
  */
 export const EXIT = {

@@ -10,7 +10,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
 // A name made only of hex digits and dashes would read as an id prefix: `muster status cafe` must mean one thing.
 const ID_LIKE = /^[0-9a-fA-F-]+$/;
 
-/** The rule in words, as the CLI's help and the README give it. */
+/** The rule in words, as the CLI's help and docs/cli.md give it. */
 export const NAME_RULE =
   '`[A-Za-z0-9._-]`, starting with a letter or digit, up to 32, not only hex digits and "-" (such as `a1`, which reads as an id)';
 

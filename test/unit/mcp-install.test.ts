@@ -400,21 +400,27 @@ describe("the CLI", () => {
     });
   });
 
-  it("every `muster mcp install|doctor` line in the README's MCP section runs (install with --dry-run)", async () => {
-    const readme = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "README.md"), "utf8");
-    const section = readme.slice(
-      readme.indexOf("## Use from a coding agent (MCP)"),
-      readme.indexOf("## Delivery"),
-    );
-    const lines = [...section.matchAll(/^muster (mcp (?:install|doctor) [^#\n]*?)\s*(?:#.*)?$/gm)].map(
-      (m) => m[1]!,
-    );
-    expect(lines.length).toBeGreaterThanOrEqual(5);
-    for (const line of lines) {
-      const args = line.split(/\s+/);
-      const r = await sb.run(args[1] === "install" ? [...args, "--dry-run"] : args);
-      // doctor on a fresh HOME reports what is missing (exit 1); anything else is a usage error (2).
-      expect([0, 1], `${line}: ${r.stderr}`).toContain(r.exitCode);
+  it("every `muster mcp install|doctor` line in docs/mcp.md and the README's MCP section runs (install with --dry-run)", async () => {
+    const read = (file: string): string =>
+      fs.readFileSync(path.join(import.meta.dirname, "..", "..", file), "utf8");
+    const readme = read("README.md");
+    const start = readme.indexOf("## Use from a coding agent");
+    expect(start).toBeGreaterThan(0);
+    const sections = {
+      "docs/mcp.md": read("docs/mcp.md"),
+      README: readme.slice(start, readme.indexOf("\n## ", start + 1)),
+    };
+    for (const [file, section] of Object.entries(sections)) {
+      const lines = [...section.matchAll(/^muster (mcp (?:install|doctor) [^#\n]*?)\s*(?:#.*)?$/gm)].map(
+        (m) => m[1]!,
+      );
+      expect(lines.length, file).toBeGreaterThanOrEqual(5);
+      for (const line of lines) {
+        const args = line.split(/\s+/);
+        const r = await sb.run(args[1] === "install" ? [...args, "--dry-run"] : args);
+        // doctor on a fresh HOME reports what is missing (exit 1); anything else is a usage error (2).
+        expect([0, 1], `${file}: ${line}: ${r.stderr}`).toContain(r.exitCode);
+      }
     }
   });
 });

@@ -1,5 +1,5 @@
 // The README's first lines and the facts around them stay true: the two first commands, what puts a fast
-// `muster` on PATH, npm's install-script policy, the doctor sample, the MCP tool count.
+// `muster` on PATH, npm's install-script policy, the doctor sample, the MCP tool count (also in docs/mcp.md).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -43,10 +43,13 @@ describe("README first contact", () => {
     expect(README).not.toMatch(/Needs Node 20\+ and tmux/);
   });
 
-  it("names as many MCP tools as tools/list has", () => {
+  it("names as many MCP tools as tools/list has, here and in docs/mcp.md", () => {
     const n = toolTable("").length;
     expect(n).toBe(11);
-    expect(flat).toContain(`muster has ${n} tools`);
-    expect(flat).not.toMatch(/muster has (?!11 )\d+ tools/);
+    const mcpDoc = fs.readFileSync(path.join(REPO, "docs", "mcp.md"), "utf8").replace(/\s+/g, " ");
+    for (const text of [flat, mcpDoc]) {
+      expect(text).toContain(`muster has ${n} tools`);
+      expect(text).not.toMatch(/muster has (?!11 )\d+ tools/);
+    }
   });
 });

@@ -1,5 +1,5 @@
-// Every `$ muster …` sample in the README's console blocks (and `npx muster …` in its sh blocks) must parse
-// against the real CLI: the commander program from src/cli/main.ts, with every action replaced by a no-op,
+// Every `$ muster …` sample in the console blocks (and `npx muster …` in the sh blocks) of README.md,
+// CONTRIBUTING.md and every docs/*.md must parse against the real CLI: the commander program from src/cli/main.ts, with every action replaced by a no-op,
 // so a renamed command or option fails here instead of in a reader's terminal. Also: the documented limits
 // agree with the code.
 import * as fs from "node:fs";
@@ -10,7 +10,18 @@ import { buildProgram } from "../../src/cli/main.js";
 import { MAX_PROMPT_BYTES } from "../../src/core/host-launch.js";
 
 const REPO = path.resolve(import.meta.dirname, "../..");
-const README = fs.readFileSync(path.join(REPO, "README.md"), "utf8");
+const read = (file: string): string => fs.readFileSync(path.join(REPO, file), "utf8");
+const README = read("README.md");
+/** Every document whose samples are checked, by its path from the repository's root. */
+const DOCS = [
+  "README.md",
+  "CONTRIBUTING.md",
+  ...fs
+    .readdirSync(path.join(REPO, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 // Run inside a child's pane by bin/muster.js before commander is loaded (src/cli/child-commands.ts).
 const CHILD_COMMANDS = new Set(["progress", "done", "error"]);
 
@@ -100,8 +111,9 @@ async function dryParse(argv: string[]): Promise<string | undefined> {
   return ran !== undefined && ran === want ? undefined : `no command ran for ${argv[0]}`;
 }
 
-describe("README command samples", () => {
+describe("command samples in the README and the docs", () => {
   const samples = readmeSamples(README);
+  const byDoc = DOCS.map((file) => ({ file, samples: readmeSamples(read(file)) }));
 
   it("finds the samples (the session, the first line)", () => {
     expect(samples.length).toBeGreaterThanOrEqual(8);
@@ -112,11 +124,25 @@ describe("README command samples", () => {
     expect(spawn.argv).toEqual(["spawn", "--agent", "mock", "Summarise the repo\nmock: sleep=2 tools=3"]);
   });
 
-  it("every sample parses against the real CLI", async () => {
+  it("finds the samples of the reference that moved to docs/ (workflows, MCP install)", () => {
+    expect(DOCS).toEqual(expect.arrayContaining(["docs/cli.md", "docs/workflows.md", "docs/mcp.md"]));
+    const of = (file: string) => byDoc.find((d) => d.file === file)!.samples.map((s) => s.argv.join(" "));
+    expect(of("docs/workflows.md")).toEqual(
+      expect.arrayContaining(["workflow list", "workflow runs", "workflow resume 3f9c2a1b"]),
+    );
+    expect(of("docs/workflows.md").length).toBeGreaterThanOrEqual(7);
+    expect(of("docs/mcp.md")).toEqual(
+      expect.arrayContaining(["mcp install claude", "mcp doctor codex --project"]),
+    );
+  });
+
+  it("every sample in every document parses against the real CLI", async () => {
     const bad: string[] = [];
-    for (const s of samples) {
-      const err = await dryParse(s.argv);
-      if (err) bad.push(`README.md:${s.line}: muster ${s.argv.join(" ")} → ${err}`);
+    for (const { file, samples } of byDoc) {
+      for (const s of samples) {
+        const err = await dryParse(s.argv);
+        if (err) bad.push(`${file}:${s.line}: muster ${s.argv.join(" ")} → ${err}`);
+      }
     }
     expect(bad).toEqual([]);
   });
@@ -131,13 +157,13 @@ describe("README command samples", () => {
 });
 
 describe("documented limits agree with the code", () => {
-  it("the prompt limit in README and artifacts/README.md is MAX_PROMPT_BYTES (1 MiB)", () => {
+  it("the prompt limit in docs/agents.md and artifacts/README.md is MAX_PROMPT_BYTES (1 MiB)", () => {
     expect(MAX_PROMPT_BYTES).toBe(1024 * 1024);
-    const protocol = fs.readFileSync(path.join(REPO, "artifacts", "README.md"), "utf8");
+    const protocol = read("artifacts/README.md");
     expect(protocol).toContain("| a prompt given to `muster spawn`/`send` | 1 MiB |");
     expect(protocol).toContain("refuse prompts over 1 MiB");
     // The old, wrong limit (the protocol once said prompts over 64 KiB were refused).
     expect(protocol).not.toMatch(/prompts? over 64 KiB|`send` \| 64 KiB/);
-    expect(README).toContain("muster takes up to\n  1 MiB");
+    expect(read("docs/agents.md")).toContain("muster takes up to\n  1 MiB");
   });
 });

@@ -1,5 +1,5 @@
 // The settings table (src/base/settings): every MUSTER_* name in src is in it, the lists made from it (MCP
-// install, popup, README, doctor) are right, and a bad value is one clear line.
+// install, popup, docs/state-and-environment.md, doctor) are right, and a bad value is one clear line.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -25,6 +25,8 @@ import { topArgv } from "../../src/tui/keys.js";
 import { REPO, useSandbox } from "../helpers/cli.js";
 
 const NAMES = new Set(SETTING_KEYS.map((k) => SETTINGS[k].env as string));
+/** Where the generated environment table lives (scripts/settings-doc.mjs rewrites it there). */
+const ENV_DOC = path.join("docs", "state-and-environment.md");
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
@@ -177,9 +179,9 @@ describe("lists made from the table", () => {
     ]);
   });
 
-  it("the README's environment table is the one the table makes", () => {
-    const readme = fs.readFileSync(path.join(REPO, "README.md"), "utf8");
-    expect(withSettingsSection(readme), "run: node scripts/settings-doc.mjs").toBe(readme);
+  it("the environment table in docs/state-and-environment.md is the one the table makes", () => {
+    const doc = fs.readFileSync(path.join(REPO, ENV_DOC), "utf8");
+    expect(withSettingsSection(doc), "run: node scripts/settings-doc.mjs").toBe(doc);
     const r = spawnSync(process.execPath, [path.join(REPO, "scripts", "settings-doc.mjs"), "--check"], {
       encoding: "utf8",
     });
@@ -187,9 +189,10 @@ describe("lists made from the table", () => {
     expect(r.status).toBe(0);
   });
 
-  it("settings-doc.mjs --check fails on a stale README without writing it", () => {
+  it("settings-doc.mjs --check fails on a stale docs/state-and-environment.md without writing it", () => {
     const copy = path.join(base, "repo");
     fs.mkdirSync(path.join(copy, "scripts"), { recursive: true });
+    fs.mkdirSync(path.join(copy, "docs"), { recursive: true });
     fs.cpSync(path.join(REPO, "src", "base"), path.join(copy, "src", "base"), { recursive: true });
     fs.copyFileSync(
       path.join(REPO, "scripts", "settings-doc.mjs"),
@@ -197,18 +200,18 @@ describe("lists made from the table", () => {
     );
     fs.symlinkSync(path.join(REPO, "node_modules"), path.join(copy, "node_modules"));
     const stale = fs
-      .readFileSync(path.join(REPO, "README.md"), "utf8")
+      .readFileSync(path.join(REPO, ENV_DOC), "utf8")
       .replace("| `MUSTER_AGENT` | `mock` |", "| `MUSTER_AGENT` | `pi` |");
-    fs.writeFileSync(path.join(copy, "README.md"), stale);
+    fs.writeFileSync(path.join(copy, ENV_DOC), stale);
     const script = path.join(copy, "scripts", "settings-doc.mjs");
     const check = spawnSync(process.execPath, [script, "--check"], { encoding: "utf8" });
     expect(check.status).toBe(1);
     expect(check.stderr).toBe(
-      "README.md: the environment table is stale; run node scripts/settings-doc.mjs\n",
+      "docs/state-and-environment.md: the environment table is stale; run node scripts/settings-doc.mjs\n",
     );
-    expect(fs.readFileSync(path.join(copy, "README.md"), "utf8")).toBe(stale);
+    expect(fs.readFileSync(path.join(copy, ENV_DOC), "utf8")).toBe(stale);
     expect(spawnSync(process.execPath, [script], { encoding: "utf8" }).status).toBe(0);
-    expect(fs.readFileSync(path.join(copy, "README.md"), "utf8")).toContain("| `MUSTER_AGENT` | `mock` |");
+    expect(fs.readFileSync(path.join(copy, ENV_DOC), "utf8")).toContain("| `MUSTER_AGENT` | `mock` |");
   });
 });
 

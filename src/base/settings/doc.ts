@@ -1,10 +1,13 @@
-/** The README's environment table, made from table.ts (scripts/settings-doc.mjs writes it; a test checks it). */
+/**
+ * The environment table in docs/state-and-environment.md, made from table.ts (scripts/settings-doc.mjs writes
+ * it; a test checks it).
+ */
 import { serialise } from "./resolve.js";
 import { SETTING_KEYS, SETTINGS, type SettingSpec } from "./table.js";
 
-export const README_BEGIN =
+export const SECTION_BEGIN =
   "<!-- settings:begin — generated from src/base/settings/table.ts by `node scripts/settings-doc.mjs`; edit there -->";
-export const README_END = "<!-- settings:end -->";
+export const SECTION_END = "<!-- settings:end -->";
 
 const cell = (s: string): string => s.replace(/\|/g, "\\|");
 
@@ -25,10 +28,11 @@ export function settingsTable(): string {
   return ["| variable | default | config key | meaning |", "|---|---|---|---|", ...rows].join("\n");
 }
 
-/** The README with its generated section replaced by the current table; throws without the markers. */
-export function withSettingsSection(readme: string): string {
-  const begin = readme.indexOf(README_BEGIN);
-  const end = readme.indexOf(README_END);
-  if (begin < 0 || end < begin) throw new Error(`README.md has no ${README_BEGIN} … ${README_END} section`);
-  return `${readme.slice(0, begin + README_BEGIN.length)}\n${settingsTable()}\n${readme.slice(end)}`;
+/** The document with its generated section replaced by the current table; throws without the markers. */
+export function withSettingsSection(doc: string): string {
+  const begin = doc.indexOf(SECTION_BEGIN);
+  const end = doc.indexOf(SECTION_END);
+  if (begin < 0 || end < begin)
+    throw new Error(`docs/state-and-environment.md has no ${SECTION_BEGIN} … ${SECTION_END} section`);
+  return `${doc.slice(0, begin + SECTION_BEGIN.length)}\n${settingsTable()}\n${doc.slice(end)}`;
 }

@@ -1,7 +1,8 @@
 /**
  * Every MUSTER_* environment setting, once: its name, config-file key, default, type, who it is handed to,
  * and its one-line doc. Between machines the environment is the handover, so the lists that forward
- * settings (MCP install, popups, a child's environment) and the README's table are all made from this.
+ * settings (MCP install, popups, a child's environment) and the environment table in
+ * docs/state-and-environment.md are all made from this.
  */
 
 export type SettingType =
@@ -28,13 +29,13 @@ export interface SettingSpec {
   /** Its key in ~/.config/muster/config.json, where the config file has one (env wins over it). */
   config?: string;
   default?: string | number | boolean;
-  /** The default in words where it is computed (README, doctor). */
+  /** The default in words where it is computed (the docs' table, doctor). */
   defaultDoc?: string;
   type: SettingType;
   forward: Forwarding;
   /** muster sets it in every child's pane (its lineage); a user rarely sets it. */
   setByMuster?: true;
-  /** A test or internal knob: not in the README's table. */
+  /** A test or internal knob: not in the docs' environment table. */
   internal?: true;
   /** What happens to a bad value, where it is not just ignored (doctor's line says it). */
   onBad?: string;

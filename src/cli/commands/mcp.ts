@@ -11,7 +11,7 @@ Tools: subagents_run, subagents_await, subagents_status, subagents_result, subag
 subagents_cancel, subagents_inbox, subagents_answer, subagents_models, subagents_workflow,
 subagents_agents.
 
-Configure a client (see the README's MCP section for what is written and why):
+Configure a client (see docs/mcp.md for what is written and why):
   muster mcp install ${CLIENTS.join("|")} [--project] [--dry-run]
   muster mcp doctor ${CLIENTS.join("|")}
 
