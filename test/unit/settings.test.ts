@@ -233,10 +233,12 @@ describe("a setting its reader refuses", () => {
 describe("the real CLI", () => {
   const sb = useSandbox("mt-settings-cli");
 
-  it("muster tmux-keys binds a popup whose command carries MUSTER_PRIMARY", async () => {
+  it("muster tmux-keys binds a popup that carries the settings but not the shell's MUSTER_PRIMARY", async () => {
+    // One binding serves every pane of the server: the pane's directory decides the primary, not the shell's.
     const { data } = await sb.json(["tmux-keys"], { env: { ...sb.env, MUSTER_PRIMARY: "p-1" } });
-    expect(data.argv).toContain("MUSTER_PRIMARY=p-1");
-    expect(data.line).toContain("MUSTER_PRIMARY=p-1");
+    expect(data.argv).toContain(`MUSTER_HOME=${sb.home}`);
+    expect(data.line).not.toContain("MUSTER_PRIMARY");
+    expect(data.argv.join(" ")).not.toContain("MUSTER_PRIMARY");
   });
 
   it("lists the settings that are set with their source, and a bad value in one line", async () => {
