@@ -37,7 +37,12 @@ export async function schedulerOverhead(m, n) {
       if (p.type === "run_started") ready = performance.now();
     },
   });
-  if (run.status !== "completed") throw new Error(`bench workflow ${run.status}`);
+  if (run.status !== "completed") {
+    const bad = run.steps.find((s) => s.status !== "completed");
+    throw new Error(
+      `bench workflow ${run.status}: step ${bad?.id} ${bad?.status}: ${JSON.stringify(bad).slice(0, 600)}`,
+    );
+  }
   await m.cancelMany(run.steps.map((s) => s.childId));
   return {
     steps: n,
