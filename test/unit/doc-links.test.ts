@@ -1,21 +1,11 @@
-// Every relative link in README.md, CONTRIBUTING.md and docs/*.md leads somewhere: the file exists, and a
+// Every relative link in README.md and docs/*.md leads somewhere: the file exists, and a
 // `#anchor` names a heading of that file by its GitHub-style slug. The reference moved out of the README
 // into docs/; a link left pointing at a section that moved fails here, not in a reader's browser.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-
-const REPO = path.resolve(import.meta.dirname, "../..");
-const DOCS = [
-  "README.md",
-  "CONTRIBUTING.md",
-  ...fs
-    .readdirSync(path.join(REPO, "docs"))
-    .filter((f) => f.endsWith(".md"))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
+import { DOCS, REPO } from "../helpers/docs.js";
 
 /** The lines of a markdown text outside fenced code blocks, with their 1-based numbers (CommonMark's fences). */
 function proseLines(md: string): { line: number; text: string }[] {
@@ -96,10 +86,10 @@ function brokenLinks(root: string, file: string): string[] {
   return bad;
 }
 
-describe("links in the README, CONTRIBUTING.md and docs/", () => {
-  it("covers the README, CONTRIBUTING.md and the reference in docs/", () => {
+describe("links in the README and docs/", () => {
+  it("covers the README and the reference in docs/, the contributors' guide included", () => {
     expect(DOCS).toEqual(
-      expect.arrayContaining(["README.md", "CONTRIBUTING.md", "docs/cli.md", "docs/architecture.md"]),
+      expect.arrayContaining(["README.md", "docs/contributing.md", "docs/cli.md", "docs/architecture.md"]),
     );
     // The README links to the reference: those links are what this test is for.
     expect(links(fs.readFileSync(path.join(REPO, "README.md"), "utf8")).length).toBeGreaterThanOrEqual(10);

@@ -1,5 +1,5 @@
-// Every `$ muster …` sample in the console blocks (and `npx muster …` in the sh blocks) of README.md,
-// CONTRIBUTING.md and every docs/*.md must parse against the real CLI: the commander program from src/cli/main.ts, with every action replaced by a no-op,
+// Every `$ muster …` sample in the console blocks (and `npx muster …` in the sh blocks) of README.md
+// and every docs/*.md must parse against the real CLI: the commander program from src/cli/main.ts, with every action replaced by a no-op,
 // so a renamed command or option fails here instead of in a reader's terminal. Also: the documented limits
 // agree with the code.
 import * as fs from "node:fs";
@@ -8,20 +8,10 @@ import { type Command, CommanderError } from "commander";
 import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/main.js";
 import { MAX_PROMPT_BYTES } from "../../src/core/host-launch.js";
+import { DOCS, REPO } from "../helpers/docs.js";
 
-const REPO = path.resolve(import.meta.dirname, "../..");
 const read = (file: string): string => fs.readFileSync(path.join(REPO, file), "utf8");
 const README = read("README.md");
-/** Every document whose samples are checked, by its path from the repository's root. */
-const DOCS = [
-  "README.md",
-  "CONTRIBUTING.md",
-  ...fs
-    .readdirSync(path.join(REPO, "docs"))
-    .filter((f) => f.endsWith(".md"))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
 // Run inside a child's pane by bin/muster.js before commander is loaded (src/cli/child-commands.ts).
 const CHILD_COMMANDS = new Set(["progress", "done", "error"]);
 
