@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-// Three projects, so a developer can run one: `npm run test:unit` (seconds, no agent CLIs), or
+// Three projects, so a developer can run one: `npm run test:unit` (about a minute, no agent CLIs), or
 // `npx vitest run --project e2e` / `--project agents`. npm test runs all three.
 export default defineConfig({
   test: {
