@@ -266,7 +266,7 @@ export class TmuxBackend implements Backend<PaneRef> {
     const args = A.displayPopupArgs({ ...run, ...opts, target: this.config.env.TMUX_PANE });
     // The client is on the caller's server, whichever server this backend's panes are on.
     const server = { flag: "-S" as const, value: inside.socketPath };
-    const r = await runTmux(server, args, { ...this.exec, timeoutMs: POPUP_OPEN_MS });
+    const r = await runTmux(server, args, { ...this.exec, timeoutMs: POPUP_OPEN_MS, held: true });
     if (r.exitCode !== 0) throw tmuxFailure(args, r);
   }
 

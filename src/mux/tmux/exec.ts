@@ -3,6 +3,7 @@ import { MusterError } from "../../base/errors.js";
 import { setting } from "../../base/settings/resolve.js";
 import { localPlace } from "../../place/local/index.js";
 import { ExecFailure, type ExecRun, type Place } from "../../place/place.js";
+import { Gate } from "../../util/gate.js";
 import { type ServerRef, serverArgs } from "./argv.js";
 
 export type TmuxRun = ExecRun;
@@ -20,9 +21,32 @@ export interface TmuxExecOptions {
   isolate?: boolean;
   /** Where the tmux client runs (this machine unless the backend was made for another place). */
   place?: Place;
+  /**
+   * A command that stays until something outside it ends it (display-popup waits for a person): it is not
+   * made to wait behind, nor counted among, the server's short commands.
+   */
+  held?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
+
+/**
+ * Short tmux commands in flight per server from this process. The server runs commands one at a time; a
+ * burst of clients (a 64-step workflow spawning at once) only makes each wait longer inside its own
+ * timeout, on a machine already busy starting those children. Queued here, a command's clock starts when
+ * it runs, and the burst costs what it costs in total instead of failing its tail.
+ */
+const CLIENTS_PER_SERVER = 4;
+const gates = new WeakMap<Place, Map<string, Gate>>();
+
+function gateFor(place: Place, server: ServerRef): Gate {
+  const byServer = gates.get(place) ?? new Map<string, Gate>();
+  gates.set(place, byServer);
+  const key = serverArgs(server).join("\0");
+  const gate = byServer.get(key) ?? new Gate(CLIENTS_PER_SERVER);
+  byServer.set(key, gate);
+  return gate;
+}
 
 /** The tmux binary: `$MUSTER_TMUX_BIN` or `tmux` from PATH. */
 export function tmuxBin(env: NodeJS.ProcessEnv = process.env): string {
@@ -71,24 +95,38 @@ export async function runTmux(
   const bin = tmuxBin(env);
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const place = opts.place ?? localPlace;
-  try {
-    // -u: without a UTF-8 locale (none in a minimal environment) tmux prints a format's tabs as `_`.
-    return await place.exec([bin, "-u", ...serverArgs(server), ...args], {
-      env: tmuxClientEnv(env),
-      timeoutMs: timeout,
-      ...(opts.input !== undefined ? { input: opts.input } : {}),
-      ...(opts.isolate ? { isolate: true } : {}),
-    });
-  } catch (e) {
-    if (!(e instanceof ExecFailure)) throw e;
-    if (e.kind === "timeout")
-      throw new MusterError("mux_unavailable", `tmux ${args[0]} timed out after ${timeout} ms`, { cause: e });
-    const why =
-      e.errno?.code === "ENOENT"
-        ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)`
-        : oneLine(e.message);
-    throw new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: e });
+  const gate = opts.held ? undefined : gateFor(place, server);
+  const call = async () => {
+    try {
+      // -u: without a UTF-8 locale (none in a minimal environment) tmux prints a format's tabs as `_`.
+      return await place.exec([bin, "-u", ...serverArgs(server), ...args], {
+        env: tmuxClientEnv(env),
+        timeoutMs: timeout,
+        ...(opts.input !== undefined ? { input: opts.input } : {}),
+        ...(opts.isolate ? { isolate: true } : {}),
+      });
+    } catch (e) {
+      throw tmuxExecError(e, args, bin, timeout, gate);
+    }
+  };
+  return gate ? gate.run(call) : call();
+}
+
+/** What a tmux client that could not run, or did not end in time, is reported as. */
+function tmuxExecError(e: unknown, args: string[], bin: string, timeout: number, gate?: Gate): unknown {
+  if (!(e instanceof ExecFailure)) return e;
+  if (e.kind === "timeout") {
+    const said = `tmux ${args[0]} timed out after ${timeout} ms`;
+    // A server that did not answer one command in time would keep those queued behind it waiting in turn
+    // (failed here, before this command's slot passes to the next).
+    gate?.failWaiting(new MusterError("mux_unavailable", `not sent: ${said} on the same server`));
+    return new MusterError("mux_unavailable", said, { cause: e });
   }
+  const why =
+    e.errno?.code === "ENOENT"
+      ? `${bin} not found (install tmux or set MUSTER_TMUX_BIN)`
+      : oneLine(e.message);
+  return new MusterError("mux_unavailable", `cannot run tmux: ${why}`, { cause: e });
 }
 
 /** The mux_unavailable error for a failed tmux call, quoting tmux's stderr on one line. */
