@@ -1,6 +1,6 @@
 // The environment every benchmark runs muster in: its own state root and private tmux server, and no
 // lineage inherited from a pane it might be started from.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { cliBinDir } from "../scripts/pinned-clis.mjs";
@@ -67,4 +67,30 @@ export function startReaper(base, sockets) {
   reaper.stdin.unref?.();
   reaper.stdin.on("error", () => {});
   return reaper;
+}
+
+/**
+ * Kills the private tmux server `socket` and waits until its process is gone: a server ending ~130 panes
+ * takes seconds on a loaded machine, and a client reaching it meanwhile is told "server exited unexpectedly".
+ */
+export async function killServer(socket, { under, timeoutMs = 30_000 } = {}) {
+  const asked = spawnSync("tmux", ["-L", socket, "display-message", "-p", "#{pid}"], { encoding: "utf8" });
+  const pid = Number(asked.stdout?.trim());
+  spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+  const running = () => {
+    if (Number.isInteger(pid) && pid > 0)
+      try {
+        process.kill(pid, 0);
+        return `its server (pid ${pid})`;
+      } catch {}
+    // The child hosts its panes ran (their command lines name their artifact dirs under `under`).
+    if (under && spawnSync("pgrep", ["-f", `dist/child/host.* ${under}`]).status === 0) return "child hosts";
+    return undefined;
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (let left = running(); left; left = running()) {
+    if (Date.now() > deadline)
+      throw new Error(`tmux ${socket}: ${left} still running ${timeoutMs} ms after kill-server`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

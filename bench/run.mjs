@@ -12,7 +12,7 @@ import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { capOvershoot, capRow } from "./caps.mjs";
 import { cliStart, cliStartRow } from "./cli-start.mjs";
 import { completionRound } from "./completion.mjs";
-import { benchEnv, startReaper } from "./env.mjs";
+import { benchEnv, killServer, startReaper } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { idleChildrenDelivery, idleChildrenRows } from "./idle-children.mjs";
@@ -169,19 +169,16 @@ try {
   results.capOvershootMs = await capOvershoot(muster, quick ? 5 : 15);
   // The rows above leave their children idle (~130 hosts, each holding one of the user's 128 inotify
   // instances by default): the real-CLI rows measure a machine without them, as a user's would be.
-  spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
-  await sleep(3000);
+  await killServer(socket, { under: base });
   log("follow-up delivery with 1 and with 201 idle children alive…");
   results.idleChildrenMs = await idleChildrenDelivery(muster, 200, quick ? 5 : 15);
-  spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
-  await sleep(3000);
+  await killServer(socket, { under: base });
   log("final record → waiter, real agent CLIs against the scripted endpoint…");
   results.finalRecordClisMs = await finalRecordClis(quick ? 3 : 5, log);
   log("runner mode session vs oneshot, real agent CLIs (follow-up and delivery)…");
   results.sessionVsOneshotMs = await sessionClis(3, log);
 } finally {
-  spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
-  await sleep(1500);
+  await killServer(socket).catch((e) => log(e.message));
   fs.rmSync(base, { recursive: true, force: true });
 }
 
