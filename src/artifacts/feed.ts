@@ -17,7 +17,8 @@ export interface FeedSubscription {
   readonly store: ChildStore;
   /** Offset just past the last complete line handed on. */
   readonly cursor: number;
-  pump(): void;
+  /** Reads what is new; `recheck` also looks at whether the log's path still names the file held open. */
+  pump(recheck?: boolean): void;
   close(): void;
 }
 
@@ -54,7 +55,7 @@ export class ChildFeed {
   /** Reads every subscribed child to EOF (the safety poll). */
   pumpAll(): void {
     // A copy: a subscriber may leave (or another join) from inside its callback.
-    for (const s of [...this.subs]) s.pump();
+    for (const s of [...this.subs]) s.pump(true);
   }
 
   /** Children subscribed now. */
@@ -91,7 +92,7 @@ class Subscription implements FeedSubscription {
     private readonly opts: SubscribeOptions,
     private readonly onClose: (s: Subscription) => void,
   ) {
-    this.reader = store.eventReader(opts.from ?? 0, opts.onMalformed);
+    this.reader = store.eventReader(opts.from ?? 0, opts.onMalformed).hold();
     try {
       this.watcher = fs.watch(store.eventsFile, () => this.pump());
       this.watcher.on("error", () => {});
@@ -105,11 +106,11 @@ class Subscription implements FeedSubscription {
   }
 
   /** Reads whatever is new and hands it on; a file that cannot be read safely is reported once, never thrown. */
-  pump(): void {
+  pump(recheck = false): void {
     if (this.closed) return;
     let events: MusterEvent[];
     try {
-      events = this.reader.readNew();
+      events = this.reader.readNew({ recheck });
     } catch (e) {
       // Called from timers and fs.watch: a throw here would end the whole parent process.
       const reason = (e as Error).message;
@@ -128,6 +129,7 @@ class Subscription implements FeedSubscription {
     if (this.closed) return;
     this.closed = true;
     this.watcher?.close();
+    this.reader.close();
     this.onClose(this);
   }
 }

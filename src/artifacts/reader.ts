@@ -3,6 +3,15 @@ import { openRegular } from "../util/safe-read.js";
 
 export const MAX_RECORD_BYTES = 1024 * 1024;
 
+/** A held reader's read buffer: most records are far smaller; a longer one is read by the file's size. */
+const HELD_READ_BYTES = 16 * 1024;
+/**
+ * Files held open by all readers of this process: beyond it readers open per read, as they did, so a
+ * watcher of thousands of children stays far from the descriptor limit (1024 by default).
+ */
+export const MAX_HELD_FILES = 256;
+let heldFiles = 0;
+
 /** A span of an NDJSON file that is not a record: reported, never fatal. */
 export interface MalformedLine {
   /** Byte offset of the span's first byte. */
@@ -22,6 +31,9 @@ export class NdjsonReader<T = unknown> {
   cursor: number;
   /** An oversized line being skipped chunk by chunk: reported once, when its LF arrives. */
   private skipping: MalformedLine | undefined;
+  private holding = false;
+  private held: { fd: number; ino: number } | undefined;
+  private scratch: Buffer | undefined;
 
   constructor(
     readonly file: string,
@@ -32,20 +44,57 @@ export class NdjsonReader<T = unknown> {
     this.cursor = startAt;
   }
 
+  /**
+   * Keeps the file open between reads (a feed's tail, which closes it): a read after a watch hint is then one
+   * pread from the cursor, with no stat or open. Whether the path still names that file (replaced, gone, now
+   * a symlink, shrunk) is looked at only by a read with `recheck` (the feed's safety poll).
+   */
+  hold(): this {
+    this.holding = true;
+    return this;
+  }
+
+  /** Closes the file a held reader keeps open (reading again opens it again). */
+  close(): void {
+    if (!this.held) return;
+    fs.closeSync(this.held.fd);
+    this.held = undefined;
+    heldFiles -= 1;
+  }
+
   /** Reads everything appended since the last call; missing file reads as empty. */
-  readNew(): T[] {
+  readNew(opts: { recheck?: boolean } = {}): T[] {
+    const records: T[] = [];
+    if (this.held && !opts.recheck && this.readHeld(this.held.fd, records)) return records;
+    this.readByPath(records);
+    return records;
+  }
+
+  /**
+   * The fast path: reads to EOF through a small buffer. False (read by the path and size then) when a line
+   * outgrows the buffer, or when a hint found nothing past the cursor: the file may have shrunk.
+   */
+  private readHeld(fd: number, records: T[]): boolean {
+    this.scratch ??= Buffer.allocUnsafe(HELD_READ_BYTES);
+    for (let first = true; ; first = false) {
+      const got = fs.readSync(fd, this.scratch, 0, this.scratch.length, this.cursor);
+      if (got <= 0) return !first;
+      const consumed = this.consume(this.scratch.subarray(0, got), records);
+      this.cursor += consumed;
+      if (consumed === 0) return got < this.scratch.length;
+    }
+  }
+
+  private readByPath(records: T[]): void {
     // The common case on a poll is "nothing new": one stat, no open. lstat: a symlink's size is its own.
     const st = fs.lstatSync(this.file, { throwIfNoEntry: false });
-    if (!st || (st.isFile() && st.size === this.cursor)) return [];
-    let fd: number;
-    let size: number;
-    try {
-      ({ fd, size } = openRegular(this.file));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw e;
-    }
-    const records: T[] = [];
+    // Gone, or another file under the name: what is held is not this log any more.
+    if (this.held && (!st || st.ino !== this.held.ino)) this.close();
+    if (!st || (st.isFile() && st.size === this.cursor)) return;
+    const opened = this.held ? { fd: this.held.fd, size: fs.fstatSync(this.held.fd).size } : this.open();
+    if (!opened) return;
+    const { fd } = opened;
+    const { size } = opened;
     try {
       if (size < this.cursor) {
         // The file was replaced or truncated: nothing after our cursor is trustworthy, start over.
@@ -67,9 +116,23 @@ export class NdjsonReader<T = unknown> {
         this.cursor += consumed;
       }
     } finally {
-      fs.closeSync(fd);
+      if (this.held?.fd !== fd) fs.closeSync(fd);
     }
-    return records;
+  }
+
+  /** Opens the file (held from now on when asked and there is room); undefined when it is not there. */
+  private open(): { fd: number; size: number } | undefined {
+    try {
+      const { fd, size, ino } = openRegular(this.file);
+      if (this.holding && heldFiles < MAX_HELD_FILES) {
+        this.held = { fd, ino };
+        heldFiles += 1;
+      }
+      return { fd, size };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw e;
+    }
   }
 
   /** Parses complete lines in buf; returns how many bytes were consumed. */

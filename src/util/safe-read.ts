@@ -41,9 +41,9 @@ const refuse = (file: string, why: string, cause?: unknown): MusterError =>
 
 /**
  * Opens a file for reading only if it is a regular file reached without following a symlink at its last
- * component; returns the fd and its size. ENOENT (and other errors of the open) are thrown as they are.
+ * component; returns the fd, its size and its inode. ENOENT (and other errors of the open) are thrown as they are.
  */
-export function openRegular(file: string, opts: ReadOptions = {}): { fd: number; size: number } {
+export function openRegular(file: string, opts: ReadOptions = {}): { fd: number; size: number; ino: number } {
   let fd: number;
   try {
     fd = fs.openSync(file, opts.follow ? OPEN_FLAGS & ~fs.constants.O_NOFOLLOW : OPEN_FLAGS);
@@ -54,7 +54,7 @@ export function openRegular(file: string, opts: ReadOptions = {}): { fd: number;
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw refuse(file, `it is ${kindOf(st)}`);
-    return { fd, size: st.size };
+    return { fd, size: st.size, ino: st.ino };
   } catch (e) {
     fs.closeSync(fd);
     throw e;

@@ -100,12 +100,12 @@ describe("Gate", () => {
 
   it("failWaiting ends the waiting tasks, never the running ones", async () => {
     const gate = new Gate(1);
-    let open = () => {};
-    const first = gate.run(() => new Promise<string>((r) => (open = () => r("ran"))));
+    const opened: Array<() => void> = [];
+    const first = gate.run(() => new Promise<string>((r) => opened.push(() => r("ran"))));
     const second = gate.run(async () => "never");
     gate.failWaiting(new Error("hung"));
     await expect(second).rejects.toThrow("hung");
-    open();
+    opened[0]?.();
     expect(await first).toBe("ran");
     expect(gate.load).toEqual({ running: 0, waiting: 0 });
   });
