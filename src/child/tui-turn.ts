@@ -293,9 +293,7 @@ export class TuiHolder {
       const answer = stop.answer ?? read.answer ?? "";
       onMessage({ type: "result", status: "completed", text: answer });
     }
-    control.beforeDecide?.();
-    const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
-    return decideLiveTurn(control, result, "", argv0, fail);
+    return decideLiveTurn(control, state, "", argv0, fail);
   }
 
   /** A person interrupted the run in the TUI and the CLI said so only in its transcript: the run is over. */
