@@ -101,3 +101,20 @@ export function wakeIn(s: TuiState, now: number, look: number): number {
   if (s.phase === "idle") return Math.max(0, s.inputAt - now);
   return look;
 }
+
+/** Why a prompt cannot be pasted yet, in words for a reason: what the TUI is still doing. */
+export function notIdleBecause(s: TuiState): string {
+  switch (s.phase) {
+    case "closed":
+      return "it ended";
+    case "starting":
+      return "it never became ready";
+    case "busy":
+      return s.by === "person" ? "a run typed in its pane was still going" : "its last run never ended";
+    case "interrupting":
+      return "an interrupted run had not settled";
+    case "idle":
+    case "submitting":
+      return "it was taking a prompt";
+  }
+}

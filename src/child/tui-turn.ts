@@ -30,8 +30,11 @@ import {
   INTERRUPT_KEY_GAP_MS,
   INTERRUPT_REPORT_MS,
   INTERRUPT_SETTLE_MS,
+  READY_TIMEOUT_MS,
   SESSION_ID,
   SLOW_START_MS,
+  SUBMIT_TIMEOUT_MS,
+  type TuiLimits,
   type TuiRun,
   type Waiter,
 } from "./tui-run.js";
@@ -59,8 +62,11 @@ export class TuiHolder {
   /** The run muster's paste started, once its start record arrived. */
   private submitted: TuiRun | undefined;
   private exitWhy: string | undefined;
-  /** How long the TUI may take to become ready before a progress record says so. */
-  private slowStartMs = SLOW_START_MS;
+  private limits: TuiLimits = {
+    slowStartMs: SLOW_START_MS,
+    readyMs: READY_TIMEOUT_MS,
+    submitMs: SUBMIT_TIMEOUT_MS,
+  };
 
   constructor(
     private readonly deps: { log: EventLog; render: PaneRenderer; inbox: string; runnerDir: string },
@@ -82,7 +88,12 @@ export class TuiHolder {
   private async open(spec: TuiTurnSpec, turnId: string): Promise<TuiPty> {
     // node-pty (native) and the terminal model load only in this mode: every other host starts without them.
     const { TuiPty } = await import("./tui-pty.js");
-    this.slowStartMs = setting(spec.input.env, "tuiSlowStartMs");
+    const env = spec.input.env;
+    this.limits = {
+      slowStartMs: setting(env, "tuiSlowStartMs"),
+      readyMs: setting(env, "tuiReadyTimeoutMs"),
+      submitMs: setting(env, "tuiSubmitTimeoutMs"),
+    };
     fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
     this.hooks.skipToEnd();
     // A new process: nothing of the last one's runs carries over.
@@ -350,7 +361,7 @@ export class TuiHolder {
         control,
         log,
         dialog: this.dialog,
-        slowStartMs: this.slowStartMs,
+        limits: this.limits,
         state: () => this.state,
         step: (e) => this.step(e),
         next: (want, ms) => this.next(want, ms),

@@ -1,8 +1,9 @@
 // mode tui's state (src/child/tui-state.ts): which phase each thing the holder hears moves the TUI to, and
-// the questions the holder asks of it (may it paste, whose run a start is, how long to sleep).
+// the questions the holder asks of it (may it paste, whose run a start is, how long to sleep, why not idle).
 import { describe, expect, it } from "vitest";
 import {
   mayPaste,
+  notIdleBecause,
   TUI_CLOSED,
   type TuiEvent,
   type TuiState,
@@ -131,5 +132,13 @@ describe("mode tui: what the holder asks of the state", () => {
     expect(wakeIn(interrupting, 6000, 3000)).toBe(0);
     expect(wakeIn(starting, 0, 500)).toBe(500);
     expect(wakeIn(typed, 0, 3000)).toBe(3000);
+  });
+
+  it("says what the TUI was still doing when a prompt could not go in", () => {
+    expect(notIdleBecause(starting)).toBe("it never became ready");
+    expect(notIdleBecause(typed)).toBe("a run typed in its pane was still going");
+    expect(notIdleBecause(mine)).toBe("its last run never ended");
+    expect(notIdleBecause(interrupting)).toBe("an interrupted run had not settled");
+    expect(notIdleBecause(TUI_CLOSED)).toBe("it ended");
   });
 });
