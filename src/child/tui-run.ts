@@ -1,6 +1,6 @@
 /**
  * The parts of mode tui's turn taking that are data: how long each wait is, and what one run of the TUI is
- * (child/tui-turn.ts and tui-submit.ts drive them).
+ * and what its records add to it (child/tui-turn.ts and tui-submit.ts drive them).
  */
 
 import { SETTINGS } from "../base/settings/resolve.js";
@@ -70,4 +70,34 @@ export interface TuiRun {
   asked?: { name: string; summary: string };
   /** Ended by an interrupt in the pane, with no stop record. */
   interrupted?: boolean;
+}
+
+/** A record heard inside a run, kept on it: tool calls and permission asks as its turn's messages, its stop. */
+export function heardInRun(run: TuiRun, s: TuiSignal): void {
+  if (s.kind === "tool") {
+    if (s.phase === "start") run.tool = { name: s.name, summary: s.summary };
+    toRun(run, { type: "tool", phase: s.phase, name: s.name, summary: s.summary });
+    // The tool ran: a permission the person was asked for was granted.
+    if (run.asked && s.phase === "end") closePermission(run, "granted");
+  } else if (s.kind === "permission" && !run.asked) {
+    run.asked = run.tool ?? { name: "tool", summary: "" };
+    const { name, summary } = run.asked;
+    toRun(run, { type: "permission", state: "pending", tool: name, ...(summary ? { summary } : {}) });
+  } else if (s.kind === "stop") {
+    // Asked and never run: the person refused it.
+    if (run.asked) closePermission(run, "denied");
+    run.stop = s;
+  }
+}
+
+/** A message of a run: to the turn recording it, or kept until that turn takes the run. */
+function toRun(run: TuiRun, m: AgentMessage): void {
+  if (run.listen) run.listen(m);
+  else run.pending.push(m);
+}
+
+function closePermission(run: TuiRun, state: "granted" | "denied"): void {
+  const tool = run.asked!.name;
+  run.asked = undefined;
+  toRun(run, { type: "permission", state, tool });
 }

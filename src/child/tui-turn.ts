@@ -26,6 +26,7 @@ import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
 import {
   type Heard,
+  heardInRun,
   INTERRUPT_CHECK_MS,
   INTERRUPT_KEY_GAP_MS,
   INTERRUPT_REPORT_MS,
@@ -148,51 +149,17 @@ export class TuiHolder {
       this.current = run;
       if (this.state.by === "muster") this.submitted = run;
       else this.adoptTyped(run);
-    } else if (s.kind === "tool") {
-      const run = this.current;
-      if (run && s.phase === "start") run.tool = { name: s.name, summary: s.summary };
-      this.toRun(run, { type: "tool", phase: s.phase, name: s.name, summary: s.summary });
-      // The tool ran: a permission the person was asked for was granted.
-      if (run?.asked && s.phase === "end") this.closePermission(run, "granted");
-    } else if (s.kind === "permission") {
-      const run = this.current;
-      if (run && !run.asked) {
-        run.asked = run.tool ?? { name: "tool", summary: "" };
-        const { name, summary } = run.asked;
-        this.toRun(run, {
-          type: "permission",
-          state: "pending",
-          tool: name,
-          ...(summary ? { summary } : {}),
-        });
-      }
     } else if (s.kind === "stop") {
       this.step({ type: "stop" });
-      const t = this.current;
-      if (t) {
-        this.current = undefined;
-        // Asked and never run: the person refused it.
-        if (t.asked) this.closePermission(t, "denied");
-        t.stop = s;
-      }
-    }
+      const run = this.current;
+      this.current = undefined;
+      if (run) heardInRun(run, s);
+    } else if (this.current) heardInRun(this.current, s);
     for (const w of [...this.waiters]) w(s);
   }
 
   private step(e: TuiEvent): void {
     this.state = tuiStep(this.state, e);
-  }
-
-  /** A message of a run: to the turn recording it, or kept until that turn takes the run. */
-  private toRun(run: TuiRun | undefined, m: AgentMessage): void {
-    if (run?.listen) run.listen(m);
-    else run?.pending.push(m);
-  }
-
-  private closePermission(run: TuiRun, state: "granted" | "denied"): void {
-    const tool = run.asked!.name;
-    run.asked = undefined;
-    this.toRun(run, { type: "permission", state, tool });
   }
 
   /** A prompt nobody sent through muster (typed in the pane): it becomes a turn through the inbox. */
