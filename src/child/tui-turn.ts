@@ -25,6 +25,7 @@ import { DialogQuestion } from "./tui-dialog.js";
 import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
 import {
+  CLOSE_WAIT_MS,
   type Heard,
   heardInRun,
   INTERRUPT_CHECK_MS,
@@ -338,11 +339,18 @@ export class TuiHolder {
     );
   }
 
-  /** Ends the TUI (TERM, then KILL) and waits for it. */
+  /** Ends the TUI (TERM, then KILL) and waits for it, though not for one stuck past its KILL. */
   async close(): Promise<void> {
     this.watch?.close();
     this.watch = undefined;
-    await this.pty?.kill();
+    const pty = this.pty;
+    if (!pty) return;
+    let timer: NodeJS.Timeout | undefined;
+    const given = new Promise<void>((r) => {
+      timer = setTimeout(r, CLOSE_WAIT_MS);
+    });
+    await Promise.race([pty.kill(), given]);
+    clearTimeout(timer);
   }
 
   /** The host is exiting: nothing it started may outlive it. */
