@@ -69,17 +69,24 @@ const stopped = (control: TurnControl): { status: CompletionStatus; reason: stri
   return control.reason === "exhausted" && control.capReason ? { ...s, reason: control.capReason } : s;
 };
 
+/** The turn's result once its runner is done: late `muster done|error` requests are in, and win over the runner's. */
+export function finalResult(control: TurnControl, state: TurnState): ResultMessage | undefined {
+  control.beforeDecide?.();
+  return control.explicit ? { type: "result", ...control.explicit } : state.result;
+}
+
 /**
  * How a turn of a process that lives on (a session's driver, a CLI's TUI) ended: with no answer and no
  * stop or failure recorded it errored (`noAnswer` says why); otherwise as `decide` says.
  */
 export function decideLiveTurn(
   control: TurnControl,
-  result: ResultMessage | undefined,
+  state: TurnState,
   stderrTail: string,
   cmd: string,
   noAnswer = "the agent ended the turn without an answer",
 ): Outcome {
+  const result = finalResult(control, state);
   if (!result && !control.reason && !control.failure)
     return { status: "errored", reason: noAnswer, exitCode: null, signal: null };
   return decide(control, undefined, result, null, null, stderrTail, cmd);
@@ -170,9 +177,7 @@ export function runPlan(
 
     const record = turnMessages(deps, turnId, state, () => {
       if (plan.settleOnResult && !control.reason && !control.failure) {
-        control.beforeDecide?.();
-        const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
-        settle(decide(control, undefined, result, null, null, stderrTail, cmd!), true);
+        settle(decide(control, undefined, finalResult(control, state), null, null, stderrTail, cmd!), true);
       }
     });
     // The host's caps see every message once it is recorded.
@@ -221,9 +226,7 @@ export function runPlan(
       });
       // The turn is over: nothing it started may outlive it.
       killGroup();
-      control.beforeDecide?.();
-      const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
-      settle(decide(control, spawnError, result, code, signal, stderrTail, cmd!), false);
+      settle(decide(control, spawnError, finalResult(control, state), code, signal, stderrTail, cmd!), false);
     });
   });
 }

@@ -102,10 +102,8 @@ export class SessionHolder {
     const request = lostHistory ? transcriptPrompt(earlier(), prompt) : prompt;
     const text = fresh && spec.preamble ? `${spec.preamble}\n\n---\n\n${request}` : request;
     const end = await live.prompt(turnId, text, onMessage, control);
-    control.beforeDecide?.();
-    const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
     if (end.exited) this.live = undefined;
-    return decideLiveTurn(control, result, end.stderrTail, spec.argv[0]!);
+    return decideLiveTurn(control, state, end.stderrTail, spec.argv[0]!);
   }
 
   /** Ends the process (TERM, then KILL) and waits for it. */

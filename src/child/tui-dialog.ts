@@ -41,6 +41,11 @@ export class DialogQuestion {
     });
     this.asked = undefined;
   }
+
+  /** The turn that asked ended without its prompt taken: its completion closed the question. */
+  forget(): void {
+    this.asked = undefined;
+  }
 }
 
 /** Watches one wait for the TUI to be ready: past the limit, one progress record (status shows it) says so. */

@@ -2,9 +2,10 @@
  * Turns on the agent CLI's own TUI (runner mode `tui`): one TUI process under a pty in this host, proxied to
  * the pane, kept across turns. Turn boundaries come from the CLI's hooks (runners/tui/), appended by our hook
  * command to a file in the child's runner folder and read here from a byte cursor — never from the screen.
- * A turn muster sends is pasted into the TUI (bracketed paste, then Enter) only while it is idle, and its
- * submit is verified by the start hook; a line a person types in the pane starts a turn of its own (the start
- * hook arrives with no send waiting: an inbox item is written for it, the host records it like any other).
+ * What the TUI is doing is a phase (tui-state.ts) this holder moves with what it hears. A turn muster sends
+ * is pasted into the TUI only while it is idle, and its submit is verified by the start hook (tui-submit.ts);
+ * a line a person types in the pane starts a turn of its own (the start hook arrives with no send waiting: an
+ * inbox item is written for it, the host records it like any other).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -20,24 +21,27 @@ import { DirWatch } from "./dir-watch.js";
 import { type TurnState, turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
 import { decideLiveTurn, missingDir, type Outcome } from "./run-plan.js";
-import { DialogQuestion, SlowStartWatch } from "./tui-dialog.js";
+import { DialogQuestion } from "./tui-dialog.js";
 import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
 import {
+  CLOSE_WAIT_MS,
   type Heard,
+  heardInRun,
   INTERRUPT_CHECK_MS,
   INTERRUPT_KEY_GAP_MS,
   INTERRUPT_REPORT_MS,
   INTERRUPT_SETTLE_MS,
-  MAX_RESUBMITS,
-  PASTE_SETTLE_MS,
-  SCREEN_READY_MS,
+  READY_TIMEOUT_MS,
   SESSION_ID,
   SLOW_START_MS,
-  SUBMIT_CHECK_MS,
+  SUBMIT_TIMEOUT_MS,
+  type TuiLimits,
   type TuiRun,
   type Waiter,
 } from "./tui-run.js";
+import { TUI_CLOSED, type TuiEvent, type TuiState, tuiStep } from "./tui-state.js";
+import { submitPrompt } from "./tui-submit.js";
 import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
 
 export interface TuiTurnSpec {
@@ -48,16 +52,10 @@ export interface TuiTurnSpec {
 export class TuiHolder {
   private pty: TuiPty | undefined;
   private watch: DirWatch | undefined;
-  private ready = false;
-  /** When the TUI takes input after its ready record (a paste before that may be dropped). */
-  private readyAt = 0;
-  private busy = false;
-  /** When the running turn was interrupted (Escape), until the TUI has settled. */
-  private interruptedAt: number | undefined;
+  /** What the TUI is doing; only `step` moves it. */
+  private state: TuiState = TUI_CLOSED;
   private sessionId: string | undefined;
   private transcript: string | undefined;
-  /** The muster turn whose paste waits for its start hook (a start then belongs to it, not to a person). */
-  private submitting = false;
   private readonly waiters = new Set<Waiter>();
   /** Runs a person started, by the turn id their inbox item got. */
   private readonly typed = new Map<string, TuiRun>();
@@ -66,8 +64,11 @@ export class TuiHolder {
   /** The run muster's paste started, once its start record arrived. */
   private submitted: TuiRun | undefined;
   private exitWhy: string | undefined;
-  /** How long the TUI may take to become ready before a progress record says so. */
-  private slowStartMs = SLOW_START_MS;
+  private limits: TuiLimits = {
+    slowStartMs: SLOW_START_MS,
+    readyMs: READY_TIMEOUT_MS,
+    submitMs: SUBMIT_TIMEOUT_MS,
+  };
 
   constructor(
     private readonly deps: { log: EventLog; render: PaneRenderer; inbox: string; runnerDir: string },
@@ -89,14 +90,17 @@ export class TuiHolder {
   private async open(spec: TuiTurnSpec, turnId: string): Promise<TuiPty> {
     // node-pty (native) and the terminal model load only in this mode: every other host starts without them.
     const { TuiPty } = await import("./tui-pty.js");
-    this.slowStartMs = setting(spec.input.env, "tuiSlowStartMs");
+    const env = spec.input.env;
+    this.limits = {
+      slowStartMs: setting(env, "tuiSlowStartMs"),
+      readyMs: setting(env, "tuiReadyTimeoutMs"),
+      submitMs: setting(env, "tuiSubmitTimeoutMs"),
+    };
     fs.mkdirSync(this.deps.runnerDir, { recursive: true, mode: 0o700 });
     this.hooks.skipToEnd();
     // A new process: nothing of the last one's runs carries over.
-    this.ready = false;
-    this.busy = false;
+    this.step({ type: "opened" });
     this.current = undefined;
-    this.interruptedAt = undefined;
     this.exitWhy = undefined;
     // The hook command runs a copy in the child's runner folder, not the one in the package: codex 0.171 dropped
     // every hook record after a sandbox escalation when the script lay inside a git checkout (seen here with a
@@ -124,6 +128,7 @@ export class TuiHolder {
     const pty = new TuiPty(launch, (why) => {
       this.exitWhy = why;
       this.pty = undefined;
+      this.step({ type: "exited" });
       this.deps.render.mute(false);
       this.deps.render.info(why);
       for (const w of [...this.waiters]) w({ kind: "exit", why });
@@ -138,56 +143,24 @@ export class TuiHolder {
     if (s.sessionId && SESSION_ID.test(s.sessionId)) this.sessionId = s.sessionId;
     if ("transcript" in s && s.transcript) this.transcript = s.transcript;
     if (s.kind === "ready") {
-      this.ready = true;
-      this.readyAt = Date.now() + (s.settleMs ?? 0);
+      this.step({ type: "ready", at: Date.now(), settleMs: s.settleMs ?? 0 });
     } else if (s.kind === "start") {
-      this.busy = true;
+      this.step({ type: "start" });
       const run: TuiRun = { start: s, transcriptFrom: this.transcriptSize(), pending: [] };
       this.current = run;
-      if (this.submitting) this.submitted = run;
+      if (this.state.by === "muster") this.submitted = run;
       else this.adoptTyped(run);
-    } else if (s.kind === "tool") {
-      const run = this.current;
-      if (run && s.phase === "start") run.tool = { name: s.name, summary: s.summary };
-      this.toRun(run, { type: "tool", phase: s.phase, name: s.name, summary: s.summary });
-      // The tool ran: a permission the person was asked for was granted.
-      if (run?.asked && s.phase === "end") this.closePermission(run, "granted");
-    } else if (s.kind === "permission") {
-      const run = this.current;
-      if (run && !run.asked) {
-        run.asked = run.tool ?? { name: "tool", summary: "" };
-        const { name, summary } = run.asked;
-        this.toRun(run, {
-          type: "permission",
-          state: "pending",
-          tool: name,
-          ...(summary ? { summary } : {}),
-        });
-      }
     } else if (s.kind === "stop") {
-      this.busy = false;
-      this.interruptedAt = undefined;
-      const t = this.current;
-      if (t) {
-        this.current = undefined;
-        // Asked and never run: the person refused it.
-        if (t.asked) this.closePermission(t, "denied");
-        t.stop = s;
-      }
-    }
+      this.step({ type: "stop" });
+      const run = this.current;
+      this.current = undefined;
+      if (run) heardInRun(run, s);
+    } else if (this.current) heardInRun(this.current, s);
     for (const w of [...this.waiters]) w(s);
   }
 
-  /** A message of a run: to the turn recording it, or kept until that turn takes the run. */
-  private toRun(run: TuiRun | undefined, m: AgentMessage): void {
-    if (run?.listen) run.listen(m);
-    else run?.pending.push(m);
-  }
-
-  private closePermission(run: TuiRun, state: "granted" | "denied"): void {
-    const tool = run.asked!.name;
-    run.asked = undefined;
-    this.toRun(run, { type: "permission", state, tool });
+  private step(e: TuiEvent): void {
+    this.state = tuiStep(this.state, e);
   }
 
   /** A prompt nobody sent through muster (typed in the pane): it becomes a turn through the inbox. */
@@ -268,7 +241,8 @@ export class TuiHolder {
       for (const m of run.pending.splice(0)) onMessage(m);
       run.listen = onMessage;
     }
-    // The run's stop record may be in already (read together with its start): state first, then wait.
+    // The run's stop record may be in already (read together with its start): state first, then wait. The
+    // agent's own work has no deadline here, as in every mode: the turn's caps (time, idle) bound it.
     while (run && !run.stop && this.pty && !control.reason && !control.failure) {
       await this.next((s) => s.kind === "stop", INTERRUPT_CHECK_MS);
       if (!run.stop && this.interruptedInPane(spec.adapter, run)) break;
@@ -293,9 +267,7 @@ export class TuiHolder {
       const answer = stop.answer ?? read.answer ?? "";
       onMessage({ type: "result", status: "completed", text: answer });
     }
-    control.beforeDecide?.();
-    const result = control.explicit ? { type: "result" as const, ...control.explicit } : state.result;
-    return decideLiveTurn(control, result, "", argv0, fail);
+    return decideLiveTurn(control, state, "", argv0, fail);
   }
 
   /** A person interrupted the run in the TUI and the CLI said so only in its transcript: the run is over. */
@@ -305,7 +277,7 @@ export class TuiHolder {
     run.interrupted = true;
     if (this.current === run) {
       this.current = undefined;
-      this.busy = false;
+      this.step({ type: "interrupted-in-pane" });
     }
     return true;
   }
@@ -331,94 +303,54 @@ export class TuiHolder {
         // Apart, as a person presses them: two Escapes in one read are Alt+Escape to a TUI.
         for (const [i, key] of more.entries())
           setTimeout(() => this.pty?.write(key), (i + 1) * INTERRUPT_KEY_GAP_MS);
-        this.interruptedAt = Date.now();
+        const settleMs = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
+        this.step({ type: "interrupt", at: Date.now(), settleMs });
         this.current = undefined;
       } else void this.pty?.kill();
       for (const w of [...this.waiters]) w({ kind: "halt" });
     });
   }
 
-  /**
-   * Pastes the prompt once the TUI is idle and presses Enter until its start hook says it was submitted: Enter
-   * again only while the draft is still in the input box (never a second submit). A start-up dialog in the way
-   * is reported as a question (`waiting-input`, its text) while the turn keeps waiting for a person to answer it.
-   * Resolves with the run it started, a reason it failed, or undefined (stopped).
-   */
-  private async submit(
+  /** Sends the prompt into the TUI (child/tui-submit.ts): the run it started, why it failed, or undefined (stopped). */
+  private submit(
     pty: TuiPty,
     adapter: TuiAdapter,
     turnId: string,
     prompt: string,
     control: TurnControl,
   ): Promise<TuiRun | string | undefined> {
-    // Idle: the TUI is up (its ready hook) and no turn of its own is running (a person's, or the last one).
-    const slow = new SlowStartWatch(this.deps.log, this.slowStartMs);
-    while (!this.ready || this.busy) {
-      const settle = adapter.interruptReportsEnd ? INTERRUPT_REPORT_MS : INTERRUPT_SETTLE_MS;
-      const settled = this.interruptedAt !== undefined ? this.interruptedAt + settle : undefined;
-      // A TUI whose ready shows only on screen (readyOnScreen) is looked at more often than a dialog needs.
-      const look = adapter.readyOnScreen ? SCREEN_READY_MS : SUBMIT_CHECK_MS;
-      const s = await this.next(
-        (x) => (x.kind === "ready" && !this.busy) || (x.kind === "stop" && this.ready),
-        settled !== undefined ? Math.max(0, settled - Date.now()) : look,
-      );
-      if (control.reason || control.failure) return undefined;
-      if (s?.kind === "exit") return s.why;
-      if (!s && settled !== undefined && Date.now() >= settled) {
-        this.busy = false;
-        this.interruptedAt = undefined;
-      }
-      if (!s && !this.ready) {
-        const screen = await pty.screen();
-        if (!this.dialog.report(screen, adapter, turnId) && adapter.readyOnScreen?.(screen))
-          this.ready = true;
-      }
-      if (!this.ready) await slow.check(() => pty.screen(), adapter, turnId);
-    }
-    const settle = this.readyAt - Date.now();
-    if (settle > 0) await new Promise((r) => setTimeout(r, settle));
-    if (control.reason || control.failure) return undefined;
-    this.submitting = true;
     this.submitted = undefined;
-    try {
-      pty.write(Buffer.from(`\x1b[200~${prompt}\x1b[201~`, "utf8"));
-      await new Promise((r) => setTimeout(r, PASTE_SETTLE_MS));
-      // A ready read off the screen is a guess: a dialog drawn after it took the paste (Codex's folder trust
-      // drops it), and an Enter now would answer the dialog for the person. Wait for idle again, paste again.
-      if (
-        adapter.readyOnScreen &&
-        !this.submitted &&
-        this.dialog.report(await pty.screen(), adapter, turnId)
-      ) {
-        this.ready = false;
-        this.submitting = false;
-        return await this.submit(pty, adapter, turnId, prompt, control);
-      }
-      pty.write(Buffer.from("\r"));
-      for (let tries = 0; ; ) {
-        const s = this.submitted ? undefined : await this.next((x) => x.kind === "start", SUBMIT_CHECK_MS);
-        if (control.reason || control.failure) return undefined;
-        if (s?.kind === "exit") return s.why;
-        if (this.submitted) {
-          this.dialog.answered(turnId);
-          return this.submitted;
-        }
-        if (this.dialog.report(await pty.screen(), adapter, turnId)) continue;
-        if (adapter.draft(await pty.screen()) && tries < MAX_RESUBMITS) {
-          tries++;
-          pty.write(Buffer.from("\r"));
-        }
-      }
-    } finally {
-      this.submitting = false;
-    }
+    const { log } = this.deps;
+    return submitPrompt(
+      {
+        pty,
+        adapter,
+        turnId,
+        control,
+        log,
+        dialog: this.dialog,
+        limits: this.limits,
+        state: () => this.state,
+        step: (e) => this.step(e),
+        next: (want, ms) => this.next(want, ms),
+        taken: () => this.submitted,
+      },
+      prompt,
+    );
   }
 
-  /** Ends the TUI (TERM, then KILL) and waits for it. */
+  /** Ends the TUI (TERM, then KILL) and waits for it, though not for one stuck past its KILL. */
   async close(): Promise<void> {
     this.watch?.close();
     this.watch = undefined;
-    await this.pty?.kill();
+    const pty = this.pty;
+    if (!pty) return;
+    let timer: NodeJS.Timeout | undefined;
+    const given = new Promise<void>((r) => {
+      timer = setTimeout(r, CLOSE_WAIT_MS);
+    });
+    await Promise.race([pty.kill(), given]);
+    clearTimeout(timer);
   }
 
   /** The host is exiting: nothing it started may outlive it. */

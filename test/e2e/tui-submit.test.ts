@@ -1,6 +1,7 @@
-// mode tui's submit rules (issue 13) against a stand-in TUI (test/fixtures/fake-tui.mjs, run as `pi`):
-// a lost Enter is pressed again while the draft is still in the box, a slow start hook never gets a second
-// Enter, and a follow-up waits until the TUI is idle. The real TUIs are in test/agents/tui-*.test.ts.
+// mode tui's submit rules against a stand-in TUI (test/fixtures/fake-tui.mjs, run as `pi`): a lost Enter is
+// pressed again while the draft is still in the box, a slow start hook never gets a second Enter, a follow-up
+// waits until the TUI is idle, and a wait past its deadline ends the turn saying why. The real TUIs are in
+// test/agents/tui-*.test.ts.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { execa } from "execa";
@@ -114,6 +115,22 @@ describe("mode tui: submitting a prompt to a TUI", { timeout: 60_000 }, () => {
     const st = await sb.json(["status", s.data.id], { env: slow });
     expect(st.data.status).toBe("running");
     await sb.json(["cancel", s.data.id], { env: slow });
+  });
+
+  it("a prompt a TUI never takes (it never becomes ready) ends its turn errored at the deadline, saying why", async () => {
+    const { env } = envFor("never-ready");
+    const { r } = await spawnAndWait({ ...env, MUSTER_TUI_READY_TIMEOUT_MS: "2000" }, "never taken");
+    expect(r?.status, JSON.stringify(r)).toBe("errored");
+    expect(r.reason).toBe("the agent's TUI did not take the prompt within 2 s: it never became ready");
+  });
+
+  it("a start hook that never comes ends the turn errored at the deadline, with no second Enter", async () => {
+    const { log, env } = envFor("no-start-hook");
+    const { r } = await spawnAndWait({ ...env, MUSTER_TUI_SUBMIT_TIMEOUT_MS: "2000" }, "unheard");
+    expect(r?.status, JSON.stringify(r)).toBe("errored");
+    expect(r.reason).toBe("the agent's TUI reported no start of the prompt within 2 s of its Enter");
+    expect(entries(log).filter((x) => x.kind === "enter")).toHaveLength(1);
+    expect(entries(log).filter((x) => x.kind === "submit")).toHaveLength(1);
   });
 
   it("a TUI a person left (/exit) is started again for the next turn, continuing its session", async () => {

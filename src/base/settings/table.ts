@@ -291,6 +291,21 @@ export const SETTINGS = {
     forward: spawning("read by each child's host"),
     doc: "a TUI child not ready this long (ms) gets a progress record saying so",
   },
+  tuiReadyTimeoutMs: {
+    env: "MUSTER_TUI_READY_TIMEOUT_MS",
+    type: { kind: "number", min: 0, minExclusive: true },
+    default: 600_000,
+    forward: spawning("read by each child's host"),
+    doc: "a prompt sent to a TUI child that does not take it this long (ms: still starting, a dialog nobody answered) ends its turn errored",
+  },
+  tuiSubmitTimeoutMs: {
+    env: "MUSTER_TUI_SUBMIT_TIMEOUT_MS",
+    type: { kind: "number", min: 0, minExclusive: true },
+    default: 60_000,
+    internal: true,
+    forward: { child: true, mcp: false, popup: false, why: "a test knob read by each child's host" },
+    doc: "how long (ms) a TUI child's start record may take after muster's Enter before the turn ends errored",
+  },
   tuiHookFile: {
     env: "MUSTER_TUI_HOOK_FILE",
     type: path,
