@@ -68,17 +68,20 @@ describe("TmuxBackend on a private server", () => {
     await tmux.kill(first);
   });
 
-  it("concurrent first spawns from two processes' worth of backends share one session", async () => {
+  it("24 concurrent first spawns from two processes' worth of backends share one session", async () => {
+    // More spawns than tmux clients run at once per server: the queued ones reach a server that one of
+    // them is starting (no session yet: "no current target"), and must wait for its session too.
     const fresh = privateSocket("mt");
     const env = { MUSTER_TMUX_SOCKET: fresh };
     const [b1, b2] = [createTmuxBackend(env), createTmuxBackend(env)];
     try {
       const opts = { argv: ["sleep", "30"], cwd: dir, name: "c" };
-      const refs = await Promise.all([b1, b2, b1, b2].map((b) => b.spawn(opts)));
-      expect(new Set(refs.map((r) => r.paneId)).size).toBe(4);
+      const backends = Array.from({ length: 24 }, (_, i) => (i % 2 ? b2 : b1));
+      const refs = await Promise.all(backends.map((b) => b.spawn(opts)));
+      expect(new Set(refs.map((r) => r.paneId)).size).toBe(24);
       const windows = ["-L", fresh, "list-windows", "-a", "-F", "#{session_name}:#{window_name}"];
       const { stdout } = await execa("tmux", windows);
-      expect(stdout.split("\n").sort()).toEqual([...Array(4).fill("muster:c"), "muster:muster"]);
+      expect(stdout.split("\n").sort()).toEqual([...Array(24).fill("muster:c"), "muster:muster"]);
     } finally {
       await killServerAndWait(fresh);
     }

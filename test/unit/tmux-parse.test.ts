@@ -79,6 +79,8 @@ describe("tmux parsers", () => {
     expect(P.isMissingSession("can't find session: muster")).toBe(true);
     expect(P.isMissingSession("no server running on /tmp/tmux-0/x")).toBe(true);
     expect(P.isMissingSession("error connecting to /tmp/tmux-0/x (No such file or directory)")).toBe(true);
+    // What tmux 3.3a says to `new-window -t =muster:` on a server that has no session yet.
+    expect(P.isMissingSession("no current target")).toBe(true);
     expect(P.isMissingSession("command too long")).toBe(false);
   });
 

@@ -83,7 +83,8 @@ export function classifyTmuxError(stderr: string): "dead" | "unknown" {
 
 /** True when a failed call means the session (or its whole server) does not exist yet. */
 export function isMissingSession(stderr: string): boolean {
-  return /can't find session|no server running|error connecting to/i.test(stderr);
+  // "no current target": a server with no session yet (one started by a concurrent new-session a moment ago).
+  return /can't find session|no server running|error connecting to|no current target/i.test(stderr);
 }
 
 export const CAPTURE_DEFAULT_LINES = 200;
