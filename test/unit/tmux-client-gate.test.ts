@@ -101,7 +101,12 @@ describe("Gate", () => {
   it("failWaiting ends the waiting tasks, never the running ones", async () => {
     const gate = new Gate(1);
     let open = () => {};
-    const first = gate.run(() => new Promise<string>((r) => (open = () => r("ran"))));
+    const first = gate.run(
+      () =>
+        new Promise<string>((r) => {
+          open = () => r("ran");
+        }),
+    );
     const second = gate.run(async () => "never");
     gate.failWaiting(new Error("hung"));
     await expect(second).rejects.toThrow("hung");
