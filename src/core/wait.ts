@@ -1,10 +1,12 @@
 import type { MusterEvent } from "../artifacts/events.js";
 import { ChildFeed, type FeedSubscription } from "../artifacts/feed.js";
+import { appendReceiptsIfWritable } from "../delivery/receipts.js";
+import { recordIdOf } from "../delivery/records.js";
 import { timerDelay } from "../util/timer-limit.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
-import type { PendingRequest } from "./requests.js";
+import { type PendingRequest, requestsHolding } from "./requests.js";
 import { type TurnResult, toResult } from "./results.js";
 import { applyEvents, emptyState, resumable } from "./state.js";
 
@@ -175,4 +177,28 @@ export function waitForTurns(
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/**
+ * waitForTurns, then: the results handed back consume their delivery records (they will not show in the
+ * inbox again), and a wait that ends before a child settled says what holds it up, if it is an answer only
+ * a parent can give.
+ */
+export async function waitDelivering(
+  m: CoreContext,
+  children: LoadedChild[],
+  opts: WaitOptions,
+): Promise<WaitOutcome> {
+  const outcome = await waitForTurns(m, children, opts);
+  const receiptError = appendReceiptsIfWritable(
+    m.paths.receipts,
+    outcome.results.map((r) => recordIdOf(r.id, r.turnId)),
+    "wait",
+  );
+  const waitingOn = requestsHolding(m, outcome.pending);
+  return {
+    ...outcome,
+    ...(receiptError ? { receiptError } : {}),
+    ...(waitingOn.length > 0 ? { requests: waitingOn } : {}),
+  };
 }
