@@ -264,16 +264,6 @@ export class Muster implements CoreContext {
     return (await listChildren(this, opts)).map(childView);
   }
 
-  /** Every primary under the state root with its children, this one included. */
-  async listAll(): Promise<{ primary: string; children: LoadedChild[] }[]> {
-    const out = [];
-    for (const primary of listPrimaries(this.root)) {
-      const other = primary === this.primary ? this : new Muster({ home: this.root, primary, env: this.env });
-      out.push({ primary, children: await other.list() });
-    }
-    return out;
-  }
-
   /** Every primary under the state root with its children as plain data, this one included. */
   async viewsAll(): Promise<{ primary: string; children: ChildView[] }[]> {
     const out = [];
@@ -336,12 +326,14 @@ export class Muster implements CoreContext {
     return capturePane(this, idOrPrefix, lines);
   }
 
-  attachCommand(c: LoadedChild): string[] | null {
-    return attachCommandOf(this, c);
+  /** argv that attaches a terminal to a child's pane, from its own backend; null before it has one. */
+  attachCommand(idOrPrefix: string): string[] | null {
+    return attachCommandOf(this, this.child(idOrPrefix));
   }
 
-  focus(c: LoadedChild): Promise<void> {
-    return focusPane(this, c);
+  /** Brings a child's pane to the front of the calling client (inside its multiplexer). */
+  focus(idOrPrefix: string): Promise<void> {
+    return focusPane(this, this.child(idOrPrefix));
   }
 
   popup(target: { id: string } | { argv: string[]; cwd?: string }, opts: PopupOptions = {}): Promise<void> {

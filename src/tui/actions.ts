@@ -119,7 +119,7 @@ export function coreActions(m: Muster): TopActions {
     },
     async focus(id) {
       const c = m.child(id);
-      await m.focus(c);
+      await m.focus(id);
       return `focused ${called(c)}`;
     },
     attach(id) {
