@@ -8,7 +8,7 @@ import { appendReceipts } from "../delivery/receipts.js";
 import type { Backend, PaneRef, Placement, PopupOptions } from "../mux/backend.js";
 import { BackendSet } from "../mux/registry.js";
 import { workingDir } from "../util/cwd.js";
-import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
+import { type CancelOptions, type CancelResult, cancelChildren, subtreeOf } from "./cancel.js";
 import {
   type AgentInfo,
   type AgentList,
@@ -18,7 +18,7 @@ import {
   models,
   showAgent,
 } from "./catalog.js";
-import { type LoadedChild, loadChild, resolveChildId } from "./children.js";
+import { type LoadedChild, loadChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { type DoctorReport, doctor } from "./doctor.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
@@ -41,7 +41,7 @@ import { type FollowUp, type SendMode, sendTo, stopTurnOf, type TurnSettings } f
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
 import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
 import { type ChildDetailView, type ChildView, childView, detailView } from "./views.js";
-import { type WaitOptions, type WaitOutcome, waitDelivering } from "./wait.js";
+import { type WaitOptions, type WaitOutcome, waitDelivering, waitForGroup } from "./wait.js";
 import { eventStream, PrimaryWatcher, type WatchOptions } from "./watcher.js";
 
 export interface MusterOptions {
@@ -167,18 +167,12 @@ export class Muster implements CoreContext {
     return waitDelivering(this, this.children(idsOrPrefixes), opts);
   }
 
-  /**
-   * Waits for an explicit group. Awaiting a group seals it: its members are then all there is, and it is
-   * delivered whole (every member settled). `onMembers` hears who that is before the wait starts.
-   */
-  async waitGroup(
+  /** Waits for an explicit group, which it seals; see waitForGroup. */
+  waitGroup(
     groupId: string,
     opts: Omit<WaitOptions, "mode"> & { onMembers?: (ids: string[]) => void } = {},
   ): Promise<WaitOutcome> {
-    const { onMembers, ...rest } = opts;
-    const ids = (await this.sealGroup(groupId)).members.map((mb) => this.child(mb.id).entry.id);
-    onMembers?.(ids);
-    return this.wait(ids, { ...rest, mode: "all" });
+    return waitForGroup(this, groupId, opts);
   }
 
   /**
@@ -238,9 +232,12 @@ export class Muster implements CoreContext {
    * one result per node. Queued turns are dropped before any turn is stopped; panes are closed unless kept.
    */
   async cancelTree(idOrPrefix?: string, opts: CancelOptions = {}): Promise<CancelResult[]> {
-    const doc = this.registry.read();
-    const root = idOrPrefix === undefined ? undefined : resolveChildId(doc, idOrPrefix).id;
-    return cancelChildren(this, treeMembers(doc, root), opts);
+    return cancelChildren(this, this.subtree(idOrPrefix), opts);
+  }
+
+  /** A child and all its descendants (with no id, every child of the primary), by the registry's parent links. */
+  subtree(idOrPrefix?: string): string[] {
+    return subtreeOf(this.registry.read(), idOrPrefix);
   }
 
   /** Cancels these children (each id resolved first: an unknown one cancels nothing), all at once. */

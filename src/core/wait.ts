@@ -1,5 +1,6 @@
 import type { MusterEvent } from "../artifacts/events.js";
 import { ChildFeed, type FeedSubscription } from "../artifacts/feed.js";
+import { sealGroup } from "../delivery/groups.js";
 import { appendReceiptsIfWritable } from "../delivery/receipts.js";
 import { recordIdOf } from "../delivery/records.js";
 import { timerDelay } from "../util/timer-limit.js";
@@ -201,4 +202,19 @@ export async function waitDelivering(
     ...(receiptError ? { receiptError } : {}),
     ...(waitingOn.length > 0 ? { requests: waitingOn } : {}),
   };
+}
+
+/**
+ * Waits for an explicit group: awaiting it seals it, so its members are then all there is, and it is
+ * delivered whole (every member settled). `onMembers` hears who that is before the wait starts.
+ */
+export async function waitForGroup(
+  m: CoreContext & { children(ids: readonly string[]): LoadedChild[] },
+  groupId: string,
+  opts: Omit<WaitOptions, "mode"> & { onMembers?: (ids: string[]) => void },
+): Promise<WaitOutcome> {
+  const { onMembers, ...rest } = opts;
+  const members = m.children((await sealGroup(m.paths.groups, groupId)).members.map((mb) => mb.id));
+  onMembers?.(members.map((c) => c.entry.id));
+  return waitDelivering(m, members, { ...rest, mode: "all" });
 }
