@@ -95,7 +95,7 @@ export interface ChildView {
   agentSession?: AgentSessionEvent;
 }
 
-export type { SnapshotView };
+export type { MalformedReport, SnapshotView };
 
 /** One child in detail: its view and what takes its backend or one more file to know. */
 export interface ChildDetailView extends ChildView {
