@@ -33,6 +33,14 @@ module.exports = {
       to: { path: PARTS, pathNot: BACKEND_ENTRY },
     },
     {
+      name: "front-end-renders-views",
+      comment:
+        "A front end renders the core's views of a child (core/views.ts), never the state the core loads it into (core/children.ts).",
+      severity: "error",
+      from: { path: FRONT },
+      to: { path: "^src/core/children\\.ts$" },
+    },
+    {
       name: "library-entry-only-core",
       comment:
         "The library entry exports the core, and the backend plugin API (mux/backend, registry, local-host, builtin).",

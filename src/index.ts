@@ -2,9 +2,9 @@
 
 export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.js";
 export type { Caps } from "./core/caps.js";
-export type { LoadedChild } from "./core/children.js";
 export type { WaitingGroup } from "./core/inbox.js";
 export type { LiveState, LiveStateName } from "./core/live-state.js";
+export type { ChildLog, Following } from "./core/logs-follow.js";
 export {
   type CancelResult,
   createMuster,
@@ -16,7 +16,7 @@ export {
 export type { PendingRequest } from "./core/requests.js";
 export type { TurnResult } from "./core/results.js";
 export type { FollowUp, SendMode, TurnSettings } from "./core/send.js";
-export type { ChildStatus } from "./core/state.js";
+export type { ChildStatus, QueuedTurn } from "./core/state.js";
 export type {
   Budget,
   ChildMeta,
@@ -26,6 +26,14 @@ export type {
   MusterEvent,
   TreeUsage,
 } from "./core/types.js";
+export type {
+  ChildDetailView,
+  ChildView,
+  MalformedReport,
+  OutcomeView,
+  SnapshotView,
+  TurnView,
+} from "./core/views.js";
 export type { WaitOptions, WaitOutcome } from "./core/wait.js";
 export type {
   Backend,

@@ -1,5 +1,4 @@
-import type { LoadedChild } from "../core/children.js";
-import { answerHead } from "../core/logs-follow.js";
+import type { ChildLog } from "../core/logs-follow.js";
 import type { MusterEvent } from "../core/types.js";
 import { formatUsd } from "../util/cost.js";
 import { shortId } from "../util/ids.js";
@@ -61,13 +60,13 @@ export function logLine(e: MusterEvent, n: TurnNumber): string {
 
 /**
  * The first lines of a completion's answer (its snapshot), each made visible, with a note of what is left
- * out. Reads at most PREVIEW_BYTES (answerHead); an unreadable snapshot is one note line.
+ * out. Reads at most PREVIEW_BYTES (the log's answerHead); an unreadable snapshot is one note line.
  */
-export function answerPreview(c: LoadedChild, e: MusterEvent): string[] {
+export function answerPreview(log: Pick<ChildLog, "answerHead">, e: MusterEvent): string[] {
   if (e.type !== "completion" || !e.output) return [];
   let head: Buffer;
   try {
-    head = answerHead(c, e.output, PREVIEW_BYTES);
+    head = log.answerHead(e.output, PREVIEW_BYTES);
   } catch (err) {
     return [`  │ (answer unreadable: ${clip(visibleLine((err as Error).message), 120)})`];
   }

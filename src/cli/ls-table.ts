@@ -1,5 +1,4 @@
-import type { LoadedChild } from "../core/children.js";
-import { lastCompletion } from "../core/state.js";
+import type { ChildView } from "../core/views.js";
 import { shortId } from "../util/ids.js";
 import { clip, since, table } from "./format.js";
 import { visibleLine } from "./sanitize.js";
@@ -8,22 +7,22 @@ import { visibleLine } from "./sanitize.js";
 const ACTIVE_STATES = new Set(["working", "stalled", "waiting-permission", "queued"]);
 
 /** The ACTIVITY cell of `ls`: what it does now (active states), else its last activity, one line. */
-export function activityCell(c: LoadedChild, now = Date.now()): string {
-  if (c.unreadable !== undefined) return visibleLine(c.unreadable);
-  if (ACTIVE_STATES.has(c.live.state) && c.live.detail)
-    return `${since(c.live.since, now)} · ${clip(visibleLine(c.live.detail), 60)}`;
-  const act = c.state.lastActivity;
+export function activityCell(v: ChildView, now = Date.now()): string {
+  if (v.unreadable !== undefined) return visibleLine(v.unreadable);
+  if (ACTIVE_STATES.has(v.live.state) && v.live.detail)
+    return `${since(v.live.since, now)} · ${clip(visibleLine(v.live.detail), 60)}`;
+  const act = v.lastActivity;
   return act ? `${since(act.ts, now)} ago · ${clip(visibleLine(act.text), 60)}` : "-";
 }
 
 /** The `ls` table (a NAME column only when some child has a name, PRIMARY with --all). */
 export function lsTable(
-  groups: { primary: string; children: LoadedChild[] }[],
+  groups: { primary: string; children: ChildView[] }[],
   thisPrimary: string,
   all: boolean,
   now = Date.now(),
 ): string {
-  const named = groups.some((g) => g.children.some((c) => c.name !== undefined));
+  const named = groups.some((g) => g.children.some((v) => v.name !== undefined));
   const rows = [
     [
       "ID",
@@ -38,16 +37,16 @@ export function lsTable(
     ],
   ];
   for (const g of groups) {
-    for (const c of g.children) {
+    for (const v of g.children) {
       rows.push([
-        shortId(c.entry.id),
-        ...(named ? [c.name ?? "-"] : []),
-        c.entry.agent,
-        c.live.state,
-        lastCompletion(c.state)?.status ?? "-",
-        String(c.state.turns.length),
-        since(c.entry.createdAt, now),
-        activityCell(c, now),
+        shortId(v.id),
+        ...(named ? [v.name ?? "-"] : []),
+        v.agent,
+        v.live.state,
+        v.lastOutcome?.status ?? "-",
+        String(v.turns.length),
+        since(v.createdAt, now),
+        activityCell(v, now),
         ...(all ? [g.primary === thisPrimary ? `${shortId(g.primary)} (this)` : shortId(g.primary)] : []),
       ]);
     }

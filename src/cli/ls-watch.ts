@@ -1,5 +1,4 @@
 import { MusterError } from "../base/errors.js";
-import { loadChildOrUnreadable } from "../core/children.js";
 import { createMuster, type Muster } from "../core/muster.js";
 import { listPrimaries } from "../core/primary.js";
 import type { PrimaryWatcher } from "../core/watcher.js";
@@ -39,18 +38,15 @@ export async function watchList(m: Muster, flags: { json?: boolean; all?: boolea
         p === m.primary ? m : createMuster({ home: m.root, primary: p, env: m.env }),
       )
     : [m];
-  // Read from files only: the watchers settle dead hosts themselves, so a redraw never waits on tmux.
-  const childrenOf = (x: Muster) =>
-    Object.values(x.registry.read().children)
-      .sort((a, b) => a.id.localeCompare(b.id))
-      .map((e) => loadChildOrUnreadable(x.paths, e, { stallMs: x.stallMs }));
   let lastBody = "";
-  const draw = (): void => {
+  const draw = async (): Promise<void> => {
     const now = Date.now();
     let count = 0;
     let body: string;
     try {
-      const groups = musters.map((x) => ({ primary: x.primary, children: childrenOf(x) }));
+      // Read from files only: the watchers settle dead hosts themselves, so a redraw never waits on tmux.
+      const groups = [];
+      for (const x of musters) groups.push({ primary: x.primary, children: await x.views({ probe: false }) });
       count = groups.reduce((n, g) => n + g.children.length, 0);
       body = count === 0 ? "no children yet" : lsTable(groups, m.primary, !!flags.all, now);
     } catch (e) {
@@ -82,7 +78,7 @@ export async function watchList(m: Muster, flags: { json?: boolean; all?: boolea
   const soon = (): void => {
     timer ??= setTimeout(() => {
       timer = undefined;
-      draw();
+      void draw();
     }, REDRAW_AFTER_MS);
   };
   let stop: () => void = () => {};
@@ -103,7 +99,7 @@ export async function watchList(m: Muster, flags: { json?: boolean; all?: boolea
       entered = true;
     }
     out.on("resize", soon);
-    draw();
+    void draw();
     await stopped;
   } finally {
     if (timer) clearTimeout(timer);

@@ -1,6 +1,6 @@
 /** Cancelling children: many at once, queued turns dropped before any signal, panes closed afterwards. */
 import * as path from "node:path";
-import type { LoadedChild } from "./children.js";
+import { type LoadedChild, resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { settleFromParent } from "./liveness.js";
 import type { RegistryDoc } from "./registry.js";
@@ -55,6 +55,11 @@ export function treeMembers(doc: RegistryDoc, root?: string): string[] {
     }
   }
   return [...members];
+}
+
+/** A child (id, unique prefix or suffix, or name) and all its descendants; with none, every child. */
+export function subtreeOf(doc: RegistryDoc, idOrPrefix?: string): string[] {
+  return treeMembers(doc, idOrPrefix === undefined ? undefined : resolveChildId(doc, idOrPrefix).id);
 }
 
 function depthOf(doc: RegistryDoc, id: string): number {

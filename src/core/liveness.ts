@@ -5,6 +5,8 @@ import { childFiles } from "../artifacts/layout.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import type { Backend, HostControl, PaneRef } from "../mux/backend.js";
+import type { LoadedChild } from "./children.js";
+import type { CoreContext } from "./context.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
 import { storeAt } from "./stores.js";
 
@@ -161,4 +163,24 @@ export async function settleQueuedFromParent(dir: string, reason: string): Promi
       skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
     });
   });
+}
+
+/** Turns a dead host into a recorded `lost` (see settleDeadHost); returns the child's fresh state. */
+export async function reconcileChild(
+  m: Pick<CoreContext, "backendOf" | "reload">,
+  c: LoadedChild,
+): Promise<LoadedChild> {
+  // An unreadable child's events.ndjson may be a FIFO or a device: never append to it.
+  if (c.status === "closed" || c.status === "lost" || c.status === "unreadable") return c;
+  let backend: Backend;
+  try {
+    backend = m.backendOf(c.entry);
+  } catch {
+    // Its backend is not loaded in this process: nothing here can prove its host dead.
+    return c;
+  }
+  const v = await probeChild(backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
+  if (!v.dead) return c;
+  await settleDeadHost(c.files.dir, v.reason, backend.host, c.entry.pane);
+  return m.reload(c.entry);
 }

@@ -95,3 +95,25 @@ export function followChild(
 export function answerHead(c: LoadedChild, ref: OutputRef, maxBytes: number): Buffer {
   return c.store.readSnapshotHead(ref, maxBytes);
 }
+
+/** One child's event log, as `muster logs` reads it. */
+export interface ChildLog {
+  /** The child's full id. */
+  id: string;
+  /** Its events so far (see childEvents). */
+  events(onMalformed?: (m: MalformedLine) => void): MusterEvent[];
+  /** Its events from the first, then each new one until its host exits (see followChild). */
+  follow(onEvent: (e: MusterEvent) => void, onMalformed?: (m: MalformedLine) => void): Following;
+  /** The first `maxBytes` of a turn's answer snapshot (see answerHead). */
+  answerHead(ref: OutputRef, maxBytes: number): Buffer;
+}
+
+/** A loaded child's log. */
+export function childLog(m: Pick<CoreContext, "reconcile" | "reload">, c: LoadedChild): ChildLog {
+  return {
+    id: c.entry.id,
+    events: (onMalformed) => childEvents(c, onMalformed),
+    follow: (onEvent, onMalformed) => followChild(m, c, onEvent, onMalformed),
+    answerHead: (ref, maxBytes) => answerHead(c, ref, maxBytes),
+  };
+}

@@ -4,12 +4,11 @@ import type { MusterEvent } from "../artifacts/events.js";
 import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
 import { type LoadedSettings, loadSettings } from "../config/settings.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
-import { appendReceipts, appendReceiptsIfWritable } from "../delivery/receipts.js";
-import { recordIdOf } from "../delivery/records.js";
+import { appendReceipts } from "../delivery/receipts.js";
 import type { Backend, PaneRef, Placement, PopupOptions } from "../mux/backend.js";
 import { BackendSet } from "../mux/registry.js";
 import { workingDir } from "../util/cwd.js";
-import { type CancelOptions, type CancelResult, cancelChildren, treeMembers } from "./cancel.js";
+import { type CancelOptions, type CancelResult, cancelChildren, subtreeOf } from "./cancel.js";
 import {
   type AgentInfo,
   type AgentList,
@@ -19,36 +18,30 @@ import {
   models,
   showAgent,
 } from "./catalog.js";
-import { type LoadedChild, loadChild, loadChildOrUnreadable, resolveChildId } from "./children.js";
+import { type LoadedChild, loadChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { type DoctorReport, doctor } from "./doctor.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
-import { checkPrompt } from "./host-launch.js";
 import { buildInbox, type InboxRead } from "./inbox.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
 import { type Limits, limitsOf } from "./limits.js";
 import { stallMsOf } from "./live-state.js";
-import { probeChild, settleDeadHost } from "./liveness.js";
+import { reconcileChild } from "./liveness.js";
+import { type ChildLog, childLog } from "./logs-follow.js";
+import { findChildren, listChildren } from "./lookup.js";
 import { attachCommandOf, attachTo, capturePane, focusPane, popupOver } from "./pane-actions.js";
 import { backendNameOf, placeNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
-import { answerRequest, type PendingRequest, pendingRequests, requestsHolding } from "./requests.js";
-import { settledCompletion, type TurnResult, toResult } from "./results.js";
+import { answerRequest, type PendingRequest, pendingRequests } from "./requests.js";
+import { deliverResult, type TurnResult } from "./results.js";
 import { resumeChild } from "./resume.js";
-import {
-  assertRunning,
-  type FollowUp,
-  findOwner,
-  interruptTurn,
-  type SendMode,
-  sendFollowUp,
-  type TurnSettings,
-} from "./send.js";
+import { type FollowUp, type SendMode, sendTo, stopTurnOf, type TurnSettings } from "./send.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
 import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
-import { type WaitOptions, type WaitOutcome, waitForTurns } from "./wait.js";
+import { type ChildDetailView, type ChildView, childView, detailView } from "./views.js";
+import { type WaitOptions, type WaitOutcome, waitDelivering, waitForGroup } from "./wait.js";
 import { eventStream, PrimaryWatcher, type WatchOptions } from "./watcher.js";
 
 export interface MusterOptions {
@@ -70,9 +63,9 @@ export class Muster implements CoreContext {
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
   private readonly muxVersion = new Map<string, Promise<string>>();
-  /** Tree limits in force for this process (env, then config, then defaults). */
   /** Every MUSTER_* setting with its source, read once (base/settings). */
   readonly settings: LoadedSettings;
+  /** Tree limits in force for this process (env, then config, then defaults). */
   readonly limits: Limits;
   /** An open turn with no event for this long shows as stalled (MUSTER_STALL_SECONDS, config, 60 s). */
   readonly stallMs: number;
@@ -124,12 +117,8 @@ export class Muster implements CoreContext {
 
   /** Checks once per instance and backend that the multiplexer runs (throws mux_unavailable). */
   async ensureMux(backend: Backend = this.backend): Promise<void> {
-    let v = this.muxVersion.get(backend.name);
-    if (!v) {
-      v = backend.version();
-      this.muxVersion.set(backend.name, v);
-    }
-    await v;
+    if (!this.muxVersion.has(backend.name)) this.muxVersion.set(backend.name, backend.version());
+    await this.muxVersion.get(backend.name);
   }
 
   /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
@@ -153,15 +142,12 @@ export class Muster implements CoreContext {
     prompt: string,
     opts: TurnSettings & { mode?: Exclude<SendMode, "stop"> } = {},
   ): Promise<FollowUp> {
-    checkPrompt(prompt);
-    return sendFollowUp(assertRunning(this.child(idOrPrefix), this.cwd), prompt, opts, this.env);
+    return sendTo(this, idOrPrefix, prompt, opts);
   }
 
   /** Stops the child's running turn and keeps the child (`send --mode stop`); the turn stopped, if any. */
   stopTurn(idOrPrefix: string): { id: string; turnId?: string } {
-    const c = assertRunning(this.child(idOrPrefix), this.cwd);
-    const turnId = interruptTurn(c, "stopped");
-    return { id: c.entry.id, ...(turnId ? { turnId } : {}) };
+    return stopTurnOf(this, idOrPrefix);
   }
 
   /**
@@ -176,37 +162,17 @@ export class Muster implements CoreContext {
     return resumeChild(this, idOrPrefix, prompt, opts);
   }
 
-  /** Waits for the named children's current turns; see waitForTurns. */
-  async wait(idsOrPrefixes: string[], opts: WaitOptions = {}): Promise<WaitOutcome> {
-    const children = this.children(idsOrPrefixes);
-    const outcome = await waitForTurns(this, children, opts);
-    // Results handed back consume their delivery records: they will not show in the inbox again.
-    const receiptError = appendReceiptsIfWritable(
-      this.paths.receipts,
-      outcome.results.map((r) => recordIdOf(r.id, r.turnId)),
-      "wait",
-    );
-    // A wait that ends before a child settled says what holds it up, if it is an answer only a parent can give.
-    const waitingOn = requestsHolding(this, outcome.pending);
-    return {
-      ...outcome,
-      ...(receiptError ? { receiptError } : {}),
-      ...(waitingOn.length > 0 ? { requests: waitingOn } : {}),
-    };
+  /** Waits for the named children's current turns and consumes the results' delivery records; see waitForTurns. */
+  wait(idsOrPrefixes: string[], opts: WaitOptions = {}): Promise<WaitOutcome> {
+    return waitDelivering(this, this.children(idsOrPrefixes), opts);
   }
 
-  /**
-   * Waits for an explicit group. Awaiting a group seals it: its members are then all there is, and it is
-   * delivered whole (every member settled). `onMembers` hears who that is before the wait starts.
-   */
-  async waitGroup(
+  /** Waits for an explicit group, which it seals; see waitForGroup. */
+  waitGroup(
     groupId: string,
     opts: Omit<WaitOptions, "mode"> & { onMembers?: (ids: string[]) => void } = {},
   ): Promise<WaitOutcome> {
-    const { onMembers, ...rest } = opts;
-    const ids = (await this.sealGroup(groupId)).members.map((mb) => this.child(mb.id).entry.id);
-    onMembers?.(ids);
-    return this.wait(ids, { ...rest, mode: "all" });
+    return waitForGroup(this, groupId, opts);
   }
 
   /**
@@ -257,15 +223,7 @@ export class Muster implements CoreContext {
    * `turn` may be the turn's id, its number, its short id or a unique prefix (see resolveTurn).
    */
   result(idOrPrefix: string, turn?: string): TurnResult {
-    const c = this.child(idOrPrefix);
-    const completion = settledCompletion(c, turn);
-    const result = toResult(c, completion, true);
-    const receiptError = appendReceiptsIfWritable(
-      this.paths.receipts,
-      [recordIdOf(c.entry.id, completion.turnId)],
-      "result",
-    );
-    return receiptError ? { ...result, receiptError } : result;
+    return deliverResult(this.paths.receipts, this.child(idOrPrefix), turn);
   }
 
   /**
@@ -274,9 +232,12 @@ export class Muster implements CoreContext {
    * one result per node. Queued turns are dropped before any turn is stopped; panes are closed unless kept.
    */
   async cancelTree(idOrPrefix?: string, opts: CancelOptions = {}): Promise<CancelResult[]> {
-    const doc = this.registry.read();
-    const root = idOrPrefix === undefined ? undefined : resolveChildId(doc, idOrPrefix).id;
-    return cancelChildren(this, treeMembers(doc, root), opts);
+    return cancelChildren(this, this.subtree(idOrPrefix), opts);
+  }
+
+  /** A child and all its descendants (with no id, every child of the primary), by the registry's parent links. */
+  subtree(idOrPrefix?: string): string[] {
+    return subtreeOf(this.registry.read(), idOrPrefix);
   }
 
   /** Cancels these children (each id resolved first: an unknown one cancels nothing), all at once. */
@@ -291,21 +252,21 @@ export class Muster implements CoreContext {
   }
 
   /** All children of this primary, newest last, each reconciled with liveness (a broken one: "unreadable"). */
-  async list(): Promise<LoadedChild[]> {
-    const doc = this.registry.read();
-    const out: LoadedChild[] = [];
-    for (const entry of Object.values(doc.children).sort((a, b) => a.id.localeCompare(b.id))) {
-      out.push(await this.reconcile(loadChildOrUnreadable(this.paths, entry, { stallMs: this.stallMs })));
-    }
-    return out;
+  list(): Promise<LoadedChild[]> {
+    return listChildren(this);
   }
 
-  /** Every primary under the state root with its children, this one included. */
-  async listAll(): Promise<{ primary: string; children: LoadedChild[] }[]> {
+  /** Every child of this primary as plain data, newest last; `probe: false` reads files only (no liveness probe). */
+  async views(opts: { probe?: boolean } = {}): Promise<ChildView[]> {
+    return (await listChildren(this, opts)).map(childView);
+  }
+
+  /** Every primary under the state root with its children as plain data, this one included. */
+  async viewsAll(): Promise<{ primary: string; children: ChildView[] }[]> {
     const out = [];
     for (const primary of listPrimaries(this.root)) {
       const other = primary === this.primary ? this : new Muster({ home: this.root, primary, env: this.env });
-      out.push({ primary, children: await other.list() });
+      out.push({ primary, children: await other.views() });
     }
     return out;
   }
@@ -338,33 +299,38 @@ export class Muster implements CoreContext {
     return this.reconcile(this.child(idOrPrefix));
   }
 
+  /** One child as plain data (see ChildView), reconciled with liveness. */
+  async view(idOrPrefix: string): Promise<ChildView> {
+    return childView(await this.status(idOrPrefix));
+  }
+
+  /** One child in detail: its view, the argv that attaches to its pane, the snapshot kept of its last turn. */
+  async detail(idOrPrefix: string): Promise<ChildDetailView> {
+    return detailView(this, await this.status(idOrPrefix));
+  }
+
+  /** A child's events: so far, or followed until its host exits, and the heads of its answers. */
+  logs(idOrPrefix: string): ChildLog {
+    return childLog(this, this.child(idOrPrefix));
+  }
+
   /** Turns a dead host into a recorded `lost`; returns the child's fresh state. */
-  async reconcile(c: LoadedChild): Promise<LoadedChild> {
-    // An unreadable child's events.ndjson may be a FIFO or a device: never append to it.
-    if (c.status === "closed" || c.status === "lost" || c.status === "unreadable") return c;
-    let backend: Backend;
-    try {
-      backend = this.backendOf(c.entry);
-    } catch {
-      // Its backend is not loaded in this process: nothing here can prove its host dead.
-      return c;
-    }
-    const v = await probeChild(backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
-    if (!v.dead) return c;
-    await settleDeadHost(c.files.dir, v.reason, backend.host, c.entry.pane);
-    return this.reload(c.entry);
+  reconcile(c: LoadedChild): Promise<LoadedChild> {
+    return reconcileChild(this, c);
   }
 
   async capture(idOrPrefix: string, lines = 200): Promise<{ id: string; text: string }> {
     return capturePane(this, idOrPrefix, lines);
   }
 
-  attachCommand(c: LoadedChild): string[] | null {
-    return attachCommandOf(this, c);
+  /** argv that attaches a terminal to a child's pane, from its own backend; null before it has one. */
+  attachCommand(idOrPrefix: string): string[] | null {
+    return attachCommandOf(this, this.child(idOrPrefix));
   }
 
-  focus(c: LoadedChild): Promise<void> {
-    return focusPane(this, c);
+  /** Brings a child's pane to the front of the calling client (inside its multiplexer). */
+  focus(idOrPrefix: string): Promise<void> {
+    return focusPane(this, this.child(idOrPrefix));
   }
 
   popup(target: { id: string } | { argv: string[]; cwd?: string }, opts: PopupOptions = {}): Promise<void> {
@@ -413,14 +379,9 @@ export class Muster implements CoreContext {
     return this.children([idOrPrefix])[0]!;
   }
 
-  /** Several children from one read of the registry (a wait on 32 children reads it once, not 32 times). */
+  /** Several children from one read of the registry (see findChildren). */
   children(idsOrPrefixes: readonly string[]): LoadedChild[] {
-    const elsewhere = (want: string) => {
-      const owner = findOwner(this.root, want);
-      return owner !== this.primary ? owner : undefined;
-    };
-    const doc = this.registry.read();
-    return idsOrPrefixes.map((i) => this.reload(resolveChildId(doc, i, elsewhere, this.own.origin)));
+    return findChildren(this, idsOrPrefixes, this.own.origin);
   }
 
   reload(entry: RegistryEntry): LoadedChild {

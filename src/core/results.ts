@@ -6,6 +6,8 @@ import type {
   Usage,
 } from "../artifacts/events.js";
 import { MusterError, type NextStep } from "../base/errors.js";
+import { appendReceiptsIfWritable } from "../delivery/receipts.js";
+import { recordIdOf } from "../delivery/records.js";
 import { type IsolationResult, isolationResult } from "../isolation/result.js";
 import type { LoadedChild } from "./children.js";
 import { lastCompletion, resumable } from "./state.js";
@@ -116,4 +118,16 @@ export function settledCompletion(c: LoadedChild, turn?: string): CompletionEven
     `child ${c.entry.id} has no settled turn yet (status ${c.status})`,
     { next: { action: "wait", ids: [c.entry.id] } },
   );
+}
+
+/** A settled turn's result with its text (see settledCompletion); its delivery record is consumed by `result`. */
+export function deliverResult(receipts: string, c: LoadedChild, turn?: string): TurnResult {
+  const completion = settledCompletion(c, turn);
+  const result = toResult(c, completion, true);
+  const receiptError = appendReceiptsIfWritable(
+    receipts,
+    [recordIdOf(c.entry.id, completion.turnId)],
+    "result",
+  );
+  return receiptError ? { ...result, receiptError } : result;
 }

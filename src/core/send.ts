@@ -5,7 +5,9 @@ import { resolveResumeSettings } from "../profiles/settings.js";
 import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
 import type { LoadedChild } from "./children.js";
+import type { CoreContext } from "./context.js";
 import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
+import { checkPrompt } from "./host-launch.js";
 import { isChildName } from "./names.js";
 import { openTurn } from "./state.js";
 
@@ -57,6 +59,27 @@ export function sendFollowUp(
   // Queued first: when the running turn stops, the follow-up is already there to run next.
   const interrupts = opts.mode === "now" ? interruptTurn(c, "steered") : undefined;
   return interrupts ? { ...f, interrupts } : f;
+}
+
+/** Queues the next turn of a child still running (see sendFollowUp); a prompt over the limit is refused first. */
+export function sendTo(
+  m: Pick<CoreContext, "child" | "cwd" | "env">,
+  idOrPrefix: string,
+  prompt: string,
+  opts: TurnSettings & { mode?: Exclude<SendMode, "stop"> },
+): FollowUp {
+  checkPrompt(prompt);
+  return sendFollowUp(assertRunning(m.child(idOrPrefix), m.cwd), prompt, opts, m.env);
+}
+
+/** Stops a running child's turn and keeps the child (`send --mode stop`); the turn stopped, if any. */
+export function stopTurnOf(
+  m: Pick<CoreContext, "child" | "cwd">,
+  idOrPrefix: string,
+): { id: string; turnId?: string } {
+  const c = assertRunning(m.child(idOrPrefix), m.cwd);
+  const turnId = interruptTurn(c, "stopped");
+  return { id: c.entry.id, ...(turnId ? { turnId } : {}) };
 }
 
 /**

@@ -85,10 +85,19 @@ export async function takeCancelSnapshot(c: LoadedChild, backend: Backend): Prom
   });
 }
 
+/** The snapshot `cancel --snapshot` kept of a child's last turn, as a view. */
+export interface SnapshotView {
+  path: string;
+  turnId: string;
+  takenAt: string;
+  /** Whether that turn was still running when it was taken. */
+  running: boolean;
+  /** The tool call that was running, in one line. */
+  openTool?: string;
+}
+
 /** The snapshot of the child's last turn, if one was kept: what `status` shows and a resume uses. */
-export function lastSnapshot(
-  c: LoadedChild,
-): { path: string; turnId: string; takenAt: string; running: boolean; openTool?: string } | undefined {
+export function lastSnapshot(c: LoadedChild): SnapshotView | undefined {
   const turn = c.state.turns.at(-1);
   const s = turn ? c.store.readCancelSnapshot(turn.turnId) : undefined;
   if (!s) return undefined;

@@ -15,6 +15,8 @@ export interface TurnState {
   source: "inbox" | "typed";
   startedAt: string;
   promptBytes: number;
+  /** The model it runs with, when its host named one (turn_started). */
+  model?: string;
   runnerPid?: number;
   completion?: CompletionEvent;
 }
@@ -90,6 +92,7 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
           source: e.source,
           startedAt: e.ts,
           promptBytes: e.promptBytes,
+          ...(e.model ? { model: e.model } : {}),
         });
         break;
       case "runner_started": {

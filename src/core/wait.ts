@@ -1,10 +1,13 @@
 import type { MusterEvent } from "../artifacts/events.js";
 import { ChildFeed, type FeedSubscription } from "../artifacts/feed.js";
+import { sealGroup } from "../delivery/groups.js";
+import { appendReceiptsIfWritable } from "../delivery/receipts.js";
+import { recordIdOf } from "../delivery/records.js";
 import { timerDelay } from "../util/timer-limit.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { probeChild, settleDeadHost } from "./liveness.js";
-import type { PendingRequest } from "./requests.js";
+import { type PendingRequest, requestsHolding } from "./requests.js";
 import { type TurnResult, toResult } from "./results.js";
 import { applyEvents, emptyState, resumable } from "./state.js";
 
@@ -175,4 +178,43 @@ export function waitForTurns(
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/**
+ * waitForTurns, then: the results handed back consume their delivery records (they will not show in the
+ * inbox again), and a wait that ends before a child settled says what holds it up, if it is an answer only
+ * a parent can give.
+ */
+export async function waitDelivering(
+  m: CoreContext,
+  children: LoadedChild[],
+  opts: WaitOptions,
+): Promise<WaitOutcome> {
+  const outcome = await waitForTurns(m, children, opts);
+  const receiptError = appendReceiptsIfWritable(
+    m.paths.receipts,
+    outcome.results.map((r) => recordIdOf(r.id, r.turnId)),
+    "wait",
+  );
+  const waitingOn = requestsHolding(m, outcome.pending);
+  return {
+    ...outcome,
+    ...(receiptError ? { receiptError } : {}),
+    ...(waitingOn.length > 0 ? { requests: waitingOn } : {}),
+  };
+}
+
+/**
+ * Waits for an explicit group: awaiting it seals it, so its members are then all there is, and it is
+ * delivered whole (every member settled). `onMembers` hears who that is before the wait starts.
+ */
+export async function waitForGroup(
+  m: CoreContext & { children(ids: readonly string[]): LoadedChild[] },
+  groupId: string,
+  opts: Omit<WaitOptions, "mode"> & { onMembers?: (ids: string[]) => void },
+): Promise<WaitOutcome> {
+  const { onMembers, ...rest } = opts;
+  const members = m.children((await sealGroup(m.paths.groups, groupId)).members.map((mb) => mb.id));
+  onMembers?.(members.map((c) => c.entry.id));
+  return waitDelivering(m, members, { ...rest, mode: "all" });
 }

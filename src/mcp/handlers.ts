@@ -106,7 +106,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.
-  const statusNow = async () => (await ctx.m.status(started.id)).status;
+  const statusNow = async () => (await ctx.m.view(started.id)).status;
   if (a.await === false) return { id: started.id, status: await statusNow(), ...warnings };
   ctx.progress.say(`${shortId(started.id)} started`);
   // Our own turn: one sent to the same child by someone else meanwhile is not this call's answer.
@@ -154,8 +154,8 @@ export const LIST_MAX = 100;
 
 /** subagents_status: one child in detail, or this primary's children. */
 export async function status(a: { id?: string }, ctx: CallContext) {
-  if (a.id !== undefined) return childDetail(await ctx.m.status(a.id));
-  const all = await ctx.m.list();
+  if (a.id !== undefined) return childDetail(await ctx.m.view(a.id));
+  const all = await ctx.m.views();
   return { primary: ctx.m.primary, total: all.length, children: all.slice(-LIST_MAX).map(childRow) };
 }
 

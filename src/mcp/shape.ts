@@ -1,8 +1,6 @@
-import type { LoadedChild } from "../core/children.js";
 import type { TurnResult } from "../core/results.js";
-import { lastCompletion, queuedTurns, resumable } from "../core/state.js";
 import type { Usage } from "../core/types.js";
-import { shortId } from "../util/ids.js";
+import type { ChildView } from "../core/views.js";
 
 /** A settled turn as the MCP tools return it. */
 export interface McpResult {
@@ -40,38 +38,38 @@ export function shapeResult(r: TurnResult): McpResult {
 }
 
 /** One row of the children list. */
-export function childRow(c: LoadedChild) {
+export function childRow(v: ChildView) {
   // Its files were refused (a symlink, FIFO or device): nothing but the reason is known.
-  if (c.unreadable !== undefined) return { id: c.entry.id, status: c.status, error: c.unreadable };
+  if (v.unreadable !== undefined) return { id: v.id, status: v.status, error: v.unreadable };
   return {
-    id: c.entry.id,
-    ...(c.name !== undefined ? { name: c.name } : {}),
-    agent: c.entry.agent,
-    status: c.status,
-    live: c.live,
-    lastOutcome: lastCompletion(c.state)?.status ?? null,
-    turns: c.state.turns.length,
-    activity: c.state.lastActivity?.text ?? null,
+    id: v.id,
+    ...(v.name !== undefined ? { name: v.name } : {}),
+    agent: v.agent,
+    status: v.status,
+    live: v.live,
+    lastOutcome: v.lastOutcome?.status ?? null,
+    turns: v.turns.length,
+    activity: v.lastActivity?.text ?? null,
   };
 }
 
 /** One child in detail: its turns, usage, where to watch it. */
-export function childDetail(c: LoadedChild) {
+export function childDetail(v: ChildView) {
   return {
-    ...childRow(c),
-    runner: c.entry.runner,
-    createdAt: c.entry.createdAt,
-    cwd: c.entry.cwd,
-    queuedTurns: queuedTurns(c.state, c.pending),
-    usage: c.state.usage ?? null,
-    resumable: resumable(c.state),
-    attach: c.entry.pane && c.status !== "closed" ? `muster attach ${shortId(c.entry.id)}` : null,
-    artifactDir: c.files.dir,
-    turnList: c.state.turns.map((t) => ({
+    ...childRow(v),
+    runner: v.runner,
+    createdAt: v.createdAt,
+    cwd: v.cwd,
+    queuedTurns: v.queuedTurns,
+    usage: v.usage,
+    resumable: v.resumable,
+    attach: v.attach,
+    artifactDir: v.artifactDir,
+    turnList: v.turns.map((t) => ({
       turnId: t.turnId,
-      status: t.completion?.status ?? "running",
-      ...(t.completion?.durationMs !== undefined ? { durationMs: t.completion.durationMs } : {}),
-      ...(t.completion?.reason ? { reason: t.completion.reason } : {}),
+      status: t.status,
+      ...(t.durationMs !== undefined ? { durationMs: t.durationMs } : {}),
+      ...(t.reason ? { reason: t.reason } : {}),
     })),
   };
 }

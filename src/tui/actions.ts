@@ -1,9 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { isMusterError } from "../base/errors.js";
-import { treeMembers } from "../core/cancel.js";
-import type { LoadedChild } from "../core/children.js";
 import type { Muster } from "../core/muster.js";
+import type { ChildView } from "../core/views.js";
 import { shortId } from "../util/ids.js";
 import { openRegular } from "../util/safe-read.js";
 import { visible, visibleLine } from "../util/sanitize.js";
@@ -23,7 +22,8 @@ export interface Detail {
 
 /** What the supervisor does to children: every action goes through the core, each answers one line. */
 export interface TopActions {
-  details(id: string): Detail[];
+  /** The expanded lines of a child's row, from its view (top's snapshot has it: nothing is loaded again). */
+  details(v: ChildView): Detail[];
   capture(id: string, lines: number): Promise<string>;
   send(id: string, text: string): Promise<string>;
   cancel(id: string): Promise<string>;
@@ -51,30 +51,29 @@ export const failure = (e: unknown): string =>
   visibleLine(isMusterError(e) ? e.message : ((e as Error)?.message ?? String(e)).split("\n")[0]!);
 
 /** A child as top's messages call it: as its row does, by its name, else its short id. */
-const called = (c: LoadedChild): string => visibleLine(c.name ?? shortId(c.entry.id));
+const called = (v: ChildView): string => visibleLine(v.name ?? shortId(v.id));
 
 export function coreActions(m: Muster): TopActions {
   return {
-    details(id) {
-      const c = m.child(id);
+    details(v) {
       const now = Date.now();
-      const turns = c.state.turns
+      const turns = v.turns
         .slice(-6)
         .map(
           (t) =>
-            `${t.n}. ${t.completion?.status ?? "running"} ${t.completion?.durationMs !== undefined ? `${Math.round(t.completion.durationMs / 100) / 10}s` : elapsed(t.startedAt, now)}`,
+            `${t.n}. ${t.status} ${t.durationMs !== undefined ? `${Math.round(t.durationMs / 100) / 10}s` : elapsed(t.startedAt, now)}`,
         );
       const lines: string[] = [
-        `id ${c.entry.id} · runner ${visibleLine(c.entry.runner)} · ${c.state.turns.length} turn(s): ${turns.join(", ") || "none"}`,
+        `id ${v.id} · runner ${visibleLine(v.runner)} · ${v.turns.length} turn(s): ${turns.join(", ") || "none"}`,
       ];
       const paths: Detail[] = [
-        { text: `artifacts ${visibleLine(c.files.dir)}`, cut: "middle" },
-        { text: `session   ${visibleLine(m.paths.sessionFile(c.entry.id))}`, cut: "middle" },
+        { text: `artifacts ${visibleLine(v.artifactDir)}`, cut: "middle" },
+        { text: `session   ${visibleLine(m.paths.sessionFile(v.id))}`, cut: "middle" },
       ];
-      const last = [...c.state.completions.values()].sort((a, b) => a.seq - b.seq).at(-1);
+      const last = v.lastOutcome;
       if (last?.output) {
         try {
-          const p = head(path.join(c.files.dir, last.output.path), PREVIEW_BYTES);
+          const p = head(path.join(v.artifactDir, last.output.path), PREVIEW_BYTES);
           const more =
             p.bytes > PREVIEW_BYTES ? ` (first ${PREVIEW_BYTES} of ${p.bytes} B)` : ` (${p.bytes} B)`;
           lines.push(
@@ -99,28 +98,28 @@ export function coreActions(m: Muster): TopActions {
       return visible(bounded.replace(/\n+$/, ""));
     },
     async send(id, text) {
-      const c = m.child(id);
+      const v = await m.view(id);
       // A settled child continues in a resumed turn; a live one queues the follow-up in its inbox.
       const f =
-        c.status === "closed" || c.status === "lost" ? await m.resume(id, text) : await m.send(id, text);
-      return `sent to ${called(c)}: turn ${shortId(f.turnId)} queued`;
+        v.status === "closed" || v.status === "lost" ? await m.resume(id, text) : await m.send(id, text);
+      return `sent to ${called(v)}: turn ${shortId(f.turnId)} queued`;
     },
     async cancel(id) {
-      const c = m.child(id);
+      const v = await m.view(id);
       const r = await m.cancel(id);
-      return `cancelled ${called(c)}: now ${r.status}${r.turnCancelled ? ", its turn cancelled" : ""}`;
+      return `cancelled ${called(v)}: now ${r.status}${r.turnCancelled ? ", its turn cancelled" : ""}`;
     },
     subtreeSize(id) {
-      return treeMembers(m.registry.read(), m.child(id).entry.id).length;
+      return m.subtree(id).length;
     },
     async cancelTree(id) {
       const rs = await m.cancelTree(id);
-      return `cancelled ${rs.length} child(ren) of the subtree of ${called(m.child(id))}, deepest first`;
+      return `cancelled ${rs.length} child(ren) of the subtree of ${called(await m.view(id))}, deepest first`;
     },
     async focus(id) {
-      const c = m.child(id);
-      await m.focus(c);
-      return `focused ${called(c)}`;
+      const v = await m.view(id);
+      await m.focus(id);
+      return `focused ${called(v)}`;
     },
     attach(id) {
       return `attach: ${shellQuote(m.attach(id).command)}`;

@@ -116,8 +116,10 @@ export function Top({ source, actions, size: fixed }: TopProps) {
   const selDetails = useMemo((): Detail[] => {
     void snap; // re-read when a new snapshot arrives
     if (!selKeyNow || !expanded.has(selKeyNow) || !selChild) return [];
+    const view = snap?.views.find((v) => v.id === selChild);
+    if (!view) return [{ text: `child ${shortId(selChild)} is not in this primary's list` }];
     try {
-      return actions.details(selChild).slice(0, 12);
+      return actions.details(view).slice(0, 12);
     } catch (e) {
       return [{ text: failure(e) }];
     }

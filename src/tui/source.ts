@@ -1,17 +1,19 @@
 import * as fs from "node:fs";
-import { liveOf } from "../core/children.js";
+import { LiveViews } from "../core/live-views.js";
 import type { Muster } from "../core/muster.js";
-import { applyEvents, type ChildState, childStatus, emptyState } from "../core/state.js";
+import type { ChildView } from "../core/views.js";
 import type { PrimaryWatcher } from "../core/watcher.js";
 import { formatUsd } from "../util/cost.js";
 import { listRuns } from "../workflows/run-log.js";
 import { runSettled } from "./tree.js";
-import { type ChildView, childView, type RunView, type TopChildInput } from "./view.js";
+import { type ChildRow, childRow, type RunView } from "./view.js";
 
 /** Everything one frame of top shows, read from the core. */
 export interface Snapshot {
   primary: string;
-  children: ChildView[];
+  children: ChildRow[];
+  /** The core's view of each child the rows show (what a row's details are built from). */
+  views: ChildView[];
   runs: RunView[];
   budget: string;
   at: number;
@@ -60,16 +62,14 @@ const runView = (r: ReturnType<typeof listRuns>[number]): RunView => ({
 });
 
 /**
- * top's view of one primary, kept current by the core's watcher: each event is folded into its child's
- * state as it arrives (the core's own applyEvents), so an update reads no file. The core's list (what ls
- * shows: registry entries, inbox, liveness, the live state and name) is read at start, on `r`, when a child
- * appears or changes status, and every fullEveryMs while a turn runs; never on a polling loop of its own.
+ * top's view of one primary, kept current by the core's watcher: each event is folded into the core's
+ * views as it arrives (LiveViews), so an update reads no file. The core's list (what ls shows: registry
+ * entries, inbox, liveness, the live state and name) is read at start, on `r`, when a child appears or
+ * changes status, and every fullEveryMs while a turn runs; never on a polling loop of its own.
  */
 export class TopSource {
   private watcher: PrimaryWatcher | undefined;
-  private readonly models = new Map<string, string>();
-  private readonly states = new Map<string, ChildState>();
-  private base = new Map<string, TopChildInput>();
+  private readonly views: LiveViews;
   private runs: RunView[] = [];
   private timer: NodeJS.Timeout | undefined;
   private loading: Promise<void> | undefined;
@@ -84,17 +84,16 @@ export class TopSource {
   constructor(
     readonly muster: Muster,
     private readonly opts: SourceOptions = {},
-  ) {}
+  ) {
+    this.views = new LiveViews(muster);
+  }
 
   /** Starts the watcher and delivers the first snapshot before resolving. */
   async start(onSnapshot: (s: Snapshot) => void): Promise<void> {
     this.listener = onSnapshot;
     this.watcher = await this.muster.watch({
       onEvent: (id, e) => {
-        if (e.type === "turn_started" && e.model) this.models.set(id, e.model);
-        const s = this.states.get(id) ?? emptyState();
-        this.states.set(id, s);
-        applyEvents(s, [e]);
+        this.views.apply(id, e);
         this.schedule();
       },
       ...(this.opts.livenessMs ? { livenessMs: this.opts.livenessMs } : {}),
@@ -153,40 +152,22 @@ export class TopSource {
     return this.budget.text;
   }
 
-  /** The child as the core listed it, with the events folded since; undefined when a full read is needed. */
-  private current(c: TopChildInput): TopChildInput | undefined {
-    const s = this.states.get(c.entry.id);
-    if (!s || s.lastSeq <= c.state.lastSeq || c.status === "unreadable") return c;
-    const pending = c.pending.filter((t) => !s.turns.some((x) => x.turnId === t) && !s.completions.has(t));
-    const status = childStatus(s, pending.length);
-    // Its status moved (a turn started or settled, the host exited): the core's live state is stale.
-    if (status !== c.status) return undefined;
-    // The live state again from the folded events (a newer event ends a stall, a question shows at once).
-    const live = liveOf(s, pending.length, { createdAt: c.entry.createdAt, stallMs: this.muster.stallMs });
-    return { ...c, state: s, pending, live };
-  }
-
   private async update(full: boolean): Promise<void> {
     const m = this.muster;
-    let children = full ? undefined : [...this.base.values()].map((c) => this.current(c));
     // A child the list has not shown yet, or one whose status moved: read the list again.
-    if (
-      !children ||
-      children.some((c) => c === undefined) ||
-      [...this.states.keys()].some((id) => !this.base.has(id))
-    ) {
-      const listed = (await m.list()) as TopChildInput[];
-      this.base = new Map(listed.map((c) => [c.entry.id, c]));
+    let children: ChildView[] | undefined = full ? undefined : this.views.current();
+    if (!children) {
+      children = await this.views.reload();
       this.runs = listRuns(m.paths.dir).map(runView);
       this.lastFull = Date.now();
-      children = listed.map((c) => this.current(c) ?? c);
       full = true;
     }
     this.lastUpdate = Date.now();
     if (this.closed) return;
     this.last = {
       primary: m.primary,
-      children: (children as TopChildInput[]).map((c) => childView(c, this.models.get(c.entry.id))),
+      children: children.map(childRow),
+      views: children,
       runs: this.runs,
       budget: this.budgetNow(full),
       at: this.lastUpdate,

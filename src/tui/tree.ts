@@ -1,8 +1,8 @@
-import type { ChildView, RunView } from "./view.js";
+import type { ChildRow, RunView } from "./view.js";
 
 /** One selectable row of the tree, in display order. */
 export type TreeRow =
-  | { kind: "child"; key: string; depth: number; child: ChildView; context: boolean }
+  | { kind: "child"; key: string; depth: number; child: ChildRow; context: boolean }
   | { kind: "run"; key: string; depth: number; run: RunView; context: boolean }
   | {
       kind: "step";
@@ -48,12 +48,12 @@ const matches = (filter: string, ...fields: (string | undefined)[]): boolean => 
  * own (settled, or not matching the filter) stays as context while something under it is shown.
  */
 export function buildTree(
-  children: ChildView[],
+  children: ChildRow[],
   runs: RunView[],
   opts: TreeOptions,
 ): { rows: TreeRow[]; hidden: Hidden } {
   const byId = new Map(children.map((c) => [c.id, c]));
-  const kidsOf = new Map<string | null, ChildView[]>();
+  const kidsOf = new Map<string | null, ChildRow[]>();
   const stepChild = new Set(
     runs.flatMap((r) => r.steps.map((s) => s.childId).filter((x) => x !== undefined)),
   );
@@ -67,7 +67,7 @@ export function buildTree(
     !matches(opts.filter, ...fields) ? "filtered" : settled && !opts.showSettled ? "settled" : null;
 
   const seen = new Set<string>();
-  const childNode = (c: ChildView, depth: number): Node => {
+  const childNode = (c: ChildRow, depth: number): Node => {
     seen.add(c.id);
     const kids = (kidsOf.get(c.id) ?? []).filter((k) => !seen.has(k.id)).map((k) => childNode(k, depth + 1));
     const hide = hideOf(c.settled, c.label, c.id, c.agent, c.state, c.activity, c.model);

@@ -1,20 +1,9 @@
-import type { LoadedChild } from "../core/children.js";
-import { openTurn } from "../core/state.js";
+import type { ChildView } from "../core/views.js";
 import { shortId } from "../util/ids.js";
 import { visibleLine } from "../util/sanitize.js";
 
-/**
- * What the core's list/status may carry beyond LoadedChild: the live state derived from events and a
- * child's name (both optional, so top works with a core that has them and one that does not yet).
- */
-export interface LiveFields {
-  live?: { state: string; since: string; detail?: string };
-  name?: string;
-}
-export type TopChildInput = LoadedChild & LiveFields;
-
 /** One child as top shows it: plain data, already made safe for a terminal. */
-export interface ChildView {
+export interface ChildRow {
   kind: "child";
   id: string;
   parent: string | null;
@@ -37,27 +26,26 @@ export interface ChildView {
 
 const SETTLED = new Set(["closed", "lost", "unreadable"]);
 
-/** A child's row data; `model` is what its latest turn ran with (from its turn_started events). */
-export function childView(c: TopChildInput, model: string | undefined): ChildView {
-  const open = openTurn(c.state);
-  const act = c.live?.detail ?? c.unreadable ?? c.state.lastActivity?.text ?? "";
-  const usage = c.state.usage;
+/** A child's row, from the core's view of it. */
+export function childRow(v: ChildView): ChildRow {
+  const open = v.turns.find((t) => t.status === "running");
+  const act = v.live.detail ?? v.unreadable ?? v.lastActivity?.text ?? "";
   return {
     kind: "child",
-    id: c.entry.id,
-    parent: c.entry.parent,
-    label: visibleLine(c.name ?? (c.entry as { name?: string }).name ?? shortId(c.entry.id)),
-    agent: visibleLine(c.entry.agent),
-    state: visibleLine(c.live?.state ?? c.status),
-    settled: SETTLED.has(c.status),
+    id: v.id,
+    parent: v.parent,
+    label: visibleLine(v.name ?? shortId(v.id)),
+    agent: visibleLine(v.agent),
+    state: visibleLine(v.live.state),
+    settled: SETTLED.has(v.status),
     active: open !== undefined,
     activity: visibleLine(act),
-    since: open?.startedAt ?? c.entry.createdAt,
-    turns: c.state.turns.length,
-    model: visibleLine(model ?? c.meta?.profile.model ?? "-"),
-    tokens: usage ? usage.input + usage.output : null,
-    cost: usage?.cost ?? null,
-    createdAt: c.entry.createdAt,
+    since: open?.startedAt ?? v.createdAt,
+    turns: v.turns.length,
+    model: visibleLine(v.model ?? "-"),
+    tokens: v.usage ? v.usage.input + v.usage.output : null,
+    cost: v.usage?.cost ?? null,
+    createdAt: v.createdAt,
   };
 }
 

@@ -127,7 +127,7 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
       if (opts.keep) return;
       try {
         // Only an idle child: a follow-up someone sent it meanwhile is theirs, not the run's to cancel.
-        if ((await m.status(id)).status === "idle") await cancel([id], STEP_SETTLED);
+        if ((await m.view(id)).status === "idle") await cancel([id], STEP_SETTLED);
       } catch {
         // Gone or unreadable: nothing to close.
       }

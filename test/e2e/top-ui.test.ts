@@ -9,7 +9,7 @@ import { createMuster, type Muster } from "../../src/index.js";
 import { coreActions } from "../../src/tui/actions.js";
 import { Top } from "../../src/tui/app.js";
 import { TopSource } from "../../src/tui/source.js";
-import { childView } from "../../src/tui/view.js";
+import { childRow } from "../../src/tui/view.js";
 import { until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-topui");
@@ -207,22 +207,19 @@ describe("muster top (component, real children)", () => {
     t.ui.unmount();
   });
 
-  it("shows the core's live state and name when its list carries them (the live-state contract), else the status", async () => {
-    const c = await m.status(ids.a);
-    expect(childView(c, undefined)).toMatchObject({ label: short(ids.a), state: "working", active: true });
-    // A list without live states (a core from before them): the lifecycle status.
-    const { live: _none, ...bare } = c;
-    expect(childView(bare as typeof c, undefined)).toMatchObject({ state: "running", active: true });
+  it("a row shows the core view's live state, name and model (the live-state contract)", async () => {
+    const c = await m.view(ids.a);
+    expect(childRow(c)).toMatchObject({ label: short(ids.a), state: "working", active: true });
     const live = {
-      state: "waiting-permission",
+      state: "waiting-permission" as const,
       since: new Date().toISOString(),
       detail: "Bash: rm -rf ␛[2J",
     };
-    const v = childView({ ...c, live, name: "parser" }, "mock:deep");
+    const v = childRow({ ...c, live, name: "parser", model: "mock:deep" });
     expect(v).toMatchObject({ label: "parser", state: "waiting-permission", model: "mock:deep" });
     expect(v.activity).toBe("Bash: rm -rf ␛[2J");
     // Child-supplied text is shown, never obeyed: an escape in a name becomes a visible stand-in.
-    expect(childView({ ...c, name: "a\x1b[2Jb" }, undefined).label).toBe("a␛[2Jb");
+    expect(childRow({ ...c, name: "a\x1b[2Jb" }).label).toBe("a␛[2Jb");
   });
 
   it("a named child is called by its name in every message, as its row is", async () => {

@@ -42,6 +42,7 @@ describe("import rules (scripts/import-rules.cjs)", () => {
         "core-not-front-end: src/core/render.ts → src/cli/main.ts",
         "front-end-only-core: src/cli/main.ts → src/runners/agent.ts",
         "front-end-only-core: src/tui/app.ts → src/runners/agent.ts",
+        "front-end-renders-views: src/mcp/shape.ts → src/core/children.ts",
         "mux-knows-no-agents: src/mux/backend.ts → src/runners/agent.ts",
         // The cycle api.ts → cycle.ts → api.ts, reported once.
         "no-cycles: src/core/api.ts → src/core/cycle.ts",

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { columnsFor, elapsed, footerLine, HELP, helpLines, rowLine } from "../../src/tui/layout.js";
 import { buildTree, windowRows } from "../../src/tui/tree.js";
-import type { ChildView } from "../../src/tui/view.js";
+import type { ChildRow } from "../../src/tui/view.js";
 import { cellText, cellTextMiddle, textWidth } from "../../src/tui/width.js";
 
-const child = (id: string, parent: string | null, over: Partial<ChildView> = {}): ChildView => ({
+const child = (id: string, parent: string | null, over: Partial<ChildRow> = {}): ChildRow => ({
   kind: "child",
   id,
   parent,

@@ -44,11 +44,9 @@ function profileJson(p: ResolvedProfile, full: boolean) {
 /** What the newest child of this agent that opened a live session found offered (ACP modes, models). */
 async function lastOffer(name: string) {
   try {
-    const kids = await muster({}).list();
-    const c = kids.filter((k) => k.entry.agent === name && k.state.agentSession).at(-1);
-    return c?.state.agentSession
-      ? { child: c.entry.id, ...agentSessionJson(c.state.agentSession) }
-      : undefined;
+    const kids = await muster({}).views();
+    const c = kids.filter((k) => k.agent === name && k.agentSession).at(-1);
+    return c?.agentSession ? { child: c.id, ...agentSessionJson(c.agentSession) } : undefined;
   } catch {
     // No primary here, or its registry cannot be read: the profile alone is still shown.
     return undefined;

@@ -123,14 +123,7 @@ export function registerDemo(program: Command): void {
         );
         if (ticker) clearInterval(ticker);
         if (tty) draw();
-        panes = rows.map((r) => {
-          const c = m.child(r.id);
-          return {
-            id: r.id,
-            agent: r.agent,
-            attach: m.attachCommand(c),
-          };
-        });
+        panes = rows.map((r) => ({ id: r.id, agent: r.agent, attach: m.attachCommand(r.id) }));
       } finally {
         if (ticker) clearInterval(ticker);
         release();
@@ -203,7 +196,7 @@ function watchHint(backend: string, me: string, rows: Row[], m: ReturnType<typeo
         ? `detach with ${rawSetting(process.env, "detachKey") || "Ctrl-\\"}`
         : "detach as your multiplexer does";
   // Outside tmux, the pane's attach command up to its first `;` attaches the whole session: all three at once.
-  const pane = backend === "tmux" && !process.env.TMUX ? m.attachCommand(m.child(first.id)) : null;
+  const pane = backend === "tmux" && !process.env.TMUX ? m.attachCommand(first.id) : null;
   const session = pane?.includes(";") ? pane.slice(0, pane.indexOf(";")) : pane;
   return (
     `Watch while they run (removed at the end unless --keep): ${me} attach ${shortId(first.id)}` +

@@ -1,8 +1,7 @@
 import type { Command } from "commander";
-import type { LoadedChild } from "../../core/children.js";
-import { backendNameOf, paneWhere, placeNameOf } from "../../core/panes.js";
-import { lastSnapshot } from "../../core/snapshot.js";
-import { lastCompletion, type QueuedTurn, queuedTurns, resumable } from "../../core/state.js";
+import { paneWhere } from "../../core/panes.js";
+import type { QueuedTurn } from "../../core/state.js";
+import type { ChildView } from "../../core/views.js";
 import { formatUsd } from "../../util/cost.js";
 import { agentSessionJson, agentSessionLines } from "../agent-session.js";
 import { type CommonOptions, common, muster } from "../context.js";
@@ -13,41 +12,39 @@ import { printJson, say, withSelf } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
 /** "N malformed line(s) at offset …" for events.ndjson (the spans are skipped by every reader). */
-function malformedLine(m: LoadedChild["malformed"]): string {
+function malformedLine(m: ChildView["malformed"]): string {
   const spans = m.spans.map((s) => `${s.offset} (${s.length} B: ${clip(s.reason, 60)})`).join(", ");
   const more = m.count > m.spans.length ? `, and ${m.count - m.spans.length} more` : "";
   return `${m.count} malformed line${m.count === 1 ? "" : "s"} at offset ${spans}${more}`;
 }
 
 /** The JSON shape of an unreadable child in ls (its files were refused: nothing else is known). */
-const unreadableSummary = (c: LoadedChild) => ({ id: c.entry.id, status: c.status, error: c.unreadable });
+const unreadableSummary = (v: ChildView) => ({ id: v.id, status: v.status, error: v.unreadable });
 
 /** The JSON shape of a child in ls/status. */
-export function childSummary(c: LoadedChild) {
-  const last = lastCompletion(c.state);
-  // A closed child has no pane to watch or attach to: its ref would only point at a pane that is gone.
-  const closed = c.status === "closed";
+export function childSummary(v: ChildView) {
   return {
-    id: c.entry.id,
-    ...(c.name !== undefined ? { name: c.name } : {}),
-    agent: c.entry.agent,
-    runner: c.entry.runner,
-    status: c.status,
-    live: c.live,
-    lastOutcome: last?.status ?? null,
-    createdAt: c.entry.createdAt,
-    parent: c.entry.parent,
-    cwd: c.entry.cwd,
-    turns: c.state.turns.length,
-    queuedTurns: queuedTurns(c.state, c.pending),
-    lastActivity: c.state.lastActivity ?? null,
-    usage: c.state.usage ?? null,
-    backend: backendNameOf(c.entry),
-    place: placeNameOf(c.entry),
-    pane: closed ? null : c.entry.pane,
-    paneClosed: closed,
-    artifactDir: c.files.dir,
-    resumable: resumable(c.state),
+    id: v.id,
+    ...(v.name !== undefined ? { name: v.name } : {}),
+    agent: v.agent,
+    runner: v.runner,
+    status: v.status,
+    live: v.live,
+    lastOutcome: v.lastOutcome?.status ?? null,
+    createdAt: v.createdAt,
+    parent: v.parent,
+    cwd: v.cwd,
+    turns: v.turns.length,
+    queuedTurns: v.queuedTurns,
+    lastActivity: v.lastActivity,
+    usage: v.usage,
+    backend: v.backend,
+    place: v.place,
+    // A closed child has no pane to watch or attach to (the view holds none): its ref would point at nothing.
+    pane: v.pane,
+    paneClosed: v.status === "closed",
+    artifactDir: v.artifactDir,
+    resumable: v.resumable,
   };
 }
 
@@ -78,12 +75,12 @@ export function registerInspect(program: Command): void {
   ).action(async (flags: CommonOptions & { all?: boolean; watch?: boolean }) => {
     const m = muster(flags);
     if (flags.watch) return watchList(m, flags);
-    const groups = flags.all ? await m.listAll() : [{ primary: m.primary, children: await m.list() }];
+    const groups = flags.all ? await m.viewsAll() : [{ primary: m.primary, children: await m.views() }];
     if (flags.json) {
       const shaped = groups.map((g) => ({
         primary: g.primary,
-        children: g.children.map((c) =>
-          c.unreadable !== undefined ? unreadableSummary(c) : childSummary(c),
+        children: g.children.map((v) =>
+          v.unreadable !== undefined ? unreadableSummary(v) : childSummary(v),
         ),
       }));
       return printJson(flags.all ? { primaries: shaped } : shaped[0]);
@@ -99,50 +96,51 @@ export function registerInspect(program: Command): void {
     program.command("status").summary("one child in detail").argument("<id>", "child id or unique prefix"),
   ).action(async (id: string, flags: CommonOptions) => {
     const m = muster(flags);
-    const c = await m.status(id);
-    const summary = childSummary(c);
-    const turns = c.state.turns.map((t) => ({
+    const v = await m.detail(id);
+    const summary = childSummary(v);
+    const turns = v.turns.map((t) => ({
       turnId: t.turnId,
       n: t.n,
       source: t.source,
       startedAt: t.startedAt,
       promptBytes: t.promptBytes,
-      status: t.completion?.status ?? "running",
-      durationMs: t.completion?.durationMs ?? null,
-      output: t.completion?.output ?? null,
-      outputError: t.completion?.outputError ?? null,
-      reason: t.completion?.reason ?? null,
+      status: t.status,
+      durationMs: t.durationMs ?? null,
+      output: t.output ?? null,
+      outputError: t.outputError ?? null,
+      reason: t.reason ?? null,
     }));
-    const attach = summary.paneClosed ? null : m.attachCommand(c);
-    const snapshot = lastSnapshot(c);
+    const attach = v.attachCommand;
+    const snapshot = v.snapshot;
     if (flags.json)
       return printJson({
         ...summary,
         turnList: turns,
         attachCommand: attach,
-        malformed: c.malformed,
-        ...(c.meta?.caps ? { caps: c.meta.caps } : {}),
-        ...(c.meta?.forkedFrom ? { forkedFrom: c.meta.forkedFrom } : {}),
+        malformed: v.malformed,
+        ...(v.caps ? { caps: v.caps } : {}),
+        ...(v.forkedFrom ? { forkedFrom: v.forkedFrom } : {}),
         ...(snapshot ? { snapshot } : {}),
-        ...(c.state.agentSession ? { agentSession: agentSessionJson(c.state.agentSession) } : {}),
+        ...(v.agentSession ? { agentSession: agentSessionJson(v.agentSession) } : {}),
       });
+    const queued = v.queuedTurns.length;
     const lines = [
-      `id         ${c.entry.id}`,
-      ...(c.name !== undefined ? [`name       ${visibleLine(c.name)}`] : []),
-      `agent      ${c.entry.agent} (runner ${c.entry.runner})`,
-      `status     ${c.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${c.pending.length ? ` · ${c.pending.length} queued` : ""}`,
-      `state      ${c.live.state} (${since(c.live.since)})${c.live.detail ? ` · ${visibleLine(c.live.detail)}` : ""}`,
-      `created    ${c.entry.createdAt} (${since(c.entry.createdAt)} ago)${c.meta?.forkedFrom ? ` · forked from ${c.meta.forkedFrom}` : ""}`,
-      `pane       ${summary.paneClosed ? "- (closed)" : paneWhere(c.entry.pane)}`,
-      ...(c.entry.place ? [`place      ${summary.place} (its artifacts are mirrored here)`] : []),
-      `artifacts  ${c.files.dir}`,
-      `usage      ${c.state.usage ? `${c.state.usage.input} in / ${c.state.usage.output} out${c.state.usage.cost !== undefined ? ` · ${formatUsd(c.state.usage.cost)}` : ""}` : "-"}`,
-      `activity   ${c.state.lastActivity ? `${since(c.state.lastActivity.ts)} ago · ${visibleLine(c.state.lastActivity.text)}` : "-"}`,
+      `id         ${v.id}`,
+      ...(v.name !== undefined ? [`name       ${visibleLine(v.name)}`] : []),
+      `agent      ${v.agent} (runner ${v.runner})`,
+      `status     ${v.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${queued ? ` · ${queued} queued` : ""}`,
+      `state      ${v.live.state} (${since(v.live.since)})${v.live.detail ? ` · ${visibleLine(v.live.detail)}` : ""}`,
+      `created    ${v.createdAt} (${since(v.createdAt)} ago)${v.forkedFrom ? ` · forked from ${v.forkedFrom}` : ""}`,
+      `pane       ${summary.paneClosed ? "- (closed)" : paneWhere(v.pane)}`,
+      ...(v.placed ? [`place      ${v.place} (its artifacts are mirrored here)`] : []),
+      `artifacts  ${v.artifactDir}`,
+      `usage      ${v.usage ? `${v.usage.input} in / ${v.usage.output} out${v.usage.cost !== undefined ? ` · ${formatUsd(v.usage.cost)}` : ""}` : "-"}`,
+      `activity   ${v.lastActivity ? `${since(v.lastActivity.ts)} ago · ${visibleLine(v.lastActivity.text)}` : "-"}`,
       `attach     ${attach ? shellQuote(attach) : "-"}`,
-      ...(c.meta?.caps
+      ...(v.caps
         ? [
-            `caps       ${Object.entries(c.meta.caps)
-              .map(([k, v]) => `${k}=${v}`)
+            `caps       ${Object.entries(v.caps)
+              .map(([k, n]) => `${k}=${n}`)
               .join(" ")}`,
           ]
         : []),
@@ -151,8 +149,8 @@ export function registerInspect(program: Command): void {
             `snapshot   ${snapshot.path} (kept ${since(snapshot.takenAt)} ago${snapshot.openTool ? ` · open tool: ${visibleLine(snapshot.openTool)}` : ""}; spawn --resume continues from it)`,
           ]
         : []),
-      ...(c.state.agentSession ? agentSessionLines(c.state.agentSession) : []),
-      ...(c.malformed.count > 0 ? [`events     ${malformedLine(c.malformed)}`] : []),
+      ...(v.agentSession ? agentSessionLines(v.agentSession) : []),
+      ...(v.malformed.count > 0 ? [`events     ${malformedLine(v.malformed)}`] : []),
       "turns",
       ...turns.map(
         (t) =>

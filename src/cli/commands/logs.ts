@@ -1,7 +1,5 @@
 import type { Command } from "commander";
-import type { LoadedChild } from "../../core/children.js";
-import { childEvents, followChild } from "../../core/logs-follow.js";
-import type { Muster } from "../../core/muster.js";
+import type { ChildLog } from "../../core/logs-follow.js";
 import { applyEvents, emptyState } from "../../core/state.js";
 import type { MalformedLine, MusterEvent } from "../../core/types.js";
 import { muster } from "../context.js";
@@ -17,7 +15,7 @@ interface LogsFlags {
 }
 
 /** One event on stdout: as stored (NDJSON, C1 controls escaped) with --json, else one readable line. */
-function printer(json: boolean, c: LoadedChild) {
+function printer(json: boolean, log: ChildLog) {
   const state = emptyState();
   const turnNumber = (turnId: string) => state.turns.find((t) => t.turnId === turnId)?.n;
   return (e: MusterEvent): void => {
@@ -31,13 +29,13 @@ function printer(json: boolean, c: LoadedChild) {
       return;
     }
     // Lines are made visible (control characters shown, never obeyed) as they are built.
-    process.stdout.write(`${[logLine(e, turnNumber), ...answerPreview(c, e)].join("\n")}\n`);
+    process.stdout.write(`${[logLine(e, turnNumber), ...answerPreview(log, e)].join("\n")}\n`);
   };
 }
 
 /** Follows the child's events until its host exits (0) or Ctrl-C (130, the child keeps running). */
-async function follow(m: Muster, c: LoadedChild, print: (e: MusterEvent) => void): Promise<number> {
-  const f = followChild(m, c, print, malformed);
+async function follow(log: ChildLog, print: (e: MusterEvent) => void): Promise<number> {
+  const f = log.follow(print, malformed);
   const release = takeInterrupt(() => f.stop());
   try {
     return (await f.done) === "exited" ? EXIT.ok : EXIT.interrupted;
@@ -64,14 +62,13 @@ export function registerLogs(program: Command): void {
       "act for this primary: its id, the short id ls --all shows, or a unique prefix (default: MUSTER_PRIMARY, else this repository's or directory's)",
     )
     .action(async (id: string, flags: LogsFlags) => {
-      const m = muster(flags);
-      const c = m.child(id);
-      const print = printer(!!flags.json, c);
+      const log = muster(flags).logs(id);
+      const print = printer(!!flags.json, log);
       if (!flags.follow) {
-        for (const e of childEvents(c, malformed)) print(e);
+        for (const e of log.events(malformed)) print(e);
         return;
       }
-      const code = await follow(m, c, print);
+      const code = await follow(log, print);
       if (code !== EXIT.ok) throw new ExitWith(code);
     });
 }

@@ -21,7 +21,7 @@ async function goToPane(
   }
   let unfocused: unknown;
   try {
-    await m.focus(m.child(target.id));
+    await m.focus(target.id);
     return;
   } catch (e) {
     // The pty backend has no multiplexer to focus in: `focus` says so rather than take over this terminal.

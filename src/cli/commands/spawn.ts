@@ -168,7 +168,7 @@ export function registerSpawn(program: Command): void {
       !!flags.json,
     );
     // What the agent's session could not apply is known only once it opened (ACP: --model on no model choice).
-    const opened = (await m.status(started.id)).state.agentSession;
+    const opened = (await m.view(started.id)).agentSession;
     const late = opened?.turnId === started.turnId ? (opened.warnings ?? []) : [];
     for (const w of late) warn(`muster: warning: ${w}\n`);
     const shown = { ...started, warnings: [...started.warnings, ...late] };
