@@ -1,7 +1,7 @@
-import { claudeRunner } from "../clis/claude.js";
-import { claudeStreamDriver } from "../clis/claude-stream.js";
 import type { AgentCli } from "../descriptor.js";
-import { claudeTui } from "../tui/claude.js";
+import { claudeRunner } from "./runner.js";
+import { claudeStreamDriver } from "./stream.js";
+import { claudeTui } from "./tui.js";
 
 /** Claude Code: `claude -p` one-shot, `--input-format stream-json` sessions, its TUI. */
 export const claude: AgentCli = {

@@ -1,7 +1,7 @@
-import { codexRunner } from "../clis/codex.js";
-import { codexAppDriver } from "../clis/codex-app.js";
 import type { AgentCli } from "../descriptor.js";
-import { codexTui } from "../tui/codex.js";
+import { codexAppDriver } from "./app-server.js";
+import { codexRunner } from "./runner.js";
+import { codexTui } from "./tui.js";
 
 /** Codex: `codex exec` one-shot, `codex app-server` sessions, its TUI. */
 export const codex: AgentCli = {

@@ -1,7 +1,7 @@
-import { piRunner } from "../clis/pi.js";
-import { piRpcDriver } from "../clis/pi-rpc.js";
 import type { AgentCli } from "../descriptor.js";
-import { piTui } from "../tui/pi.js";
+import { piRpcDriver } from "./rpc.js";
+import { piRunner } from "./runner.js";
+import { piTui } from "./tui.js";
 
 /** Pi: `pi -p` one-shot, `pi --mode rpc` sessions, its TUI. */
 export const pi: AgentCli = {

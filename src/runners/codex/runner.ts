@@ -1,6 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
-import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
-import { schemaFile, strictSchema } from "./schema.js";
+import { schemaFile, strictSchema } from "../clis/schema.js";
 import {
   binaryOf,
   cliPlan,
@@ -11,7 +10,8 @@ import {
   splitModel,
   str,
   toolSummary,
-} from "./shared.js";
+} from "../clis/shared.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 const EFFORT = ["minimal", "low", "medium", "high", "xhigh"];
 

@@ -6,8 +6,8 @@
  * `item/fileChange/requestApproval`) go to the parent through `io.askPermission`.
  */
 import { RpcError, RpcPeer } from "../acp/rpc.js";
+import { num, obj, str, toolSummary } from "../clis/shared.js";
 import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
-import { num, obj, str, toolSummary } from "./shared.js";
 
 // Item types that are tool activity, with the name muster shows for them (as `codex exec --json` does).
 const TOOL_ITEMS: Record<string, string> = {
