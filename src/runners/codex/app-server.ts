@@ -114,8 +114,16 @@ export function codexAppTurnReader() {
 
 type Reader = ReturnType<typeof codexAppTurnReader>;
 
-export function codexAppDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
-  const thread = spec.codex ?? { approvalPolicy: "never", sandbox: "workspace-write" };
+/** What a codex app-server session spec says of its thread (`SessionSpec.options`, written by runner.ts). */
+export interface CodexThread {
+  approvalPolicy: "never" | "untrusted";
+  sandbox: string;
+  /** A new thread's developer instructions (the profile's system prompt). */
+  developerInstructions?: string;
+}
+
+export function codexAppDriver(spec: SessionSpec<CodexThread>, io: SessionIo): SessionDriver {
+  const thread = spec.options ?? { approvalPolicy: "never", sandbox: "workspace-write" };
   let threadId: string | undefined;
   let turn:
     | {
