@@ -1,5 +1,5 @@
 // The agent CLI versions the e2e tests (test/agents) run against: each runner's `binary.tested`
-// (src/runners/clis/*.ts), read from the build (npm test builds first; so does npm install), and the ACP
+// (the descriptors of src/runners/registry.ts), read from the build (npm test builds first; so does npm install), and the ACP
 // adapters the tests run as `runner: acp` children (no muster runner of their own names them).
 import * as fs from "node:fs";
 import * as os from "node:os";

@@ -59,7 +59,10 @@ export class SessionHolder {
     /** The conversation so far as text, for a new process whose agent did not reload it. */
     earlier: () => string = () => "",
   ): Promise<Outcome> {
-    if ("adapter" in spec) return this.tui!.turn(deps, turnId, spec, prompt, control, state);
+    // The child's mode picks the kind of spec, as in specFor: in mode tui every spec is the TUI's.
+    if (this.mode === "tui" && this.tui)
+      return this.tui.turn(deps, turnId, spec as TuiTurnSpec, prompt, control, state);
+    spec = spec as SessionSpec;
     const gone = missingDir(spec.cwd);
     if (gone) return { status: "errored", reason: gone, exitCode: null, signal: null };
     const key = shareKey(spec);

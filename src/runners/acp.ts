@@ -1,5 +1,10 @@
 import { MusterError } from "../base/errors.js";
+import { acpDriver } from "./acp/driver.js";
+import type { AgentCli, SessionProtocol } from "./descriptor.js";
 import type { Runner, SessionSpec, TurnInput, TurnPlan } from "./types.js";
+
+/** The Agent Client Protocol over stdio: `runner: acp`, and the session mode of Gemini CLI and OpenCode. */
+export const ACP_SESSION: SessionProtocol = { protocol: "acp", driver: acpDriver };
 
 /**
  * Any agent that speaks the Agent Client Protocol over stdio, named by the profile's `command` (e.g.
@@ -44,3 +49,5 @@ export const acpRunner: Runner = {
     };
   },
 };
+
+export const acp: AgentCli = { runner: acpRunner, session: ACP_SESSION };

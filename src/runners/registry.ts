@@ -1,30 +1,55 @@
-import { acpRunner } from "./acp.js";
-import { aiderRunner } from "./clis/aider.js";
-import { claudeRunner } from "./clis/claude.js";
-import { codexRunner } from "./clis/codex.js";
-import { geminiRunner } from "./clis/gemini.js";
-import { opencodeRunner } from "./clis/opencode.js";
-import { piRunner } from "./clis/pi.js";
+/**
+ * The one list of runners: each agent CLI's descriptor (`<cli>/index.ts`), the built-in `mock` and `command`, and
+ * the generic `acp`. The one-shot runners, session drivers, TUI adapters and help-text lists are read from it.
+ */
+import { acp } from "./acp.js";
+import { aider } from "./aider/index.js";
+import { claude } from "./claude/index.js";
+import { codex } from "./codex/index.js";
 import { commandRunner } from "./command.js";
+import type { AgentCli } from "./descriptor.js";
+import { gemini } from "./gemini/index.js";
 import { mockRunner } from "./mock.js";
-import type { Runner } from "./types.js";
+import { opencode } from "./opencode/index.js";
+import { pi } from "./pi/index.js";
+import type { TuiAdapter } from "./tui/types.js";
+import type { Runner, SessionDriver, SessionIo, SessionSpec } from "./types.js";
 
-const RUNNERS: ReadonlyMap<string, Runner> = new Map(
-  [
-    mockRunner,
-    commandRunner,
-    claudeRunner,
-    codexRunner,
-    piRunner,
-    opencodeRunner,
-    geminiRunner,
-    aiderRunner,
-    acpRunner,
-  ].map((r) => [r.name, r]),
-);
+// The order is the order `muster agents`, `doctor` and the help texts list them in.
+const CLIS: readonly AgentCli[] = [
+  { runner: mockRunner },
+  { runner: commandRunner },
+  claude,
+  codex,
+  pi,
+  opencode,
+  gemini,
+  aider,
+  acp,
+];
 
-export const runnerNames = (): string[] => [...RUNNERS.keys()];
+const BY_NAME: ReadonlyMap<string, AgentCli> = new Map(CLIS.map((c) => [c.runner.name, c]));
+
+export const runnerNames = (): string[] => [...BY_NAME.keys()];
 
 export function getRunner(name: string): Runner | undefined {
-  return RUNNERS.get(name);
+  return BY_NAME.get(name)?.runner;
 }
+
+/** The driver of a session's protocol (every protocol a runner's `session()` names has one). */
+export function sessionDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
+  const protocol = CLIS.find((c) => c.session?.protocol === spec.protocol)?.session;
+  if (!protocol) throw new Error(`no session driver speaks ${spec.protocol}`);
+  return protocol.driver(spec, io);
+}
+
+/** The adapter of a runner whose CLI muster can run as its own TUI in the pane (`mode: tui`). */
+export function tuiAdapter(runner: string): TuiAdapter | undefined {
+  return BY_NAME.get(runner)?.tui;
+}
+
+/** Runner names with a TUI mode (alphabetical), for the help text and the error that names them. */
+export const TUI_RUNNERS = (): string[] =>
+  CLIS.filter((c) => c.tui)
+    .map((c) => c.runner.name)
+    .sort();

@@ -78,7 +78,7 @@ export interface TurnPlan {
  * over the protocol. Turns whose spec is the same share the process; a different one (another model) starts a
  * new process that reloads the conversation (`resume`).
  */
-export interface SessionSpec {
+export interface SessionSpec<Options = unknown> {
   /** How muster talks to it: the Agent Client Protocol, Pi's RPC mode (`pi --mode rpc`), Claude's stream-json, Codex's app-server. */
   protocol: "acp" | "pi-rpc" | "claude-stream" | "codex-app";
   argv: string[];
@@ -97,8 +97,8 @@ export interface SessionSpec {
   reasoning?: string;
   /** Instructions the first prompt of a new session carries (the profile's system prompt). */
   preamble?: string;
-  /** codex app-server: the thread's approval policy and sandbox, and a new thread's developer instructions. */
-  codex?: { approvalPolicy: "never" | "untrusted"; sandbox: string; developerInstructions?: string };
+  /** Settings only this protocol's driver reads (Codex's app-server: its `CodexThread`). */
+  options?: Options;
 }
 
 /** What a session driver may do with its process. */

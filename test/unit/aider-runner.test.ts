@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { AIDER_HISTORY, aiderParser, aiderRunner, aiderTokens } from "../../src/runners/clis/aider.js";
+import { AIDER_HISTORY, aiderParser, aiderRunner, aiderTokens } from "../../src/runners/aider/runner.js";
 import type { AgentMessage, TurnInput } from "../../src/runners/types.js";
 
 const STANDIN = fileURLToPath(new URL("../fixtures/aider-standin.mjs", import.meta.url));

@@ -3,11 +3,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { claudeParser } from "../../src/runners/clis/claude.js";
-import { codexParser } from "../../src/runners/clis/codex.js";
-import { geminiParser } from "../../src/runners/clis/gemini.js";
-import { opencodeParser } from "../../src/runners/clis/opencode.js";
-import { piParser } from "../../src/runners/clis/pi.js";
+import { claudeParser } from "../../src/runners/claude/runner.js";
+import { codexParser } from "../../src/runners/codex/runner.js";
+import { geminiParser } from "../../src/runners/gemini/runner.js";
+import { opencodeParser } from "../../src/runners/opencode/runner.js";
+import { piParser } from "../../src/runners/pi/runner.js";
 import type { AgentMessage, StreamParser } from "../../src/runners/types.js";
 
 const STREAMS = path.join(import.meta.dirname, "..", "fixtures", "streams");

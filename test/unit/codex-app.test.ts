@@ -2,7 +2,7 @@
 // the scripted endpoint): its messages carry no `jsonrpc` member, a resumed thread replays its last turn's
 // usage before the new turn starts, and approvals are server → client requests.
 import { describe, expect, it } from "vitest";
-import { codexAppDriver, codexAppTurnReader } from "../../src/runners/clis/codex-app.js";
+import { codexAppDriver, codexAppTurnReader } from "../../src/runners/codex/app-server.js";
 import type { AgentMessage, SessionSpec } from "../../src/runners/types.js";
 
 const THREAD = "01a22e6f-a0f5-7361-952b-a773a5070f81";

@@ -5,10 +5,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { claudeRunner } from "../../src/runners/clis/claude.js";
-import { claudeStreamDriver } from "../../src/runners/clis/claude-stream.js";
-import { geminiRunner } from "../../src/runners/clis/gemini.js";
-import { opencodeRunner } from "../../src/runners/clis/opencode.js";
+import { claudeRunner } from "../../src/runners/claude/runner.js";
+import { claudeStreamDriver } from "../../src/runners/claude/stream.js";
+import { geminiRunner } from "../../src/runners/gemini/runner.js";
+import { opencodeRunner } from "../../src/runners/opencode/runner.js";
 import type { AgentMessage, SessionIo, TurnInput } from "../../src/runners/types.js";
 
 type Answer = "allow" | "allow_always" | "deny";

@@ -4,8 +4,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { claudeTui } from "../../src/runners/tui/claude.js";
-import { piTui } from "../../src/runners/tui/pi.js";
+import { claudeTui } from "../../src/runners/claude/tui.js";
+import { piTui } from "../../src/runners/pi/tui.js";
 import { inputBoxText } from "../../src/runners/tui/screen-text.js";
 
 const RULE = "─".repeat(60);

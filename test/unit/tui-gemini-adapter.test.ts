@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { geminiTui } from "../../src/runners/tui/gemini.js";
+import { geminiTui } from "../../src/runners/gemini/tui.js";
 
 const RULE = "─".repeat(60);
 // Narrow pane: one rule above the input line. Wide pane: the input line between rules, one more below it.

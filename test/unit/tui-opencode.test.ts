@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { opencodeTui } from "../../src/runners/tui/opencode.js";
+import { opencodeTui } from "../../src/runners/opencode/tui.js";
 import { MusterTuiHooks } from "../../src/runners/tui/opencode-plugin.js";
 import type { HookLine } from "../../src/runners/tui/types.js";
 

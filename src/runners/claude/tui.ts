@@ -12,11 +12,11 @@ import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { shellWords } from "../../util/text.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
+import { inputBoxText } from "../tui/screen-text.js";
+import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
+import { readTranscript } from "../tui/transcript.js";
+import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
-import { inputBoxText } from "./screen-text.js";
-import { hookRefs, startSignal, toolSignal } from "./signals.js";
-import { readTranscript } from "./transcript.js";
-import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
   command: "claude",

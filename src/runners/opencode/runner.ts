@@ -1,5 +1,4 @@
 import { ENV } from "../../base/settings/table.js";
-import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
   binaryOf,
   cliPlan,
@@ -12,7 +11,8 @@ import {
   str,
   toolSummary,
   withInstructions,
-} from "./shared.js";
+} from "../clis/shared.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 /** `opencode run --format json` events → muster messages. */
 export function opencodeParser() {

@@ -19,10 +19,10 @@ import { writeFileNoFollow } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { shellWords } from "../../util/text.js";
 import { binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
+import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
+import { jsonRecords, readTranscript } from "../tui/transcript.js";
+import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
-import { hookRefs, startSignal, toolSignal } from "./signals.js";
-import { jsonRecords, readTranscript } from "./transcript.js";
-import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
   command: "gemini",

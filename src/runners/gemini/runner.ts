@@ -1,7 +1,6 @@
 import * as path from "node:path";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileNoFollow } from "../../util/fsx.js";
-import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
   binaryOf,
   cliPlan,
@@ -14,7 +13,8 @@ import {
   str,
   toolSummary,
   withInstructions,
-} from "./shared.js";
+} from "../clis/shared.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 /** `gemini --output-format stream-json` events → muster messages. */
 export function geminiParser() {

@@ -5,10 +5,11 @@
  * With `--permission-prompt-tool stdio` a tool that would prompt arrives as a `can_use_tool` control request,
  * answered by the parent (io.askPermission) with a `control_response` (checked against 2.1.332).
  */
+
+import { jsonlSessionDriver } from "../clis/jsonl-session.js";
+import { obj, str, toolSummary } from "../clis/shared.js";
 import type { SessionDriver, SessionIo, StreamParser } from "../types.js";
-import { claudeParser } from "./claude.js";
-import { jsonlSessionDriver } from "./jsonl-session.js";
-import { obj, str, toolSummary } from "./shared.js";
+import { claudeParser } from "./runner.js";
 
 export function claudeStreamDriver(io: SessionIo): SessionDriver {
   // Tools the parent was asked about in this turn: their refusal is recorded already (the permission broker's event), so the

@@ -9,10 +9,10 @@ import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
+import { ownHookSignal } from "../tui/own-hooks.js";
+import { inputBoxText } from "../tui/screen-text.js";
+import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
-import { ownHookSignal } from "./own-hooks.js";
-import { inputBoxText } from "./screen-text.js";
-import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
 
 const BINARY: RunnerBinary = {
   command: "pi",

@@ -6,8 +6,8 @@
  * `item/fileChange/requestApproval`) go to the parent through `io.askPermission`.
  */
 import { RpcError, RpcPeer } from "../acp/rpc.js";
+import { num, obj, str, toolSummary } from "../clis/shared.js";
 import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
-import { num, obj, str, toolSummary } from "./shared.js";
 
 // Item types that are tool activity, with the name muster shows for them (as `codex exec --json` does).
 const TOOL_ITEMS: Record<string, string> = {
@@ -114,8 +114,16 @@ export function codexAppTurnReader() {
 
 type Reader = ReturnType<typeof codexAppTurnReader>;
 
-export function codexAppDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
-  const thread = spec.codex ?? { approvalPolicy: "never", sandbox: "workspace-write" };
+/** What a codex app-server session spec says of its thread (`SessionSpec.options`, written by runner.ts). */
+export interface CodexThread {
+  approvalPolicy: "never" | "untrusted";
+  sandbox: string;
+  /** A new thread's developer instructions (the profile's system prompt). */
+  developerInstructions?: string;
+}
+
+export function codexAppDriver(spec: SessionSpec<CodexThread>, io: SessionIo): SessionDriver {
+  const thread = spec.options ?? { approvalPolicy: "never", sandbox: "workspace-write" };
   let threadId: string | undefined;
   let turn:
     | {

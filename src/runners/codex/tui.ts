@@ -14,12 +14,12 @@
 import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { shellWords } from "../../util/text.js";
-import { modelSettings, tomlString } from "../clis/codex.js";
 import { binaryOf, num, obj, str } from "../clis/shared.js";
+import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
+import { jsonRecords, readTranscript } from "../tui/transcript.js";
+import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
-import { hookRefs, startSignal, toolSignal } from "./signals.js";
-import { jsonRecords, readTranscript } from "./transcript.js";
-import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
+import { modelSettings, tomlString } from "./runner.js";
 
 const BINARY: RunnerBinary = {
   command: "codex",

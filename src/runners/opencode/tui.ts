@@ -14,11 +14,11 @@ import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { childConfig, opencodeModel } from "../clis/opencode.js";
 import { arr, binaryOf, num, obj, str } from "../clis/shared.js";
+import { ownHookSignal } from "../tui/own-hooks.js";
+import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
-import { ownHookSignal } from "./own-hooks.js";
-import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "./types.js";
+import { childConfig, opencodeModel } from "./runner.js";
 
 const BINARY: RunnerBinary = {
   command: "opencode",

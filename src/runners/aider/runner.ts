@@ -4,8 +4,8 @@ import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { readFileBounded } from "../../util/safe-read.js";
+import { binaryOf, runnerDir, splitModel } from "../clis/shared.js";
 import type { AgentMessage, Runner, StreamParser, TurnInput, TurnPlan } from "../types.js";
-import { binaryOf, runnerDir, splitModel } from "./shared.js";
 
 /** Aider's conversation log inside the child's runner folder; its path is the runner session id. */
 export const AIDER_HISTORY = "aider.chat.history.md";

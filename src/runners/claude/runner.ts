@@ -1,6 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
-import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
-import { inlineObjectSchema } from "./schema.js";
+import { inlineObjectSchema } from "../clis/schema.js";
 import {
   arr,
   binaryOf,
@@ -12,7 +11,8 @@ import {
   splitModel,
   str,
   toolSummary,
-} from "./shared.js";
+} from "../clis/shared.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 const EFFORT = ["low", "medium", "high", "xhigh", "max"];
 

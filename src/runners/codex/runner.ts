@@ -1,6 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
-import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
-import { schemaFile, strictSchema } from "./schema.js";
+import { schemaFile, strictSchema } from "../clis/schema.js";
 import {
   binaryOf,
   cliPlan,
@@ -11,7 +10,9 @@ import {
   splitModel,
   str,
   toolSummary,
-} from "./shared.js";
+} from "../clis/shared.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
+import type { CodexThread } from "./app-server.js";
 
 const EFFORT = ["minimal", "low", "medium", "high", "xhigh"];
 
@@ -143,7 +144,7 @@ export const codexRunner: Runner = {
    * before any command it does not trust (policy `untrusted`) and the parent answers. Both go in the thread's
    * parameters: 0.171 refuses `approval_policy = "untrusted"` as config but takes it there.
    */
-  session(input: TurnInput): SessionSpec {
+  session(input: TurnInput): SessionSpec<CodexThread> {
     const approvalPolicy = input.permissions === "ask" ? "untrusted" : "never";
     return {
       protocol: "codex-app",
@@ -151,7 +152,7 @@ export const codexRunner: Runner = {
       cwd: input.cwd,
       env: input.env,
       ...(input.runnerSessionId ? { resume: input.runnerSessionId } : {}),
-      codex: {
+      options: {
         approvalPolicy,
         sandbox: "workspace-write",
         ...(input.systemPrompt?.trim() ? { developerInstructions: input.systemPrompt.trim() } : {}),

@@ -1,5 +1,4 @@
 import { ENV } from "../../base/settings/table.js";
-import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import {
   arr,
   binaryOf,
@@ -11,7 +10,8 @@ import {
   splitModel,
   str,
   toolSummary,
-} from "./shared.js";
+} from "../clis/shared.js";
+import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 

@@ -5,10 +5,11 @@
  * `extension_ui_request` goes to the parent as a permission request. Dialogs muster cannot answer (select,
  * input, editor) are cancelled at once, so no extension waits on a UI nobody sees.
  */
+
+import { jsonlSessionDriver } from "../clis/jsonl-session.js";
+import { obj, str } from "../clis/shared.js";
 import type { SessionDriver, SessionIo } from "../types.js";
-import { jsonlSessionDriver } from "./jsonl-session.js";
-import { piParser } from "./pi.js";
-import { obj, str } from "./shared.js";
+import { piParser } from "./runner.js";
 
 export function piRpcDriver(io: SessionIo): SessionDriver {
   return jsonlSessionDriver(io, {
