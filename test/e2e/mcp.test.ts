@@ -316,6 +316,9 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
       prompt: `waited on\nmock: gate=${encodeURIComponent(gate)}`,
       await: false,
     });
+    // Running first: the wait's first notification may be the host's own start, before its turn began, and
+    // "still running after the cancel" says something only of a child that was running before it.
+    await until(async () => (await ok("subagents_status", { id: child.id })).status === "running");
     const control = path.join((await ok("subagents_status", { id: child.id })).artifactDir, "control");
     const controller = new AbortController();
     let notified = false;
