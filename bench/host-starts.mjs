@@ -1,4 +1,4 @@
-// Shared by the start-stall stress scripts (issue 9, item 26): busy loops on the cores, and a watch over a
+// Shared by the start-stall stress scripts: busy loops on the cores, and a watch over a
 // state root that times every child's pane → child_started and dumps any host not started after 3 s, with
 // the state, wait channel and kernel stack of its processes, the tmux server's and the MCP server's.
 import { spawn } from "node:child_process";

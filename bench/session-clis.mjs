@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runner mode session vs oneshot (issue 14) with the real pinned CLIs that have a session mode, against the
+// Runner mode session vs oneshot with the real pinned CLIs that have a session mode, against the
 // scripted endpoint: follow-up latency (`send` → the turn's first model request at the endpoint) and delivery
 // (the endpoint's last response → the waiting parent has the completion). Run after a build and
 // scripts/install-clis.mjs: `node bench/session-clis.mjs [follow-ups per mode]`. Missing CLIs are skipped.

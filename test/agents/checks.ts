@@ -1,4 +1,4 @@
-// The five checks every real agent CLI must pass as a muster child (issue 4), against the scripted
+// The five checks every real agent CLI must pass as a muster child, against the scripted
 // endpoint, in real tmux. Each CLI has its own test file so two CLIs run at once.
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -28,7 +28,7 @@ export interface CliCase {
   errorMessage: RegExp;
   /** The CLI streams text as it is generated (not only whole messages): the pane must show it mid-turn. */
   streamsText?: boolean;
-  /** The CLI has a long-lived mode muster runs it in by default (runner mode `session`, issue 14). */
+  /** The CLI has a long-lived mode muster runs it in by default (runner mode `session`). */
   session?: boolean;
   /** Extra env for this CLI in the tests (e.g. fewer retries against the scripted 500). */
   env?: Record<string, string>;

@@ -1,4 +1,4 @@
-// Codex app-server approvals routed to the parent (issue 14): a child whose profile says `permissions: ask` runs
+// Codex app-server approvals routed to the parent: a child whose profile says `permissions: ask` runs
 // its thread with approval policy `untrusted`, so the shell call the model makes becomes a `permission` request
 // in `muster inbox`; `allow` runs it, `deny` sends codex's refusal back to the model. Real codex, real tmux, the
 // scripted endpoint.

@@ -1,6 +1,6 @@
 // Each pinned agent CLI as the PARENT: `muster mcp install <client>` into a throwaway HOME, then headless
 // turns against the scripted endpoint in which the parent's model calls muster's tools by the name the CLI
-// offers (issue 16). Nothing but the install makes the calls work: no approval flags on the parent's argv.
+// offers. Nothing but the install makes the calls work: no approval flags on the parent's argv.
 import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";

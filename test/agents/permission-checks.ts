@@ -1,4 +1,4 @@
-// Permission requests of a real agent CLI reach the parent (issue 14): a child whose profile says
+// Permission requests of a real agent CLI reach the parent: a child whose profile says
 // `permissions: ask` runs the CLI without pre-approving the shell; the scripted endpoint asks for
 // `echo hi > perm.txt`; the request shows in `muster inbox` and the child is waiting-permission; `muster allow`
 // runs it, `muster deny` leaves no file and the refusal reaches the model in its next request.

@@ -1,4 +1,4 @@
-// mode tui (issue 13): the real pinned CLI's own TUI (Claude Code, Pi) runs in the child's pane under a pty
+// mode tui: the real pinned CLI's own TUI (Claude Code, Pi) runs in the child's pane under a pty
 // inside the host, against the scripted endpoint, in a private tmux; turns come from its hooks, never from
 // the screen. Each CLI has its own test file so two run at once.
 import * as fs from "node:fs";

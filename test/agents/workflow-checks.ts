@@ -1,4 +1,4 @@
-// Workflows whose steps run on a real pinned agent CLI against the scripted endpoint (issue 11): structured
+// Workflows whose steps run on a real pinned agent CLI against the scripted endpoint: structured
 // steps through the CLI's own structured output where it has one, and the bundled review-chain. Called from
 // test/agents/<cli>.test.ts, so the same install check and skip rule apply as to the CLI's other checks.
 import * as fs from "node:fs";

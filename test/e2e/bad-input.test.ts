@@ -8,7 +8,7 @@ let known = "";
 beforeAll(async () => {
   const r = (await sb.json(["spawn", "--wait", "one real child"])).data;
   known = r.spawned.id;
-  // The turn settles before its host has reaped the runner and given back its run slot (issue 9, item 25):
+  // The turn settles before its host has reaped the runner and given back its run slot:
   // the tree is compared only once the host is idle, so the ticket's removal is not taken for a change.
   const ticket = path.join(r.results[0].artifactDir, "..", "..", "slots", `${known}.json`);
   await until(() => !fs.existsSync(ticket));

@@ -48,7 +48,7 @@ describe("a child host that never starts", () => {
   it("settles lost within the start limit, says where its process sleeps, and its pane is closed", async () => {
     // The pane's command is `env -u NODE_EXTRA_CA_CERTS node host.bundle.js <dir>`, found on the pane's
     // PATH. This env blocks opening a FIFO nobody writes: a host held before it can log child_started,
-    // while its pane stays alive (issue 9, item 26: a waiter waited 6 min 45 s for such a host).
+    // while its pane stays alive (a waiter waited 6 min 45 s for such a host).
     const base = path.dirname(sb.home);
     const bin = path.join(base, "bin");
     const fifo = path.join(base, "held.fifo");

@@ -59,7 +59,7 @@ describe("limits of a primary's tree", () => {
 
   it("a child runs in the slot its waiting parent holds (no deadlock at the bound); others still queue", async () => {
     // Limit 1: the delegating parent's turn holds the only slot while it waits for its own child. Before,
-    // the child queued behind that slot forever and the parent waited forever (issue 9, item 26).
+    // the child queued behind that slot forever and the parent waited forever.
     const env = { MUSTER_MAX_RUNNING: "1" };
     const r = await sb.run(delegating(["spawn", "--wait", "nested\nmock: sleep=8"], { wait: false }), {
       env,

@@ -1,4 +1,4 @@
-// `muster send --mode now|stop` (issue 14): a follow-up that interrupts the running turn, and a stop that
+// `muster send --mode now|stop`: a follow-up that interrupts the running turn, and a stop that
 // ends it and keeps the child. On the mock agent (one-shot: its process group is stopped); the live-session
 // path (ACP session/cancel, one process kept) is checked against the real CLIs in test/agents.
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The parts of mode tui that read what the CLIs give (issue 13): hook payloads as the pinned versions sent
+// The parts of mode tui that read what the CLIs give: hook payloads as the pinned versions sent
 // them, the transcript's usage, and the two things read off the screen (a dialog, a draft in the input box).
 import * as fs from "node:fs";
 import * as os from "node:os";

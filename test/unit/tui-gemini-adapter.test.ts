@@ -1,4 +1,4 @@
-// Gemini CLI's mode tui adapter (issue 13): hook payloads, the chat recording and screens as the pinned 0.61.0
+// Gemini CLI's mode tui adapter: hook payloads, the chat recording and screens as the pinned 0.61.0
 // gave them (captured in tmux, trimmed of blank rows).
 import * as fs from "node:fs";
 import * as os from "node:os";

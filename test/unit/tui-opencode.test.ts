@@ -1,4 +1,4 @@
-// OpenCode in mode tui (issue 13), the parts that need no CLI: muster's plugin fed OpenCode 1.18.33's hook calls
+// OpenCode in mode tui, the parts that need no CLI: muster's plugin fed OpenCode 1.18.33's hook calls
 // and events (as captured from the pinned TUI), the adapter reading its records and its screen, and the per-child
 // config it starts the TUI with.
 import * as fs from "node:fs";
