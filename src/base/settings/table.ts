@@ -326,18 +326,6 @@ export const SETTINGS = {
     forward: { child: true, mcp: false, popup: false, why: "a test knob read by each child's host" },
     doc: "a child host's safety poll of its inbox (ms); a test sets it far out to prove a poke alone wakes it",
   },
-  fault: {
-    env: "MUSTER_FAULT",
-    type: { kind: "enum", values: ["inbox-before-receipt"] },
-    internal: true,
-    forward: {
-      child: false,
-      mcp: false,
-      popup: false,
-      why: "a test's fault, for the one process it is set for",
-    },
-    doc: "crash at a named point (tests of crash safety)",
-  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { setting } from "../../base/settings/resolve.js";
 import type { PendingRequest } from "../../core/requests.js";
 import type { MusterEvent } from "../../core/types.js";
 import { shortId } from "../../util/ids.js";
@@ -64,8 +63,6 @@ export function registerInbox(program: Command): void {
           ),
         );
     }
-    // Fault injection for the delivery tests: die after handing the manifest on, before the receipts.
-    if (setting(process.env, "fault") === "inbox-before-receipt") process.kill(process.pid, "SIGKILL");
     if (!flags.peek) consume();
     if (flags.watch) await watchQuestions(m, !!flags.json, new Set(manifest.requests.map((r) => r.id)));
   });
