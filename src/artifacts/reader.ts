@@ -47,7 +47,8 @@ export class NdjsonReader<T = unknown> {
   /**
    * Keeps the file open between reads (a feed's tail, which closes it): a read after a watch hint is then one
    * pread from the cursor, with no stat or open. Whether the path still names that file (replaced, gone, now
-   * a symlink, shrunk) is looked at only by a read with `recheck` (the feed's safety poll).
+   * a symlink, shrunk) is looked at by a read with `recheck` (the feed's safety poll) and by one that finds
+   * nothing past the cursor.
    */
   hold(): this {
     this.holding = true;
