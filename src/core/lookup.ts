@@ -1,6 +1,7 @@
 /** Finding a primary's children and loading them: by id, unique prefix or suffix, or name; or all of them. */
 import { type LoadedChild, loadChildOrUnreadable, resolveChildId } from "./children.js";
 import type { CoreContext } from "./context.js";
+import type { RegistryEntry } from "./registry.js";
 import { findOwner } from "./send.js";
 
 type Lookup = Pick<
@@ -13,12 +14,21 @@ type Lookup = Pick<
  * `origin` says where this primary came from, for the message about a child of another primary.
  */
 export function findChildren(m: Lookup, idsOrPrefixes: readonly string[], origin?: string): LoadedChild[] {
+  return entriesFor(m, idsOrPrefixes, origin).map((entry) => m.reload(entry));
+}
+
+/** Full ids for ids, unique prefixes or suffixes, or names, from one read of the registry. */
+export function resolveIds(m: Lookup, idsOrPrefixes: readonly string[], origin?: string): string[] {
+  return entriesFor(m, idsOrPrefixes, origin).map((entry) => entry.id);
+}
+
+function entriesFor(m: Lookup, idsOrPrefixes: readonly string[], origin?: string): RegistryEntry[] {
   const elsewhere = (want: string) => {
     const owner = findOwner(m.root, want);
     return owner !== m.primary ? owner : undefined;
   };
   const doc = m.registry.read();
-  return idsOrPrefixes.map((i) => m.reload(resolveChildId(doc, i, elsewhere, origin)));
+  return idsOrPrefixes.map((i) => resolveChildId(doc, i, elsewhere, origin));
 }
 
 /**

@@ -19,7 +19,6 @@ import {
   showAgent,
 } from "./catalog.js";
 import { type LoadedChild, loadChild } from "./children.js";
-import type { CoreContext } from "./context.js";
 import { type DoctorReport, doctor } from "./doctor.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { buildInbox, type InboxRead } from "./inbox.js";
@@ -28,7 +27,7 @@ import { type Limits, limitsOf } from "./limits.js";
 import { stallMsOf } from "./live-state.js";
 import { reconcileChild } from "./liveness.js";
 import { type ChildLog, childLog } from "./logs-follow.js";
-import { findChildren, listChildren } from "./lookup.js";
+import { findChildren, listChildren, resolveIds } from "./lookup.js";
 import { attachCommandOf, attachTo, capturePane, focusPane, popupOver } from "./pane-actions.js";
 import { backendNameOf, placeNameOf } from "./panes.js";
 import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
@@ -55,8 +54,12 @@ export interface MusterOptions {
   backend?: Backend;
 }
 
-/** The core: every front end (CLI, MCP, library) calls these and nothing else. */
-export class Muster implements CoreContext {
+/**
+ * The core: every front end (CLI, MCP, library) calls these and nothing else. The core's own modules take it
+ * as their CoreContext (checked where `this` is handed to them); the members marked internal are left out of
+ * the published declarations, so a library user sees views only.
+ */
+export class Muster {
   readonly root: string;
   /** Every backend this process has used, by name; a child's operations go to the one it recorded. */
   readonly backends: BackendSet;
@@ -251,7 +254,10 @@ export class Muster implements CoreContext {
     return (await this.cancelMany([idOrPrefix], opts))[0]!;
   }
 
-  /** All children of this primary, newest last, each reconciled with liveness (a broken one: "unreadable"). */
+  /**
+   * All children of this primary, newest last, each reconciled with liveness (a broken one: "unreadable").
+   * @internal the core's loaded state; a front end or library user reads `views()`.
+   */
   list(): Promise<LoadedChild[]> {
     return listChildren(this);
   }
@@ -294,7 +300,7 @@ export class Muster implements CoreContext {
     return removeChildren(this, idsOrPrefixes, opts);
   }
 
-  /** One child, reconciled with liveness. */
+  /** One child, reconciled with liveness. @internal the core's loaded state; others read `view(id)`. */
   async status(idOrPrefix: string): Promise<LoadedChild> {
     return this.reconcile(this.child(idOrPrefix));
   }
@@ -314,7 +320,7 @@ export class Muster implements CoreContext {
     return childLog(this, this.child(idOrPrefix));
   }
 
-  /** Turns a dead host into a recorded `lost`; returns the child's fresh state. */
+  /** Turns a dead host into a recorded `lost`; returns the child's fresh state. @internal */
   reconcile(c: LoadedChild): Promise<LoadedChild> {
     return reconcileChild(this, c);
   }
@@ -375,15 +381,22 @@ export class Muster implements CoreContext {
     return eventStream((o) => this.watch(o), opts);
   }
 
+  /** The full id of a child named by id, unique prefix or suffix, or name (throws not_found), loading nothing. */
+  resolve(idOrPrefix: string): string {
+    return resolveIds(this, [idOrPrefix], this.own.origin)[0]!;
+  }
+
+  /** @internal one child's loaded state (throws not_found); others read `view(id)`. */
   child(idOrPrefix: string): LoadedChild {
     return this.children([idOrPrefix])[0]!;
   }
 
-  /** Several children from one read of the registry (see findChildren). */
+  /** Several children from one read of the registry (see findChildren). @internal */
   children(idsOrPrefixes: readonly string[]): LoadedChild[] {
     return findChildren(this, idsOrPrefixes, this.own.origin);
   }
 
+  /** @internal */
   reload(entry: RegistryEntry): LoadedChild {
     return loadChild(this.paths, entry, { stallMs: this.stallMs });
   }

@@ -138,7 +138,7 @@ export async function awaitChildren(
     // Awaiting a group seals it (in the core); an already-cancelled call is interrupted there.
     outcome = await ctx.m.waitGroup(a.groupId, { ...reporting(ctx), ...timeout, onMembers: waiting });
   } else {
-    const ids = a.ids!.map((i) => ctx.m.child(i).entry.id);
+    const ids = a.ids!.map((i) => ctx.m.resolve(i));
     waiting(ids);
     outcome = await waitReporting(ctx, ids, { mode: a.mode ?? DEFAULT_WAIT_MODE, ...timeout });
   }

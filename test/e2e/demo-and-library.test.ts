@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createMuster, type MusterEvent } from "../../src/index.js";
-import { BIN, pidAlive, until, useSandbox } from "../helpers/cli.js";
+import { BIN, pidAlive, REPO, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-demo");
 
@@ -124,7 +126,19 @@ describe("library API (createMuster)", () => {
     const ofB = seen.filter((x) => x.id === b.id).map((x) => x.event);
     expect(ofB.find((e) => e.type === "completion")).toMatchObject({ status: "lost", by: "parent" });
     expect(seen.some((x) => x.id === a.id && x.event.type === "completion")).toBe(true);
-    expect((await m.status(b.id)).status).toBe("lost");
+    expect((await m.view(b.id)).status).toBe("lost");
+    expect(m.resolve(b.id.slice(-6))).toBe(b.id);
+    expect(() => m.resolve("zzzzzz")).toThrow(/no child/);
+  });
+
+  it("the published declarations show views, never the state the core loads a child into", () => {
+    const dts = readFileSync(path.join(REPO, "dist", "core", "muster.d.ts"), "utf8");
+    for (const method of ["view", "views", "detail", "resolve"])
+      expect(dts).toMatch(new RegExp(`\\b${method}\\(`));
+    for (const internal of ["list", "status", "child", "children", "reload", "reconcile"]) {
+      expect(dts).not.toMatch(new RegExp(`^\\s+${internal}\\(`, "m"));
+    }
+    expect(dts).not.toMatch(/LoadedChild/);
   });
 
   it("wait can target a given turn: it settles with that turn, not a newer one queued behind it", async () => {
