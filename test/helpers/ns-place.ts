@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { createNamespace } from "../fixtures/ns-place.mjs";
 import { REPO } from "./cli.js";
+import { pidsInNamespace } from "./ns-pids.js";
 
 export const NS_MODULE = path.join(REPO, "test", "fixtures", "ns-place.mjs");
 
@@ -39,18 +40,7 @@ export function makeNsPlace(dir: string, target: string, covered: string[]): NsP
     execFileSync("nsenter", [`--mount=${pin}`, "--", ...argv], {
       stdio: ["ignore", "pipe", "pipe"],
     }).toString();
-  const pids = (): number[] =>
-    fs
-      .readdirSync("/proc")
-      .filter((n) => /^\d+$/.test(n))
-      .filter((n) => {
-        try {
-          return fs.readlinkSync(`/proc/${n}/ns/mnt`) === ours;
-        } catch {
-          return false;
-        }
-      })
-      .map(Number);
+  const pids = (): number[] => pidsInNamespace("mnt", ours);
   return {
     name: `ns:${target}`,
     dir,

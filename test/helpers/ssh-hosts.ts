@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { pidsInNamespace } from "./ns-pids.js";
 
 export interface SshTestHost {
   /** The Host alias in `config`. */
@@ -105,7 +106,7 @@ export function startSshHost(base: string, name: string): SshTestHost {
   inside(["/usr/sbin/sshd", "-f", file("sshd_config"), "-E", file("sshd.log")]);
   const netId = `net:[${fs.statSync(pins.net).ino}]`;
   const stop = (): void => {
-    for (const pid of pidsInNet(netId)) {
+    for (const pid of pidsInNamespace("net", netId)) {
       try {
         process.kill(pid, "SIGKILL");
       } catch {}
@@ -113,19 +114,4 @@ export function startSshHost(base: string, name: string): SshTestHost {
     for (const p of Object.values(pins)) execFileSync("umount", [p], { stdio: "ignore" });
   };
   return { alias, config, inside, stop };
-}
-
-/** Every process whose network namespace is `netId` (as /proc/<pid>/ns/net names it). */
-export function pidsInNet(netId: string): number[] {
-  return fs
-    .readdirSync("/proc")
-    .filter((n) => /^\d+$/.test(n))
-    .filter((n) => {
-      try {
-        return fs.readlinkSync(`/proc/${n}/ns/net`) === netId;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
