@@ -2,6 +2,7 @@
 // Bundles the child host into one file: it starts with every spawn, and one module loads ~30 ms faster
 // than its module graph (measured here). tsc still type-checks and emits everything else.
 // The CLI is bundled too (below): its ~160 modules took most of a command's start-up.
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { build } from "esbuild";
@@ -75,3 +76,46 @@ for (const f of fs.readdirSync(cliDir)) {
   if (!current.has(file) && Date.now() - fs.statSync(file).mtimeMs > 24 * 3600_000)
     fs.rmSync(file, { force: true });
 }
+
+// What an SSH host runs (src/place/ssh/install.ts ships it): a small tree laid out as the package is, so the
+// same code finds its files from its package root there. Each entry is one self-contained file (no
+// node_modules on the host); the TUI mode's pty and screen model are left out (they need a native addon).
+// `bin/muster.js` there runs only what an agent calls in its pane (done, error, progress, ask).
+const remote = path.join(root, "dist", "remote");
+fs.rmSync(remote, { recursive: true, force: true });
+const remoteEntries = {
+  "dist/child/host.bundle": "src/child/host.ts",
+  "dist/place/mirror/relay-hub-main": "src/place/mirror/relay-hub-main.ts",
+  "dist/runners/mock/agent": "src/runners/mock/agent.ts",
+  "dist/cli/child-commands": "src/cli/child-commands.ts",
+  "dist/cli/ask": "src/cli/ask.ts",
+};
+await build({
+  ...common,
+  sourcemap: false,
+  entryPoints: Object.fromEntries(
+    Object.entries(remoteEntries).map(([out, src]) => [out, path.join(root, src)]),
+  ),
+  outdir: remote,
+  external: ["node-pty", "@xterm/headless", "./tui-pty.js"],
+});
+fs.mkdirSync(path.join(remote, "bin"), { recursive: true });
+fs.copyFileSync(path.join(root, "scripts", "remote-bin.js"), path.join(remote, "bin", "muster.js"));
+const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version;
+fs.writeFileSync(
+  path.join(remote, "package.json"),
+  `${JSON.stringify({ name: "muster-remote", version, type: "module", private: true }, null, 2)}\n`,
+);
+// The version stamp: the hash of every file shipped, so a host runs exactly this build or is installed again.
+const shipped = [];
+const walk = (d) => {
+  for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const f = path.join(d, e.name);
+    if (e.isDirectory()) walk(f);
+    else shipped.push(f);
+  }
+};
+walk(remote);
+const stamp = createHash("sha256");
+for (const f of shipped) stamp.update(path.relative(remote, f)).update("\0").update(fs.readFileSync(f));
+fs.writeFileSync(path.join(remote, "STAMP"), `${version}-${stamp.digest("hex").slice(0, 16)}\n`);

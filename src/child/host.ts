@@ -9,6 +9,7 @@ import { isFarDir } from "../artifacts/admission.js";
 import { treeBudgetSpent } from "../artifacts/budget.js";
 import { closedDetail } from "../artifacts/closing.js";
 import type { ChildMeta } from "../artifacts/events.js";
+import { takeHostEnv } from "../artifacts/host-env.js";
 import { readInboxItem } from "../artifacts/inbox.js";
 import { childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
@@ -37,16 +38,6 @@ import { TuiHolder } from "./tui-turn.js";
 import { boundText, type Conversation, type Refusal, runTurn, type StopReason, TurnControl } from "./turn.js";
 
 /** Reads the spawning environment handed over in env.json and deletes the file (it may hold secrets). */
-function takeEnvironment(file: string): Record<string, string> {
-  try {
-    return readJson<{ env: Record<string, string> }>(file).env;
-  } catch {
-    return { ...(process.env as Record<string, string>) };
-  } finally {
-    fs.rmSync(file, { force: true });
-  }
-}
-
 async function main(): Promise<void> {
   const dir = process.argv[2];
   if (!dir) {
@@ -81,7 +72,7 @@ async function main(): Promise<void> {
   // Space held back for the records that end a turn or the child on a disk that fills up (disk-full.ts).
   const reserve = new DiskReserve(files.reserve);
   process.on("exit", () => reserve.release());
-  const captured = takeEnvironment(files.envFile);
+  const captured = takeHostEnv(files.envFile, process.env);
   // The pane's own TMUX/TMUX_PANE are the truth for anything the child starts from here.
   const env: Record<string, string> = {
     ...captured,

@@ -7,6 +7,7 @@ import { registerBudget } from "./commands/budget.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
+import { registerHosts } from "./commands/hosts.js";
 import { registerInbox } from "./commands/inbox.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerLogs } from "./commands/logs.js";
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerBudget(program);
   registerRm(program);
   registerGc(program);
+  registerHosts(program);
   registerDoctor(program);
   registerMcp(program);
   registerDemo(program);

@@ -7,7 +7,7 @@ import { loadProfile } from "../profiles/profile.js";
 import { type ModelQuery, type ModelsAnswer, queryModels } from "../profiles/query.js";
 import type { ResolvedProfile } from "../profiles/types.js";
 import { runnerReadiness } from "../runners/availability.js";
-import { getRunner } from "../runners/registry.js";
+import { getRunner, runnerNames } from "../runners/registry.js";
 
 export type { LayerDir } from "../profiles/discover.js";
 export { MAX_LIMIT, type ModelQuery, type ModelsAnswer } from "../profiles/query.js";
@@ -80,3 +80,10 @@ export function showAgent(name: string, ctx: CatalogContext): AgentInfo {
 export function models(q: ModelQuery, ctx: CatalogContext): ModelsAnswer {
   return queryModels(q, ctx);
 }
+
+/** The commands of the agent CLIs muster runs (claude, codex, …): what `hosts check` looks for on a host. */
+export const AGENT_CLI_COMMANDS = (): string[] =>
+  runnerNames().flatMap((n) => {
+    const b = getRunner(n)?.binary;
+    return b ? [b.command] : [];
+  });

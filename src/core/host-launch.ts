@@ -1,8 +1,9 @@
 import type { ChildMeta } from "../artifacts/events.js";
+import { writeHostEnv } from "../artifacts/host-env.js";
 import { MusterError } from "../base/errors.js";
 import { ENV } from "../base/settings/resolve.js";
+import type { Place } from "../place/place.js";
 import { loadProfile } from "../profiles/profile.js";
-import { writeJsonAtomic } from "../util/fsx.js";
 
 // Prompts travel as files (inbox/, prompts/), never through a pane or an event record, so this
 // only bounds memory; a single argv word is capped by the OS at 128 KiB, larger prompts use --file.
@@ -28,17 +29,22 @@ export function handOverForResume(
   meta: ChildMeta | undefined,
   parentEnv: NodeJS.ProcessEnv,
   cwd: string,
+  place: Pick<Place, "handover">,
 ): void {
   const env = Object.fromEntries(
     Object.entries(parentEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
   );
+  let named: string[] = [];
   if (meta) {
     try {
-      Object.assign(env, loadProfile(meta.agent, cwd, parentEnv).env);
+      const profileEnv = loadProfile(meta.agent, cwd, parentEnv).env ?? {};
+      Object.assign(env, profileEnv);
+      named = Object.keys(profileEnv);
     } catch {
       // The profile is gone or broken now: the child continues with the parent's environment.
     }
     if (meta.envNames.includes(ENV.noSpawn)) env[ENV.noSpawn] = "1";
   }
-  writeJsonAtomic(envFile, { env });
+  const handed = place.handover?.(env, named);
+  writeHostEnv(envFile, handed ? { env: handed, inherit: true } : { env });
 }

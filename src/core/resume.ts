@@ -49,7 +49,7 @@ export async function resumeChild(
   const follow = queueTurn(c, prompt, { ...opts, ...context }, m.env);
   // A resumed child starts again where it ran: its own backend, whatever the default is now.
   const backend = m.backendOf(c.entry);
-  handOverForResume(c.files.envFile, c.meta, m.env, m.cwd);
+  handOverForResume(c.files.envFile, c.meta, m.env, m.cwd, backend.place);
   await backend.place.carry?.(c.files.dir, m.env).catch((e: unknown) => {
     fs.rmSync(c.files.envFile, { force: true });
     throw e;

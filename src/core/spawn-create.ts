@@ -1,4 +1,5 @@
 import type { ChildMeta } from "../artifacts/events.js";
+import { writeHostEnv } from "../artifacts/host-env.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
 import { addGroupMember } from "../delivery/groups.js";
@@ -86,7 +87,7 @@ export async function joinGroup(m: CoreContext, plan: SpawnPlan): Promise<void> 
  * the registry entry (with no pane yet). A failure part-way is undone by the caller's one rollback.
  */
 export async function createChild(m: CoreContext, plan: SpawnPlan, rec: ChildRecords): Promise<void> {
-  const { opts, profile, runner, cwd, parent, settings, fork, backend, isolation, id, turnId, childEnv } =
+  const { opts, profile, runner, cwd, parent, settings, fork, backend, isolation, id, turnId, hostEnv } =
     plan;
   const { dir, files, meta, entry } = rec;
   for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control, files.runner])
@@ -95,7 +96,7 @@ export async function createChild(m: CoreContext, plan: SpawnPlan, rec: ChildRec
     meta.cwd = entry.cwd = createWorktree(cwd, id, worktreePath(m.root, id), dir, opts.name);
   writeJsonAtomic(files.meta, meta);
   writeFileAtomic(files.events, "");
-  writeJsonAtomic(files.envFile, { env: childEnv });
+  writeHostEnv(files.envFile, hostEnv);
   seedSession(sessionFileOf(dir), {
     id,
     primary: m.primary,

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Caps } from "../artifacts/events.js";
+import type { HostEnv } from "../artifacts/host-env.js";
 import { MusterError } from "../base/errors.js";
 import { ENV, rawSetting, setting } from "../base/settings/resolve.js";
 import { assertGroupId } from "../delivery/groups.js";
@@ -85,6 +86,8 @@ export interface SpawnPlan {
   turnId: string;
   isolation: ReturnType<typeof checkIsolationMode>;
   childEnv: Record<string, string>;
+  /** What env.json hands the host: the environment, and whether it goes over the host's own (another machine). */
+  hostEnv: HostEnv;
 }
 
 /**
@@ -114,8 +117,15 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   const id = uuidv7();
   const turnId = uuidv7();
   const isolation = checkIsolationMode(opts.isolation ?? profile.isolation);
+  if (isolation === "worktree" && backend.place.workdir)
+    throw new MusterError(
+      "unsupported",
+      `--isolation worktree is not available in place ${backend.place.name} yet; its children work in its own folder`,
+    );
   // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created.
   if (isolation === "worktree") planWorktree(cwd, id, opts.name);
+  // A child on another machine works in a folder there, which its place names (and readies the place).
+  const workdir = backend.place.workdir ? await backend.place.workdir(cwd) : cwd;
   const childEnv: Record<string, string> = {
     ...Object.fromEntries(
       Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),
@@ -126,14 +136,16 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   // A no-spawn agent's children inherit the ban through their environment, like the primary itself; set after
   // the install check, which looks the CLI up with the environment as it was.
   if (profile.spawn === false) childEnv[ENV.noSpawn] = "1";
+  const handed = backend.place.handover?.(childEnv, Object.keys(profile.env ?? {}));
   return {
+    hostEnv: handed ? { env: handed, inherit: true } : { env: childEnv },
     opts,
     fork,
     profile,
     runner,
     settings,
     command,
-    cwd,
+    cwd: workdir,
     mode,
     parent,
     depth,

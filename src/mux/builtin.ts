@@ -9,6 +9,7 @@ import { rawSetting } from "../base/settings/resolve.js";
 import { localPlace } from "../place/local/index.js";
 import { carryByMirror, localRelayHubArgv } from "../place/mirror/carry.js";
 import { registerPlace } from "../place/registry.js";
+import { SSH_KIND, sshPlaceFactory } from "../place/ssh/place.js";
 import { workingDir } from "../util/cwd.js";
 import { localHostControl } from "./local-host.js";
 import { createPtyBackend } from "./pty/backend.js";
@@ -19,6 +20,7 @@ import { createZellijBackend } from "./zellij/backend.js";
 registerBackend("tmux", ({ env, place }) => createTmuxBackend(env, place));
 registerBackend("zellij", ({ env, stateDir, place }) => createZellijBackend(env, stateDir, place));
 registerBackend("pty", (ctx) => createPtyBackend(ctx));
+registerPlace(SSH_KIND, sshPlaceFactory);
 
 const loaded = new Map<string, Promise<void>>();
 

@@ -51,7 +51,7 @@ export interface ExecOptions {
   /** The command's whole environment (nothing else of the caller's is passed). */
   env: NodeJS.ProcessEnv;
   /** Written to the command's stdin, then closed; without it stdin is empty. */
-  input?: string;
+  input?: string | Buffer;
   timeoutMs: number;
   /**
    * For a command that may start a long-lived server (a tmux server keeps every descriptor its first client
@@ -88,6 +88,18 @@ export interface Place {
   hostArgv(dir: string, extra?: string[]): string[];
   /** Where `command` is found there on `env`'s PATH (or as the path it is), or undefined. */
   findCommand(command: string, env: NodeJS.ProcessEnv): Promise<string | undefined>;
+  /**
+   * For a place on another machine: readies it for a child (muster's far side installed there on first use)
+   * and gives the child's working directory there for `cwd` here; refuses in one line when there is none.
+   * Without it a child works in `cwd` itself.
+   */
+  workdir?(cwd: string): Promise<string>;
+  /**
+   * For a place on another machine: what of `env` (a local child's whole environment) its host there gets,
+   * merged over that host's own environment: muster's settings and the variables `named` (the profile's).
+   * Without it a child's host gets `env` as it is.
+   */
+  handover?(env: Record<string, string>, named: readonly string[]): Record<string, string>;
   /**
    * For a place whose hosts see another disk: from now on keep the child's artifact dir `dir` (on this
    * machine) a mirror of its dir there (place/mirror/carry.ts), resolving once the far dir holds what the

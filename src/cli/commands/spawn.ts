@@ -25,6 +25,7 @@ interface SpawnFlags extends CommonOptions, CapFlags {
   file?: string;
   backend?: string;
   place?: string;
+  on?: string;
   isolation?: string;
   name?: string;
   tui?: boolean;
@@ -87,6 +88,10 @@ export function registerSpawn(program: Command): void {
           "where the child's host runs: local (this machine) or a place loaded by MUSTER_BACKEND_MODULE, as <kind>:<target> (default $MUSTER_PLACE, else local)",
         )
         .option(
+          "--on <host>",
+          "run the child on an SSH host named with muster hosts add (its place is ssh:<host>)",
+        )
+        .option(
           "--group <id>",
           "deliver the first result together with the rest of this group (muster wait --group)",
         )
@@ -117,6 +122,9 @@ export function registerSpawn(program: Command): void {
       operands,
       flags.file !== undefined,
     );
+    if (flags.on !== undefined && flags.place !== undefined)
+      throw new MusterError("invalid_argument", "give --on <host> or --place <name>, not both");
+    const place = flags.on !== undefined ? `ssh:${flags.on}` : flags.place;
     const m = muster(flags);
     const caps = capsFrom(flags);
     // Checked before anything is spawned: a bad --timeout leaves no child behind.
@@ -132,7 +140,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.group !== undefined ? { group: flags.group } : {}),
       ...(flags.seal ? { seal: true } : {}),
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
-      ...(flags.place !== undefined ? { place: flags.place } : {}),
+      ...(place !== undefined ? { place } : {}),
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),

@@ -46,7 +46,9 @@ export function createTmuxBackend(env: NodeJS.ProcessEnv = process.env, place?: 
     return new TmuxBackend({ server: { flag: "-L", value: socket }, session: "muster", env, ...at });
   }
   const inside = P.parseTmuxEnv(env.TMUX);
-  if (inside && env.TMUX_PANE) {
+  // The caller's tmux server is on this machine: another place's panes go to a server there.
+  const here = !place || place.name === localPlace.name;
+  if (inside && env.TMUX_PANE && here) {
     return new TmuxBackend({ server: { flag: "-S", value: inside.socketPath }, session: null, env, ...at });
   }
   return new TmuxBackend({ server: null, session: "muster", env, ...at });
@@ -85,7 +87,7 @@ export class TmuxBackend implements Backend<PaneRef> {
    * set-option after new-window would race a command that exits at once (the pane would vanish).
    */
   async spawn(opts: SpawnPaneOptions): Promise<PaneRef> {
-    const run = validateSpawn(opts);
+    const run = validateSpawn(opts, this.place === localPlace);
     const immediate = opts.start === "immediate";
     const out = await this.openPane(opts, immediate ? run : { argv: IDLE_ARGV });
     const [paneId = "", windowId = "", ...session] = out.trim().split("\t");
@@ -333,10 +335,12 @@ const failure = (ref: PaneRef, what: string, args: string[], run: TmuxRun): Must
   P.classifyTmuxError(run.stderr) === "dead" ? gone(ref, what) : tmuxFailure(args, run);
 
 /** Checks what tmux would get wrong silently (a missing cwd: tmux starts elsewhere) or refuse. */
-function validateSpawn(o: SpawnPaneOptions): A.StartCommand {
+function validateSpawn(o: SpawnPaneOptions, here: boolean): A.StartCommand {
   const run = { cwd: o.cwd, env: o.env ?? {}, argv: o.argv };
   const problem = A.startCommandProblem(run);
   if (problem) throw new MusterError("invalid_argument", `spawn: ${problem}`);
+  // A folder on another machine is its place's to check (Place.workdir), not this disk's.
+  if (!here) return run;
   let isDir = false;
   try {
     isDir = isAbsolute(o.cwd) && statSync(o.cwd).isDirectory();

@@ -6,9 +6,10 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { execa } from "execa";
 import { MusterError } from "../../base/errors.js";
 import { shellWords } from "../../util/text.js";
+import { execLocal } from "../local/exec.js";
+import { ExecFailure } from "../place.js";
 
 export interface SshHost {
   /** The alias or user@host[:port] handed to ssh. */
@@ -95,23 +96,22 @@ export class SshTransport {
   async run(
     host: SshHost,
     argv: readonly string[],
-    opts: { input?: string; timeoutMs?: number } = {},
+    opts: { input?: string | Buffer; timeoutMs?: number } = {},
   ): Promise<RemoteRun> {
-    const [bin, ...args] = remoteArgv(host, this.controlDir, argv);
+    const argvHere = remoteArgv(host, this.controlDir, argv);
     await this.ensureMaster(host);
-    const r = await execa(bin!, args, {
-      reject: false,
-      input: opts.input ?? "",
-      timeout: opts.timeoutMs ?? 30_000,
-      stripFinalNewline: false,
-    });
-    if (r.timedOut) {
-      throw new MusterError(
-        "unreachable",
-        `ssh ${host.target}: no answer within ${opts.timeoutMs ?? 30_000} ms`,
-      );
+    const timeoutMs = opts.timeoutMs ?? 30_000;
+    try {
+      return await execLocal(argvHere, {
+        env: process.env,
+        timeoutMs,
+        ...(opts.input !== undefined ? { input: opts.input } : {}),
+      });
+    } catch (e) {
+      if (e instanceof ExecFailure && e.kind === "timeout")
+        throw new MusterError("unreachable", `ssh ${host.target}: no answer within ${timeoutMs} ms`);
+      throw e;
     }
-    return { exitCode: r.exitCode ?? 255, stdout: r.stdout, stderr: r.stderr };
   }
 
   /**
@@ -129,26 +129,23 @@ export class SshTransport {
   }
 
   private async probeMaster(host: SshHost): Promise<void> {
-    const socket = path.join(this.controlDir, host.target);
+    // %n is the host as given, less any user@.
+    const socket = path.join(this.controlDir, host.target.slice(host.target.lastIndexOf("@") + 1));
     if (!fs.existsSync(socket)) return;
-    const check = await execa(
-      "ssh",
-      [...sshOptions(host, this.controlDir), "-O", "check", "--", host.target],
-      {
-        reject: false,
-        timeout: MASTER_PROBE_MS,
-      },
-    );
+    const check = await this.control(host, "check");
     if (check.exitCode === 0) return;
     await this.exitMaster(host);
     fs.rmSync(socket, { force: true });
   }
 
   private async exitMaster(host: SshHost): Promise<void> {
-    await execa("ssh", [...sshOptions(host, this.controlDir), "-O", "exit", "--", host.target], {
-      reject: false,
-      timeout: MASTER_PROBE_MS,
-    });
+    await this.control(host, "exit");
+  }
+
+  /** `ssh -O <op>` to the host's master, bounded; a master that does not answer counts as failed. */
+  private async control(host: SshHost, op: "check" | "exit"): Promise<{ exitCode: number }> {
+    const argv = ["ssh", ...sshOptions(host, this.controlDir), "-O", op, "--", host.target];
+    return execLocal(argv, { env: process.env, timeoutMs: MASTER_PROBE_MS }).catch(() => ({ exitCode: 255 }));
   }
 
   /** Ends every master this transport's folder holds. */

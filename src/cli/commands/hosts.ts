@@ -1,0 +1,133 @@
+/** `muster hosts`: the SSH hosts children can run on (`spawn --on <host>`): add, ls, rm, check, install. */
+import type { Command } from "commander";
+import { MusterError } from "../../base/errors.js";
+import { AGENT_CLI_COMMANDS } from "../../core/catalog.js";
+import { printJson, say } from "../output.js";
+import { visibleLine } from "../sanitize.js";
+
+// The hosts module (and what it needs) loads only in these commands.
+const admin = () => import("../../place/ssh/admin.js");
+
+const collect = (v: string, all: string[] = []): string[] => [...all, v];
+
+function sshOption(kv: string): [string, string] {
+  const eq = kv.indexOf("=");
+  if (eq <= 0)
+    throw new MusterError("invalid_argument", `--ssh-option takes key=value, not ${JSON.stringify(kv)}`);
+  return [kv.slice(0, eq), kv.slice(eq + 1)];
+}
+
+const jsonOption = (c: Command): Command =>
+  c.option("--json", "print one JSON document on stdout, nothing else");
+
+export function registerHosts(program: Command): void {
+  const hosts = program
+    .command("hosts")
+    .summary("SSH hosts children can run on (spawn --on <host>)")
+    .description(
+      "SSH hosts children can run on: `muster spawn --on <host>` starts a child's host there, in a tmux server of that host, and mirrors its record here. Kept in the user's config file. Agent CLIs must already be installed on the host; muster installs its own part there on first use.",
+    );
+
+  jsonOption(
+    hosts
+      .command("add")
+      .description("name an SSH host (a new name, or replace the entry of one)")
+      .argument("<name>", "muster's name for it (letters, digits, . _ -)")
+      .argument("<destination>", "an alias of your ssh config, or user@host[:port]")
+      .option("--ssh-config <file>", "ssh config file to use (ssh -F)")
+      .option("--ssh-option <key=value>", "an ssh option (ssh -o), repeatable", collect)
+      .option(
+        "--workdir <dir>",
+        "the folder children work in there (absolute; default: the same path as here)",
+      )
+      .option("--env <NAME>", "a variable of yours handed to children there, repeatable", collect),
+  ).action(
+    async (
+      name: string,
+      dest: string,
+      flags: { json?: boolean; sshConfig?: string; sshOption?: string[]; workdir?: string; env?: string[] },
+    ) => {
+      const a = await admin();
+      a.checkHostName(name);
+      const entry = a.hostEntry(dest, {
+        ...(flags.sshConfig !== undefined ? { sshConfig: flags.sshConfig } : {}),
+        options: (flags.sshOption ?? []).map(sshOption),
+        ...(flags.workdir !== undefined ? { workdir: flags.workdir } : {}),
+        ...(flags.env ? { env: flags.env } : {}),
+      });
+      await a.saveHost(process.env, name, entry);
+      if (flags.json) return printJson({ name, ...entry });
+      say(`added host ${name} (${entry.target}); check it with: muster hosts check ${name}\n`);
+    },
+  );
+
+  jsonOption(hosts.command("ls").description("list the hosts")).action(async (flags: { json?: boolean }) => {
+    const list = (await admin()).listHosts(process.env);
+    if (flags.json) return printJson({ hosts: list });
+    if (list.length === 0) return say("no hosts; add one with: muster hosts add <name> <user@host|alias>\n");
+    for (const h of list)
+      say(
+        `${h.name}\t${h.target}${h.workdir ? `\tworkdir ${h.workdir}` : ""}${h.env ? `\tenv ${h.env.join(",")}` : ""}\n`,
+      );
+  });
+
+  jsonOption(hosts.command("rm").description("forget a host").argument("<name>")).action(
+    async (name: string, flags: { json?: boolean }) => {
+      const a = await admin();
+      await a.disconnectHost(process.env, name);
+      const removed = await a.removeHost(process.env, name);
+      if (!removed) throw new MusterError("not_found", `no host "${name}"`);
+      if (flags.json) return printJson({ removed: name });
+      say(`removed host ${name}\n`);
+    },
+  );
+
+  jsonOption(
+    hosts
+      .command("check")
+      .description(
+        "reach a host and report: round trip, node and tmux there, muster's part there and its build, agent CLIs found, free disk, the variables children get",
+      )
+      .argument("<name>")
+      .option("--env", "only list the variables handed to children there"),
+  ).action(async (name: string, flags: { json?: boolean; env?: boolean }) => {
+    const c = await (await admin()).checkHost(process.env, name, AGENT_CLI_COMMANDS());
+    if (flags.json) printJson(c);
+    else if (flags.env) {
+      say(
+        `children on ${name} get muster's settings, their profile's env, and: ${c.env.join(", ") || "nothing else"}\n`,
+      );
+    } else {
+      say(
+        `host ${c.name} (${c.target}): ${c.reachable ? `reachable, ${c.rttMs} ms round trip` : "unreachable"}\n`,
+      );
+      if (c.node) say(`  node    ${c.node.version || "missing"}${c.node.path ? ` (${c.node.path})` : ""}\n`);
+      if (c.tmux !== undefined) say(`  tmux    ${c.tmux || "missing"}\n`);
+      if (c.muster)
+        say(
+          `  muster  ${c.muster.installed ? (c.muster.current ? `${c.muster.installed} (this build)` : `${c.muster.installed} (another build: installed again on first use)`) : "not installed (installed on first use, or: muster hosts install)"}\n`,
+        );
+      if (c.clis)
+        say(
+          `  agents  ${Object.keys(c.clis).join(", ") || "no agent CLI found (only mock and command agents run there)"}\n`,
+        );
+      if (c.freeKiB !== undefined && c.freeKiB >= 0)
+        say(`  disk    ${Math.round(c.freeKiB / 1024)} MiB free\n`);
+      if (c.workdir) say(`  workdir ${c.workdir}\n`);
+      say(`  env     ${c.env.join(", ") || "(muster's settings and each profile's env only)"}\n`);
+      for (const p of c.problems) say(`  problem: ${visibleLine(p)}\n`);
+    }
+    if (!c.reachable || c.problems.length > 0) process.exitCode = 1;
+  });
+
+  jsonOption(
+    hosts
+      .command("install")
+      .description("put this build's part of muster on a host (also done on first use)")
+      .argument("<name>"),
+  ).action(async (name: string, flags: { json?: boolean }) => {
+    const r = await (await admin()).installHost(process.env, name);
+    if (flags.json) return printJson(r);
+    say(r.already ? `host ${name} already has ${r.stamp}\n` : `installed ${r.stamp} on ${name} (${r.dir})\n`);
+  });
+}

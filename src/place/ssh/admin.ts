@@ -1,0 +1,117 @@
+/**
+ * What `muster hosts` does with the SSH hosts a user named, as plain data for the front ends: add, list and
+ * remove entries (hosts.ts), check a host (reachability, round trip, node, tmux, muster's far side there,
+ * agent CLIs, free disk, the variables children get) and install muster's far side (remote.ts). The one
+ * module of a concrete place that front ends import (scripts/import-rules.cjs).
+ */
+import { stateRoot } from "../../artifacts/layout.js";
+import {
+  checkHostName,
+  getHost,
+  type HostEntry,
+  hostEntry,
+  listHosts,
+  type NamedHost,
+  removeHost,
+  saveHost,
+  sshHostOf,
+} from "./hosts.js";
+import { controlDirFor, SshPlace } from "./place.js";
+import { checkNode, installOn, localStamp, probeHost } from "./remote.js";
+import { SshTransport } from "./transport.js";
+
+export { checkHostName, type HostEntry, hostEntry, listHosts, type NamedHost, removeHost, saveHost };
+
+export interface HostCheck {
+  name: string;
+  target: string;
+  reachable: boolean;
+  /** Why it is not reachable, or what is wrong there (one line each). */
+  problems: string[];
+  /** One command's round trip over the host's master connection. */
+  rttMs?: number;
+  node?: { path: string; version: string; ok: boolean };
+  tmux?: string;
+  /** muster's far side there: the build installed (empty: none) and whether it is this one. */
+  muster?: { installed: string; current: boolean; wanted: string };
+  /** Agent CLIs found there, by command. */
+  clis?: Record<string, string>;
+  freeKiB?: number;
+  workdir?: string;
+  /** The variables handed to children there besides muster's settings and a profile's `env`. */
+  env: string[];
+}
+
+function transportFor(env: NodeJS.ProcessEnv): SshTransport {
+  return new SshTransport(controlDirFor(stateRoot(env)));
+}
+
+/** Everything `hosts check` says of host `name`; never throws for a host that cannot be reached. */
+export async function checkHost(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  clis: readonly string[],
+): Promise<HostCheck> {
+  const h = getHost(env, name);
+  const out: HostCheck = {
+    name,
+    target: h.target,
+    reachable: false,
+    problems: [],
+    ...(h.workdir ? { workdir: h.workdir } : {}),
+    env: h.env ?? [],
+  };
+  const t = transportFor(env);
+  const ssh = sshHostOf(h);
+  let info: Awaited<ReturnType<typeof probeHost>>;
+  try {
+    info = await probeHost(t, ssh, clis);
+  } catch (e) {
+    out.problems.push((e as Error).message);
+    return out;
+  }
+  out.reachable = true;
+  const t0 = performance.now();
+  await t.run(ssh, ["true"], { timeoutMs: 10_000 }).catch(() => undefined);
+  out.rttMs = Math.round((performance.now() - t0) * 10) / 10;
+  let nodeOk = true;
+  try {
+    checkNode(name, info);
+  } catch (e) {
+    nodeOk = false;
+    out.problems.push((e as Error).message);
+  }
+  out.node = { path: info.node, version: info.nodeVersion, ok: nodeOk };
+  out.tmux = info.tmux;
+  if (!info.tmux) out.problems.push(`host ${name} has no tmux on its PATH (children there run in tmux)`);
+  const wanted = localStamp();
+  out.muster = { installed: info.installed, current: info.installed === wanted, wanted };
+  out.clis = info.clis;
+  out.freeKiB = info.freeKiB;
+  if (h.workdir) {
+    const r = await t.run(ssh, ["test", "-d", h.workdir], { timeoutMs: 10_000 }).catch(() => undefined);
+    if (r?.exitCode !== 0) out.problems.push(`its --workdir ${h.workdir} is not a folder there`);
+  }
+  return out;
+}
+
+/** Installs this build's far side on host `name` (nothing to do when it is there). */
+export async function installHost(
+  env: NodeJS.ProcessEnv,
+  name: string,
+): Promise<{ name: string; stamp: string; dir: string; already: boolean }> {
+  const h = getHost(env, name);
+  const t = transportFor(env);
+  const ssh = sshHostOf(h);
+  const info = await probeHost(t, ssh);
+  checkNode(name, info);
+  const already = info.installed === localStamp();
+  const dir = await installOn(t, ssh, info);
+  return { name, stamp: localStamp(), dir, already };
+}
+
+/** Ends the master connection muster keeps to host `name`, if any (its entry removed, or on request). */
+export async function disconnectHost(env: NodeJS.ProcessEnv, name: string): Promise<void> {
+  const h = listHosts(env).find((x) => x.name === name);
+  if (h) await new SshPlace(h, env).close();
+}
