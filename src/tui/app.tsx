@@ -3,7 +3,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { shortId } from "../util/ids.js";
 import { type Detail, failure, type TopActions } from "./actions.js";
 import { type Press, pressesOf, typedAhead } from "./input.js";
-import { clockText, footerLine, headerLine, helpLines, rowLine } from "./layout.js";
+import { clockText, footerLine, headerLine, helpLines, hostsLine, rowLine } from "./layout.js";
 import { type Line, Screen, SGR } from "./screen.js";
 import type { Snapshot, TopSource } from "./source.js";
 import { buildTree, type TreeRow, windowRows } from "./tree.js";
@@ -318,9 +318,10 @@ export function Top({ source, actions, size: fixed }: TopProps) {
         : mode.kind === "confirm"
           ? mode.question
           : message;
+  const hosts = hostsLine(snap?.children ?? []);
   const frame: Line[] = [
     { text: title, sgr: SGR.bold },
-    { text: headerLine(columns), sgr: SGR.dim },
+    { text: headerLine(columns, hosts !== ""), sgr: SGR.dim },
     ...(!snap
       ? [{ text: "loading…" }]
       : rows.length === 0
@@ -329,13 +330,17 @@ export function Top({ source, actions, size: fixed }: TopProps) {
     ...shownRows.flatMap((r, i): Line[] => {
       const isSel = win.start + i === sel;
       return [
-        { text: rowLine(r, columns, now), sgr: isSel ? SGR.inverse : r.context ? SGR.dim : undefined },
+        {
+          text: rowLine(r, columns, now, hosts !== ""),
+          sgr: isSel ? SGR.inverse : r.context ? SGR.dim : undefined,
+        },
         ...(isSel ? selDetails.map((d) => ({ text: `    ${d.text}`, sgr: SGR.dim, cut: d.cut })) : []),
       ];
     }),
     ...(panel ? [{ text: `── ${panel.title} ${"─".repeat(columns)}`, sgr: SGR.dim }] : []),
     ...panelLines.map((l) => ({ text: l })),
     { text: footerLine(totals, snap?.budget ?? "-", { ...hidden, cut: win.cut }), sgr: SGR.dim },
+    ...(hosts ? [{ text: hosts, sgr: SGR.dim }] : []),
     { text: bottom },
     ...help.map((text) => ({ text, sgr: SGR.dim })),
   ];

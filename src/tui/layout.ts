@@ -4,7 +4,7 @@ import { cellText, textWidth } from "./width.js";
 
 /** A column of the table: its header, width and the order it is given up in on a narrow terminal. */
 interface Column {
-  key: "name" | "agent" | "state" | "elapsed" | "turns" | "model" | "tokens" | "cost" | "activity";
+  key: "name" | "agent" | "host" | "state" | "elapsed" | "turns" | "model" | "tokens" | "cost" | "activity";
   title: string;
   width: number;
   /** Lower keeps its place longer; `activity` takes what is left. */
@@ -14,6 +14,8 @@ interface Column {
 const COLUMNS: Column[] = [
   { key: "name", title: "NAME", width: 14, drop: 0 },
   { key: "agent", title: "AGENT", width: 8, drop: 4 },
+  // Shown only while some child runs elsewhere (an SSH host): a tree on this machine alone has no use for it.
+  { key: "host", title: "HOST", width: 8, drop: 3.5 },
   { key: "state", title: "STATE", width: 13, drop: 1 },
   { key: "elapsed", title: "TIME", width: 6, drop: 3 },
   { key: "turns", title: "T", width: 2, drop: 7 },
@@ -25,16 +27,21 @@ const COLUMNS: Column[] = [
 const MIN_ACTIVITY = 16;
 
 // Every row of every frame asks for the same width's columns: the last answer is kept.
-let lastColumns: { width: number; columns: readonly Column[] } | undefined;
+let lastColumns: { width: number; hosts: boolean; columns: readonly Column[] } | undefined;
 
-/** The columns that fit `width`, in display order, with the activity column's width filled in. */
-export function columnsFor(width: number): readonly Column[] {
-  if (lastColumns?.width !== width) lastColumns = { width, columns: fitColumns(width) };
+/**
+ * The columns that fit `width`, in display order, with the activity column's width filled in; the host
+ * column only with `hosts` (some child runs elsewhere).
+ */
+export function columnsFor(width: number, hosts = false): readonly Column[] {
+  if (lastColumns?.width !== width || lastColumns.hosts !== hosts)
+    lastColumns = { width, hosts, columns: fitColumns(width, hosts) };
   return lastColumns.columns;
 }
 
-function fitColumns(width: number): Column[] {
+function fitColumns(width: number, hosts: boolean): Column[] {
   const kept = new Set(COLUMNS.map((c) => c.key));
+  if (!hosts) kept.delete("host");
   const fixed = () =>
     COLUMNS.filter((c) => kept.has(c.key) && c.key !== "activity").reduce((n, c) => n + c.width + 1, 0);
   const byDrop = [...COLUMNS].sort((a, b) => b.drop - a.drop);
@@ -99,6 +106,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
     return {
       name: `${indent}${c.label}`,
       agent: c.agent,
+      host: c.host || "local",
       state: c.state,
       elapsed: rowElapsed(row, now),
       turns: String(c.turns),
@@ -115,6 +123,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
     return {
       name: `${indent}run ${shortId(r.id)}`,
       agent: "workflow",
+      host: "",
       state: r.status,
       elapsed: rowElapsed(row, now),
       turns: "",
@@ -127,6 +136,7 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
   return {
     name: `${indent}${row.step.id}`,
     agent: "step",
+    host: "",
     state: row.step.status,
     elapsed: "",
     turns: "",
@@ -138,15 +148,15 @@ function cells(row: TreeRow, now: number): Record<Column["key"], string> {
 }
 
 /** One table line of exactly `width` characters. */
-export function rowLine(row: TreeRow, width: number, now: number): string {
+export function rowLine(row: TreeRow, width: number, now: number, hosts = false): string {
   const c = cells(row, now);
-  return columnsFor(width)
+  return columnsFor(width, hosts)
     .map((col) => cellText(c[col.key], col.width))
     .join(" ");
 }
 
-export function headerLine(width: number): string {
-  return columnsFor(width)
+export function headerLine(width: number, hosts = false): string {
+  return columnsFor(width, hosts)
     .map((col) => cellText(col.title, col.width))
     .join(" ");
 }
@@ -172,6 +182,23 @@ export function footerLine(t: Totals, budget: string, hidden: Hidden & { cut: nu
     `cost ${cost(t.cost)}`,
     `budget ${budget}`,
   ].join(" · ");
+}
+
+/**
+ * One line on the hosts children run on, when any runs elsewhere: each host with its children and how many
+ * of them are working (`local` for this machine's). Empty when every child is local.
+ */
+export function hostsLine(children: readonly { host: string; active: boolean }[]): string {
+  if (!children.some((c) => c.host !== "")) return "";
+  const by = new Map<string, { n: number; working: number }>();
+  for (const c of children) {
+    const h = by.get(c.host || "local") ?? { n: 0, working: 0 };
+    h.n += 1;
+    if (c.active) h.working += 1;
+    by.set(c.host || "local", h);
+  }
+  const parts = [...by].sort(([a], [b]) => (a === "local" ? -1 : b === "local" ? 1 : a.localeCompare(b)));
+  return `hosts: ${parts.map(([h, c]) => `${h} ${c.n} (${c.working} working)`).join(" · ")}`;
 }
 
 /** The keys of the normal mode, in the order the help lists them. */

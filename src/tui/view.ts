@@ -9,6 +9,8 @@ export interface ChildRow {
   parent: string | null;
   label: string;
   agent: string;
+  /** Where its host runs: "" on this machine, else the host (`h1` of `ssh:h1`) or the place's name. */
+  host: string;
   state: string;
   /** Settled: closed, lost or unreadable (hidden by default unless something under it is shown). */
   settled: boolean;
@@ -36,6 +38,7 @@ export function childRow(v: ChildView): ChildRow {
     parent: v.parent,
     label: visibleLine(v.name ?? shortId(v.id)),
     agent: visibleLine(v.agent),
+    host: v.placed ? visibleLine(v.place.replace(/^ssh:/, "")) : "",
     state: visibleLine(v.live.state),
     settled: SETTLED.has(v.status),
     active: open !== undefined,

@@ -47,6 +47,13 @@ const CONFLICT: Record<StartConflict, string> = {
   caps_with_resume: "caps are set when a child is spawned: not with --resume",
 };
 
+/** The host `--on` names; `any`: the one with the fewest busy children (see place/ssh/admin.ts). */
+async function hostFor(m: ReturnType<typeof muster>, on: string): Promise<string> {
+  if (on !== "any") return on;
+  const { pickHost } = await import("../../place/ssh/admin.js");
+  return pickHost(process.env, await m.views());
+}
+
 export function registerSpawn(program: Command): void {
   common(
     capOptions(
@@ -89,7 +96,7 @@ export function registerSpawn(program: Command): void {
         )
         .option(
           "--on <host>",
-          "run the child on an SSH host named with muster hosts add (its place is ssh:<host>)",
+          "run the child on an SSH host named with muster hosts add (its place is ssh:<host>); any: the host with the fewest busy children",
         )
         .option(
           "--group <id>",
@@ -124,8 +131,8 @@ export function registerSpawn(program: Command): void {
     );
     if (flags.on !== undefined && flags.place !== undefined)
       throw new MusterError("invalid_argument", "give --on <host> or --place <name>, not both");
-    const place = flags.on !== undefined ? `ssh:${flags.on}` : flags.place;
     const m = muster(flags);
+    const place = flags.on !== undefined ? `ssh:${await hostFor(m, flags.on)}` : flags.place;
     const caps = capsFrom(flags);
     // Checked before anything is spawned: a bad --timeout leaves no child behind.
     const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};

@@ -5,6 +5,7 @@
  * module of a concrete place that front ends import (scripts/import-rules.cjs).
  */
 import { stateRoot } from "../../artifacts/layout.js";
+import { MusterError } from "../../base/errors.js";
 import {
   checkHostName,
   getHost,
@@ -16,7 +17,7 @@ import {
   saveHost,
   sshHostOf,
 } from "./hosts.js";
-import { controlDirFor, SshPlace } from "./place.js";
+import { controlDirFor, SshPlace, sshPlaceName } from "./place.js";
 import { checkNode, installOn, localStamp, probeHost } from "./remote.js";
 import { SshTransport } from "./transport.js";
 
@@ -114,4 +115,35 @@ export async function installHost(
 export async function disconnectHost(env: NodeJS.ProcessEnv, name: string): Promise<void> {
   const h = listHosts(env).find((x) => x.name === name);
   if (h) await new SshPlace(h, env).close();
+}
+
+/** What `--on any` weighs of each child: where it runs and its status (ChildView). */
+export interface PlacedChild {
+  place: string;
+  status: string;
+}
+
+const BUSY = new Set(["starting", "queued", "running"]);
+const SETTLED = new Set(["closed", "lost", "unreadable"]);
+
+/**
+ * The host `--on any` starts the next child on: the one with the fewest busy children (a turn starting,
+ * queued or running), then the fewest live ones, then by name. The run-slot bound itself holds across every
+ * host (a far host's turn takes its ticket on this machine), so this only spreads the work.
+ */
+export function pickHost(env: NodeJS.ProcessEnv, children: readonly PlacedChild[]): string {
+  const all = listHosts(env);
+  if (all.length === 0)
+    throw new MusterError(
+      "not_found",
+      "--on any: no hosts yet; add one with: muster hosts add <name> <user@host|alias>",
+    );
+  const load = (h: NamedHost): [number, number] => {
+    const mine = children.filter((c) => c.place === sshPlaceName(h.name));
+    return [mine.filter((c) => BUSY.has(c.status)).length, mine.filter((c) => !SETTLED.has(c.status)).length];
+  };
+  const ranked = all
+    .map((h) => ({ name: h.name, load: load(h) }))
+    .sort((a, b) => a.load[0] - b.load[0] || a.load[1] - b.load[1] || a.name.localeCompare(b.name));
+  return ranked[0]!.name;
 }
