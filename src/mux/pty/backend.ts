@@ -6,7 +6,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
 import { localPlace } from "../../place/local/index.js";
@@ -27,6 +26,7 @@ import { localHostControl } from "../local-host.js";
 import { captureTail, clampCaptureLines } from "../tmux/parse.js";
 import { checkAck, request } from "./client.js";
 import { FRAME, jsonFrame } from "./protocol.js";
+import { paneSocketPath } from "./socket-path.js";
 
 export const PTY_BACKEND = "pty";
 // One CommonJS file (scripts/bundle.mjs): the holder is on every pty pane's start-up path.
@@ -35,8 +35,6 @@ export const ATTACH_JS = path.join(PACKAGE_ROOT, "dist", "mux", "pty", "attach.j
 const ID = /^pty-[0-9a-f]{12}$/;
 /** A fresh pane's size until a viewer brings its own (tmux's default-size is 80x24; agents print wider). */
 const DEFAULT_SIZE = { cols: 120, rows: 40 };
-/** sun_path holds 108 bytes with its NUL; a longer socket path goes to the runtime dir. */
-const SUN_PATH_MAX = 107;
 const READY_TIMEOUT_MS = 15_000;
 const KILL_WAIT_MS = 3000;
 /** After a spawn, the next spare starts this much later: the new child's own start goes first. */
@@ -184,7 +182,7 @@ export class PtyBackend implements Backend<PtyRef> {
   /** Hands the spec to holder `h` and waits for its socket; on failure the holder and its folder go. */
   private async start(h: Holder, opts: SpawnPaneOptions): Promise<PtyRef> {
     try {
-      const socket = socketPath(h.dir, h.id, this.env);
+      const socket = paneSocketPath(h.dir, h.id, this.env);
       const spec = {
         argv: opts.argv,
         cwd: opts.cwd,
@@ -333,24 +331,6 @@ function paneEnv(env: NodeJS.ProcessEnv, extra: Record<string, string> = {}): Re
   delete out.TMUX;
   delete out.TMUX_PANE;
   return out;
-}
-
-/** `<pane folder>/sock` when it fits sun_path, else `<runtime dir>/muster-pty-<uid>/<id>.sock` (0700). */
-export function socketPath(dir: string, id: string, env: NodeJS.ProcessEnv): string {
-  const inDir = path.join(dir, "sock");
-  if (Buffer.byteLength(inDir) <= SUN_PATH_MAX) return inDir;
-  const runtime =
-    env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? env.XDG_RUNTIME_DIR : os.tmpdir();
-  const folder = path.join(runtime, `muster-pty-${process.getuid?.() ?? "u"}`);
-  fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(folder);
-  // A folder someone else made (or a link) there would let them at the socket.
-  if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0)
-    throw new MusterError("mux_unavailable", `pty: ${folder} is not a private folder of this user`);
-  const sock = path.join(folder, `${id}.sock`);
-  if (Buffer.byteLength(sock) > SUN_PATH_MAX)
-    throw new MusterError("mux_unavailable", `pty: socket path too long for this system: ${sock}`);
-  return sock;
 }
 
 /** The holder's ready line ({childPid}), or why it never came (its log says what went wrong). */
