@@ -40,6 +40,18 @@ export interface WaitOutcome {
 
 const inInbox = (c: LoadedChild, turnId: string): boolean => c.store.queuedTurns().includes(turnId);
 
+/** A waited child whose turn has not settled yet. */
+interface OpenTurn {
+  c: LoadedChild;
+  turnId: string | undefined;
+  queued: boolean;
+  sub?: FeedSubscription;
+  /** When its newest event was written: a host that just wrote is alive, and is not probed. */
+  heardAt?: number;
+}
+
+type Settled = () => TurnResult;
+
 /**
  * Waits for each child's current turn (the newest requested one, unless `turns` names another). Events arrive by fs.watch hint +
  * read-to-EOF (a safety poll covers lost notifications); a liveness probe turns a dead host into `lost`.
@@ -49,135 +61,161 @@ export function waitForTurns(
   children: LoadedChild[],
   opts: WaitOptions = {},
 ): Promise<WaitOutcome> {
-  const mode = opts.mode ?? "all";
-  // Settled turns in settling order; each result is built once the wait ends, so a burst of completions costs
-  // a read of each one's new events and nothing more until the last has arrived.
-  const settled: (() => TurnResult)[] = [];
-  const open = new Map<
-    string,
-    {
-      c: LoadedChild;
-      turnId: string | undefined;
-      queued: boolean;
-      sub?: FeedSubscription;
-      /** When its newest event was written: a host that just wrote is alive, and is not probed. */
-      heardAt?: number;
-    }
-  >();
+  const open = openTurns(children, opts.turns);
+  return new Promise<WaitOutcome>((resolve, reject) => {
+    new TurnWait(muster, open, opts, resolve, reject).start();
+  });
+}
+
+/** Each child once, with the turn it is waited for and whether that turn was still queued at the start. */
+function openTurns(children: LoadedChild[], turns: WaitOptions["turns"]): Map<string, OpenTurn> {
+  const open = new Map<string, OpenTurn>();
   for (const c of children) {
     if (open.has(c.entry.id)) continue;
-    const turnId = opts.turns?.get(c.entry.id) ?? targetTurn(c);
+    const turnId = turns?.get(c.entry.id) ?? targetTurn(c);
     open.set(c.entry.id, { c, turnId, queued: turnId !== undefined && c.pending.includes(turnId) });
   }
+  return open;
+}
 
-  return new Promise<WaitOutcome>((resolve, reject) => {
-    let done = false;
-    const timers: NodeJS.Timeout[] = [];
-    let probeTimer: NodeJS.Timeout | undefined;
-    // Every waited child on one feed: one safety poll timer for all of them.
-    const feed = new ChildFeed({ pollMs: 250 });
-    const finish = (flags: { timedOut?: boolean; interrupted?: boolean } = {}): void => {
-      if (done) return;
-      done = true;
-      for (const t of timers) clearTimeout(t);
-      clearTimeout(probeTimer);
-      feed.close();
-      opts.signal?.removeEventListener("abort", onAbort);
-      try {
-        resolve({
-          results: settled.map((r) => r()),
-          pending: [...open.keys()],
-          timedOut: !!flags.timedOut,
-          interrupted: !!flags.interrupted,
-        });
-      } catch (e) {
-        // A snapshot that fails its integrity check: the wait reports that rather than a result.
-        reject(e);
-      }
-    };
-    const onAbort = (): void => finish({ interrupted: true });
+/** One wait in progress: its children's feed, its timers, and the turns settled so far. */
+class TurnWait {
+  private readonly mode: "all" | "first";
+  private done = false;
+  // Settled turns in settling order; each result is built once the wait ends, so a burst of completions costs
+  // a read of each one's new events and nothing more until the last has arrived.
+  private readonly settled: Settled[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
+  private probeTimer: NodeJS.Timeout | undefined;
+  // Every waited child on one feed: one safety poll timer for all of them.
+  private readonly feed = new ChildFeed({ pollMs: 250 });
+  private readonly onAbort = (): void => this.finish({ interrupted: true });
 
-    const check = (id: string): void => {
-      const o = open.get(id);
-      if (!o || done) return;
-      const { c, turnId } = o;
-      const completion = turnId ? c.state.completions.get(turnId) : undefined;
-      if (completion) {
-        settle(id, () => toResult(c, completion, !!opts.withText));
-      } else if (c.state.exited && !(turnId && (o.queued || inInbox(c, turnId)))) {
-        // (A turn still queued after the exit belongs to a resume whose new host is on its way: an exiting host
-        // settles every queued turn before it records child_exited.)
-        // Exited without settling this turn (e.g. closed while idle with nothing queued).
-        const exited = c.state.exited;
-        const reason = exited.detail ?? `child exited (${exited.reason})`;
-        const result: TurnResult = {
-          id,
-          agent: c.entry.agent,
-          turnId: turnId ?? "",
-          status: exited.reason === "lost" ? "lost" : "cancelled",
-          reason,
-          artifactDir: c.files.dir,
-          resumable: resumable(c.state),
-        };
-        settle(id, () => result);
-      }
-    };
-    const settle = (id: string, r: () => TurnResult): void => {
-      open.get(id)?.sub?.close();
-      open.delete(id);
-      settled.push(r);
-      if (mode === "first" || open.size === 0) finish();
-    };
+  constructor(
+    private readonly muster: CoreContext,
+    private readonly open: Map<string, OpenTurn>,
+    private readonly opts: WaitOptions,
+    private readonly resolve: (outcome: WaitOutcome) => void,
+    private readonly reject: (e: unknown) => void,
+  ) {
+    this.mode = opts.mode ?? "all";
+  }
 
-    for (const [id, o] of open) {
-      o.c = { ...o.c, state: emptyState() };
-      o.sub = feed.subscribe(o.c.store, (events) => {
-        // By the events' own time: a dead child's old events, read when the wait starts, prove nothing.
-        const last = Date.parse(events[events.length - 1]!.ts);
-        if (Number.isFinite(last)) o.heardAt = Math.max(o.heardAt ?? 0, last);
-        applyEvents(o.c.state, events);
-        if (opts.onEvent) for (const e of events) opts.onEvent(id, e);
-        check(id);
-      });
-      o.sub.pump();
-      if (done) return;
+  /** Reads what each child wrote so far (the wait may end right there), then arms the probe, timeout and abort. */
+  start(): void {
+    for (const [id, o] of this.open) {
+      this.follow(id, o);
+      if (this.done) return;
     }
-    if (done) return;
+    if (this.done) return;
+    const livenessMs = this.opts.livenessMs ?? 1000;
+    this.probeTimer = setTimeout(() => void this.probe(), Math.min(livenessMs, 500));
+    if (this.opts.timeoutMs !== undefined)
+      this.timers.push(setTimeout(() => this.finish({ timedOut: true }), timerDelay(this.opts.timeoutMs)));
+    if (this.opts.signal?.aborted) this.onAbort();
+    else this.opts.signal?.addEventListener("abort", this.onAbort, { once: true });
+  }
 
-    const probe = async (): Promise<void> => {
-      const livenessMs = opts.livenessMs ?? 1000;
-      for (const [, o] of [...open]) {
-        if (done) return;
-        if (o.heardAt !== undefined && Date.now() - o.heardAt < livenessMs) continue;
-        // A child whose backend is not loaded here cannot be proven dead: it is only waited for.
-        const backend = (() => {
-          try {
-            return muster.backendOf(o.c.entry);
-          } catch {
-            return undefined;
-          }
-        })();
-        if (!backend) continue;
-        const v = await probeChild(
-          backend,
-          o.c.files.dir,
-          o.c.entry.pane,
-          o.c.entry.createdAt,
-          o.c.state.hostPid,
-        ).catch(() => ({ dead: false as const }));
-        if (v.dead) {
-          await settleDeadHost(o.c.files.dir, v.reason, backend.host, o.c.entry.pane).catch(() => false);
-          o.sub?.pump();
-        }
+  /** Folds a child's events from the start of its log into a fresh state, checking its turn after each read. */
+  private follow(id: string, o: OpenTurn): void {
+    o.c = { ...o.c, state: emptyState() };
+    o.sub = this.feed.subscribe(o.c.store, (events) => {
+      // By the events' own time: a dead child's old events, read when the wait starts, prove nothing.
+      const last = Date.parse(events[events.length - 1]!.ts);
+      if (Number.isFinite(last)) o.heardAt = Math.max(o.heardAt ?? 0, last);
+      applyEvents(o.c.state, events);
+      if (this.opts.onEvent) for (const e of events) this.opts.onEvent(id, e);
+      this.check(id);
+    });
+    o.sub.pump();
+  }
+
+  private check(id: string): void {
+    const o = this.open.get(id);
+    if (!o || this.done) return;
+    const result = settledResult(id, o, !!this.opts.withText);
+    if (result) this.settle(id, result);
+  }
+
+  private settle(id: string, r: Settled): void {
+    this.open.get(id)?.sub?.close();
+    this.open.delete(id);
+    this.settled.push(r);
+    if (this.mode === "first" || this.open.size === 0) this.finish();
+  }
+
+  /** Looks for dead hosts among the children not heard from lately; a dead one's log gets `lost`. */
+  private async probe(): Promise<void> {
+    const livenessMs = this.opts.livenessMs ?? 1000;
+    for (const [, o] of [...this.open]) {
+      if (this.done) return;
+      if (o.heardAt !== undefined && Date.now() - o.heardAt < livenessMs) continue;
+      await this.probeOne(o);
+    }
+    if (!this.done) this.probeTimer = setTimeout(() => void this.probe(), livenessMs);
+  }
+
+  private async probeOne(o: OpenTurn): Promise<void> {
+    // A child whose backend is not loaded here cannot be proven dead: it is only waited for.
+    const backend = (() => {
+      try {
+        return this.muster.backendOf(o.c.entry);
+      } catch {
+        return undefined;
       }
-      if (!done) probeTimer = setTimeout(() => void probe(), livenessMs);
-    };
-    probeTimer = setTimeout(() => void probe(), Math.min(opts.livenessMs ?? 1000, 500));
-    if (opts.timeoutMs !== undefined)
-      timers.push(setTimeout(() => finish({ timedOut: true }), timerDelay(opts.timeoutMs)));
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener("abort", onAbort, { once: true });
-  });
+    })();
+    if (!backend) return;
+    const { c } = o;
+    const v = await probeChild(backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid).catch(
+      () => ({ dead: false as const }),
+    );
+    if (v.dead) {
+      await settleDeadHost(c.files.dir, v.reason, backend.host, c.entry.pane).catch(() => false);
+      o.sub?.pump();
+    }
+  }
+
+  private finish(flags: { timedOut?: boolean; interrupted?: boolean } = {}): void {
+    if (this.done) return;
+    this.done = true;
+    for (const t of this.timers) clearTimeout(t);
+    clearTimeout(this.probeTimer);
+    this.feed.close();
+    this.opts.signal?.removeEventListener("abort", this.onAbort);
+    try {
+      this.resolve({
+        results: this.settled.map((r) => r()),
+        pending: [...this.open.keys()],
+        timedOut: !!flags.timedOut,
+        interrupted: !!flags.interrupted,
+      });
+    } catch (e) {
+      // A snapshot that fails its integrity check: the wait reports that rather than a result.
+      this.reject(e);
+    }
+  }
+}
+
+/** The waited turn's result once it has settled (its completion, or its host's exit without one), else undefined. */
+function settledResult(id: string, o: OpenTurn, withText: boolean): Settled | undefined {
+  const { c, turnId } = o;
+  const completion = turnId ? c.state.completions.get(turnId) : undefined;
+  if (completion) return () => toResult(c, completion, withText);
+  // (A turn still queued after the exit belongs to a resume whose new host is on its way: an exiting host
+  // settles every queued turn before it records child_exited.)
+  if (!c.state.exited || (turnId && (o.queued || inInbox(c, turnId)))) return undefined;
+  // Exited without settling this turn (e.g. closed while idle with nothing queued).
+  const exited = c.state.exited;
+  const result: TurnResult = {
+    id,
+    agent: c.entry.agent,
+    turnId: turnId ?? "",
+    status: exited.reason === "lost" ? "lost" : "cancelled",
+    reason: exited.detail ?? `child exited (${exited.reason})`,
+    artifactDir: c.files.dir,
+    resumable: resumable(c.state),
+  };
+  return () => result;
 }
 
 /**

@@ -28,3 +28,10 @@ export async function terminateGroup(pgid: number, graceMs = 2000): Promise<void
   const hard = Date.now() + 2000;
   while (groupAlive(pgid) && Date.now() < hard) await sleep(10);
 }
+
+/** Sends `signal` to one process, best effort: one that is gone already needs nothing. */
+export function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {}
+}
