@@ -7,8 +7,9 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import pty from "node-pty";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readEvents, sandbox, until } from "../helpers/cli.js";
+import { BIN, processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 import { type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
 
@@ -32,9 +33,18 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
   beforeAll(async () => {
     if (!available.ok) throw new Error(available.why);
     base = fs.mkdtempSync(path.join(os.tmpdir(), "mu-ssh-"));
-    hosts = [startSshHost(base, "h1"), startSshHost(base, "h2")];
+    hosts = [startSshHost(base, "h1"), startSshHost(base, "h2"), startSshHost(base, "h3")];
     for (const h of hosts) {
-      const added = await sb.run(["hosts", "add", h.alias, h.alias, "--ssh-config", h.config, "--workdir", "/root"]);
+      const added = await sb.run([
+        "hosts",
+        "add",
+        h.alias,
+        h.alias,
+        "--ssh-config",
+        h.config,
+        "--workdir",
+        "/root",
+      ]);
       expect(added.exitCode, added.stderr).toBe(0);
     }
   }, 60_000);
@@ -53,7 +63,7 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
 
   it("hosts ls, check and install report what each host has", async () => {
     const ls = await sb.json(["hosts", "ls"]);
-    expect(ls.data.hosts.map((h: { name: string }) => h.name)).toEqual(["h1", "h2"]);
+    expect(ls.data.hosts.map((h: { name: string }) => h.name)).toEqual(["h1", "h2", "h3"]);
     const before = await sb.json(["hosts", "check", "h2"]);
     expect(before.exitCode, before.stderr).toBe(0);
     expect(before.data).toMatchObject({ name: "h2", reachable: true, node: { ok: true }, problems: [] });
@@ -97,5 +107,152 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(resumed.data.results[0]).toMatchObject({ status: "completed" });
     expect(readEvents(dir).filter((e) => e.type === "child_started")).toHaveLength(2);
+  });
+
+  it("attach reaches the child's pane there through a real terminal; capture reads it", async () => {
+    const spawned = await sb.json(["spawn", "--on", "h2", "--wait", "a task to look at"]);
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const id = spawned.data.spawned.id as string;
+    const captured = await sb.run(["capture", id]);
+    expect(captured.exitCode, captured.stderr).toBe(0);
+    expect(captured.stdout).toContain(`muster child ${id}`);
+    const printed = (await sb.json(["attach", "--print", id])).data.command as string[];
+    expect(printed.slice(0, 2)).toEqual(["ssh", "-t"]);
+    const term = pty.spawn(process.execPath, [BIN, "attach", id], {
+      cols: 120,
+      rows: 30,
+      cwd: sb.cwd,
+      env: sb.env as Record<string, string>,
+    });
+    let out = "";
+    term.onData((d) => {
+      out += d;
+    });
+    const exit = new Promise<number>((resolve) => term.onExit((e) => resolve(e.exitCode)));
+    try {
+      await until(() => out.includes("a task to look at"), 20_000);
+      // tmux's detach key (prefix, d) ends the attach there; the child goes on.
+      term.write("\x02d");
+      expect(await exit).toBe(0);
+    } finally {
+      term.kill();
+    }
+    expect((await sb.json(["status", id])).data.status).toBe("idle");
+  });
+
+  it("a link killed mid-turn loses nothing: the mirror catches up from its cursor, the completion comes once", async () => {
+    const spawned = await sb.json(["spawn", "--on", "h1", "mock: sleep=3 tools=6\nlong work"]);
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const { id, artifactDir: dir } = spawned.data;
+    await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 20_000);
+    // The keeper's link here: the ssh client running the relay hub on h1.
+    const links = () =>
+      processesMentioning("relay-hub-main").filter(
+        (p) => p.cmdline.startsWith("ssh ") && p.cmdline.includes(" h1 "),
+      );
+    const first = links();
+    expect(first.length).toBeGreaterThan(0);
+    for (const p of first) process.kill(p.pid, "SIGKILL");
+    const waited = await sb.json(["wait", id, "--timeout", "40s"]);
+    expect(waited.exitCode, waited.stderr).toBe(0);
+    expect(waited.data.results[0]).toMatchObject({ status: "completed" });
+    const turnId = waited.data.results[0].turnId;
+    expect(readEvents(dir).filter((e) => e.type === "completion" && e.turnId === turnId)).toHaveLength(1);
+    // A new link carried the rest.
+    expect(links().some((p) => !first.some((f) => f.pid === p.pid))).toBe(true);
+    expect(fs.readFileSync(path.join(dir, "events.ndjson"), "utf8")).toBe(
+      hosts[0]!.inside(["cat", path.posix.join(farDir(dir), "events.ndjson")]),
+    );
+  });
+
+  it("--on any spreads 12 children over three hosts; the run-slot bound of 4 holds across them", async () => {
+    const env = { MUSTER_MAX_RUNNING: "4" };
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const s = await sb.json(
+        ["spawn", "--on", "any", "--name", `spread-${i}`, `mock: gate=/root/spread-open\nspread ${i}`],
+        {
+          env,
+        },
+      );
+      expect(s.exitCode, s.stderr).toBe(0);
+      ids.push(s.data.id);
+    }
+    // Every turn waits for its host's gate until all twelve are placed: none ends while the spread is made.
+    for (const h of hosts.slice(0, 3)) h.inside(["touch", "/root/spread-open"]);
+    const waited = await sb.json(["wait", ...ids, "--timeout", "90s"], { env });
+    expect(waited.exitCode, waited.stderr).toBe(0);
+    const views = (await sb.json(["ls"])).data.children as {
+      id: string;
+      place: string;
+      artifactDir: string;
+    }[];
+    const mine = views.filter((v) => ids.includes(v.id));
+    const per = new Map<string, number>();
+    for (const v of mine) per.set(v.place, (per.get(v.place) ?? 0) + 1);
+    expect(Object.fromEntries(per)).toEqual({ "ssh:h1": 4, "ssh:h2": 4, "ssh:h3": 4 });
+    // Turns that ran at the same time, from their records (one clock: the hosts are on this machine).
+    const spans = mine.map((v) => {
+      const ev = readEvents(v.artifactDir);
+      return [
+        Date.parse(ev.find((e) => e.type === "turn_started")!.ts),
+        Date.parse(ev.find((e) => e.type === "completion")!.ts),
+      ] as const;
+    });
+    const most = Math.max(...spans.map(([a]) => spans.filter(([b, c]) => b <= a && a < c).length));
+    expect(most).toBeLessThanOrEqual(4);
+    expect(most).toBeGreaterThan(1);
+  }, 120_000);
+
+  it("a host's tmux server killed mid-turn: the child settles lost", async () => {
+    const spawned = await sb.json(["spawn", "--on", "h3", "mock: hang\nnever ends"]);
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const { id, artifactDir: dir } = spawned.data;
+    await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 20_000);
+    hosts[2]!.inside(["tmux", "-L", sb.socket, "kill-server"]);
+    const waited = await sb.json(["wait", id, "--timeout", "40s"]);
+    expect(waited.data.results[0]).toMatchObject({ id, status: "lost" });
+  });
+
+  it("refuses clearly, creating nothing: an old node there, a changed host key", async () => {
+    const h4 = startSshHost(base, "h4");
+    hosts.push(h4);
+    // h4's node is too old: a stand-in over /usr/bin/node in h4's own mounts only.
+    h4.inside(["sh", "-c", 'printf "#!/bin/sh\\necho v18.19.0\\n" > /tmp/node18 && chmod +x /tmp/node18']);
+    h4.inside(["mount", "--bind", "/tmp/node18", process.execPath]);
+    expect(
+      (await sb.run(["hosts", "add", "h4", "h4", "--ssh-config", h4.config, "--workdir", "/root"])).exitCode,
+    ).toBe(0);
+    const before = (await sb.json(["ls"])).data.children.length;
+    const old = await sb.run(["spawn", "--on", "h4", "hello"]);
+    expect(old.exitCode).not.toBe(0);
+    expect(old.stderr.trim().split("\n")).toHaveLength(1);
+    expect(old.stderr).toMatch(/host h4 runs node v18\.19\.0; Node 20 or newer is needed there/);
+    const check = await sb.json(["hosts", "check", "h4"]);
+    expect(check.exitCode).toBe(1);
+    expect(check.data.node).toMatchObject({ version: "v18.19.0", ok: false });
+
+    // A host whose key is not the one known for it: ssh refuses, and so does muster, in one line.
+    const config = path.join(base, "hk-config");
+    const known = path.join(base, "hk-known");
+    const h2key = fs
+      .readFileSync(path.join(base, "h2", "known_hosts"), "utf8")
+      .split(" ")
+      .slice(1)
+      .join(" ");
+    fs.writeFileSync(known, `test-h1 ${h2key}`);
+    fs.writeFileSync(
+      config,
+      fs
+        .readFileSync(hosts[0]!.config, "utf8")
+        .replace(/^Host h1$/m, "Host hk")
+        .replace(/UserKnownHostsFile .*/, `UserKnownHostsFile ${known}`),
+    );
+    expect((await sb.run(["hosts", "add", "hk", "hk", "--ssh-config", config])).exitCode).toBe(0);
+    const changed = await sb.run(["spawn", "--on", "hk", "hello"]);
+    expect(changed.exitCode).not.toBe(0);
+    expect(changed.stderr.trim().split("\n")).toHaveLength(1);
+    expect(changed.stderr).toMatch(/Host key verification failed/);
+    expect((await sb.json(["ls"])).data.children.length).toBe(before);
   });
 });

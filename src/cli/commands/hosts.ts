@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
 import { AGENT_CLI_COMMANDS } from "../../core/catalog.js";
-import { printJson, say } from "../output.js";
+import { ExitWith, printJson, say } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
 // The hosts module (and what it needs) loads only in these commands.
@@ -117,7 +117,7 @@ export function registerHosts(program: Command): void {
       say(`  env     ${c.env.join(", ") || "(muster's settings and each profile's env only)"}\n`);
       for (const p of c.problems) say(`  problem: ${visibleLine(p)}\n`);
     }
-    if (!c.reachable || c.problems.length > 0) process.exitCode = 1;
+    if (!c.reachable || c.problems.length > 0) throw new ExitWith(1);
   });
 
   jsonOption(

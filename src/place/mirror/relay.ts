@@ -244,6 +244,10 @@ export class MirrorRelay {
   }
 
   private async passOnce(): Promise<void> {
+    // What the host took (an inbox item, env.json) is looked for before the log's end is measured, and told
+    // after the log: the host records a turn before it drops its inbox item, so the mirror never shows the
+    // item gone and its turn not yet begun.
+    const taken = [...this.present].filter(([rel]) => !fs.existsSync(path.join(this.root, rel)));
     // Both ends before the files, the log's first: what a completion names (its snapshot, the turn's
     // lines of the conversation, written before it) always lands before it.
     const end = this.events.end();
@@ -267,14 +271,14 @@ export class MirrorRelay {
         this.sent.delete(rel);
         await this.out.send({ t: "del", path: rel });
       }
-    for (const [rel, sha] of [...this.present])
-      if (!fs.existsSync(path.join(this.root, rel))) {
-        this.present.delete(rel);
-        await this.out.send({ t: "del", path: rel, sha });
-      }
     const stopped = (): boolean => this.stopped;
     if (sessionEnd !== undefined) await this.session!.log.send(this.out, sessionEnd, stopped);
     await this.events.send(this.out, end, stopped);
+    for (const [rel, sha] of taken) {
+      if (this.present.get(rel) !== sha) continue;
+      this.present.delete(rel);
+      await this.out.send({ t: "del", path: rel, sha });
+    }
   }
 
   /**

@@ -95,7 +95,7 @@ export function checkNode(host: string, info: RemoteInfo): void {
   if (!(major >= MIN_NODE_MAJOR))
     throw new MusterError(
       "unsupported",
-      `host ${host} runs node ${info.nodeVersion || "(unknown version)"}; muster needs Node ${MIN_NODE_MAJOR} or newer there`,
+      `host ${host} runs node ${info.nodeVersion || "(unknown version)"}; Node ${MIN_NODE_MAJOR} or newer is needed there`,
     );
 }
 
