@@ -23,7 +23,7 @@ function shape(r: CodeRunResult) {
     status: r.status,
     ...(r.result !== undefined ? { result: r.result } : {}),
     ...(r.error !== undefined ? { error: r.error } : {}),
-    agents: r.agents.map((a) => ({
+    steps: r.steps.map((a) => ({
       id: a.id,
       agent: a.agent,
       status: a.status,

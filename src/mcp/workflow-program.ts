@@ -41,7 +41,7 @@ export function shapeProgramRun(r: CodeRunResult) {
     status: r.status,
     ...(r.result !== undefined ? { result: r.result } : {}),
     ...(r.error !== undefined ? { error: r.error } : {}),
-    steps: r.agents.map(shapeAgent),
+    steps: r.steps.map(shapeAgent),
   };
 }
 

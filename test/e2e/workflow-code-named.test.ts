@@ -100,7 +100,7 @@ describe("code workflows found by name in the workflow folders", () => {
       expect(run.isError, run.text).toBe(false);
       expect(run.data).toMatchObject({ workflow: "echo", status: "completed" });
       expect(run.data.result).toMatch(/Task: Echo over mcp/);
-      expect(run.data.agents).toEqual([
+      expect(run.data.steps).toEqual([
         expect.objectContaining({ id: "agent-1", agent: "mock", status: "completed" }),
       ]);
       // await: false: the run id at once; a later {runId} call waits for the same result.
