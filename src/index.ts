@@ -52,6 +52,18 @@ export { loadBackendModules } from "./mux/builtin.js";
 export { localHostControl } from "./mux/local-host.js";
 export { type BackendContext, type BackendFactory, backendNames, registerBackend } from "./mux/registry.js";
 export {
+  createWorkflows,
+  type RunTarget,
+  type TransientStep,
+  type WorkflowList,
+  type WorkflowProgress,
+  type WorkflowResult,
+  type WorkflowResumeOptions,
+  type WorkflowRunOptions,
+  type WorkflowSummary,
+  type Workflows,
+} from "./workflows/api.js";
+export {
   type AgentCall,
   type AgentHandle,
   type AgentResult,
@@ -64,6 +76,7 @@ export { resumeCodeWorkflow } from "./workflows/code-resume.js";
 export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
 export { type HostOptions, musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
 export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";
+export type { RunView } from "./workflows/run-log.js";
 export { runSandboxed, type SandboxOptions } from "./workflows/sandbox.js";
 export type { OutputSpec, StructuredOutcome } from "./workflows/structured.js";
 export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/toml.js";
