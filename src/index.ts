@@ -54,6 +54,7 @@ export { type BackendContext, type BackendFactory, backendNames, registerBackend
 export {
   createWorkflows,
   type RunTarget,
+  type RunView,
   type TransientStep,
   type WorkflowList,
   type WorkflowProgress,
@@ -76,7 +77,6 @@ export { resumeCodeWorkflow } from "./workflows/code-resume.js";
 export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
 export { type HostOptions, musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
 export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";
-export type { RunView } from "./workflows/run-log.js";
 export { runSandboxed, type SandboxOptions } from "./workflows/sandbox.js";
 export type { OutputSpec, StructuredOutcome } from "./workflows/structured.js";
 export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/toml.js";

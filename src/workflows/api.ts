@@ -18,6 +18,8 @@ import { type Progress, type RunResult, runWorkflow, type StepResult } from "./r
 import { type CodeDef, listRuns, type RunView, readRun, resolveRunId, runFiles } from "./run-log.js";
 import type { WorkflowDef, WorkflowStep } from "./toml.js";
 
+export type { RunView } from "./run-log.js";
+
 /** A program is short: the bound on a sandboxed program's text, given as a file or as text. */
 const MAX_PROGRAM_BYTES = 1024 * 1024;
 

@@ -1,6 +1,5 @@
 import { shortId } from "../../util/ids.js";
-import type { WorkflowProgress, WorkflowResult } from "../../workflows/api.js";
-import type { RunView } from "../../workflows/run-log.js";
+import type { RunView, WorkflowProgress, WorkflowResult } from "../../workflows/api.js";
 import { EXIT } from "../exit-codes.js";
 import { since, table } from "../format.js";
 import { ExitWith, printAnswer, printAnswerBlock, printJson, say, warn } from "../output.js";
