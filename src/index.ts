@@ -52,6 +52,19 @@ export { loadBackendModules } from "./mux/builtin.js";
 export { localHostControl } from "./mux/local-host.js";
 export { type BackendContext, type BackendFactory, backendNames, registerBackend } from "./mux/registry.js";
 export {
+  createWorkflows,
+  type RunTarget,
+  type RunView,
+  type TransientStep,
+  type WorkflowList,
+  type WorkflowProgress,
+  type WorkflowResult,
+  type WorkflowResumeOptions,
+  type WorkflowRunOptions,
+  type WorkflowSummary,
+  type Workflows,
+} from "./workflows/api.js";
+export {
   type AgentCall,
   type AgentHandle,
   type AgentResult,

@@ -1,7 +1,7 @@
 import { isMusterError } from "../base/errors.js";
 import type { Muster } from "../core/muster.js";
 import { oneLine } from "./shape.js";
-import { engine } from "./workflow.js";
+import { workflowsOf } from "./workflow.js";
 
 /** Every discovered workflow is the prompt `workflow:<name>` (clients such as Claude Code offer prompts as slash commands). */
 export const PROMPT_PREFIX = "workflow:";
@@ -15,9 +15,8 @@ const INPUT = {
 
 /** prompts/list: one prompt per discovered workflow (a file that does not parse is left out). */
 export async function listPrompts(m: Muster) {
-  const { discoverWorkflows } = await engine();
   return {
-    prompts: discoverWorkflows(m.cwd, m.env).workflows.map((w) => ({
+    prompts: (await workflowsOf(m)).list().workflows.map((w) => ({
       name: `${PROMPT_PREFIX}${w.name}`,
       description: w.description ? oneLine(w.description, 120) : `Run the ${w.name} workflow.`,
       arguments: [INPUT],
@@ -35,12 +34,12 @@ export class PromptError extends Error {}
 export async function getPrompt(m: Muster, name: string, args: Record<string, string> | undefined) {
   if (!name.startsWith(PROMPT_PREFIX)) throw new PromptError(`unknown prompt ${JSON.stringify(name)}`);
   const wf = name.slice(PROMPT_PREFIX.length);
-  const { loadWorkflow } = await engine();
+  const workflows = await workflowsOf(m);
   let description: string;
   try {
     if (wf.includes("/") || wf.endsWith(".toml"))
       throw new PromptError(`unknown prompt ${JSON.stringify(name)}`);
-    description = loadWorkflow(wf, m.cwd, m.env).description;
+    description = workflows.load(wf).description;
   } catch (e) {
     if (isMusterError(e)) throw new PromptError(e.message);
     throw e;

@@ -1,22 +1,11 @@
 import { MusterError } from "../base/errors.js";
 import type { Muster } from "../core/muster.js";
 import { shortId } from "../util/ids.js";
-import type { HostOptions } from "../workflows/host.js";
-import type { Progress, RunResult, StepResult } from "../workflows/run.js";
-import type { WorkflowDef, WorkflowStep } from "../workflows/toml.js";
+import type { RunTarget, TransientStep, WorkflowProgress, Workflows } from "../workflows/api.js";
 import type { CallProgress } from "./progress.js";
-import { beginCode } from "./workflow-code.js";
-import { beginProgram } from "./workflow-program.js";
 
 /** A step of a transient workflow, as subagents_workflow takes it (a TOML `[[steps]]` table as JSON). */
-export interface StepArg {
-  id: string;
-  agent: string;
-  prompt: string;
-  needs?: string[];
-  model?: string;
-  reasoning?: string;
-}
+export type StepArg = TransientStep;
 
 /** Arguments of subagents_workflow (checked against its schema before the handler runs). */
 export interface WorkflowArgs {
@@ -40,21 +29,13 @@ export interface WorkflowCall {
   runs: WorkflowRuns;
 }
 
-/** The name a transient step list runs under (its run record and `muster workflow runs` show it). */
-export const TRANSIENT = "transient";
-
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
 
-/** The workflow modules (smol-toml among them) load only when a workflow is first used. */
-export const engine = async () => {
-  const [discover, host, run, log] = await Promise.all([
-    import("../workflows/discover.js"),
-    import("../workflows/host.js"),
-    import("../workflows/run.js"),
-    import("../workflows/run-log.js"),
-  ]);
-  return { ...discover, ...host, ...run, ...log };
-};
+/** The workflows of this Muster; the engine (smol-toml among it) loads only when a workflow is first used. */
+export async function workflowsOf(m: Muster): Promise<Workflows> {
+  const { createWorkflows } = await import("../workflows/api.js");
+  return createWorkflows(m);
+}
 
 /** A run this server process started: it goes on after the call that started it returns (await false). */
 export interface LiveRun {
@@ -82,24 +63,6 @@ const KEEP_SETTLED = 50;
 /** The workflow runs of one MCP server: started here, followed by any later call, awaited before it exits. */
 export class WorkflowRuns {
   private readonly live = new Map<string, LiveRun>();
-
-  /**
-   * Starts a TOML run; resolves once it is recorded (its run id known). A definition that does not validate
-   * rejects here, with nothing started.
-   */
-  async start(m: Muster, def: WorkflowDef, input: string, host: HostOptions = {}): Promise<LiveRun> {
-    const { runWorkflow, musterHost } = await engine();
-    return this.track(async (signal, say, started) => {
-      const r = await runWorkflow(musterHost(m, host), def, input, {
-        signal,
-        onProgress: (p) => {
-          if (p.type === "run_started") started(p.runId);
-          say(progressLine(p));
-        },
-      });
-      return { runId: r.runId, answer: shapeRun(r) };
-    });
-  }
 
   /** Starts any run (see Begin); resolves once its id is known, rejects when it fails before that. */
   async track(begin: Begin): Promise<LiveRun> {
@@ -148,54 +111,43 @@ export class WorkflowRuns {
   }
 }
 
-/** A transient step list as a workflow definition (checked like a TOML file when the run starts). */
-function transient(steps: StepArg[]): WorkflowDef {
-  return {
-    name: TRANSIENT,
-    description: "",
-    source: "<transient steps>",
-    steps: steps.map(
-      (s): WorkflowStep => ({
-        id: s.id,
-        agent: s.agent,
-        prompt: s.prompt,
-        needs: s.needs ?? [],
-        ...(s.model !== undefined ? { model: s.model } : {}),
-        ...(s.reasoning !== undefined ? { reasoning: s.reasoning } : {}),
-      }),
-    ),
-  };
+/** One progress line per run event: the steps (a code run's ctx.agent calls) starting and settling, phases, logs. */
+function progressLine(p: WorkflowProgress): string | undefined {
+  switch (p.type) {
+    case "run_started":
+      return undefined; // the call says it once it follows the run
+    case "step_started":
+      return `step ${p.stepId} started: child ${shortId(p.childId)} (${p.agent})`;
+    case "agent_started":
+      return `step ${p.id} started: child ${shortId(p.childId)} (${p.agent})`;
+    case "step_settled":
+    case "agent_settled":
+    case "agent_replayed": {
+      const s = p.type === "step_settled" ? p.step : p.result;
+      return `step ${s.id} ${s.status}${s.reason ? `: ${s.reason}` : ""}`;
+    }
+    case "replay_ended":
+      return `replay ended at ${p.id}`;
+    case "phase":
+      return `phase ${p.name}`;
+    case "log":
+      return p.text.trim() === "" ? undefined : `log: ${p.text}`;
+  }
 }
 
-/** One progress line per run event: the steps starting and settling. */
-function progressLine(p: Progress): string {
-  if (p.type === "run_started") return `workflow run ${shortId(p.runId)} started`;
-  if (p.type === "step_started") return `step ${p.stepId} started: child ${shortId(p.childId)} (${p.agent})`;
-  const s = p.step;
-  return `step ${s.id} ${s.status}${s.reason ? `: ${s.reason}` : ""}`;
-}
-
-/** A step in the tool's answer: `output` is its answer (the results carry it), `error` why it did not complete. */
-function shapeStep(s: StepResult, withOutput: boolean) {
-  return {
-    id: s.id,
-    agent: s.agent,
-    status: s.status,
-    ...(s.childId ? { childId: s.childId } : {}),
-    ...(withOutput && s.text !== undefined ? { output: s.text } : {}),
-    ...(s.status !== "completed" ? { error: s.reason ?? s.status } : {}),
-    ...(s.cause ? { cause: s.cause } : {}),
-  };
-}
-
-/** A settled run: every step in declaration order, and the terminal steps' answers as `results`. */
-export function shapeRun(r: RunResult) {
-  return {
-    runId: r.runId,
-    workflow: r.workflow,
-    status: r.status,
-    steps: r.steps.map((s) => shapeStep(s, false)),
-    results: r.results.map((s) => shapeStep(s, true)),
+/** How a run starts, for WorkflowRuns.track: the facade runs it; its answer is the run as the facade gives it. */
+function begin(wf: Workflows, target: RunTarget, input: string, keep: boolean): Begin {
+  return async (signal, say, started) => {
+    const r = await wf.run(target, input, {
+      signal,
+      keep,
+      onProgress: (p) => {
+        if (p.type === "run_started") started(p.runId);
+        const line = progressLine(p);
+        if (line !== undefined) say(line);
+      },
+    });
+    return { runId: r.runId, answer: r };
   };
 }
 
@@ -222,10 +174,10 @@ async function follow(run: LiveRun, ctx: WorkflowCall): Promise<object | undefin
 /** `{runId}`: a run's result (awaited unless `await` is false), or, for a run not started here, its record. */
 async function existing(a: WorkflowArgs, ctx: WorkflowCall) {
   if (a.input !== undefined) throw usage("input goes with name, steps or source, not runId");
-  const { resolveRunId, readRun } = await engine();
-  const runId = resolveRunId(ctx.m.paths.dir, a.runId!);
+  const wf = await workflowsOf(ctx.m);
+  const runId = wf.resolve(a.runId!);
   const run = ctx.runs.get(runId);
-  if (!run) return readRun(ctx.m.paths.dir, runId);
+  if (!run) return wf.status(runId);
   if (run.result) return run.result;
   if (a.await !== false) {
     ctx.progress.say(`waiting for workflow run ${shortId(runId)}`);
@@ -233,13 +185,12 @@ async function existing(a: WorkflowArgs, ctx: WorkflowCall) {
     if (r) return r;
   }
   // Not awaited, or this call was cancelled (the run itself goes on): where it stands now.
-  return readRun(ctx.m.paths.dir, runId);
+  return wf.status(runId);
 }
 
 /** No arguments: the workflows a name can run (the model does not see the prompts that list them). */
 async function found(ctx: WorkflowCall) {
-  const { discoverWorkflows } = await engine();
-  const d = discoverWorkflows(ctx.m.cwd, ctx.m.env);
+  const d = (await workflowsOf(ctx.m)).list();
   return {
     workflows: d.workflows.map((w) => ({
       name: w.name,
@@ -257,8 +208,8 @@ async function found(ctx: WorkflowCall) {
 
 /**
  * subagents_workflow: runs a discovered workflow (name), a transient step list (steps) or a sandboxed
- * program (source), follows a run
- * (runId), or with no arguments lists the workflows found.
+ * program (source), follows a run (runId), or with no arguments lists the workflows found. A settled run
+ * answers as the facade gives it, the same object `muster workflow run --json` prints.
  */
 export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
   if (Object.keys(a).length === 0) return found(ctx);
@@ -266,34 +217,22 @@ export async function workflow(a: WorkflowArgs, ctx: WorkflowCall) {
   if (given !== 1)
     throw usage("give exactly one of name, steps, source or runId (or nothing: the workflows found)");
   if (a.runId !== undefined) return existing(a, ctx);
-  let run: LiveRun;
-  let name = "sandbox";
-  const host: HostOptions = { keep: a.keep === true };
-  if (a.source !== undefined)
-    run = await ctx.runs.track(await beginProgram(ctx.m, a.source, a.input ?? "", host));
-  else {
-    let def: WorkflowDef & { kind?: "toml" | "code" };
-    if (a.name !== undefined) {
-      // A name only: files are for the trusted CLI, not for a tool call.
-      if (a.name.includes("/") || a.name.endsWith(".toml"))
-        throw usage(`name ${JSON.stringify(a.name)} must be a workflow name, not a file`);
-      const { loadWorkflow } = await engine();
-      const named = loadWorkflow(a.name, ctx.m.cwd, ctx.m.env);
-      def = named;
-    } else def = transient(a.steps!);
-    name = def.name;
-    run =
-      def.kind === "code"
-        ? await ctx.runs.track(await beginCode(ctx.m, def, a.input ?? "", host))
-        : await ctx.runs.start(ctx.m, def, a.input ?? "", host);
-  }
-  if (a.await === false) return { runId: run.runId, workflow: name, status: "running" };
+  const wf = await workflowsOf(ctx.m);
+  // `{name}`: a name only; files are for the trusted CLI, not for a tool call.
+  const target: RunTarget =
+    a.source !== undefined
+      ? { program: a.source }
+      : a.name !== undefined
+        ? { name: a.name }
+        : { steps: a.steps! };
+  const run = await ctx.runs.track(begin(wf, target, a.input ?? "", a.keep === true));
+  if (a.await === false)
+    return { runId: run.runId, workflow: wf.status(run.runId).workflow, status: "running" };
   ctx.progress.say(`workflow run ${shortId(run.runId)} started`);
   const r = await follow(run, ctx);
   if (r) return r;
   // The client cancelled this call: cancel the run (its running children, nothing more starts). A closed
   // connection leaves the run going: the server awaits it before it exits.
   if ((await ctx.abortReason()) === "cancelled") run.controller.abort();
-  const { readRun } = await engine();
-  return readRun(ctx.m.paths.dir, run.runId);
+  return wf.status(run.runId);
 }

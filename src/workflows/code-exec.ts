@@ -248,6 +248,6 @@ export async function executeCode(
     dir: files.dir,
     ...(result !== undefined ? { result } : {}),
     ...(error !== undefined ? { error } : {}),
-    agents: [...results].sort((a, b) => Number(a.id.slice(6)) - Number(b.id.slice(6))),
+    steps: [...results].sort((a, b) => Number(a.id.slice(6)) - Number(b.id.slice(6))),
   };
 }

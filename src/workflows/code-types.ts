@@ -66,8 +66,8 @@ export interface CodeRunResult {
   result?: unknown;
   /** Why the function threw. */
   error?: string;
-  /** Every ctx.agent call, in call order. */
-  agents: AgentResult[];
+  /** Every ctx.agent call, in call order: step `agent-<n>` of the run record (named as a TOML run's steps). */
+  steps: AgentResult[];
 }
 
 export type CodeProgress =

@@ -107,7 +107,7 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     for (const s of r.steps) expect(s.childId).toMatch(/^[0-9a-f-]{36}$/);
     expect(r.results).toHaveLength(1);
     expect(r.results[0]).toMatchObject({ id: "synthesis", agent: "reviewer", status: "completed" });
-    expect(r.results[0].output).toContain("Task: Synthesize the findings");
+    expect(r.results[0].text).toContain("Task: Synthesize the findings");
     const messages = seen.map((p) => p.message ?? "");
     for (const s of r.steps)
       expect(messages).toContain(`step ${s.id} started: child ${s.childId.slice(-8)} (reviewer)`);
@@ -133,9 +133,9 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
       ["fine", "completed"],
     ]);
     expect(r.steps[1]).toMatchObject({ cause: { stepId: "broken", status: "errored" } });
-    expect(r.steps[1].error).toMatch(/needs "broken", which errored/);
+    expect(r.steps[1].reason).toMatch(/needs "broken", which errored/);
     expect(r.steps[1].childId).toBeUndefined();
-    expect(r.results.map((s: Data) => [s.id, s.output])).toEqual([
+    expect(r.results.map((s: Data) => [s.id, s.text])).toEqual([
       ["after", undefined],
       ["fine", "FINE"],
     ]);
@@ -203,7 +203,7 @@ describe("subagents_workflow and workflow prompts over stdio (real server, tmux,
     expect(done.runId).toBe(started.runId);
     expect(done.status).toBe("completed");
     expect(done.steps.map((s: Data) => s.id)).toEqual(["slow", "next"]);
-    expect(done.results).toEqual([expect.objectContaining({ id: "next", output: "NEXT" })]);
+    expect(done.results).toEqual([expect.objectContaining({ id: "next", text: "NEXT" })]);
     expect(seen[0]?.message).toBe(`waiting for workflow run ${started.runId.slice(-8)}`);
     // Once settled, asking again answers at once with the same results.
     const again = await ok({ runId: started.runId });

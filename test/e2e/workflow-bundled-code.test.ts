@@ -35,19 +35,19 @@ describe("bundled code workflows on the mock agent", () => {
       files.map((f) => [f, "completed"]),
     );
     // scout, three reviewers, the merge: in that order, with the agents the workflow names.
-    expect(r.data.agents.map((a: { id: string; agent: string }) => `${a.id}:${a.agent}`)).toEqual([
+    expect(r.data.steps.map((a: { id: string; agent: string }) => `${a.id}:${a.agent}`)).toEqual([
       "agent-1:explorer",
       "agent-2:reviewer",
       "agent-3:reviewer",
       "agent-4:reviewer",
       "agent-5:reviewer",
     ]);
-    expect(r.data.agents[0].output).toEqual({ files });
+    expect(r.data.steps[0].output).toEqual({ files });
     for (const [i, f] of files.entries())
-      expect(await promptOf(r.data.agents[i + 1].childId)).toMatch(
+      expect(await promptOf(r.data.steps[i + 1].childId)).toMatch(
         new RegExp(`^Review the change below as it affects ${f.replace(".", "\\.")}:`),
       );
-    const merge = await promptOf(r.data.agents[4].childId);
+    const merge = await promptOf(r.data.steps[4].childId);
     expect(files.map((f) => merge.indexOf(`## Review of ${f}`))).toEqual(
       [...files.map((f) => merge.indexOf(`## Review of ${f}`))].sort((a, b) => a - b),
     );
@@ -82,7 +82,7 @@ describe("bundled code workflows on the mock agent", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.data.result).toMatchObject({ approved: false, iterations: 2, cap: 2, capReached: true });
     expect(r.data.result.comments).toEqual(verdict.comments);
-    expect(r.data.agents.map((a: { agent: string }) => a.agent)).toEqual([
+    expect(r.data.steps.map((a: { agent: string }) => a.agent)).toEqual([
       "worker",
       "reviewer",
       "worker",
@@ -91,7 +91,7 @@ describe("bundled code workflows on the mock agent", () => {
     expect(r.stderr).toMatch(/stopped at the iteration cap \(2\) without approval/);
     expect(r.stderr).toMatch(/^muster: phase iteration 2 of 2$/m);
     // The second implementation got the first review's comments.
-    expect(await promptOf(r.data.agents[2].childId)).toContain(
+    expect(await promptOf(r.data.steps[2].childId)).toContain(
       "## Review comments\n\n- add tests for the empty case",
     );
     const bad = await sb.run([
@@ -116,6 +116,6 @@ describe("bundled code workflows on the mock agent", () => {
     expect(r.data.result).toMatchObject({ approved: true, iterations: 2, cap: 3, capReached: false });
     expect(r.data.result.implementation).toMatch(/^fixed it\n/);
     expect(r.data.result.history.map((h: { approved: boolean }) => h.approved)).toEqual([false, true]);
-    expect(r.data.agents).toHaveLength(4);
+    expect(r.data.steps).toHaveLength(4);
   });
 });

@@ -33,7 +33,7 @@ describe("bundled workflows on their default agents", () => {
       });
       expect(r.exitCode, r.stderr).toBe(0);
       expect(r.data.status).toBe("completed");
-      const steps: { status: string; errors?: string[] }[] = r.data.steps ?? r.data.agents;
+      const steps: { status: string; errors?: string[] }[] = r.data.steps;
       expect(steps.length).toBeGreaterThan(0);
       for (const s of steps) expect(s, JSON.stringify(s.errors ?? [])).toMatchObject({ status: "completed" });
     }, 150_000);

@@ -100,7 +100,7 @@ describe("code workflows found by name in the workflow folders", () => {
       expect(run.isError, run.text).toBe(false);
       expect(run.data).toMatchObject({ workflow: "echo", status: "completed" });
       expect(run.data.result).toMatch(/Task: Echo over mcp/);
-      expect(run.data.agents).toEqual([
+      expect(run.data.steps).toEqual([
         expect.objectContaining({ id: "agent-1", agent: "mock", status: "completed" }),
       ]);
       // await: false: the run id at once; a later {runId} call waits for the same result.
@@ -116,6 +116,72 @@ describe("code workflows found by name in the workflow folders", () => {
       );
       const got = await client.getPrompt({ name: "workflow:echo", arguments: { input: "x" } });
       expect((got.messages[0]!.content as { text: string }).text).toContain('{"name":"echo","input":"x"}');
+    } finally {
+      await client.close();
+      fs.rmSync(path.join(sb.cwd, ".muster"), { recursive: true, force: true });
+    }
+  });
+
+  it("a run's result has one shape: `workflow run --json` and the MCP tool answer the same fields, code and TOML", async () => {
+    // One call completes, one errors (an unknown agent): both kinds of step, and the function's value.
+    write(
+      ".muster/workflows/pair.mjs",
+      `export default async (ctx, input) => {\n  const [a, b] = await ctx.await([ctx.agent({ agent: "mock", prompt: "A " + input }), ctx.agent({ agent: "nobody", prompt: "B" })], "all");\n  return { a: a.status, b: b.status };\n};\n`,
+    );
+    write(
+      ".muster/workflows/duo.toml",
+      `name = "duo"\n[[steps]]\nid = "one"\nagent = "mock"\nprompt = "One."\n[[steps]]\nid = "two"\nagent = "mock"\nprompt = "Two."\nneeds = ["one"]\n`,
+    );
+    // The shape of a value: its keys (sorted) and their shapes, never the values (ids, paths, texts differ).
+    const shape = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(shape)
+        : v && typeof v === "object"
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .map((k) => [k, shape((v as Record<string, unknown>)[k])]),
+            )
+          : typeof v;
+    const client = await connectMcp(sb);
+    try {
+      for (const name of ["pair", "duo"]) {
+        const cli = await sb.json(["workflow", "run", name, "same"]);
+        expect(cli.exitCode, cli.stderr).toBe(0);
+        const r = await client.callTool(
+          { name: "subagents_workflow", arguments: { name, input: "same" } },
+          undefined,
+          {
+            timeout: 60_000,
+          },
+        );
+        const text = (r.content as { text: string }[])[0]!.text;
+        expect(r.isError, text).toBeFalsy();
+        const mcp = JSON.parse(text);
+        expect(shape(mcp)).toEqual(shape(cli.data));
+        expect(mcp).toMatchObject({
+          workflow: name,
+          status: "completed",
+          kind: name === "pair" ? "code" : "toml",
+        });
+        expect(mcp.agents).toBeUndefined();
+      }
+      const pair = (await sb.json(["workflow", "run", "pair", "x"])).data;
+      expect(pair.result).toEqual({ a: "completed", b: "errored" });
+      expect(pair.steps).toEqual([
+        expect.objectContaining({
+          id: "agent-1",
+          agent: "mock",
+          status: "completed",
+          text: expect.any(String),
+        }),
+        expect.objectContaining({
+          id: "agent-2",
+          agent: "nobody",
+          status: "errored",
+          reason: expect.any(String),
+        }),
+      ]);
     } finally {
       await client.close();
       fs.rmSync(path.join(sb.cwd, ".muster"), { recursive: true, force: true });

@@ -43,7 +43,7 @@ describe("code workflows (ctx.agent, await, parallel) on real children", () => {
       "completed:Process apple",
       "completed:Process fig",
     ]);
-    expect(run.agents.map((a) => a.id)).toEqual(["agent-1", "agent-2", "agent-3", "agent-4"]);
+    expect(run.steps.map((a) => a.id)).toEqual(["agent-1", "agent-2", "agent-3", "agent-4"]);
     expect(JSON.parse(fs.readFileSync(path.join(run.dir, "result.json"), "utf8"))).toEqual(run.result);
     const view = readRun(m.paths.dir, run.runId);
     expect(view.status).toBe("completed");
@@ -75,7 +75,7 @@ describe("code workflows (ctx.agent, await, parallel) on real children", () => {
       rest: [["agent-1", "completed"]],
       nobody: "errored",
     });
-    expect(run.agents[2]!.reason).toMatch(/could not start: unknown agent "no-such-agent"/);
+    expect(run.steps[2]!.reason).toMatch(/could not start: unknown agent "no-such-agent"/);
   });
 
   it("ctx.parallel keeps at most `limit` children running and answers in item order; a throw fails the run", async () => {

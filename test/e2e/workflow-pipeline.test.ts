@@ -78,7 +78,7 @@ describe("ctx.pipeline and ctx.phase", () => {
     expect(started.find((e) => e.stepId === "agent-4").agent).toBe("mock");
     expect(settledAt(events, "agent-4")).toBeLessThan(settledAt(events, "agent-1"));
     expect(settledAt(events, "agent-4")).toBeLessThan(settledAt(events, "agent-2"));
-    expect(run.agents.find((a) => a.id === "agent-2")?.status).toBe("errored");
+    expect(run.steps.find((a) => a.id === "agent-2")?.status).toBe("errored");
 
     // Phases: in the log in order, on each step that started in them, and the latest one in the status.
     expect(events.filter((e) => e.type === "phase").map((e) => e.name)).toEqual(["map", "reduce"]);

@@ -52,7 +52,7 @@ describe("workflow resume of code workflows: deterministic replay from the run l
     const [aChild, aTask, bStatus, bTask] = r.data.result;
     expect(aChild).toBe(before.steps[0].childId);
     expect([aTask, bStatus, bTask]).toEqual(["Task: First", "completed", "Task: Second after completed"]);
-    expect(r.data.agents.map((a: { childId: string }) => a.childId)).toEqual([
+    expect(r.data.steps.map((a: { childId: string }) => a.childId)).toEqual([
       before.steps[0].childId,
       expect.not.stringMatching(before.steps[1].childId),
     ]);
@@ -86,7 +86,7 @@ describe("workflow resume of code workflows: deterministic replay from the run l
       "in",
     );
     expect(first.status).toBe("failed");
-    const logged = first.agents.map((a) => a.childId);
+    const logged = first.steps.map((a) => a.childId);
     const again = await resumeCodeWorkflow(host, first.runId, {
       fn: async (ctx, input) => {
         const out = [];
@@ -150,7 +150,7 @@ describe("workflow resume of code workflows: deterministic replay from the run l
     fs.writeFileSync(gate, "open");
     const again = await resumeCodeWorkflow(host, first.runId);
     expect(again.status, again.error).toBe("completed");
-    expect(again.result).toEqual([first.agents[0]!.childId, "completed"]);
+    expect(again.result).toEqual([first.steps[0]!.childId, "completed"]);
     expect(["agent-1", "agent-2"].map((id) => startsOf(eventsOf(again.dir), id))).toEqual([1, 2]);
   });
 });

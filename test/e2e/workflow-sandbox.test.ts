@@ -21,7 +21,7 @@ describe("muster workflow run --sandbox: a model-written program on real childre
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.data.status).toBe("completed");
     expect(r.data.result).toEqual(["completed:Side left of the pie", "completed:Side right of the pie"]);
-    expect(r.data.agents.map((a: { childId?: string }) => typeof a.childId)).toEqual(["string", "string"]);
+    expect(r.data.steps.map((a: { childId?: string }) => typeof a.childId)).toEqual(["string", "string"]);
     const status = await sb.json(["workflow", "status", r.data.runId]);
     expect(status.data.steps.map((s: { status: string }) => s.status)).toEqual(["completed", "completed"]);
     expect(r.stderr).toMatch(/joined 2/);

@@ -43,7 +43,7 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
       "",
     );
     expect(run.status).toBe("completed");
-    const r = run.agents[0]!;
+    const r = run.steps[0]!;
     expect(r.status).toBe("completed");
     expect(r.output).toEqual({ files: ["a.ts", "b.ts"] });
     // The format was instructed in the child's prompt; one-shot: no retry, and the child no longer runs.
@@ -70,7 +70,7 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
           .await(),
       "",
     );
-    const r = run.agents[0]!;
+    const r = run.steps[0]!;
     expect(r.status).toBe("completed");
     expect(r.output).toEqual({ files: ["c.ts"] });
     const retried = runEvents(run.dir).find((e) => e.type === "step_retried");
@@ -105,7 +105,7 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
       { status: "errored", errors: ["/files must be array"], has: false },
       { status: "errored", errors: [expect.stringMatching(/holds no JSON value/)], has: false },
     ]);
-    expect(run.agents[0]!.reason).toMatch(/did not match the output schema/);
+    expect(run.steps[0]!.reason).toMatch(/did not match the output schema/);
   });
 
   it("a bad schema is refused before any child starts", async () => {
@@ -126,7 +126,7 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
     );
     expect(run.status).toBe("failed");
     expect(run.error).toMatch(/output schema is not valid/);
-    expect(run.agents).toEqual([]);
+    expect(run.steps).toEqual([]);
     expect(Object.keys(m.registry.read().children)).toHaveLength(before);
   });
 
@@ -151,7 +151,7 @@ describe("structured one-shot workers (ctx.agent with output) on real children",
     );
     expect(run.status).toBe("completed");
     expect(run.result).toEqual(["Review x.ts", "Review y.ts", "Review z.ts"]);
-    expect(run.agents).toHaveLength(4);
+    expect(run.steps).toHaveLength(4);
   });
 
   it("TOML: a step with an output table is a structured worker; its dependent receives the decoded JSON", async () => {

@@ -78,7 +78,7 @@ describe("sandboxed workflows: the ctx API inside QuickJS", () => {
     });
     expect(logs).toEqual(["got the input"]);
     expect(host.spawns).toHaveLength(6);
-    expect(r.agents.map((a) => a.status)).toEqual([
+    expect(r.steps.map((a) => a.status)).toEqual([
       "completed",
       "errored",
       "completed",

@@ -1,100 +1,25 @@
 import type { Command } from "commander";
 import { shortId } from "../../util/ids.js";
-import type { Progress, RunResult } from "../../workflows/run.js";
-import type { RunView } from "../../workflows/run-log.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
-import { EXIT } from "../exit-codes.js";
 import { parsePositiveInt, since, table } from "../format.js";
 import { takeInterrupt } from "../interrupt.js";
-import { ExitWith, printAnswer, printAnswerBlock, printJson, say, warn } from "../output.js";
+import { printJson, say, warn } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 import { displayPath, printWarnings } from "./agents.js";
-import { codeExit, resumeCode, runCode } from "./workflow-code.js";
+import { onProgress, printRunView, report } from "./workflow-print.js";
 
-/** Exit code of a finished run: 0 when every step completed, 3 cancelled, 130 interrupted by Ctrl-C, else 1. */
-/** The workflow modules (smol-toml among them) load only when a workflow command runs. */
-async function engine() {
-  const [discover, host, run, log, cancel] = await Promise.all([
-    import("../../workflows/discover.js"),
-    import("../../workflows/host.js"),
-    import("../../workflows/run.js"),
-    import("../../workflows/run-log.js"),
-    import("../../workflows/cancel.js"),
-  ]);
-  return { ...discover, ...host, ...run, ...log, ...cancel };
+/** The workflows of this command's Muster; the engine (smol-toml among it) loads only when a workflow command runs. */
+async function workflows(flags: CommonOptions) {
+  const { createWorkflows } = await import("../../workflows/api.js");
+  return createWorkflows(muster(flags));
 }
 
-/** A code workflow (trusted JS, run in this process) is named by its file. */
-const isCodeFile = (ref: string): boolean => /\.(mjs|js|cjs)$/.test(ref);
 const CONCURRENCY_HELP =
   "steps in flight at once (starting or running); more ready steps wait queued (default: the run-slot limit, MUSTER_MAX_RUNNING)";
 const concurrencyOpt = (v: string | undefined) =>
   v === undefined ? {} : { concurrency: parsePositiveInt(v, "--concurrency", 10_000) };
 const KEEP_HELP =
   "leave each step's child open (idle in its pane, to attach to or send follow-ups); by default it is closed once its step settles (still resumable with spawn --resume)";
-
-function runExit(r: RunResult, interrupted: boolean): number {
-  if (interrupted) return EXIT.interrupted;
-  if (r.status === "completed") return EXIT.ok;
-  if (r.status === "cancelled") return EXIT.cancelled;
-  return EXIT.errored;
-}
-
-function progressLine(p: Progress): string | undefined {
-  if (p.type === "run_started") return `workflow run ${shortId(p.runId)} started (${p.dir})`;
-  if (p.type === "step_started") return `step ${p.stepId} started: child ${shortId(p.childId)} (${p.agent})`;
-  const s = p.step;
-  const why = s.reason ? `: ${visibleLine(s.reason)}` : "";
-  return `step ${s.id} ${s.status}${s.childId ? ` (child ${shortId(s.childId)})` : ""}${why}`;
-}
-
-function printRunView(v: RunView): void {
-  say(
-    `${table([
-      ["run", v.runId],
-      ["workflow", `${v.workflow} (${displayPath(v.source)})`],
-      ["status", v.status],
-      ...(v.phase !== undefined ? [["phase", visibleLine(v.phase)]] : []),
-      ["started", `${since(v.startedAt)} ago`],
-    ])}\n\n`,
-  );
-  const rows = [["STEP", "STATUS", "CHILD", "DETAIL"]];
-  for (const s of v.steps) {
-    const detail = [
-      ...(s.structured ? [`structured (${s.structured})`] : []),
-      ...(s.reason ? [visibleLine(s.reason)] : []),
-      ...(s.errors ? [`schema: ${visibleLine(s.errors.join("; "))}`] : []),
-    ].join(" · ");
-    rows.push([s.id, s.status, s.childId ? shortId(s.childId) : "-", detail]);
-  }
-  say(`${table(rows)}\n`);
-}
-
-const onProgress = (p: Progress): void => {
-  const line = progressLine(p);
-  if (line) warn(`muster: ${line}\n`);
-};
-
-/** Prints a finished TOML run (terminal results on stdout, a summary on stderr) and ends with its exit code. */
-function report(run: RunResult, json: boolean, interrupted: boolean): void {
-  if (json) printJson(run);
-  else {
-    for (const r of run.results) {
-      say(`── ${r.id} · ${r.agent} · ${r.status}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}\n`);
-      // A structured step's result is its decoded value, not the prose around it.
-      if ("output" in r) printAnswer(`${JSON.stringify(r.output, null, 2)}\n`);
-      else if (r.text !== undefined) printAnswerBlock(r.text, true);
-      for (const e of r.errors ?? []) say(`   ${visibleLine(e)}\n`);
-    }
-    const counts = new Map<string, number>();
-    for (const s of run.steps) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
-    warn(
-      `muster: workflow run ${shortId(run.runId)} ${run.status}: ${[...counts].map(([k, n]) => `${n} ${k}`).join(", ")}\n`,
-    );
-  }
-  const code = runExit(run, interrupted);
-  if (code !== 0) throw new ExitWith(code);
-}
 
 /** Ctrl-C or SIGTERM during a run: say so and cancel the run's children (through the signal); exit 130 follows. */
 function cancelOnInterrupt(): {
@@ -132,23 +57,10 @@ export function registerWorkflow(program: Command): void {
 
   common(wf.command("list").description("list the workflows found, with the file that won each name")).action(
     async (flags: CommonOptions) => {
-      const { discoverWorkflows } = await engine();
-      const m = muster(flags);
-      const d = discoverWorkflows(m.cwd, m.env);
+      const d = (await workflows(flags)).list();
       printWarnings(d.warnings);
       if (flags.json) {
-        printJson({
-          workflows: d.workflows.map((w) => ({
-            name: w.name,
-            kind: w.kind,
-            description: w.description,
-            layer: w.layer,
-            source: w.source,
-            steps: w.steps.map((s) => ({ id: s.id, agent: s.agent, needs: s.needs })),
-            shadows: w.shadows,
-          })),
-          warnings: d.warnings,
-        });
+        printJson({ workflows: d.workflows, warnings: d.warnings });
         return;
       }
       if (d.workflows.length === 0) {
@@ -196,42 +108,20 @@ export function registerWorkflow(program: Command): void {
       inputArg: string | undefined,
       flags: CommonOptions & { file?: string; sandbox?: boolean; keep?: boolean; concurrency?: string },
     ) => {
-      const { loadWorkflow, runWorkflow, musterHost } = await engine();
-      const m = muster(flags);
+      const wfs = await workflows(flags);
       const concurrency = concurrencyOpt(flags.concurrency);
-      const def = flags.sandbox || isCodeFile(ref) ? undefined : loadWorkflow(ref, m.cwd, m.env);
       const input =
         inputArg === undefined && flags.file === undefined ? "" : readPrompt(inputArg, flags.file);
       const { controller, interrupted, release } = cancelOnInterrupt();
-      if (!def || def.kind === "code") {
-        let status: "completed" | "failed" | "cancelled";
-        try {
-          // A code workflow found by name runs from the file that won the name, under that name.
-          const [file, name] = def ? [def.source, def.name] : [ref, undefined];
-          status = await runCode(m, file, input, {
-            signal: controller.signal,
-            json: !!flags.json,
-            keep: !!flags.keep,
-            sandbox: !!flags.sandbox,
-            name,
-          });
-        } finally {
-          release();
-        }
-        const code = codeExit(status, interrupted());
-        if (code !== 0) throw new ExitWith(code);
-        return;
-      }
       try {
-        report(
-          await runWorkflow(musterHost(m, { keep: !!flags.keep }), def, input, {
-            signal: controller.signal,
-            onProgress,
-            ...concurrency,
-          }),
-          !!flags.json,
-          interrupted(),
-        );
+        const run = await wfs.run(ref, input, {
+          signal: controller.signal,
+          onProgress,
+          keep: !!flags.keep,
+          sandbox: !!flags.sandbox,
+          ...concurrency,
+        });
+        report(run, !!flags.json, interrupted());
       } finally {
         release();
       }
@@ -251,28 +141,17 @@ export function registerWorkflow(program: Command): void {
       .option("--keep", KEEP_HELP)
       .option("--concurrency <n>", CONCURRENCY_HELP),
   ).action(async (ref: string, flags: CommonOptions & { keep?: boolean; concurrency?: string }) => {
-    const { resolveRunId, musterHost } = await engine();
     const concurrency = concurrencyOpt(flags.concurrency);
-    const { resumeWorkflow, runKind } = await import("../../workflows/resume.js");
-    const m = muster(flags);
-    const runId = resolveRunId(m.paths.dir, ref);
+    const wfs = await workflows(flags);
     const { controller, interrupted, release } = cancelOnInterrupt();
     try {
-      if (runKind(m.paths.dir, runId) !== "toml") {
-        const o = { signal: controller.signal, json: !!flags.json, keep: !!flags.keep };
-        const code = codeExit(await resumeCode(m, runId, o), interrupted());
-        if (code !== 0) throw new ExitWith(code);
-        return;
-      }
-      report(
-        await resumeWorkflow(musterHost(m, { keep: !!flags.keep }), runId, {
-          signal: controller.signal,
-          onProgress,
-          ...concurrency,
-        }),
-        !!flags.json,
-        interrupted(),
-      );
+      const run = await wfs.resume(ref, {
+        signal: controller.signal,
+        onProgress,
+        keep: !!flags.keep,
+        ...concurrency,
+      });
+      report(run, !!flags.json, interrupted());
     } finally {
       release();
     }
@@ -280,9 +159,7 @@ export function registerWorkflow(program: Command): void {
 
   common(wf.command("runs").description("list this primary's workflow runs, oldest first")).action(
     async (flags: CommonOptions) => {
-      const { listRuns } = await engine();
-      const m = muster(flags);
-      const runs = listRuns(m.paths.dir);
+      const runs = (await workflows(flags)).runs();
       if (flags.json) {
         printJson({ runs });
         return;
@@ -312,9 +189,7 @@ export function registerWorkflow(program: Command): void {
       .description("show a workflow run and its steps")
       .argument("<run>", "a run id, or a unique prefix or suffix"),
   ).action(async (ref: string, flags: CommonOptions) => {
-    const { readRun, resolveRunId } = await engine();
-    const m = muster(flags);
-    const view = readRun(m.paths.dir, resolveRunId(m.paths.dir, ref));
+    const view = (await workflows(flags)).status(ref);
     if (flags.json) printJson(view);
     else printRunView(view);
   });
@@ -325,9 +200,7 @@ export function registerWorkflow(program: Command): void {
       .description("cancel a workflow run: nothing more starts and its running steps' children are cancelled")
       .argument("<run>", "a run id, or a unique prefix or suffix"),
   ).action(async (ref: string, flags: CommonOptions) => {
-    const { cancelRun, resolveRunId, musterHost } = await engine();
-    const m = muster(flags);
-    const view = await cancelRun(musterHost(m), resolveRunId(m.paths.dir, ref));
+    const view = await (await workflows(flags)).cancel(ref);
     if (flags.json) printJson(view);
     else printRunView(view);
   });
