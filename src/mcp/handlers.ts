@@ -75,18 +75,18 @@ const reporting = (ctx: CallContext) => ({
   onEvent: (id: string, e: MusterEvent) => ctx.progress.event(id, e),
 });
 
-/** The host `on` names; `any`: the one with the fewest busy children (see place/ssh/admin.ts). */
-async function hostFor(m: CallContext["m"], on: string): Promise<string> {
-  if (on !== "any") return on;
-  const { pickHost } = await import("../place/ssh/admin.js");
-  return pickHost(m.env, await m.views());
-}
-
 /** subagents_run: a new child (agent) or a resumed one (id); waits for the turn unless `await` is false. */
 export async function run(raw: RunArgs, ctx: CallContext): Promise<McpResult | Record<string, unknown>> {
   if (raw.on !== undefined && raw.place !== undefined)
     throw usage("give on (an SSH host) or place, not both");
-  const a: RunArgs = raw.on !== undefined ? { ...raw, place: `ssh:${await hostFor(ctx.m, raw.on)}` } : raw;
+  const on = raw.on;
+  const a: RunArgs =
+    on !== undefined
+      ? {
+          ...raw,
+          place: await (await import("../place/ssh/admin.js")).placeForOn(ctx.m.env, on, () => ctx.m.views()),
+        }
+      : raw;
   const conflict = ctx.m.startConflict({
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
     ...(a.id !== undefined ? { resume: a.id } : {}),

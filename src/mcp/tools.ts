@@ -70,7 +70,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           name: S,
           backend: str("tmux, zellij or pty."),
           place: S,
-          on: str("Run it on this SSH host (muster hosts add); its place is ssh:<host>."),
+          on: S,
           tui: { type: "boolean", description: "The CLI's own TUI." },
           fork: str("Start from this child's conversation."),
         },

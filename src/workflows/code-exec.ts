@@ -122,6 +122,7 @@ export async function executeCode(
       ...(call.model ? { model: call.model } : {}),
       ...(call.reasoning ? { reasoning: call.reasoning } : {}),
       ...(call.cwd ? { cwd: call.cwd } : {}),
+      ...(call.on ? { on: call.on } : {}),
     };
     const spawn = validate && call.output ? structuredSpawn(host, plain, call.output) : plain;
     starting += 1;

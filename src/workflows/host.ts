@@ -1,4 +1,5 @@
 import type { Muster } from "../core/muster.js";
+import { placeForOn } from "../place/ssh/admin.js";
 import { getRunner } from "../runners/registry.js";
 
 /** How one step's child ended. `text` is its answer when it completed with one. */
@@ -13,6 +14,8 @@ export interface StepSpawn {
   prompt: string;
   model?: string;
   reasoning?: string;
+  /** The SSH host its child runs on (`muster hosts add`), or `any` (default: this machine). */
+  on?: string;
   /** The child's working directory (default: the primary's). */
   cwd?: string;
   /** A JSON Schema the runner's CLI enforces on the answer (only when `nativeOutput` said yes). */
@@ -96,6 +99,7 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
         ...(o.model ? { model: o.model } : {}),
         ...(o.reasoning ? { reasoning: o.reasoning } : {}),
         ...(o.cwd ? { cwd: o.cwd } : {}),
+        ...(o.on ? { place: await placeForOn(m.env, o.on, () => m.views()) } : {}),
         ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
       };
       // A multiplexer that fails one call (a loaded machine, a server coming up) fails a spawn that made

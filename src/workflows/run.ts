@@ -212,6 +212,7 @@ export async function execute(
       prompt: stepPrompt(step, input, outputs),
       ...(step.model ? { model: step.model } : {}),
       ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+      ...(step.on ? { on: step.on } : {}),
     };
     const spawn = step.output ? structuredSpawn(host, plain, step.output) : plain;
     try {

@@ -11,6 +11,8 @@ export interface WorkflowStep {
   needs: string[];
   model?: string;
   reasoning?: string;
+  /** The SSH host its child runs on (`muster hosts add`), or `any`; default this machine. */
+  on?: string;
   /** Makes the step a one-shot structured worker: its answer is one JSON value matching `schema`. */
   output?: OutputSpec;
 }
@@ -28,7 +30,7 @@ export interface WorkflowDef {
 export const WORKFLOW_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 const TOP_KEYS = new Set(["name", "description", "steps"]);
-const STEP_KEYS = new Set(["id", "agent", "prompt", "needs", "model", "reasoning", "output"]);
+const STEP_KEYS = new Set(["id", "agent", "prompt", "needs", "model", "reasoning", "on", "output"]);
 
 const bad = (source: string, message: string): MusterError =>
   new MusterError("invalid_config", `workflow ${source}: ${message}`);
@@ -103,6 +105,7 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
   }
   const model = str(t.model, `${where}: "model"`, source, false);
   const reasoning = str(t.reasoning, `${where}: "reasoning"`, source, false);
+  const on = str(t.on, `${where}: "on"`, source, false);
   const output = t.output === undefined ? undefined : parseOutput(t.output, `workflow ${source}: ${where}`);
   return {
     id,
@@ -111,6 +114,7 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
     needs,
     ...(model !== undefined ? { model } : {}),
     ...(reasoning !== undefined ? { reasoning } : {}),
+    ...(on !== undefined ? { on } : {}),
     ...(output !== undefined ? { output } : {}),
   };
 }

@@ -7,9 +7,16 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { render } from "ink-testing-library";
 import pty from "node-pty";
+import { createElement } from "react";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMuster } from "../../src/index.js";
+import { coreActions } from "../../src/tui/actions.js";
+import { Top } from "../../src/tui/app.js";
+import { TopSource } from "../../src/tui/source.js";
 import { BIN, processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
+import { connectMcp } from "../helpers/mcp.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 import { type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
 
@@ -255,4 +262,75 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(changed.stderr).toMatch(/Host key verification failed/);
     expect((await sb.json(["ls"])).data.children.length).toBe(before);
   });
+
+  it("a workflow's steps run on two hosts; MCP takes on; top shows each child's host", async () => {
+    const file = path.join(sb.cwd, "two-hosts.toml");
+    fs.writeFileSync(
+      file,
+      [
+        'name = "two-hosts"',
+        'description = "one step on each host"',
+        "[[steps]]",
+        'id = "first"',
+        'agent = "mock"',
+        'on = "h1"',
+        'prompt = "first step: {{input}}"',
+        "[[steps]]",
+        'id = "second"',
+        'agent = "mock"',
+        'on = "h2"',
+        'needs = ["first"]',
+        'prompt = "second step"',
+        "",
+      ].join("\n"),
+    );
+    const run = await sb.json(["workflow", "run", file, "a change", "--keep"], { timeout: 90_000 });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.data.status).toBe("completed");
+    const ls = (await sb.json(["ls"])).data.children as { id: string; place: string }[];
+    const placeOf = (id: string) => ls.find((c) => c.id === id)?.place;
+    expect(run.data.steps.map((st: { childId: string }) => placeOf(st.childId))).toEqual([
+      "ssh:h1",
+      "ssh:h2",
+    ]);
+
+    const client = await connectMcp(sb);
+    let viaMcp: { id?: string; results?: { id: string }[]; status: string };
+    try {
+      const r = await client.callTool(
+        { name: "subagents_run", arguments: { prompt: "through MCP", on: "h2" } },
+        undefined,
+        { timeout: 50_000 },
+      );
+      const text = (r.content as { type: string; text: string }[])[0]?.text ?? "";
+      expect(r.isError, text).toBeFalsy();
+      viaMcp = JSON.parse(text);
+    } finally {
+      await client.close();
+    }
+    expect(viaMcp.status).toBe("completed");
+    const mcpId = viaMcp.id ?? viaMcp.results?.[0]?.id ?? "";
+    expect((await sb.json(["status", mcpId])).data.place).toBe("ssh:h2");
+
+    const m = createMuster({ env: sb.env, cwd: sb.cwd });
+    const source = new TopSource(m, { minIntervalMs: 200 });
+    try {
+      const ui = render(
+        createElement(Top, { source, actions: coreActions(m), size: { columns: 120, rows: 60 } }),
+      );
+      // What a person reads: the frame without its escape sequences.
+      const frame = () => (ui.lastFrame() ?? "").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+      const row = (id: string) =>
+        frame()
+          .split("\n")
+          .find((l) => l.includes(id.slice(-8)));
+      await until(() => row(mcpId), 15_000);
+      expect(frame()).toMatch(/ HOST /);
+      expect(row(mcpId)).toMatch(/ h2 /);
+      expect(frame()).toMatch(/^hosts: h1 \d+ \(\d+ working\) · h2 \d+ \(\d+ working\)/m);
+      ui.unmount();
+    } finally {
+      await source.close();
+    }
+  }, 150_000);
 });

@@ -47,13 +47,6 @@ const CONFLICT: Record<StartConflict, string> = {
   caps_with_resume: "caps are set when a child is spawned: not with --resume",
 };
 
-/** The host `--on` names; `any`: the one with the fewest busy children (see place/ssh/admin.ts). */
-async function hostFor(m: ReturnType<typeof muster>, on: string): Promise<string> {
-  if (on !== "any") return on;
-  const { pickHost } = await import("../../place/ssh/admin.js");
-  return pickHost(process.env, await m.views());
-}
-
 export function registerSpawn(program: Command): void {
   common(
     capOptions(
@@ -132,7 +125,11 @@ export function registerSpawn(program: Command): void {
     if (flags.on !== undefined && flags.place !== undefined)
       throw new MusterError("invalid_argument", "give --on <host> or --place <name>, not both");
     const m = muster(flags);
-    const place = flags.on !== undefined ? `ssh:${await hostFor(m, flags.on)}` : flags.place;
+    const on = flags.on;
+    const place =
+      on !== undefined
+        ? await (await import("../../place/ssh/admin.js")).placeForOn(process.env, on, () => m.views())
+        : flags.place;
     const caps = capsFrom(flags);
     // Checked before anything is spawned: a bad --timeout leaves no child behind.
     const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};

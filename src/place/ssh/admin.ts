@@ -117,6 +117,18 @@ export async function disconnectHost(env: NodeJS.ProcessEnv, name: string): Prom
   if (h) await new SshPlace(h, env).close();
 }
 
+/**
+ * The place a child named by `--on <host>` (CLI, MCP `on`, a workflow step's `on`) runs in: `ssh:<host>`, and
+ * for `any` the host pickHost chooses from the children as they are now.
+ */
+export async function placeForOn(
+  env: NodeJS.ProcessEnv,
+  on: string,
+  children: () => Promise<readonly PlacedChild[]>,
+): Promise<string> {
+  return sshPlaceName(on === "any" ? pickHost(env, await children()) : on);
+}
+
 /** What `--on any` weighs of each child: where it runs and its status (ChildView). */
 export interface PlacedChild {
   place: string;
