@@ -102,6 +102,8 @@ export function childFiles(dir: string) {
     reserve: path.join(dir, ".reserve"),
     /** Present on this machine when the dir is a mirror of a child placed elsewhere (store-mirrored.ts). */
     mirror: path.join(dir, ".mirror.json"),
+    /** In a mirror while its link to the far side is down: since when, and why (place/mirror/keeper.ts). */
+    mirrorLink: path.join(dir, ".mirror-link.json"),
     /** The parent's records for a mirrored child's log, on their way to the far side (store-mirrored.ts). */
     appends: path.join(dir, "appends"),
   };

@@ -10,13 +10,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
-import { ensureDir, writeJsonAtomic } from "../util/fsx.js";
+import { ensureDir, readJson, writeJsonAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { withFileLock } from "../util/lock.js";
 import { type EventInput, type MusterEvent, PROTOCOL_VERSION } from "./events.js";
 import { childFiles } from "./layout.js";
 import { readAllRecords } from "./reader.js";
-import type { ChildStore, EventAppender } from "./store.js";
+import type { ChildStore, EventAppender, LinkDown } from "./store.js";
 import { localChildStore } from "./store-local.js";
 
 /** A parent's records for the far log, valid only onto a log of exactly `after` bytes. */
@@ -38,7 +38,19 @@ export const isMirrored = (dir: string): boolean =>
 
 export function mirroredChildStore(dir: string): ChildStore {
   const store = localChildStore(dir);
-  return { ...store, appendAsParent: (fn) => appendThroughMirror(dir, fn) };
+  return { ...store, appendAsParent: (fn) => appendThroughMirror(dir, fn), linkDown: () => linkDownOf(dir) };
+}
+
+/** The keeper's mark of a link that is down (place/mirror/keeper.ts), read safely; none when it is up. */
+function linkDownOf(dir: string): LinkDown | undefined {
+  try {
+    const mark = readJson<Partial<LinkDown>>(childFiles(dir).mirrorLink);
+    return typeof mark.since === "string" && typeof mark.why === "string"
+      ? { since: mark.since, why: mark.why }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function appendThroughMirror<T>(

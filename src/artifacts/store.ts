@@ -15,6 +15,12 @@ export interface EventAppender {
   append(input: EventInput): MusterEvent;
 }
 
+/** A mirrored child whose place does not answer: since when (ISO 8601) and why, in one line. */
+export interface LinkDown {
+  since: string;
+  why: string;
+}
+
 export interface ChildStore {
   /** The child's artifact dir on this machine (for a remote child, its mirror). */
   readonly dir: string;
@@ -61,6 +67,8 @@ export interface ChildStore {
   readSnapshotHead(ref: OutputRef, maxBytes: number): Buffer;
   /** The cancellation snapshot of one turn, or undefined (none, or not readable as one). */
   readCancelSnapshot(turnId: string): CancelSnapshot | undefined;
+  /** A mirror's link to its child's place, when it is down (only a mirrored child has one). */
+  linkDown?(): LinkDown | undefined;
 }
 
 /** The stores of one primary's children. */

@@ -1,7 +1,7 @@
 import type { ChildMeta } from "../artifacts/events.js";
 import type { ChildFiles, PrimaryPaths } from "../artifacts/layout.js";
 import type { MalformedLine } from "../artifacts/reader.js";
-import type { ChildStore } from "../artifacts/store.js";
+import type { ChildStore, LinkDown } from "../artifacts/store.js";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
 import { DEFAULT_STALL_MS, deriveLive, type LiveState } from "./live-state.js";
@@ -95,6 +95,20 @@ export function liveOf(
   );
 }
 
+/** A child not yet exited whose place does not answer: `unreachable`, saying since when and why. */
+export function unreachableLive(
+  s: ChildState,
+  down: LinkDown | undefined,
+  place: string | undefined,
+): LiveState | undefined {
+  if (!down || s.exited) return undefined;
+  return {
+    state: "unreachable",
+    since: down.since,
+    detail: `${place ?? "its place"} does not answer: ${down.why}`,
+  };
+}
+
 /**
  * Reads a child's inbox (first) and events (second): a turn taken in between shows up in the events.
  * A symlink, FIFO or device in place of meta.json or events.ndjson is refused (MusterError "integrity").
@@ -126,7 +140,9 @@ export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, live: LiveO
     state,
     pending: stillPending,
     status: childStatus(state, stillPending.length),
-    live: liveOf(state, stillPending.length, { ...live, createdAt: entry.createdAt }),
+    live:
+      unreachableLive(state, store.linkDown?.(), entry.place) ??
+      liveOf(state, stillPending.length, { ...live, createdAt: entry.createdAt }),
     ...(entry.name !== undefined ? { name: entry.name } : {}),
     malformed,
   };

@@ -13,6 +13,8 @@ export type LiveStateName =
   | "waiting-permission"
   | "queued"
   | "stalled"
+  /** A child placed elsewhere whose place does not answer now (its mirror's link is down). */
+  | "unreachable"
   /** Settled: the child's host has exited; the outcome of its last turn (or how it closed). */
   | CompletionStatus
   | "closed"

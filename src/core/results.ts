@@ -35,6 +35,11 @@ export interface TurnResult {
   text?: string;
   /** A child in a worktree of its own: its branch, commit range, diff stat, writes seen in the parent's checkout. */
   isolation?: IsolationResult;
+  /**
+   * Lost to this wait only: the child's place has not answered for the unreachable bound. The child may still
+   * run there; its real result is not consumed, and is delivered once the place answers again.
+   */
+  unreachable?: boolean;
   /** Why reading it could not mark it delivered (the state root cannot be written): it may be delivered again. */
   receiptError?: string;
 }

@@ -1,5 +1,6 @@
 import type { MusterEvent } from "../artifacts/events.js";
 import { ChildFeed, type FeedSubscription } from "../artifacts/feed.js";
+import { loadSettings } from "../config/settings.js";
 import { sealGroup } from "../delivery/groups.js";
 import { appendReceiptsIfWritable } from "../delivery/receipts.js";
 import { recordIdOf } from "../delivery/records.js";
@@ -90,6 +91,7 @@ class TurnWait {
   // Every waited child on one feed: one safety poll timer for all of them.
   private readonly feed = new ChildFeed({ pollMs: 250 });
   private readonly onAbort = (): void => this.finish({ interrupted: true });
+  private readonly unreachableMs: number;
 
   constructor(
     private readonly muster: CoreContext,
@@ -99,6 +101,7 @@ class TurnWait {
     private readonly reject: (e: unknown) => void,
   ) {
     this.mode = opts.mode ?? "all";
+    this.unreachableMs = loadSettings(muster.env).values.unreachableSeconds * 1000;
   }
 
   /** Reads what each child wrote so far (the wait may end right there), then arms the probe, timeout and abort. */
@@ -147,12 +150,37 @@ class TurnWait {
   /** Looks for dead hosts among the children not heard from lately; a dead one's log gets `lost`. */
   private async probe(): Promise<void> {
     const livenessMs = this.opts.livenessMs ?? 1000;
-    for (const [, o] of [...this.open]) {
+    for (const [id, o] of [...this.open]) {
       if (this.done) return;
+      if (this.givenUp(id, o)) continue;
       if (o.heardAt !== undefined && Date.now() - o.heardAt < livenessMs) continue;
       await this.probeOne(o);
     }
     if (!this.done) this.probeTimer = setTimeout(() => void this.probe(), livenessMs);
+  }
+
+  /**
+   * A child whose place has not answered for the bound (its mirror's link down that long) is given up: it
+   * settles `lost` for this wait only, saying why; nothing is recorded, and its real result stays pending.
+   */
+  private givenUp(id: string, o: OpenTurn): boolean {
+    const down = o.c.store.linkDown?.();
+    if (!down || o.c.state.exited) return false;
+    const forMs = Date.now() - Date.parse(down.since);
+    if (!(forMs >= this.unreachableMs)) return false;
+    const { c, turnId } = o;
+    const result: TurnResult = {
+      id,
+      agent: c.entry.agent,
+      turnId: turnId ?? "",
+      status: "lost",
+      reason: `${c.entry.place ?? "its place"} has not answered for ${Math.round(forMs / 1000)} s (${down.why}); the child may still be running there, and its result is delivered when the place answers again`,
+      artifactDir: c.files.dir,
+      resumable: resumable(c.state),
+      unreachable: true,
+    };
+    this.settle(id, () => result);
+    return true;
   }
 
   private async probeOne(o: OpenTurn): Promise<void> {
@@ -231,7 +259,7 @@ export async function waitDelivering(
   const outcome = await waitForTurns(m, children, opts);
   const receiptError = appendReceiptsIfWritable(
     m.paths.receipts,
-    outcome.results.map((r) => recordIdOf(r.id, r.turnId)),
+    outcome.results.filter((r) => !r.unreachable).map((r) => recordIdOf(r.id, r.turnId)),
     "wait",
   );
   const waitingOn = requestsHolding(m, outcome.pending);

@@ -17,6 +17,7 @@ import { Top } from "../../src/tui/app.js";
 import { TopSource } from "../../src/tui/source.js";
 import { BIN, processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
 import { connectMcp } from "../helpers/mcp.js";
+import { pidsInNamespace } from "../helpers/ns-pids.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 import { type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
 
@@ -333,4 +334,43 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
       await source.close();
     }
   }, 150_000);
+
+  it("a host that stops answering mid-turn is unreachable, a wait gives up on it after the bound, and nothing is lost when it is back", async () => {
+    const env = { MUSTER_UNREACHABLE_SECONDS: "3" };
+    const spawned = await sb.json(["spawn", "--on", "h1", "mock: gate=/root/partition-open\nthrough a partition"]);
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const { id, artifactDir: dir } = spawned.data;
+    await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 20_000);
+    // The partition: h1's sshd and its sessions end (the link with them); the child's host and its tmux
+    // server, which are not sshd's, go on there.
+    const h1dir = path.join(base, "h1");
+    const netId = `net:[${fs.statSync(path.join(h1dir, "ns.net")).ino}]`;
+    const sshd = () =>
+      pidsInNamespace("net", netId).filter((pid) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("sshd");
+        } catch {
+          return false;
+        }
+      });
+    for (const pid of sshd()) process.kill(pid, "SIGKILL");
+    await until(async () => (await sb.json(["status", id], { env })).data.live.state === "unreachable", 20_000);
+    const st = (await sb.json(["status", id], { env })).data;
+    expect(st.live.detail).toMatch(/^ssh:h1 does not answer: /);
+    // Meanwhile the turn finishes there, unseen.
+    hosts[0]!.inside(["touch", "/root/partition-open"]);
+    const gaveUp = await sb.json(["wait", id, "--timeout", "30s"], { env });
+    expect(gaveUp.exitCode).not.toBe(0);
+    expect(gaveUp.data.results[0]).toMatchObject({ id, status: "lost", unreachable: true });
+    expect(gaveUp.data.results[0].reason).toMatch(/ssh:h1 has not answered for \d+ s/);
+    // The host answers again: the mirror catches up, and the turn's real result is delivered, once.
+    hosts[0]!.inside(["/usr/sbin/sshd", "-f", path.join(h1dir, "sshd_config"), "-E", path.join(h1dir, "sshd.log")]);
+    // (A wait started while the mark is older than the bound gives up at once: the keeper's next try clears it.)
+    await until(async () => (await sb.json(["status", id], { env })).data.live.state !== "unreachable", 30_000);
+    const back = await sb.json(["wait", id, "--timeout", "40s"], { env });
+    expect(back.exitCode, back.stderr).toBe(0);
+    expect(back.data.results[0]).toMatchObject({ id, status: "completed" });
+    expect(readEvents(dir).filter((e) => e.type === "completion")).toHaveLength(1);
+    expect((await sb.json(["status", id])).data.live.state).not.toBe("unreachable");
+  }, 120_000);
 });

@@ -264,6 +264,14 @@ export const SETTINGS = {
     forward: everywhere("`stalled` must mean the same in ls, an MCP server's status and top"),
     doc: "a turn with no event for this long shows `stalled`",
   },
+  unreachableSeconds: {
+    env: "MUSTER_UNREACHABLE_SECONDS",
+    config: "unreachableSeconds",
+    type: seconds,
+    default: 60,
+    forward: everywhere("a wait anywhere gives up on an unreachable place after the same time"),
+    doc: "a wait gives up on a child whose place (an SSH host) has not answered for this long: `lost`, not delivered",
+  },
   permissionTimeout: {
     env: "MUSTER_PERMISSION_TIMEOUT",
     type: seconds,

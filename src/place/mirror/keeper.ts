@@ -13,8 +13,10 @@ import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ADMISSION_FILE } from "../../artifacts/admission.js";
+import { childFiles } from "../../artifacts/layout.js";
 import { NdjsonReader } from "../../artifacts/reader.js";
 import { sessionFileOf } from "../../sessions/store.js";
+import { writeJsonAtomic } from "../../util/fsx.js";
 import { AdmissionDesk } from "./admission-desk.js";
 import { MirrorFeeder } from "./feeder.js";
 import { EVENTS } from "./paths.js";
@@ -57,6 +59,8 @@ export class ChildMirror extends EventEmitter {
     const start = fs.statSync(path.join(dir, EVENTS), { throwIfNoEntry: false })?.size ?? 0;
     this.reader = new NdjsonReader(path.join(dir, EVENTS), undefined, start);
     this.feeder.on("caught-up", () => {
+      // The link is up again: readers stop calling the child unreachable.
+      fs.rmSync(childFiles(dir).mirrorLink, { force: true });
       if (this.synced) return;
       this.synced = true;
       this.emit("synced");
@@ -67,7 +71,10 @@ export class ChildMirror extends EventEmitter {
     });
     this.feeder.on("closed", (reason: string) => {
       if (this.stopping) this.emit("ended", this.stopping);
-      else this.emit("detached", reason);
+      else {
+        this.markDown(reason);
+        this.emit("detached", reason);
+      }
     });
     this.timers.push(
       setInterval(() => {
@@ -95,9 +102,23 @@ export class ChildMirror extends EventEmitter {
     if (this.stopping) return;
     this.stopping = why;
     this.desk.release();
+    fs.rmSync(childFiles(this.dir).mirrorLink, { force: true });
     for (const t of this.timers) clearTimeout(t);
     if (this.feeder.attached) this.feeder.close(why);
     else this.emit("ended", why);
+  }
+
+  /**
+   * Marks the mirror's link down (`.mirror-link.json`), keeping the first time it went down while it stays
+   * down: readers show the child unreachable, and a waiter gives up on it after its bound.
+   */
+  private markDown(why: string): void {
+    const file = childFiles(this.dir).mirrorLink;
+    try {
+      if (!fs.existsSync(file)) writeJsonAtomic(file, { since: new Date().toISOString(), why });
+    } catch {
+      // A dir removed meanwhile: the check above stops the mirror.
+    }
   }
 
   /** One line in the mirror's log (`.mirror.log`, beside the mirror: what `carry` quotes on a failure). */
