@@ -337,7 +337,12 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
 
   it("a host that stops answering mid-turn is unreachable, a wait gives up on it after the bound, and nothing is lost when it is back", async () => {
     const env = { MUSTER_UNREACHABLE_SECONDS: "3" };
-    const spawned = await sb.json(["spawn", "--on", "h1", "mock: gate=/root/partition-open\nthrough a partition"]);
+    const spawned = await sb.json([
+      "spawn",
+      "--on",
+      "h1",
+      "mock: gate=/root/partition-open\nthrough a partition",
+    ]);
     expect(spawned.exitCode, spawned.stderr).toBe(0);
     const { id, artifactDir: dir } = spawned.data;
     await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 20_000);
@@ -354,7 +359,10 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
         }
       });
     for (const pid of sshd()) process.kill(pid, "SIGKILL");
-    await until(async () => (await sb.json(["status", id], { env })).data.live.state === "unreachable", 20_000);
+    await until(
+      async () => (await sb.json(["status", id], { env })).data.live.state === "unreachable",
+      20_000,
+    );
     const st = (await sb.json(["status", id], { env })).data;
     expect(st.live.detail).toMatch(/^ssh:h1 does not answer: /);
     // Meanwhile the turn finishes there, unseen.
@@ -364,13 +372,97 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(gaveUp.data.results[0]).toMatchObject({ id, status: "lost", unreachable: true });
     expect(gaveUp.data.results[0].reason).toMatch(/ssh:h1 has not answered for \d+ s/);
     // The host answers again: the mirror catches up, and the turn's real result is delivered, once.
-    hosts[0]!.inside(["/usr/sbin/sshd", "-f", path.join(h1dir, "sshd_config"), "-E", path.join(h1dir, "sshd.log")]);
+    hosts[0]!.inside([
+      "/usr/sbin/sshd",
+      "-f",
+      path.join(h1dir, "sshd_config"),
+      "-E",
+      path.join(h1dir, "sshd.log"),
+    ]);
     // (A wait started while the mark is older than the bound gives up at once: the keeper's next try clears it.)
-    await until(async () => (await sb.json(["status", id], { env })).data.live.state !== "unreachable", 30_000);
+    await until(
+      async () => (await sb.json(["status", id], { env })).data.live.state !== "unreachable",
+      30_000,
+    );
     const back = await sb.json(["wait", id, "--timeout", "40s"], { env });
     expect(back.exitCode, back.stderr).toBe(0);
     expect(back.data.results[0]).toMatchObject({ id, status: "completed" });
     expect(readEvents(dir).filter((e) => e.type === "completion")).toHaveLength(1);
     expect((await sb.json(["status", id])).data.live.state).not.toBe("unreachable");
   }, 120_000);
+
+  it("hands a host only muster's settings and the variables named for it; cancel ends the turn's processes there; rm removes its files there", async () => {
+    const env = { MU_SECRET: "not-for-the-host", MU_NAMED: "named-for-h2" };
+    const h2 = hosts[1]!;
+    const readd = await sb.run([
+      "hosts",
+      "add",
+      "h2",
+      "h2",
+      "--ssh-config",
+      h2.config,
+      "--workdir",
+      "/root",
+      "--env",
+      "MU_NAMED",
+    ]);
+    expect(readd.exitCode, readd.stderr).toBe(0);
+    expect((await sb.run(["hosts", "check", "h2", "--env"])).stdout).toMatch(/MU_NAMED/);
+    const shown = await sb.run(
+      [
+        "spawn",
+        "--on",
+        "h2",
+        "--agent",
+        "command",
+        "--wait",
+        "show env",
+        "--",
+        "sh",
+        "-c",
+        'echo "${MU_SECRET:-unset} ${MU_NAMED:-unset} $HOME"',
+      ],
+      { env },
+    );
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    // The host's own HOME (its environment underneath), the named variable, and not the other one.
+    expect(shown.stdout).toContain("unset named-for-h2 /root");
+    expect(shown.stdout).not.toContain("not-for-the-host");
+
+    const spawned = await sb.json(["spawn", "--on", "h2", "mock: hang\nto be cancelled"]);
+    const { id, artifactDir: dir } = spawned.data;
+    await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 20_000);
+    const runner = readEvents(dir).find((e) => e.type === "runner_started")!.pid as number;
+    const cancelled = await sb.json(["cancel", id]);
+    expect(cancelled.exitCode, cancelled.stderr).toBe(0);
+    // (The test hosts share this machine's pid space: the runner there is a process here too.)
+    await until(() => !fs.existsSync(`/proc/${runner}`), 15_000);
+    await until(() => readEvents(dir).some((e) => e.type === "child_exited"), 15_000);
+    const far = farDir(dir);
+    expect(existsOn(h2, far)).toBe(true);
+    const removed = await sb.run(["rm", id]);
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(fs.existsSync(dir)).toBe(false);
+    await until(() => !existsOn(h2, far), 15_000);
+  });
+
+  it("a host whose disk is full refuses the install in one line", async () => {
+    const h5 = startSshHost(base, "h5");
+    hosts.push(h5);
+    // A tiny disk under the remote user's state root, in h5's own mounts only.
+    h5.inside([
+      "sh",
+      "-c",
+      "mkdir -p /root/.local/state/muster && mount -t tmpfs -o size=64k tiny /root/.local/state/muster",
+    ]);
+    expect(
+      (await sb.run(["hosts", "add", "h5", "h5", "--ssh-config", h5.config, "--workdir", "/root"])).exitCode,
+    ).toBe(0);
+    const r = await sb.run(["hosts", "install", "h5"]);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/could not install muster's host files on h5 \(the host's disk is full\)/);
+    // Nothing half-made is left there.
+    expect(h5.inside(["ls", "-A", "/root/.local/state/muster/install"]).trim()).toBe("");
+  });
 });

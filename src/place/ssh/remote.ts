@@ -138,7 +138,7 @@ export async function installOn(t: SshTransport, host: SshHost, info: RemoteInfo
     const full = /No space left/i.test(r.stderr);
     throw new MusterError(
       full ? "storage" : "unsupported",
-      `could not install muster on ${host.target}${full ? " (the host's disk is full)" : ""}: ${said}`,
+      `could not install muster's host files on ${host.target}${full ? " (the host's disk is full)" : ""}: ${said}`,
     );
   }
   info.installed = stamp;
