@@ -2,6 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
+import { dropSnapshot, fetchFarWork } from "../isolation/far.js";
 import { git, identityArgs, runGit, zsplit } from "../isolation/git.js";
 import { escapingSymlinks, missingWorktree, parentWritesOf } from "../isolation/merge-checks.js";
 import { commitLeftovers, type IsolationRecord, readIsolation, worktreeDiff } from "../isolation/worktree.js";
@@ -54,6 +55,20 @@ export async function diffChild(
   const c = m.child(idOrPrefix);
   const r = isolated(c);
   const extra = opts.stat ? ["--stat"] : [];
+  if (r.place) {
+    // On another machine: a snapshot of its worktree comes here as a bundle, and is diffed here.
+    const { ref } = await fetchFarWork(m.backendOf(c.entry).place, r, "snapshot");
+    try {
+      return {
+        id: c.entry.id,
+        branch: r.branch,
+        base: r.base,
+        diff: git(r.repo, ["diff", ...extra, r.base, ref]),
+      };
+    } finally {
+      dropSnapshot(r, ref);
+    }
+  }
   const problem = missingWorktree(r);
   const diff = problem
     ? git(r.repo, ["diff", ...extra, r.base, `refs/heads/${r.branch}`])
@@ -95,7 +110,10 @@ export async function mergeChild(
       "invalid_argument",
       `not merging child ${short}: it changed the parent's checkout during a turn (${fewPaths(wrote)}); check those changes, then merge with --force`,
     );
-  const committedLeftovers = commitLeftovers(r, id);
+  // On another machine: its leftovers are committed there and its branch fetched here first.
+  const committedLeftovers = r.place
+    ? (await fetchFarWork(m.backendOf(c.entry).place, r, "commit")).committedLeftovers
+    : commitLeftovers(r, id);
   const before = git(r.repo, ["rev-parse", "HEAD"]).trim();
   const tip = git(r.repo, ["rev-parse", `refs/heads/${r.branch}^{commit}`]).trim();
   // Never with --force: a link out of the tree would point the parent's checkout at files elsewhere.

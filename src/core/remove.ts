@@ -1,6 +1,8 @@
 import * as fs from "node:fs";
 import { MusterError } from "../base/errors.js";
+import { fetchFarWork } from "../isolation/far.js";
 import { type BranchFate, discardIsolation } from "../isolation/result.js";
+import { readIsolation } from "../isolation/worktree.js";
 import type { Place } from "../place/place.js";
 import { sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
@@ -92,12 +94,22 @@ export async function discardChildFiles(
   id: string,
   place: () => Place,
 ): Promise<BranchFate | null> {
+  // A worktree on another machine: its work comes to its branch here first; if it cannot, its files there stay.
+  const far = readIsolation(dir);
+  let reached = true;
+  if (far?.place)
+    await Promise.resolve()
+      .then(() => fetchFarWork(place(), far, "commit"))
+      .catch(() => {
+        reached = false;
+      });
   const branch = discardIsolation(dir, id);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.rmSync(sessionFileOf(dir), { force: true });
   // Best effort: a place that is not reachable (or not loaded here) keeps its copy.
-  await Promise.resolve()
-    .then(() => place().forget?.(dir, m.env))
-    .catch(() => {});
+  if (reached)
+    await Promise.resolve()
+      .then(() => place().forget?.(dir, m.env))
+      .catch(() => {});
   return branch;
 }

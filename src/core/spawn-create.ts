@@ -3,6 +3,7 @@ import { writeHostEnv } from "../artifacts/host-env.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
 import { addGroupMember } from "../delivery/groups.js";
+import { createFarWorktree } from "../isolation/far.js";
 import { worktreePath } from "../isolation/result.js";
 import { createWorktree } from "../isolation/worktree.js";
 import { LOCAL_PLACE } from "../place/place.js";
@@ -92,8 +93,11 @@ export async function createChild(m: CoreContext, plan: SpawnPlan, rec: ChildRec
   const { dir, files, meta, entry } = rec;
   for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control, files.runner])
     ensureDir(d);
+  const there = backend.place.pathThere?.bind(backend.place);
   if (isolation === "worktree")
-    meta.cwd = entry.cwd = createWorktree(cwd, id, worktreePath(m.root, id), dir, opts.name);
+    meta.cwd = entry.cwd = there
+      ? await createFarWorktree(backend.place, cwd, id, there(worktreePath(m.root, id)), dir, opts.name)
+      : createWorktree(cwd, id, worktreePath(m.root, id), dir, opts.name);
   writeJsonAtomic(files.meta, meta);
   writeFileAtomic(files.events, "");
   writeHostEnv(files.envFile, hostEnv);

@@ -117,15 +117,17 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   const id = uuidv7();
   const turnId = uuidv7();
   const isolation = checkIsolationMode(opts.isolation ?? profile.isolation);
-  if (isolation === "worktree" && backend.place.workdir)
+  if (isolation === "worktree" && backend.place.workdir && !backend.place.pathThere)
     throw new MusterError(
       "unsupported",
-      `--isolation worktree is not available in place ${backend.place.name} yet; its children work in its own folder`,
+      `--isolation worktree is not available in place ${backend.place.name}; its children work in its own folder`,
     );
   // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created.
   if (isolation === "worktree") planWorktree(cwd, id, opts.name);
-  // A child on another machine works in a folder there, which its place names (and readies the place).
-  const workdir = backend.place.workdir ? await backend.place.workdir(cwd) : cwd;
+  // A child on another machine works in a folder there, which its place names (and readies the place); an
+  // isolated one in the worktree made for it there.
+  if (isolation === "worktree") await backend.place.ready?.();
+  const workdir = backend.place.workdir && isolation !== "worktree" ? await backend.place.workdir(cwd) : cwd;
   const childEnv: Record<string, string> = {
     ...Object.fromEntries(
       Object.entries(m.env).filter((e): e is [string, string] => typeof e[1] === "string"),

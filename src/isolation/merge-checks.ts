@@ -54,6 +54,7 @@ export function parentWritesOf(artifactDir: string): string[] {
 
 /** Why the child's worktree is not where its record says, or undefined when it is there. */
 export function missingWorktree(r: IsolationRecord): string | undefined {
-  if (fs.existsSync(r.worktree)) return undefined;
+  // On another machine: asked there when its work is fetched.
+  if (r.place || fs.existsSync(r.worktree)) return undefined;
   return `its worktree ${r.worktree} is gone (deleted while the child ran?): only the commits on ${r.branch} remain`;
 }

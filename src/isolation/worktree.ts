@@ -22,13 +22,19 @@ export interface IsolationRecord {
   branch: string;
   /** The parent's HEAD when the child started: the start of its commit range. */
   base: string;
+  /** A place on another machine: `worktree` is a path there, and the branch here moves when its work is fetched (far.ts). */
+  place?: string;
 }
 
 export const isolationFile = (artifactDir: string): string => path.join(artifactDir, "isolation.json");
+/** The record of a worktree on another machine (far.ts): kept in the mirror only, never carried. */
+export const farIsolationFile = (artifactDir: string): string => path.join(artifactDir, "isolation-far.json");
 
 /** A child's isolation record, or null when it runs in its parent's directory. */
 export function readIsolation(artifactDir: string): IsolationRecord | null {
-  const r = readJsonIfExists<IsolationRecord>(isolationFile(artifactDir));
+  const r =
+    readJsonIfExists<IsolationRecord>(isolationFile(artifactDir)) ??
+    readJsonIfExists<IsolationRecord>(farIsolationFile(artifactDir));
   return r && r.v === 1 && r.mode === "worktree" ? r : null;
 }
 
@@ -128,10 +134,11 @@ export interface WorkSummary {
 export function summarize(r: IsolationRecord): WorkSummary {
   const head = branchHead(r);
   const commits = Number(git(r.repo, ["rev-list", "--count", `${r.base}..${head}`]).trim()) || 0;
-  const alive = fs.existsSync(r.worktree);
+  // A worktree on another machine: its branch here is as of the last fetch (diff, merge).
+  const alive = !r.place && fs.existsSync(r.worktree);
   return {
     branch: r.branch,
-    worktree: r.worktree,
+    worktree: r.place ? `${r.place}:${r.worktree}` : r.worktree,
     range: `${r.base.slice(0, 12)}..${head.slice(0, 12)}`,
     commits,
     diffStat: alive
@@ -162,7 +169,7 @@ export function worktreeDiff(r: IsolationRecord, extra: string[] = []): string {
 
 /** Commits whatever the child left uncommitted in its worktree onto its branch; false when there was nothing. */
 export function commitLeftovers(r: IsolationRecord, childId: string): boolean {
-  if (!fs.existsSync(r.worktree)) return false;
+  if (r.place || !fs.existsSync(r.worktree)) return false;
   if (git(r.worktree, ["status", "--porcelain", "--untracked-files=all"]).trim() === "") return false;
   git(r.worktree, ["add", "-A"]);
   const msg = `muster: work of child ${childId.slice(-8)} left uncommitted`;
@@ -182,12 +189,15 @@ export function isMerged(r: Pick<IsolationRecord, "repo" | "branch">): boolean {
  * work is not in the parent's checkout yet, so nothing is lost. Returns what happened to the branch.
  */
 export function removeWorktree(
-  r: Pick<IsolationRecord, "repo" | "worktree" | "branch">,
+  r: Pick<IsolationRecord, "repo" | "worktree" | "branch" | "place">,
   opts: { deleteBranch: "if-merged" | "always" },
 ): { branch: "deleted" | "kept" } {
-  if (fs.existsSync(r.worktree)) runGit(r.repo, ["worktree", "remove", "--force", r.worktree]);
-  fs.rmSync(r.worktree, { recursive: true, force: true });
-  runGit(r.repo, ["worktree", "prune"]);
+  // A worktree on another machine goes with the child's files there (Place.forget); only the branch is here.
+  if (!r.place) {
+    if (fs.existsSync(r.worktree)) runGit(r.repo, ["worktree", "remove", "--force", r.worktree]);
+    fs.rmSync(r.worktree, { recursive: true, force: true });
+    runGit(r.repo, ["worktree", "prune"]);
+  }
   if (opts.deleteBranch === "if-merged" && !isMerged(r)) return { branch: "kept" };
   runGit(r.repo, ["branch", "-D", r.branch]);
   return { branch: "deleted" };

@@ -100,6 +100,14 @@ export interface Place {
    * Without it a child's host gets `env` as it is.
    */
   handover?(env: Record<string, string>, named: readonly string[]): Record<string, string>;
+  /** For a place on another machine: readies it (as `workdir` does) without asking for a folder. */
+  ready?(): Promise<void>;
+  /**
+   * For a place on another machine, once ready: where a path under this machine's state root is there (a
+   * child's worktree: `<state root>/worktrees/<id>`). With it, `--isolation worktree` ships the parent's
+   * HEAD there as a git bundle and fetches the child's commits back (isolation/far.ts).
+   */
+  pathThere?(local: string): string;
   /**
    * For a place whose hosts see another disk: from now on keep the child's artifact dir `dir` (on this
    * machine) a mirror of its dir there (place/mirror/carry.ts), resolving once the far dir holds what the

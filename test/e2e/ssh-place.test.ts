@@ -4,6 +4,7 @@
  * child's artifact dir and the host's tmux server are on that host's disk only, and the parent reads a
  * mirror that arrives over ssh. Root only.
  */
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -465,4 +466,60 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     // Nothing half-made is left there.
     expect(h5.inside(["ls", "-A", "/root/.local/state/muster/install"]).trim()).toBe("");
   });
+
+  it("--isolation worktree there: HEAD goes as a bundle, the child's commits come back; diff and merge work here", async () => {
+    const repo = path.join(sb.cwd, "repo");
+    fs.mkdirSync(repo);
+    const g = (...args: string[]) =>
+      execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", ...args]).toString();
+    g("init", "--quiet", "-b", "main");
+    fs.writeFileSync(path.join(repo, "README"), "the parent's work\n");
+    g("add", "README");
+    g("commit", "--quiet", "-m", "first");
+    const work =
+      'echo added > added.txt && git add added.txt && git -c user.name=c -c user.email=c@c commit -qm "child work" && echo left > left.txt && pwd';
+    const spawned = await sb.run([
+      "spawn",
+      "--on",
+      "h3",
+      "--isolation",
+      "worktree",
+      "--cwd",
+      repo,
+      "--name",
+      "far-wt",
+      "--agent",
+      "command",
+      "--wait",
+      "work",
+      "--",
+      "sh",
+      "-c",
+      work,
+    ]);
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const id = (await sb.json(["status", "far-wt"])).data.id as string;
+    const far = `/root/.local/state/muster/worktrees/${id}`;
+    // The child worked in a clone there, on its branch; the parent's checkout was never there.
+    expect(spawned.stdout).toContain(far);
+    expect(hosts[2]!.inside(["git", "-C", far, "branch", "--show-current"]).trim()).toBe("muster/far-wt");
+    expect(fs.existsSync(far)).toBe(false);
+    expect(fs.existsSync(path.join(repo, "added.txt"))).toBe(false);
+    // diff: a snapshot of the worktree comes back; the worktree there is left as it was.
+    const diff = await sb.run(["diff", id]);
+    expect(diff.exitCode, diff.stderr).toBe(0);
+    expect(diff.stdout).toMatch(/added\.txt/);
+    expect(diff.stdout).toMatch(/left\.txt/);
+    expect(hosts[2]!.inside(["git", "-C", far, "status", "--porcelain"])).toContain("?? left.txt");
+    // merge: the leftovers are committed there, the branch comes here, and merges into the parent's checkout.
+    const merged = await sb.json(["merge", id]);
+    expect(merged.exitCode, merged.stderr).toBe(0);
+    expect(merged.data).toMatchObject({ merged: true, committedLeftovers: true });
+    expect(fs.readFileSync(path.join(repo, "added.txt"), "utf8")).toBe("added\n");
+    expect(fs.readFileSync(path.join(repo, "left.txt"), "utf8")).toBe("left\n");
+    expect(g("log", "--format=%s", "-3")).toMatch(/child work/);
+    const removed = await sb.run(["rm", id]);
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    await until(() => !existsOn(hosts[2]!, far), 15_000);
+  }, 90_000);
 });

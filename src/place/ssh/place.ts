@@ -13,6 +13,7 @@ import * as path from "node:path";
 import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import { handoverEnv, resolveSettings } from "../../base/settings/resolve.js";
+import { worktreePath } from "../../isolation/result.js";
 import { carryByMirror } from "../mirror/carry.js";
 import { ExecFailure, type ExecOptions, type ExecRun, type HostControl, type Place } from "../place.js";
 import { remoteHostControl } from "./host-control.js";
@@ -44,7 +45,7 @@ export class SshPlace implements Place {
   private readonly transport: SshTransport;
   private readonly nearRoot: string;
   private readying: Promise<Ready> | undefined;
-  private ready: Ready | undefined;
+  private readied: Ready | undefined;
 
   constructor(
     readonly entry: NamedHost,
@@ -80,8 +81,8 @@ export class SshPlace implements Place {
       const info = await probeHost(this.transport, this.ssh);
       checkNode(this.entry.name, info);
       const install = await installOn(this.transport, this.ssh, info);
-      this.ready = { info, install };
-      return this.ready;
+      this.readied = { info, install };
+      return this.readied;
     })();
     // A failure is not kept: the next call asks again (the host may be back).
     this.readying.catch(() => {
@@ -91,12 +92,12 @@ export class SshPlace implements Place {
   }
 
   private readyNow(): Ready {
-    if (!this.ready)
+    if (!this.readied)
       throw new MusterError("internal", `place ${this.name}: used before the host was asked what it has`);
-    return this.ready;
+    return this.readied;
   }
 
-  /** A child's artifact dir there: the same path under the remote user's state root. */
+  /** A path under this machine's state root (a child's artifact dir, its worktree) there: under the remote user's. */
   farDir(dir: string): string {
     const rel = path.relative(this.nearRoot, path.resolve(dir));
     if (rel.startsWith("..") || path.isAbsolute(rel))
@@ -155,6 +156,14 @@ export class SshPlace implements Place {
     );
   }
 
+  async ready(): Promise<void> {
+    await this.prepare();
+  }
+
+  pathThere(local: string): string {
+    return this.farDir(local);
+  }
+
   handover(env: Record<string, string>, named: readonly string[]): Record<string, string> {
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(handoverEnv(resolveSettings(env))))
@@ -179,7 +188,10 @@ export class SshPlace implements Place {
       "subagents",
       `${path.posix.basename(far)}.jsonl`,
     );
-    await this.exec(["rm", "-rf", "--", far, session], { env: {}, timeoutMs: 15_000 }).catch(() => undefined);
+    const worktree = this.farDir(worktreePath(this.nearRoot, path.basename(dir)));
+    await this.exec(["rm", "-rf", "--", far, session, worktree], { env: {}, timeoutMs: 15_000 }).catch(
+      () => undefined,
+    );
   }
 
   interactive(argv: string[]): string[] {
