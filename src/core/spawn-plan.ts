@@ -8,6 +8,7 @@ import { assertGroupId } from "../delivery/groups.js";
 import { checkIsolationMode, planWorktree } from "../isolation/worktree.js";
 import type { Placement } from "../mux/backend.js";
 import { LOCAL_PLACE, type Place } from "../place/place.js";
+import { placeOn } from "../place/registry.js";
 import { loadProfile } from "../profiles/profile.js";
 import { type ResolvedSettings, resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
@@ -24,6 +25,7 @@ import { defaultAgent } from "./defaults.js";
 import { checkPrompt } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import { assertChildName, assertNameFree } from "./names.js";
+import { placeNameOf } from "./panes.js";
 
 export interface SpawnOptions {
   /** The profile (default: a fork's source's agent, else $MUSTER_AGENT, else the default agent). */
@@ -39,6 +41,8 @@ export interface SpawnOptions {
   backend?: string;
   /** Where its host runs, by place name (default `local`: this machine); see place/registry.ts. */
   place?: string;
+  /** Or the SSH host(s) it runs on (see place/registry.ts placeOn); default: the profile's `on`. */
+  on?: string | string[];
   /** Deliver this child's first result together with the rest of this explicit group. */
   group?: string;
   /** Seal the group once this child has joined it. */
@@ -111,7 +115,10 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   const { parent, depth } = checkedLineage(m);
   const caps = capsForSpawn(m.paths, parent, opts.caps, profile.caps);
   // An unknown backend name refuses the spawn here, before anything is created.
-  const backend = m.backends.get(opts.backend, opts.place ?? rawSetting(m.env, "place"));
+  const on = opts.place === undefined ? (opts.on ?? profile.on) : undefined;
+  const placed = async () => (await m.list()).map((c) => ({ place: placeNameOf(c.entry), status: c.status }));
+  const named = on !== undefined ? await placeOn([on].flat(), m.env, placed) : undefined;
+  const backend = m.backends.get(opts.backend, opts.place ?? named ?? rawSetting(m.env, "place"));
   await m.ensureMux(backend);
 
   const id = uuidv7();

@@ -23,6 +23,8 @@ export interface StartRequest extends TurnSettings {
   backend?: string;
   /** Where its host runs, by place name (default MUSTER_PLACE, else this machine). */
   place?: string;
+  /** Or: the SSH host it runs on (`muster hosts add`), `any`, or a list to choose from (default: its profile's). */
+  on?: string | string[];
   /** "worktree": a git worktree of its own (a resumed child keeps the directory it had). */
   isolation?: string;
   group?: string;
@@ -44,6 +46,8 @@ export type StartConflict =
   | "group_with_resume"
   /** a resumed child continues where it ran: no other backend */
   | "backend_with_resume"
+  /** a place and a host are two answers to one question */
+  | "on_with_place"
   /** resume continues a child as it was: no new argv, no new cwd */
   | "resume_with_command_or_cwd"
   /** sealing needs a group */
@@ -63,10 +67,12 @@ export type StartConflict =
  */
 export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict | undefined {
   if (req.seal && req.group === undefined) return "seal_without_group";
+  if (req.on !== undefined && req.place !== undefined) return "on_with_place";
   if (req.resume === undefined) return undefined;
   if (req.agent !== undefined) return "agent_and_resume";
   if (req.group !== undefined) return "group_with_resume";
-  if (req.backend !== undefined || req.place !== undefined) return "backend_with_resume";
+  if (req.backend !== undefined || req.place !== undefined || req.on !== undefined)
+    return "backend_with_resume";
   if (req.name !== undefined) return "name_with_resume";
   if (req.fork !== undefined) return "fork_with_resume";
   if (req.tui) return "tui_with_resume";
@@ -83,7 +89,8 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
 const CONFLICT_TEXT: Record<StartConflict, string> = {
   agent_and_resume: "give an agent (a new child) or a child to resume, not both",
   group_with_resume: "a group takes new children, not a resumed one",
-  backend_with_resume: "a resumed child continues where it ran: no other backend or place",
+  backend_with_resume: "a resumed child continues where it ran: no other backend, place or host",
+  on_with_place: "give a host (on) or a place, not both",
   resume_with_command_or_cwd: "a resumed child continues as it was: no command and no cwd",
   seal_without_group: "seal goes with a group",
   name_with_resume: "a resumed child keeps its name",
@@ -122,6 +129,7 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.seal ? { seal: true } : {}),
     ...(req.backend !== undefined ? { backend: req.backend } : {}),
     ...(req.place !== undefined ? { place: req.place } : {}),
+    ...(req.on !== undefined ? { on: req.on } : {}),
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),

@@ -50,6 +50,7 @@ const CONFLICT: Record<StartConflict, string> = {
   agent_and_resume: "give agent (a new child) or id (continue a settled child), not both",
   group_with_resume: "groupId is for new children (agent), not resume (id)",
   backend_with_resume: "id continues a child where it ran",
+  on_with_place: "give on (an SSH host) or place, not both",
   fork_with_resume: "fork starts a new child (agent), id continues one",
   resume_with_command_or_cwd: "id continues a child as it was",
   seal_without_group: "seal goes with groupId",
@@ -76,17 +77,7 @@ const reporting = (ctx: CallContext) => ({
 });
 
 /** subagents_run: a new child (agent) or a resumed one (id); waits for the turn unless `await` is false. */
-export async function run(raw: RunArgs, ctx: CallContext): Promise<McpResult | Record<string, unknown>> {
-  if (raw.on !== undefined && raw.place !== undefined)
-    throw usage("give on (an SSH host) or place, not both");
-  const on = raw.on;
-  const a: RunArgs =
-    on !== undefined
-      ? {
-          ...raw,
-          place: await (await import("../place/ssh/admin.js")).placeForOn(ctx.m.env, on, () => ctx.m.views()),
-        }
-      : raw;
+export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Record<string, unknown>> {
   const conflict = ctx.m.startConflict({
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
     ...(a.id !== undefined ? { resume: a.id } : {}),
@@ -95,6 +86,7 @@ export async function run(raw: RunArgs, ctx: CallContext): Promise<McpResult | R
     ...(a.name !== undefined ? { name: a.name } : {}),
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
     ...(a.place !== undefined ? { place: a.place } : {}),
+    ...(a.on !== undefined ? { on: a.on } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
     ...(a.tui ? { tui: true } : {}),
     ...(a.caps ? { caps: a.caps } : {}),
@@ -112,6 +104,7 @@ export async function run(raw: RunArgs, ctx: CallContext): Promise<McpResult | R
     ...(a.name !== undefined ? { name: a.name } : {}),
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
     ...(a.place !== undefined ? { place: a.place } : {}),
+    ...(a.on !== undefined ? { on: a.on } : {}),
     ...(a.tui ? { tui: true } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
   });

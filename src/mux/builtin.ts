@@ -8,7 +8,8 @@ import { MusterError } from "../base/errors.js";
 import { rawSetting } from "../base/settings/resolve.js";
 import { localPlace } from "../place/local/index.js";
 import { carryByMirror, localRelayHubArgv } from "../place/mirror/carry.js";
-import { registerPlace } from "../place/registry.js";
+import { registerHostChooser, registerPlace } from "../place/registry.js";
+import { sshHostChooser } from "../place/ssh/admin.js";
 import { SSH_KIND, sshPlaceFactory } from "../place/ssh/place.js";
 import { workingDir } from "../util/cwd.js";
 import { localHostControl } from "./local-host.js";
@@ -21,6 +22,7 @@ registerBackend("tmux", ({ env, place }) => createTmuxBackend(env, place));
 registerBackend("zellij", ({ env, stateDir, place }) => createZellijBackend(env, stateDir, place));
 registerBackend("pty", (ctx) => createPtyBackend(ctx));
 registerPlace(SSH_KIND, sshPlaceFactory);
+registerHostChooser(sshHostChooser);
 
 const loaded = new Map<string, Promise<void>>();
 

@@ -28,6 +28,44 @@ export function registerPlace(kind: string, factory: PlaceFactory): void {
 
 export const placeKinds = (): string[] => [...factories.keys()].sort();
 
+/** A child as choosing a host weighs it: where it runs and its status. */
+export interface PlacedChild {
+  place: string;
+  status: string;
+}
+
+/**
+ * What `on` names (`spawn --on`, MCP `on`, a workflow step's or a profile's `on`): one host, `any`, or a
+ * list of hosts to choose from; given the children as they are now, it answers with a place name.
+ */
+export type HostChooser = (
+  on: readonly string[],
+  env: NodeJS.ProcessEnv,
+  children: () => Promise<readonly PlacedChild[]>,
+) => Promise<string>;
+
+let hostChooser: HostChooser | undefined;
+
+/** Makes `on` work: the SSH place registers its chooser (mux/builtin.ts). */
+export function registerHostChooser(chooser: HostChooser): void {
+  hostChooser = chooser;
+}
+
+/** The place `on` names; a clear error where no kind of place with hosts is loaded. */
+export function placeOn(
+  on: readonly string[],
+  env: NodeJS.ProcessEnv,
+  children: () => Promise<readonly PlacedChild[]>,
+): Promise<string> {
+  if (!hostChooser)
+    throw new MusterError(
+      "unsupported",
+      `on ${on.join(",")}: no place with hosts is available here (kinds: ${placeKinds().join(", ")})`,
+    );
+  if (on.length === 0) throw new MusterError("invalid_argument", "on names no host");
+  return hostChooser(on, env, children);
+}
+
 /** Checks a place name as a user or a registry entry gives it. */
 export function checkPlaceName(name: string): string {
   if (!NAME.test(name))

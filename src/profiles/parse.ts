@@ -32,6 +32,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     tools: r.list("tools"),
     mode: r.oneOf("mode", ["headless", "session", "oneshot", "tui"] as const),
     isolation: r.oneOf("isolation", ["none", "worktree"] as const),
+    on: r.list("on"),
     cwd: r.str("cwd"),
     env: r.env("env"),
     maxTurns: r.positiveInt("maxTurns"),

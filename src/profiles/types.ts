@@ -33,6 +33,8 @@ export interface Profile {
   mode?: "headless" | "session" | "oneshot" | "tui";
   /** "worktree": each child runs in a git worktree of its own (see src/isolation). */
   isolation?: "none" | "worktree";
+  /** The SSH host(s) its children run on (`muster hosts add`): one, `any`, or a list to choose from. */
+  on?: string[];
   /** Working directory for the child, as written (relative paths are the caller's to resolve). */
   cwd?: string;
   env?: Record<string, string>;

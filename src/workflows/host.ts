@@ -1,5 +1,4 @@
 import type { Muster } from "../core/muster.js";
-import { placeForOn } from "../place/ssh/admin.js";
 import { getRunner } from "../runners/registry.js";
 
 /** How one step's child ended. `text` is its answer when it completed with one. */
@@ -99,7 +98,7 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
         ...(o.model ? { model: o.model } : {}),
         ...(o.reasoning ? { reasoning: o.reasoning } : {}),
         ...(o.cwd ? { cwd: o.cwd } : {}),
-        ...(o.on ? { place: await placeForOn(m.env, o.on, () => m.views()) } : {}),
+        ...(o.on ? { on: o.on } : {}),
         ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
       };
       // A multiplexer that fails one call (a loaded machine, a server coming up) fails a spawn that made

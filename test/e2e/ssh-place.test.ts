@@ -522,4 +522,39 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(removed.exitCode, removed.stderr).toBe(0);
     await until(() => !existsOn(hosts[2]!, far), 15_000);
   }, 90_000);
+
+  it("a profile's on names the hosts its children run on, and the spawn chooses among them", async () => {
+    const agents = path.join(sb.cwd, ".muster", "agents");
+    fs.mkdirSync(agents, { recursive: true });
+    fs.writeFileSync(
+      path.join(agents, "far-mock.md"),
+      [
+        "---",
+        "name: far-mock",
+        "runner: mock",
+        "on: [h2, h3]",
+        "---",
+        "A mock that runs on h2 or h3.",
+        "",
+      ].join("\n"),
+    );
+    const places = new Set<string>();
+    for (let i = 0; i < 2; i++) {
+      const s = await sb.json([
+        "spawn",
+        "--agent",
+        "far-mock",
+        `mock: gate=/root/profile-open\nprofile ${i}`,
+      ]);
+      expect(s.exitCode, s.stderr).toBe(0);
+      places.add((await sb.json(["status", s.data.id])).data.place);
+    }
+    // Two busy children, one on each host it names: the second went where the first was not.
+    expect([...places].sort()).toEqual(["ssh:h2", "ssh:h3"]);
+    for (const h of [hosts[1]!, hosts[2]!]) h.inside(["touch", "/root/profile-open"]);
+    // An explicit --on still wins over the profile's.
+    const here = await sb.json(["spawn", "--agent", "far-mock", "--on", "h1", "--wait", "on h1 after all"]);
+    expect(here.exitCode, here.stderr).toBe(0);
+    expect((await sb.json(["status", here.data.spawned.id])).data.place).toBe("ssh:h1");
+  }, 60_000);
 });

@@ -14,6 +14,8 @@ interface Req {
   group?: string;
   seal?: boolean;
   backend?: string;
+  place?: string;
+  on?: string;
   name?: string;
   fork?: string;
   cwd?: string;
@@ -29,6 +31,8 @@ const TABLE: { req: Req; conflict: string; mcp?: false }[] = [
   { req: { resume: SOURCE, agent: "mock" }, conflict: "agent_and_resume" },
   { req: { resume: SOURCE, group: "g1" }, conflict: "group_with_resume" },
   { req: { resume: SOURCE, backend: "tmux" }, conflict: "backend_with_resume" },
+  { req: { resume: SOURCE, on: "h1" }, conflict: "backend_with_resume" },
+  { req: { agent: "mock", on: "h1", place: "local" }, conflict: "on_with_place" },
   { req: { resume: SOURCE, name: "again" }, conflict: "name_with_resume" },
   { req: { resume: SOURCE, fork: SOURCE }, conflict: "fork_with_resume" },
   { req: { resume: SOURCE, isolation: "worktree" }, conflict: "resume_with_command_or_cwd" },
@@ -51,6 +55,8 @@ function cliArgs(r: Req): string[] {
     ...(r.group ? ["--group", r.group] : []),
     ...(r.seal ? ["--seal"] : []),
     ...(r.backend ? ["--backend", r.backend] : []),
+    ...(r.place ? ["--place", r.place] : []),
+    ...(r.on ? ["--on", r.on] : []),
     ...(r.name ? ["--name", r.name] : []),
     ...(r.fork ? ["--fork", sub(r.fork)!] : []),
     ...(r.cwd ? ["--cwd", r.cwd] : []),
@@ -69,6 +75,8 @@ function mcpArgs(r: Req): Record<string, unknown> {
     ...(r.resume ? { id: sub(r.resume) } : {}),
     ...(r.group ? { groupId: r.group } : {}),
     ...(r.backend ? { backend: r.backend } : {}),
+    ...(r.place ? { place: r.place } : {}),
+    ...(r.on ? { on: r.on } : {}),
     ...(r.name ? { name: r.name } : {}),
     ...(r.fork ? { fork: sub(r.fork) } : {}),
     ...(r.isolation ? { isolation: r.isolation } : {}),

@@ -37,7 +37,8 @@ const CONFLICT: Record<StartConflict, string> = {
   seal_without_group: "--seal goes with --group",
   agent_and_resume: "give either --agent (a new child) or --resume <id> (an existing one), not both",
   group_with_resume: "--group takes new children: use it with --agent, not --resume",
-  backend_with_resume: "--resume continues a child where it ran: no --backend, no --place",
+  backend_with_resume: "--resume continues a child where it ran: no --backend, no --place, no --on",
+  on_with_place: "give --on <host> or --place <name>, not both",
   fork_with_resume:
     "--fork starts a new child from another's conversation; --resume continues that child itself",
   resume_with_command_or_cwd:
@@ -122,14 +123,7 @@ export function registerSpawn(program: Command): void {
       operands,
       flags.file !== undefined,
     );
-    if (flags.on !== undefined && flags.place !== undefined)
-      throw new MusterError("invalid_argument", "give --on <host> or --place <name>, not both");
     const m = muster(flags);
-    const on = flags.on;
-    const place =
-      on !== undefined
-        ? await (await import("../../place/ssh/admin.js")).placeForOn(process.env, on, () => m.views())
-        : flags.place;
     const caps = capsFrom(flags);
     // Checked before anything is spawned: a bad --timeout leaves no child behind.
     const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};
@@ -144,7 +138,8 @@ export function registerSpawn(program: Command): void {
       ...(flags.group !== undefined ? { group: flags.group } : {}),
       ...(flags.seal ? { seal: true } : {}),
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
-      ...(place !== undefined ? { place } : {}),
+      ...(flags.place !== undefined ? { place: flags.place } : {}),
+      ...(flags.on !== undefined ? { on: flags.on.split(",") } : {}),
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),

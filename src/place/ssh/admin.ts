@@ -6,6 +6,7 @@
  */
 import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
+import type { HostChooser, PlacedChild } from "../registry.js";
 import {
   checkHostName,
   getHost,
@@ -118,22 +119,13 @@ export async function disconnectHost(env: NodeJS.ProcessEnv, name: string): Prom
 }
 
 /**
- * The place a child named by `--on <host>` (CLI, MCP `on`, a workflow step's `on`) runs in: `ssh:<host>`, and
- * for `any` the host pickHost chooses from the children as they are now.
+ * The place of a child `on` names (`--on`, MCP `on`, a workflow step's or a profile's `on`): one host is
+ * `ssh:<host>`; `any`, or a list of hosts, the one pickHost chooses from the children as they are now.
  */
-export async function placeForOn(
-  env: NodeJS.ProcessEnv,
-  on: string,
-  children: () => Promise<readonly PlacedChild[]>,
-): Promise<string> {
-  return sshPlaceName(on === "any" ? pickHost(env, await children()) : on);
-}
-
-/** What `--on any` weighs of each child: where it runs and its status (ChildView). */
-export interface PlacedChild {
-  place: string;
-  status: string;
-}
+export const sshHostChooser: HostChooser = async (on, env, children) => {
+  if (on.length === 1 && on[0] !== "any") return sshPlaceName(checkHostName(on[0]!));
+  return sshPlaceName(pickHost(env, await children(), on.includes("any") ? undefined : on));
+};
 
 const BUSY = new Set(["starting", "queued", "running"]);
 const SETTLED = new Set(["closed", "lost", "unreadable"]);
@@ -143,12 +135,18 @@ const SETTLED = new Set(["closed", "lost", "unreadable"]);
  * queued or running), then the fewest live ones, then by name. The run-slot bound itself holds across every
  * host (a far host's turn takes its ticket on this machine), so this only spreads the work.
  */
-export function pickHost(env: NodeJS.ProcessEnv, children: readonly PlacedChild[]): string {
-  const all = listHosts(env);
+export function pickHost(
+  env: NodeJS.ProcessEnv,
+  children: readonly PlacedChild[],
+  among?: readonly string[],
+): string {
+  const known = listHosts(env);
+  for (const n of among ?? []) if (!known.some((h) => h.name === n)) getHost(env, n);
+  const all = among ? known.filter((h) => among.includes(h.name)) : known;
   if (all.length === 0)
     throw new MusterError(
       "not_found",
-      "--on any: no hosts yet; add one with: muster hosts add <name> <user@host|alias>",
+      "on any: no hosts yet; add one with: muster hosts add <name> <user@host|alias>",
     );
   const load = (h: NamedHost): [number, number] => {
     const mine = children.filter((c) => c.place === sshPlaceName(h.name));
