@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Children on SSH hosts (place ssh:<host>, `muster spawn --on <host>`) against local children, in one run, as
-// ratios: spawn → turn_started, 32 completions at once spread over 3 hosts, a follow-up's round trip
+// ratios: spawn → turn_started, one completion alone and 32 at once spread over 3 hosts, a follow-up's round trip
 // (`muster send --wait`), and the ssh processes on this machine while 32 remote children are live. The hosts
 // are real sshd test hosts in namespaces of their own (test/fixtures/ssh-hosts.mjs): loopback, no network.
 // Root, sshd and nc only: elsewhere it says why and measures nothing.
-// Usage: node bench/remote.mjs [spawns=10] [rounds=2] [sends=5]
+// Usage: node bench/remote.mjs [spawns=10] [rounds=2] [sends=5] [alone=5]
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -88,7 +88,7 @@ async function gatedRound(m, n, { spawnOpts, gate, open, whileLive }) {
   return { samples, live };
 }
 
-/** Median wall time of `muster send <id> --wait` on an idle child. */
+/** Wall time of one `muster send <id> --wait` on an idle child: the CLI start-up is in it on both sides. */
 function sendRoundTrip(env, cwd, id) {
   const t0 = performance.now();
   cli(env, cwd, ["send", id, "--wait", "--timeout", "60s", "mock: reply=again"]);
@@ -96,7 +96,7 @@ function sendRoundTrip(env, cwd, id) {
 }
 
 /** Remote vs local: spawn → turn_started, 32 completions at once, a follow-up's round trip, ssh processes. */
-export async function remoteVsLocal(spawns = 10, rounds = 2, sends = 5) {
+export async function remoteVsLocal(spawns = 10, rounds = 2, sends = 5, alones = 5) {
   const can = sshHostsAvailable();
   if (!can.ok) return { skipped: can.why };
   const t0 = Date.now();
@@ -166,11 +166,31 @@ export async function remoteVsLocal(spawns = 10, rounds = 2, sends = 5) {
       ssh.push(remote.live);
     }
 
+    // One child at a time: what the hops cost without 32 hosts and agents contending for the cores.
+    const alone = { local: [], remote: [] };
+    for (let r = 0; r < alones; r++) {
+      const localGate = path.join(base, `alone-${r}`);
+      const local = await gatedRound(m, 1, {
+        spawnOpts: () => ({}),
+        gate: localGate,
+        open: () => fs.writeFileSync(localGate, "go"),
+      });
+      alone.local.push(...local.samples);
+      const farGate = `/root/alone-${r}`;
+      const remote = await gatedRound(m, 1, {
+        spawnOpts: () => on("h1"),
+        gate: farGate,
+        open: () => hosts[0].insideAsync(["touch", farGate]),
+      });
+      alone.remote.push(...remote.samples);
+    }
+
     const row = (xs) => ({ p50: round(pct(xs, 50)), p95: round(pct(xs, 95)) });
     const ratio = (a, b) => round(a / Math.max(b, 1), 2);
     const s = { local: row(spawn.local), remote: row(spawn.remote) };
     const c = { local: row(done.local), remote: row(done.remote) };
     const f = { local: row(send.local), remote: row(send.remote) };
+    const one = { local: row(alone.local), remote: row(alone.remote) };
     // Counted in the last round, while its 32 and every earlier idle remote child were live.
     const procs = ssh.at(-1);
     const masters = procs.filter((p) => p.cmd.includes("[mux]")).length;
@@ -190,6 +210,7 @@ export async function remoteVsLocal(spawns = 10, rounds = 2, sends = 5) {
         p50Ratio: ratio(c.remote.p50, c.local.p50),
         p95Ratio: ratio(c.remote.p95, c.local.p95),
       },
+      completionAloneMs: { n: alone.local.length, ...one, p50Ratio: ratio(one.remote.p50, one.local.p50) },
       followUpRoundTripMs: { n: send.local.length, ...f, p50Ratio: ratio(f.remote.p50, f.local.p50) },
       sshProcesses: {
         liveRemoteChildren: CHILDREN + idleRemote.length + spawns,
@@ -219,11 +240,22 @@ export async function remoteVsLocal(spawns = 10, rounds = 2, sends = 5) {
 /** The table's rows: [measure, result, target]. */
 export function remoteRows(r) {
   if (r.skipped) return [["remote (SSH) ÷ local", `not measured: ${r.skipped}`, "≤ 2×"]];
-  const { spawnToTurnStartedMs: s, completionMs: c, followUpRoundTripMs: f, sshProcesses: p } = r;
+  const {
+    spawnToTurnStartedMs: s,
+    completionMs: c,
+    completionAloneMs: one,
+    followUpRoundTripMs: f,
+    sshProcesses: p,
+  } = r;
   return [
     [
       "spawn → turn_started, remote (SSH) ÷ local",
       `p50 ${s.p50Ratio}× (${s.remote.p50} vs ${s.local.p50} ms), p95 ${s.p95Ratio}× (${s.remote.p95} vs ${s.local.p95} ms)`,
+      "≤ 2×",
+    ],
+    [
+      "completion latency alone, remote ÷ local",
+      `p50 ${one.p50Ratio}× (${one.remote.p50} vs ${one.local.p50} ms)`,
       "≤ 2×",
     ],
     [
@@ -245,12 +277,15 @@ export function remoteRows(r) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const t0 = Date.now();
   const r = await remoteVsLocal(
     Number(process.argv[2] ?? 10),
     Number(process.argv[3] ?? 2),
     Number(process.argv[4] ?? 5),
+    Number(process.argv[5] ?? 5),
   );
   for (const [name, result] of remoteRows(r)) console.log(`${name}: ${result}`);
-  if (!r.skipped) console.log(`took ${r.seconds} s`);
+  if (!r.skipped)
+    console.log(`measured in ${r.seconds} s, ${round((Date.now() - t0) / 1000, 0)} s with clean-up`);
   process.exit(0);
 }

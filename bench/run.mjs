@@ -121,7 +121,7 @@ try {
   results.mirrorVsLocal = await mirrorVsLocal(quick ? 5 : 10, 8);
 
   log("remote (SSH test hosts) vs local…");
-  results.remoteVsLocal = await remoteVsLocal(quick ? 5 : 15, quick ? 1 : 3, quick ? 3 : 10);
+  results.remoteVsLocal = await remoteVsLocal(quick ? 5 : 15, quick ? 1 : 3, quick ? 3 : 10, quick ? 3 : 5);
   if (results.remoteVsLocal.skipped) log(`remote row skipped: ${results.remoteVsLocal.skipped}`);
 
   log("child-command cold start…");
