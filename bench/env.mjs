@@ -59,6 +59,7 @@ export function cliBenchEnv(name, url, dir, base, socket) {
  * mentioning `base`, and removes `base`.
  */
 export function startReaper(base, sockets) {
+  exitOnSignals();
   const reaper = spawn(process.execPath, [path.join(import.meta.dirname, "reaper.mjs"), base, ...sockets], {
     detached: true,
     stdio: ["pipe", "ignore", "ignore"],
@@ -67,6 +68,24 @@ export function startReaper(base, sockets) {
   reaper.stdin.unref?.();
   reaper.stdin.on("error", () => {});
   return reaper;
+}
+
+let signalsHandled = false;
+
+/**
+ * Ends the benchmark on SIGINT, SIGTERM or SIGHUP, its reapers doing the clean-up. Without a handler of its own
+ * the signal can be swallowed: proper-lockfile (signal-exit 3) and another module (signal-exit 4) each catch it
+ * while a lock is held, and each re-raises it only when its own handlers are the only ones there.
+ */
+function exitOnSignals() {
+  if (signalsHandled) return;
+  signalsHandled = true;
+  for (const [sig, n] of [
+    ["SIGINT", 2],
+    ["SIGTERM", 15],
+    ["SIGHUP", 1],
+  ])
+    process.on(sig, () => process.exit(128 + n));
 }
 
 /**

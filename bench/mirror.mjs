@@ -88,7 +88,7 @@ export async function mirrorVsLocal(spawns = 10, children = 8) {
 }
 
 /** Stops the place keepers of this run (they would wait a while for another child) and waits for them. */
-async function stopPlaceKeepers(base) {
+export async function stopPlaceKeepers(base) {
   const keepers = fs
     .readdirSync("/proc")
     .filter((n) => /^\d+$/.test(n))

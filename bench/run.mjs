@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, CLI start-up, idle watcher CPU,
 // workflow scheduler overhead (64 ready steps), final record → waiter, each backend (tmux, pty) side by side,
-// follow-up delivery with 1 and with 201 idle children alive.
+// follow-up delivery with 1 and with 201 idle children alive, children on SSH test hosts vs local.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -17,6 +17,7 @@ import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { idleChildrenDelivery, idleChildrenRows } from "./idle-children.mjs";
 import { mirrorRows, mirrorVsLocal } from "./mirror.mjs";
+import { remoteRows, remoteVsLocal } from "./remote.mjs";
 import { sessionCliRows, sessionClis } from "./session-clis.mjs";
 import { spawnLatency as spawnSamples } from "./spawn-latency.mjs";
 import { pct, round } from "./stats.mjs";
@@ -119,6 +120,10 @@ try {
   log("mirror-fed vs local store…");
   results.mirrorVsLocal = await mirrorVsLocal(quick ? 5 : 10, 8);
 
+  log("remote (SSH test hosts) vs local…");
+  results.remoteVsLocal = await remoteVsLocal(quick ? 5 : 15, quick ? 1 : 3, quick ? 3 : 10, quick ? 3 : 5);
+  if (results.remoteVsLocal.skipped) log(`remote row skipped: ${results.remoteVsLocal.skipped}`);
+
   log("child-command cold start…");
   const runs = quick ? 10 : 25;
   const nodeMs = timeCommand([process.execPath, "-e", "0"], runs);
@@ -209,6 +214,7 @@ const rows = [
   finalRecordRow(results.finalRecordToWaiterMs),
   ...backendRows(results.backendsMs),
   ...mirrorRows(results.mirrorVsLocal),
+  ...remoteRows(results.remoteVsLocal),
   capRow(results.capOvershootMs),
   ...idleChildrenRows(results.idleChildrenMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
