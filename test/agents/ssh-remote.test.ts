@@ -13,6 +13,7 @@ import * as readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error plain JS fixture
 import { cliBinDir, cliCache } from "../../scripts/pinned-clis.mjs";
+import { controlDirFor } from "../../src/place/ssh/place.js";
 // @ts-expect-error plain JS fixture
 import { prepareCli } from "../fixtures/cli-setup.mjs";
 import { readEvents, sandbox, until, waitedJson } from "../helpers/cli.js";
@@ -164,6 +165,7 @@ describe.skipIf(!available.ok && !process.env.CI)(
       host?.stop();
       expect(await sb.cleanup()).toEqual([]);
       if (base) fs.rmSync(base, { recursive: true, force: true });
+      fs.rmSync(controlDirFor(sb.home), { recursive: true, force: true });
     }, 60_000);
 
     it("hosts check finds pi on the host's PATH there, and node as before; this machine's PATH is untouched", async () => {

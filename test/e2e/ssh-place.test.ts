@@ -13,6 +13,7 @@ import pty from "node-pty";
 import { createElement } from "react";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
+import { controlDirFor } from "../../src/place/ssh/place.js";
 import { coreActions } from "../../src/tui/actions.js";
 import { Top } from "../../src/tui/app.js";
 import { TopSource } from "../../src/tui/source.js";
@@ -68,6 +69,8 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     for (const h of hosts) h.stop();
     expect(await sb.cleanup()).toEqual([]);
     fs.rmSync(base, { recursive: true, force: true });
+    // The folder of this state root's master sockets (the masters ended with their hosts).
+    fs.rmSync(controlDirFor(sb.home), { recursive: true, force: true });
   }, 60_000);
 
   it("hosts ls, check and install report what each host has", async () => {
@@ -421,6 +424,7 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
         "--",
         "sh",
         "-c",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, in a script for sh
         'echo "${MU_SECRET:-unset} ${MU_NAMED:-unset} $HOME"',
       ],
       { env },
