@@ -117,7 +117,9 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   // An unknown backend name refuses the spawn here, before anything is created.
   const on = opts.place === undefined ? (opts.on ?? profile.on) : undefined;
   const placed = async () => (await m.list()).map((c) => ({ place: placeNameOf(c.entry), status: c.status }));
-  const named = on !== undefined ? await placeOn([on].flat(), m.env, placed) : undefined;
+  // "h1,h2" and ["h1", "h2"] alike (a flag, an MCP argument, a TOML string, a profile's list).
+  const hosts = [on ?? []].flat().flatMap((h) => h.split(",").map((x) => x.trim()));
+  const named = on !== undefined ? await placeOn(hosts.filter(Boolean), m.env, placed) : undefined;
   const backend = m.backends.get(opts.backend, opts.place ?? named ?? rawSetting(m.env, "place"));
   await m.ensureMux(backend);
 

@@ -139,7 +139,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.seal ? { seal: true } : {}),
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
       ...(flags.place !== undefined ? { place: flags.place } : {}),
-      ...(flags.on !== undefined ? { on: flags.on.split(",") } : {}),
+      ...(flags.on !== undefined ? { on: flags.on } : {}),
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),
