@@ -244,6 +244,13 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(check.exitCode).toBe(1);
     expect(check.data.node).toMatchObject({ version: "v18.19.0", ok: false });
 
+    // A host with no --workdir, where this working directory does not exist (the host's /tmp is its own).
+    expect((await sb.run(["hosts", "add", "nowd", "h1", "--ssh-config", hosts[0]!.config])).exitCode).toBe(0);
+    const nowd = await sb.run(["spawn", "--on", "nowd", "hello"]);
+    expect(nowd.exitCode).toBe(2);
+    expect(nowd.stderr.trim().split("\n")).toHaveLength(1);
+    expect(nowd.stderr).toContain(`host nowd has no folder ${sb.cwd} (this working directory)`);
+
     // A host whose key is not the one known for it: ssh refuses, and so does muster, in one line.
     const config = path.join(base, "hk-config");
     const known = path.join(base, "hk-known");

@@ -67,7 +67,7 @@ export async function checkHost(
   const ssh = sshHostOf(h);
   let info: Awaited<ReturnType<typeof probeHost>>;
   try {
-    info = await probeHost(t, ssh, clis);
+    info = await probeHost(t, ssh, clis, h.workdir ? [h.workdir] : []);
   } catch (e) {
     out.problems.push((e as Error).message);
     return out;
@@ -90,10 +90,8 @@ export async function checkHost(
   out.muster = { installed: info.installed, current: info.installed === wanted, wanted };
   out.clis = info.clis;
   out.freeKiB = info.freeKiB;
-  if (h.workdir) {
-    const r = await t.run(ssh, ["test", "-d", h.workdir], { timeoutMs: 10_000 }).catch(() => undefined);
-    if (r?.exitCode !== 0) out.problems.push(`its --workdir ${h.workdir} is not a folder there`);
-  }
+  if (h.workdir && !info.dirs.includes(h.workdir))
+    out.problems.push(`its --workdir ${h.workdir} is not a folder there`);
   return out;
 }
 

@@ -75,10 +75,13 @@ export class SshPlace implements Place {
     };
   }
 
-  /** Probes the host and installs muster's far side there when this build is not there yet (once per process). */
-  prepare(): Promise<Ready> {
+  /**
+   * Probes the host and installs muster's far side there when this build is not there yet (once per process);
+   * `dirs` are folders the same round trip checks (RemoteInfo.dirs), when this is the first call.
+   */
+  prepare(dirs: readonly string[] = []): Promise<Ready> {
     this.readying ??= (async () => {
-      const info = await probeHost(this.transport, this.ssh);
+      const info = await probeHost(this.transport, this.ssh, [], dirs);
       checkNode(this.entry.name, info);
       const install = await installOn(this.transport, this.ssh, info);
       this.readied = { info, install };
@@ -143,10 +146,14 @@ export class SshPlace implements Place {
   }
 
   async workdir(cwd: string): Promise<string> {
-    await this.prepare();
     const dir = this.entry.workdir ?? cwd;
-    const r = await this.exec(["test", "-d", dir], { env: {}, timeoutMs: 15_000 });
-    if (r.exitCode === 0) return dir;
+    const first = !this.readying;
+    const { info } = await this.prepare([dir]);
+    // The first probe checked it on the way; a later spawn in this process asks again (it may have gone).
+    const there = first
+      ? info.dirs.includes(dir)
+      : (await this.exec(["test", "-d", dir], { env: {}, timeoutMs: 15_000 })).exitCode === 0;
+    if (there) return dir;
     const fix = `muster hosts add ${this.entry.name} ${this.entry.target} --workdir <folder there>`;
     throw new MusterError(
       "invalid_argument",

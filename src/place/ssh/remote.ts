@@ -31,9 +31,12 @@ export interface RemoteInfo {
   clis: Record<string, string>;
   /** Free space under the state root's disk, in KiB (-1 when unknown). */
   freeKiB: number;
+  /** Of the folders asked about, those that are folders there. */
+  dirs: string[];
 }
 
-// $1.. = the CLIs to look for. Prints key=value lines; nothing in it depends on the host's shell being bash.
+// $1.. = the CLIs to look for, then `--`, then folders to check. Prints key=value lines; nothing in it depends
+// on the host's shell being bash.
 const PROBE = [
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, in a script for sh
   'root="${XDG_STATE_HOME:-$HOME/.local/state}/muster"',
@@ -42,18 +45,24 @@ const PROBE = [
   'if [ -n "$node" ]; then printf "nodeVersion=%s\\n" "$("$node" --version 2>/dev/null)"; fi',
   'printf "tmux=%s\\n" "$(tmux -V 2>/dev/null)"',
   'printf "installed=%s\\n" "$(cat "$root/install/current" 2>/dev/null)"',
-  'for c in "$@"; do p=$(command -v -- "$c" 2>/dev/null) && printf "cli.%s=%s\\n" "$c" "$p"; done',
+  'while [ $# -gt 0 ] && [ "$1" != -- ]; do p=$(command -v -- "$1" 2>/dev/null) && printf "cli.%s=%s\\n" "$1" "$p"; shift; done',
+  "[ $# -gt 0 ] && shift",
+  'for d in "$@"; do [ -d "$d" ] && printf "dir=%s\\n" "$d"; done',
   'd="$root"; while [ ! -d "$d" ]; do d=$(dirname "$d"); done',
   'printf "freeKiB=%s\\n" "$(df -Pk "$d" 2>/dev/null | awk "NR==2 {print \\$4}")"',
 ].join("\n");
 
-/** Asks the host what it has (one ssh round trip); `clis` are binaries to look for on its PATH. */
+/**
+ * Asks the host what it has (one ssh round trip): `clis` are binaries to look for on its PATH, `dirs`
+ * folders to check (a child's working directory, asked in the same trip).
+ */
 export async function probeHost(
   t: SshTransport,
   host: SshHost,
   clis: readonly string[] = [],
+  dirs: readonly string[] = [],
 ): Promise<RemoteInfo> {
-  const r = await t.run(host, ["sh", "-c", PROBE, "sh", ...clis], { timeoutMs: 20_000 });
+  const r = await t.run(host, ["sh", "-c", PROBE, "sh", ...clis, "--", ...dirs], { timeoutMs: 20_000 });
   if (r.exitCode !== 0) throw unreachable(host, r.stderr, r.exitCode);
   const kv = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
@@ -62,6 +71,10 @@ export async function probeHost(
   }
   const clisFound: Record<string, string> = {};
   for (const [k, v] of kv) if (k.startsWith("cli.")) clisFound[k.slice(4)] = v;
+  const found = r.stdout
+    .split("\n")
+    .filter((l) => l.startsWith("dir="))
+    .map((l) => l.slice(4));
   const root = kv.get("root") ?? "";
   if (!path.isAbsolute(root))
     throw new MusterError("unreachable", `ssh ${host.target}: the host did not say its home`);
@@ -75,6 +88,7 @@ export async function probeHost(
     installed: kv.get("installed") ?? "",
     clis: clisFound,
     freeKiB: Number.isFinite(free) && kv.get("freeKiB") !== "" ? free : -1,
+    dirs: found,
   };
 }
 
