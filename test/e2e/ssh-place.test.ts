@@ -60,9 +60,14 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
   }, 60_000);
 
   afterAll(async () => {
+    // Every place a child ran in (host names other than the test hosts' aliases too).
+    const ls = await sb.json(["ls"]).catch(() => undefined);
+    const places = new Set<string>(hosts.map((h) => `ssh:${h.alias}`));
+    for (const c of (ls?.data.children ?? []) as { place: string }[])
+      if (c.place !== "local") places.add(c.place);
     await sb.run(["cancel", "--all"]);
-    for (const h of hosts) {
-      const k = placeKeeperOf(sb.home, `ssh:${h.alias}`);
+    for (const place of places) {
+      const k = placeKeeperOf(sb.home, place);
       await until(async () => (await k.dirs()).length === 0, 15_000).catch(() => undefined);
       await k.stop();
     }
@@ -235,7 +240,8 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(
       (await sb.run(["hosts", "add", "h4", "h4", "--ssh-config", h4.config, "--workdir", "/root"])).exitCode,
     ).toBe(0);
-    const before = (await sb.json(["ls"])).data.children.length;
+    const count = async () => (await sb.json(["ls"])).data.children.length;
+    let before = await count();
     const old = await sb.run(["spawn", "--on", "h4", "hello"]);
     expect(old.exitCode).not.toBe(0);
     expect(old.stderr.trim().split("\n")).toHaveLength(1);
@@ -243,6 +249,20 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     const check = await sb.json(["hosts", "check", "h4"]);
     expect(check.exitCode).toBe(1);
     expect(check.data.node).toMatchObject({ version: "v18.19.0", ok: false });
+
+    // A --node that is not there.
+    const badNode = ["hosts", "add", "nonode", "h1", "--ssh-config", hosts[0]!.config, "--workdir", "/root"];
+    expect((await sb.run([...badNode, "--node", "/opt/none/bin/node"])).exitCode).toBe(0);
+    const nonode = await sb.run(["spawn", "--on", "nonode", "hello"]);
+    expect(nonode.exitCode).not.toBe(0);
+    expect(nonode.stderr).toContain("host nonode: /opt/none/bin/node does not run there");
+    // The one it names when it is there.
+    expect((await sb.run([...badNode, "--node", process.execPath])).exitCode).toBe(0);
+    const named = await sb.json(["spawn", "--on", "nonode", "--wait", "with the node named"]);
+    expect(named.exitCode, named.stderr).toBe(0);
+    // The refused spawns above made nothing: only this one was added.
+    expect(await count()).toBe(before + 1);
+    before += 1;
 
     // A host with no --workdir, where this working directory does not exist (the host's /tmp is its own).
     expect((await sb.run(["hosts", "add", "nowd", "h1", "--ssh-config", hosts[0]!.config])).exitCode).toBe(0);

@@ -40,12 +40,23 @@ export function registerHosts(program: Command): void {
         "--workdir <dir>",
         "the folder children work in there (absolute; default: the same path as here)",
       )
-      .option("--env <NAME>", "a variable of yours handed to children there, repeatable", collect),
+      .option("--env <NAME>", "a variable of yours handed to children there, repeatable", collect)
+      .option(
+        "--node <path>",
+        "the node to run there, when a non-interactive ssh session has none on its PATH",
+      ),
   ).action(
     async (
       name: string,
       dest: string,
-      flags: { json?: boolean; sshConfig?: string; sshOption?: string[]; workdir?: string; env?: string[] },
+      flags: {
+        json?: boolean;
+        sshConfig?: string;
+        sshOption?: string[];
+        workdir?: string;
+        env?: string[];
+        node?: string;
+      },
     ) => {
       const a = await admin();
       a.checkHostName(name);
@@ -54,6 +65,7 @@ export function registerHosts(program: Command): void {
         options: (flags.sshOption ?? []).map(sshOption),
         ...(flags.workdir !== undefined ? { workdir: flags.workdir } : {}),
         ...(flags.env ? { env: flags.env } : {}),
+        ...(flags.node !== undefined ? { node: flags.node } : {}),
       });
       await a.saveHost(process.env, name, entry);
       if (flags.json) return printJson({ name, ...entry });

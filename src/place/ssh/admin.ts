@@ -67,7 +67,7 @@ export async function checkHost(
   const ssh = sshHostOf(h);
   let info: Awaited<ReturnType<typeof probeHost>>;
   try {
-    info = await probeHost(t, ssh, clis, h.workdir ? [h.workdir] : []);
+    info = await probeHost(t, ssh, clis, h.workdir ? [h.workdir] : [], h.node);
   } catch (e) {
     out.problems.push((e as Error).message);
     return out;
@@ -103,7 +103,7 @@ export async function installHost(
   const h = getHost(env, name);
   const t = transportFor(env);
   const ssh = sshHostOf(h);
-  const info = await probeHost(t, ssh);
+  const info = await probeHost(t, ssh, [], [], h.node);
   checkNode(name, info);
   const already = info.installed === localStamp();
   const dir = await installOn(t, ssh, info);

@@ -24,6 +24,8 @@ export interface HostEntry {
   workdir?: string;
   /** Names of variables of the spawning environment handed to children there, besides the profile's. */
   env?: string[];
+  /** The node to run there (absolute), when the PATH of a non-interactive ssh session has none (nvm). */
+  node?: string;
 }
 
 export interface NamedHost extends HostEntry {
@@ -51,7 +53,13 @@ export function checkHostName(name: string): string {
  */
 export function hostEntry(
   dest: string,
-  opts: { sshConfig?: string; options?: [string, string][]; workdir?: string; env?: string[] } = {},
+  opts: {
+    sshConfig?: string;
+    options?: [string, string][];
+    workdir?: string;
+    env?: string[];
+    node?: string;
+  } = {},
 ): HostEntry {
   const m = /^(.*?):(\d{1,5})$/.exec(dest);
   const target = m ? m[1]! : dest;
@@ -61,6 +69,8 @@ export function hostEntry(
   ];
   if (m && (Number(m[2]) < 1 || Number(m[2]) > 65535))
     throw new MusterError("invalid_argument", `port ${m[2]} is not 1-65535`);
+  if (opts.node !== undefined && !path.isAbsolute(opts.node))
+    throw new MusterError("invalid_argument", `--node must be an absolute path on the host: ${opts.node}`);
   if (opts.workdir !== undefined && !path.isAbsolute(opts.workdir))
     throw new MusterError(
       "invalid_argument",
@@ -75,6 +85,7 @@ export function hostEntry(
     ...(options.length > 0 ? { options } : {}),
     ...(opts.workdir !== undefined ? { workdir: opts.workdir } : {}),
     ...(opts.env && opts.env.length > 0 ? { env: [...new Set(opts.env)] } : {}),
+    ...(opts.node !== undefined ? { node: opts.node } : {}),
   };
   checkSshHost(sshHostOf(entry));
   return entry;

@@ -81,7 +81,7 @@ export class SshPlace implements Place {
    */
   prepare(dirs: readonly string[] = []): Promise<Ready> {
     this.readying ??= (async () => {
-      const info = await probeHost(this.transport, this.ssh, [], dirs);
+      const info = await probeHost(this.transport, this.ssh, [], dirs, this.entry.node);
       checkNode(this.entry.name, info);
       const install = await installOn(this.transport, this.ssh, info);
       this.readied = { info, install };

@@ -35,13 +35,13 @@ export interface RemoteInfo {
   dirs: string[];
 }
 
-// $1.. = the CLIs to look for, then `--`, then folders to check. Prints key=value lines; nothing in it depends
+// $1 = the node to use ("": the one on the PATH there), $2.. = the CLIs to look for, then `--`, then folders to check. Prints key=value lines; nothing in it depends
 // on the host's shell being bash.
 const PROBE = [
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, in a script for sh
   'root="${XDG_STATE_HOME:-$HOME/.local/state}/muster"',
   'printf "root=%s\\nhome=%s\\n" "$root" "$HOME"',
-  'node=$(command -v node 2>/dev/null || true); printf "node=%s\\n" "$node"',
+  'node=$1; shift; [ -n "$node" ] || node=$(command -v node 2>/dev/null || true); printf "node=%s\\n" "$node"',
   'if [ -n "$node" ]; then printf "nodeVersion=%s\\n" "$("$node" --version 2>/dev/null)"; fi',
   'printf "tmux=%s\\n" "$(tmux -V 2>/dev/null)"',
   'printf "installed=%s\\n" "$(cat "$root/install/current" 2>/dev/null)"',
@@ -61,8 +61,9 @@ export async function probeHost(
   host: SshHost,
   clis: readonly string[] = [],
   dirs: readonly string[] = [],
+  node = "",
 ): Promise<RemoteInfo> {
-  const r = await t.run(host, ["sh", "-c", PROBE, "sh", ...clis, "--", ...dirs], { timeoutMs: 20_000 });
+  const r = await t.run(host, ["sh", "-c", PROBE, "sh", node, ...clis, "--", ...dirs], { timeoutMs: 20_000 });
   if (r.exitCode !== 0) throw unreachable(host, r.stderr, r.exitCode);
   const kv = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
@@ -103,7 +104,12 @@ export function checkNode(host: string, info: RemoteInfo): void {
   if (!info.node)
     throw new MusterError(
       "unsupported",
-      `host ${host} has no node on its PATH for non-interactive ssh; install Node ${MIN_NODE_MAJOR}+ there`,
+      `host ${host} has no node on its PATH for non-interactive ssh; install Node ${MIN_NODE_MAJOR}+ there, or name one with hosts add --node <path>`,
+    );
+  if (!info.nodeVersion)
+    throw new MusterError(
+      "unsupported",
+      `host ${host}: ${info.node} does not run there (is it a node binary?)`,
     );
   const major = Number(/^v(\d+)\./.exec(info.nodeVersion)?.[1]);
   if (!(major >= MIN_NODE_MAJOR))
