@@ -95,6 +95,15 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     const after = await sb.json(["hosts", "check", "h2"]);
     expect(after.data.muster.current).toBe(true);
     expect((await sb.json(["hosts", "install", "h2"])).data.already).toBe(true);
+    // Another build there (an older muster installed it): the next spawn installs this one again by itself.
+    hosts[1]!.inside(["sh", "-c", "echo 0.0.1-other > /root/.local/state/muster/install/current"]);
+    expect((await sb.json(["hosts", "check", "h2"])).data.muster).toMatchObject({
+      installed: "0.0.1-other",
+      current: false,
+    });
+    const again = await sb.json(["spawn", "--on", "h2", "--wait", "after another build"]);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect((await sb.json(["hosts", "check", "h2"])).data.muster.current).toBe(true);
   });
 
   it("spawn --on runs the child there: wait, send, resume; its files are on that host only", async () => {
