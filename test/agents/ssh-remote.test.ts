@@ -18,7 +18,13 @@ import { controlDirFor } from "../../src/place/ssh/place.js";
 import { prepareCli } from "../fixtures/cli-setup.mjs";
 import { readEvents, sandbox, until, waitedJson } from "../helpers/cli.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
-import { type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
+import {
+  existsOn,
+  farDirOf,
+  type SshTestHost,
+  sshHostsAvailable,
+  startSshHost,
+} from "../helpers/ssh-hosts.js";
 
 const available = sshHostsAvailable();
 const sb = sandbox("mt-sshpi");
@@ -42,16 +48,7 @@ const requests: SeenRequest[] = [];
 /** The environment prepareCli gives pi (PI_OFFLINE, …): named for the host with `hosts add --env`. */
 let piEnv: Record<string, string> = {};
 
-/** A child's far artifact dir on the test host (the remote user is root: its state root is under /root). */
-const farDir = (dir: string) => path.posix.join("/root/.local/state/muster", path.relative(sb.home, dir));
-const existsOn = (h: SshTestHost, p: string) => {
-  try {
-    h.inside(["test", "-e", p]);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const farDir = (dir: string) => farDirOf(sb.home, dir);
 const modelBodies = (from: number) =>
   requests
     .slice(from)
@@ -111,16 +108,8 @@ describe.skipIf(!available.ok && !process.env.CI)(
       base = fs.mkdtempSync(path.join(os.tmpdir(), "mu-sshpi-"));
       const h = startSshHost(base, "h1");
       host = h;
-      const added = await sb.run([
-        "hosts",
-        "add",
-        "h1",
-        h.alias,
-        "--ssh-config",
-        h.config,
-        "--workdir",
-        "/root",
-      ]);
+      const add = ["hosts", "add", "h1", h.alias, "--ssh-config", h.config, "--workdir", "/root"];
+      const added = await sb.run(add);
       expect(added.exitCode, added.stderr).toBe(0);
       // The tmpfs below must not hide the host's node.
       const before = (await sb.json(["hosts", "check", "h1"])).data;
@@ -138,17 +127,7 @@ describe.skipIf(!available.ok && !process.env.CI)(
       piEnv = prepareCli("pi", url, cfgHome) as Record<string, string>;
       h.inside(["cp", "-R", path.join(cfgHome, ".pi"), "/root/.pi"]);
       const named = Object.keys(piEnv).flatMap((n) => ["--env", n]);
-      const readd = await sb.run([
-        "hosts",
-        "add",
-        "h1",
-        h.alias,
-        "--ssh-config",
-        h.config,
-        "--workdir",
-        "/root",
-        ...named,
-      ]);
+      const readd = await sb.run([...add, ...named]);
       expect(readd.exitCode, readd.stderr).toBe(0);
     }, 60_000);
 

@@ -21,23 +21,20 @@ import { BIN, processesMentioning, readEvents, sandbox, until } from "../helpers
 import { connectMcp } from "../helpers/mcp.js";
 import { pidsInNamespace } from "../helpers/ns-pids.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
-import { type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
+import {
+  existsOn,
+  farDirOf,
+  type SshTestHost,
+  sshHostsAvailable,
+  startSshHost,
+} from "../helpers/ssh-hosts.js";
 
 const available = sshHostsAvailable();
 const sb = sandbox("mt-ssh");
 let base = "";
 let hosts: SshTestHost[] = [];
 
-/** A child's far artifact dir on a test host (the remote user is root: its state root is under /root). */
-const farDir = (dir: string) => path.posix.join("/root/.local/state/muster", path.relative(sb.home, dir));
-const existsOn = (h: SshTestHost, p: string) => {
-  try {
-    h.inside(["test", "-e", p]);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const farDir = (dir: string) => farDirOf(sb.home, dir);
 
 describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real sshd test hosts)", () => {
   beforeAll(async () => {

@@ -21,3 +21,17 @@ export const sshHostsAvailable: () => { ok: true } | { ok: false; why: string } 
 
 /** Starts host `name` with its files under `base` (a temp folder of the test). */
 export const startSshHost: (base: string, name: string) => SshTestHost = impl.startSshHost;
+
+/** Whether `p` exists on host `h` (its own /root, /tmp…), not on this machine. */
+export function existsOn(h: SshTestHost, p: string): boolean {
+  try {
+    h.inside(["test", "-e", p]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Where a child's artifact dir `dir` (under the state root `home` here) is on a test host: the remote user is root. */
+export const farDirOf = (home: string, dir: string): string =>
+  `/root/.local/state/muster/${dir.slice(home.length + 1)}`;
