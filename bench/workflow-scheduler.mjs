@@ -5,9 +5,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createMuster } from "../dist/index.js";
+import { runWorkflow } from "../dist/workflows/dag/run.js";
+import { parseWorkflow } from "../dist/workflows/dag/toml.js";
 import { musterHost } from "../dist/workflows/host.js";
-import { runWorkflow } from "../dist/workflows/run.js";
-import { parseWorkflow } from "../dist/workflows/toml.js";
 import { benchEnv, startReaper } from "./env.mjs";
 import { pct, round } from "./stats.mjs";
 

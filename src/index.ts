@@ -72,11 +72,11 @@ export {
   runCodeWorkflow,
   type WorkflowContext,
   workflow,
-} from "./workflows/code.js";
-export { resumeCodeWorkflow } from "./workflows/code-resume.js";
+} from "./workflows/code/code.js";
+export { resumeCodeWorkflow } from "./workflows/code/code-resume.js";
+export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/dag/run.js";
+export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/dag/toml.js";
 export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
 export { type HostOptions, musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
-export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/run.js";
-export { runSandboxed, type SandboxOptions } from "./workflows/sandbox.js";
+export { runSandboxed, type SandboxOptions } from "./workflows/sandbox/sandbox.js";
 export type { OutputSpec, StructuredOutcome } from "./workflows/structured.js";
-export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/toml.js";

@@ -1,13 +1,8 @@
-import * as path from "node:path";
 import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
-import { type PrimaryPaths, stateRoot } from "../artifacts/layout.js";
-import { type LoadedSettings, loadSettings } from "../config/settings.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
-import type { Backend, PaneRef, Placement, PopupOptions } from "../mux/backend.js";
-import { BackendSet } from "../mux/registry.js";
-import { workingDir } from "../util/cwd.js";
+import type { PaneRef, Placement, PopupOptions } from "../mux/backend.js";
 import { type CancelOptions, type CancelResult, cancelChildren, subtreeOf } from "./cancel.js";
 import {
   type AgentInfo,
@@ -23,107 +18,31 @@ import { type DoctorReport, doctor } from "./doctor.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { buildInbox, type InboxRead } from "./inbox.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
-import { type Limits, limitsOf } from "./limits.js";
-import { stallMsOf } from "./live-state.js";
 import { reconcileChild } from "./liveness.js";
 import { type ChildLog, childLog } from "./logs-follow.js";
 import { findChildren, listChildren, resolveIds } from "./lookup.js";
 import { attachCommandOf, attachTo, capturePane, focusPane, popupOver } from "./pane-actions.js";
-import { backendNameOf, placeNameOf } from "./panes.js";
-import { listPrimaries, OwnPrimary, resolvePrimary } from "./primary.js";
-import type { Registry, RegistryEntry } from "./registry.js";
+import { listPrimaries } from "./primary.js";
+import type { RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
 import { answerRequest, type PendingRequest, pendingRequests } from "./requests.js";
 import { deliverResult, type TurnResult } from "./results.js";
 import { resumeChild } from "./resume.js";
 import { type FollowUp, type SendMode, sendTo, stopTurnOf, type TurnSettings } from "./send.js";
+import { CoreSetup, type MusterOptions } from "./setup.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
 import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
 import { type ChildDetailView, type ChildView, childView, detailView } from "./views.js";
 import { type WaitOptions, type WaitOutcome, waitDelivering, waitForGroup } from "./wait.js";
 import { eventStream, PrimaryWatcher, type WatchOptions } from "./watcher.js";
 
-export interface MusterOptions {
-  /** State root; default $MUSTER_HOME or ${XDG_STATE_HOME:-~/.local/state}/muster. */
-  home?: string;
-  primary?: string;
-  cwd?: string;
-  /** Environment handed to children (captured now) and read for MUSTER_* settings. */
-  env?: NodeJS.ProcessEnv;
-  /** The backend new children start in (and the one for refs of its name); default: by name, MUSTER_BACKEND or tmux. */
-  backend?: Backend;
-}
-
 /**
  * The core: every front end (CLI, MCP, library) calls these and nothing else. The core's own modules take it
  * as their CoreContext (checked where `this` is handed to them); the members marked internal are left out of
- * the published declarations, so a library user sees views only.
+ * the published declarations, so a library user sees views only. What it stands on (env, primary, backends,
+ * settings) is its CoreSetup.
  */
-export class Muster {
-  readonly root: string;
-  /** Every backend this process has used, by name; a child's operations go to the one it recorded. */
-  readonly backends: BackendSet;
-  readonly env: NodeJS.ProcessEnv;
-  readonly cwd: string;
-  private readonly muxVersion = new Map<string, Promise<string>>();
-  /** Every MUSTER_* setting with its source, read once (base/settings). */
-  readonly settings: LoadedSettings;
-  /** Tree limits in force for this process (env, then config, then defaults). */
-  readonly limits: Limits;
-  /** An open turn with no event for this long shows as stalled (MUSTER_STALL_SECONDS, config, 60 s). */
-  readonly stallMs: number;
-
-  /** This process's primary: resolved without writing, recorded by the first write (see claimPrimary). */
-  private readonly own: OwnPrimary;
-
-  /** Builds the core without writing anything: state is created by the first write (see claimPrimary). */
-  constructor(opts: MusterOptions = {}) {
-    this.env = opts.env ?? process.env;
-    // workingDir, not process.cwd(): a deleted working directory must not stop a command that does not need it.
-    this.cwd = path.resolve(workingDir(this.env), opts.cwd ?? ".");
-    this.root = opts.home ? path.resolve(workingDir(this.env), opts.home) : stateRoot(this.env);
-    this.own = new OwnPrimary(this.root, resolvePrimary(this.root, this.cwd, opts.primary, this.env));
-    this.backends = new BackendSet(this.env, this.root, opts.backend);
-    // Every setting from one read of the environment and the config file.
-    this.settings = loadSettings(this.env);
-    this.limits = limitsOf(this.settings.values);
-    this.stallMs = stallMsOf(this.settings.values);
-  }
-
-  /** This primary's id (tentative while a new workspace's primary is not recorded yet). */
-  get primary(): string {
-    return this.own.id;
-  }
-
-  get paths(): PrimaryPaths {
-    return this.own.paths;
-  }
-
-  get registry(): Registry {
-    return this.own.registry;
-  }
-
-  /** Creates this primary's state before its first write; reads and refused commands never call it. */
-  claimPrimary(): void {
-    this.own.claim();
-  }
-
-  /** The backend new children start in (MUSTER_BACKEND, default tmux). */
-  get backend(): Backend {
-    return this.backends.get();
-  }
-
-  /** The backend a child runs in, by its record: its pane's backend, else the one it was spawned for. */
-  backendOf(entry: Pick<RegistryEntry, "pane" | "backend" | "place">): Backend {
-    return this.backends.get(backendNameOf(entry), placeNameOf(entry));
-  }
-
-  /** Checks once per instance and backend that the multiplexer runs (throws mux_unavailable). */
-  async ensureMux(backend: Backend = this.backend): Promise<void> {
-    if (!this.muxVersion.has(backend.name)) this.muxVersion.set(backend.name, backend.version());
-    await this.muxVersion.get(backend.name);
-  }
-
+export class Muster extends CoreSetup {
   /** Starts a child in a new pane with its first turn queued; returns at once. Nothing is left behind on failure. */
   spawn(opts: SpawnOptions): Promise<SpawnResult> {
     return spawnChild(this, opts);
@@ -404,4 +323,4 @@ export class Muster {
 
 export const createMuster = (opts: MusterOptions = {}): Muster => new Muster(opts);
 
-export type { CancelOptions, CancelResult, MusterEvent, SpawnOptions, SpawnResult };
+export type { CancelOptions, CancelResult, MusterEvent, MusterOptions, SpawnOptions, SpawnResult };

@@ -1,5 +1,5 @@
 import { findOnPath } from "../util/which.js";
-import { binaryOf } from "./clis/shared.js";
+import { binaryOf } from "./common/shared.js";
 import { getRunner } from "./registry.js";
 
 export type Readiness = { ready: true; path?: string } | { ready: false; why: string };

@@ -10,13 +10,13 @@ import type { Muster } from "../core/muster.js";
 import { readJsonIfExists } from "../util/fsx.js";
 import { readFileBounded } from "../util/safe-read.js";
 import { cancelRun } from "./cancel.js";
-import type { CodeProgress, CodeRunResult } from "./code-types.js";
+import type { CodeProgress, CodeRunResult } from "./code/code-types.js";
+import { resumeWorkflow } from "./dag/resume.js";
+import { type Progress, type RunResult, runWorkflow, type StepResult } from "./dag/run.js";
+import type { WorkflowDef, WorkflowStep } from "./dag/toml.js";
 import { discoverWorkflows, type LoadedWorkflow, loadWorkflow, type WorkflowLayer } from "./discover.js";
 import { musterHost } from "./host.js";
-import { resumeWorkflow, runKind } from "./resume.js";
-import { type Progress, type RunResult, runWorkflow, type StepResult } from "./run.js";
-import { type CodeDef, listRuns, type RunView, readRun, resolveRunId, runFiles } from "./run-log.js";
-import type { WorkflowDef, WorkflowStep } from "./toml.js";
+import { type CodeDef, listRuns, type RunView, readRun, resolveRunId, runFiles, runKind } from "./run-log.js";
 
 export type { RunView } from "./run-log.js";
 
@@ -139,8 +139,8 @@ export function createWorkflows(m: Muster): Workflows {
 
   const runModule = async (file: string, name: string, input: string, o: WorkflowRunOptions) => {
     const [{ runCodeWorkflow }, { loadInWorker }] = await Promise.all([
-      import("./code.js"),
-      import("./code-worker.js"),
+      import("./code/code.js"),
+      import("./code/code-worker.js"),
     ]);
     // Trusted code runs in a thread of its own: a busy loop or process.exit in it cannot take muster with it.
     const worker = await loadInWorker(file, o.signal);
@@ -158,7 +158,7 @@ export function createWorkflows(m: Muster): Workflows {
   };
 
   const runProgram = async (program: string, name: string, input: string, o: WorkflowRunOptions) => {
-    const { runSandboxed } = await import("./sandbox.js");
+    const { runSandboxed } = await import("./sandbox/sandbox.js");
     return codeResult(await runSandboxed(program, input, host(o), { name, ...codeOpts(o) }), "sandbox");
   };
 
@@ -226,8 +226,8 @@ export function createWorkflows(m: Muster): Workflows {
           }),
         );
       const [{ resumeCodeWorkflow }, { loadInWorker }] = await Promise.all([
-        import("./code-resume.js"),
-        import("./code-worker.js"),
+        import("./code/code-resume.js"),
+        import("./code/code-worker.js"),
       ]);
       const def = readJsonIfExists<CodeDef>(runFiles(m.paths.dir, runId).workflow);
       // A module's run runs its function in a thread of its own again (see runModule).

@@ -4,8 +4,8 @@ import * as path from "node:path";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { findFiles } from "../util/tree.js";
-import { CODE_EXTS, readCodeWorkflowFile, readWorkflowText } from "./code-file.js";
-import { parseWorkflow, WORKFLOW_NAME, type WorkflowDef } from "./toml.js";
+import { CODE_EXTS, readCodeWorkflowFile, readWorkflowText } from "./code/code-file.js";
+import { parseWorkflow, WORKFLOW_NAME, type WorkflowDef } from "./dag/toml.js";
 
 export type WorkflowLayer = "bundled" | "user" | "project";
 

@@ -5,12 +5,13 @@ import { MusterError } from "../base/errors.js";
 import {
   appendJsonLines,
   ensureDir,
+  readJson,
   readJsonIfExists,
   writeFileAtomic,
   writeJsonAtomic,
 } from "../util/fsx.js";
 import { assertIdOrPrefix, isFullId } from "../util/ids.js";
-import type { WorkflowDef } from "./toml.js";
+import type { WorkflowDef } from "./dag/toml.js";
 
 /** What a code workflow's run records as its definition: how `workflow resume` finds the function again. */
 export interface CodeDef {
@@ -293,6 +294,30 @@ function markQueued(files: RunFiles, steps: Map<string, RunView["steps"][number]
     if (s?.status !== "pending" || !Array.isArray(d.needs)) continue;
     if (d.needs.every((n) => steps.get(String(n))?.status === "completed")) s.status = "queued";
   }
+}
+
+/** Refuses a run that is running or has completed: only an interrupted, cancelled or failed run resumes. */
+export function assertResumable(stateDir: string, runId: string): void {
+  const view = readRun(stateDir, runId);
+  if (view.status === "running")
+    throw new MusterError(
+      "not_running",
+      `workflow run ${runId} is still running; cancel it first to resume it`,
+    );
+  if (view.status === "completed")
+    throw new MusterError("not_running", `workflow run ${runId} has completed; there is nothing to resume`);
+}
+
+/** What kind of workflow a run ran: a TOML DAG, a code module, or a sandboxed program. */
+export function runKind(stateDir: string, runId: string): "toml" | "code" | "sandbox" {
+  const files = runFiles(stateDir, runId);
+  const def = fs.existsSync(files.workflow) ? readJson<Partial<CodeDef>>(files.workflow) : undefined;
+  if (def?.kind === "code" || def?.kind === "sandbox") return def.kind;
+  if (Array.isArray(def?.steps) && def.steps.length > 0) return "toml";
+  throw new MusterError(
+    "unsupported",
+    `workflow run ${runId} was recorded before code workflow runs could be resumed; start it again`,
+  );
 }
 
 /** Every run of this primary, oldest first (run ids are UUIDv7). */

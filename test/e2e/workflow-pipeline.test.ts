@@ -2,10 +2,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
-import { type AgentResult, type CodeProgress, runCodeWorkflow } from "../../src/workflows/code.js";
+import { type AgentResult, type CodeProgress, runCodeWorkflow } from "../../src/workflows/code/code.js";
 import { musterHost } from "../../src/workflows/host.js";
 import { readRun } from "../../src/workflows/run-log.js";
-import { runSandboxed } from "../../src/workflows/sandbox.js";
+import { runSandboxed } from "../../src/workflows/sandbox/sandbox.js";
 import { useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-wfpipe");

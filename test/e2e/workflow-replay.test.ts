@@ -2,11 +2,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
-import { runCodeWorkflow } from "../../src/workflows/code.js";
-import { resumeCodeWorkflow } from "../../src/workflows/code-resume.js";
+import { runCodeWorkflow } from "../../src/workflows/code/code.js";
+import { resumeCodeWorkflow } from "../../src/workflows/code/code-resume.js";
 import { musterHost } from "../../src/workflows/host.js";
 import { readRun } from "../../src/workflows/run-log.js";
-import { runSandboxed } from "../../src/workflows/sandbox.js";
+import { runSandboxed } from "../../src/workflows/sandbox/sandbox.js";
 import { useSandbox } from "../helpers/cli.js";
 import { runInBackground, whenStepRunning } from "../helpers/workflow.js";
 

@@ -2,10 +2,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createMuster } from "../../src/index.js";
-import { runCodeWorkflow } from "../../src/workflows/code.js";
+import { runCodeWorkflow } from "../../src/workflows/code/code.js";
+import { runWorkflow } from "../../src/workflows/dag/run.js";
+import { parseWorkflow } from "../../src/workflows/dag/toml.js";
 import { musterHost } from "../../src/workflows/host.js";
-import { runWorkflow } from "../../src/workflows/run.js";
-import { parseWorkflow } from "../../src/workflows/toml.js";
 import { useSandbox } from "../helpers/cli.js";
 import { runInBackground, whenStepRunning } from "../helpers/workflow.js";
 

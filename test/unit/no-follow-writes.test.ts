@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { AnswerSink } from "../../src/child/answer.js";
 import { DiskReserve } from "../../src/child/reserve.js";
 import { RunSlots } from "../../src/child/slots.js";
-import { passPrompt } from "../../src/runners/clis/shared.js";
+import { passPrompt } from "../../src/runners/common/shared.js";
 import { getRunner } from "../../src/runners/registry.js";
 import { openFreshNoFollow, writeFileAtomic } from "../../src/util/fsx.js";
 

@@ -3,8 +3,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { pipeline } from "../../src/workflows/ctx-flow.js";
-import { callFile, callKey, readReplay } from "../../src/workflows/replay.js";
+import { pipeline } from "../../src/workflows/code/ctx-flow.js";
+import { callFile, callKey, readReplay } from "../../src/workflows/code/replay.js";
 import { RunLog, runFiles } from "../../src/workflows/run-log.js";
 
 const dirs: string[] = [];

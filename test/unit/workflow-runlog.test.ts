@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { checkWorkflow, type WorkflowDef } from "../../src/workflows/dag/toml.js";
 import {
   listRuns,
   processStart,
@@ -10,7 +11,6 @@ import {
   resolveRunId,
   runFiles,
 } from "../../src/workflows/run-log.js";
-import { checkWorkflow, type WorkflowDef } from "../../src/workflows/toml.js";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { StepOutcome, StepSpawn, WorkflowHost } from "../../src/workflows/host.js";
-import { runSandboxed, type SandboxOptions } from "../../src/workflows/sandbox.js";
+import { runSandboxed, type SandboxOptions } from "../../src/workflows/sandbox/sandbox.js";
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -2,10 +2,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runWorkflow } from "../../src/workflows/dag/run.js";
+import { checkAgents, findCycle, parseWorkflow, type WorkflowDef } from "../../src/workflows/dag/toml.js";
 import type { StepOutcome, WorkflowHost } from "../../src/workflows/host.js";
-import { runWorkflow } from "../../src/workflows/run.js";
 import { readRun } from "../../src/workflows/run-log.js";
-import { checkAgents, findCycle, parseWorkflow, type WorkflowDef } from "../../src/workflows/toml.js";
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MusterError } from "../../src/base/errors.js";
-import { checkAgents, parseWorkflow, terminalSteps } from "../../src/workflows/toml.js";
+import { checkAgents, parseWorkflow, terminalSteps } from "../../src/workflows/dag/toml.js";
 
 const REVIEW_CHAIN = `
 name = "review-chain"

@@ -3,7 +3,7 @@
  * API key) gets the method it offers (initialize's `authMethods`) whose environment variable the child has;
  * with none, the error names the variables it would take.
  */
-import { obj, str } from "../clis/shared.js";
+import { obj, str } from "../common/shared.js";
 import { RpcError } from "./rpc.js";
 
 interface AuthMethod {

@@ -2,7 +2,7 @@
  * The Agent Client Protocol as a session driver: `initialize`, `session/new` or `session/load`, then a
  * `session/prompt` per turn whose `session/update`s stream the turn; `session/cancel` interrupts.
  */
-import { obj, str, toolSummary } from "../clis/shared.js";
+import { obj, str, toolSummary } from "../common/shared.js";
 import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
 import { authHint, authMethods, methodFor, needsAuth } from "./auth.js";
 import { RpcError, RpcPeer } from "./rpc.js";

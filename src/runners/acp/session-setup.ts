@@ -5,7 +5,7 @@
  * offer is a warning, never a silent no-op; a mode it does not offer is an error (the profile asked for a
  * permission posture the child would not have).
  */
-import { obj, splitModel, str } from "../clis/shared.js";
+import { obj, splitModel, str } from "../common/shared.js";
 import type { AgentSessionInfo, SessionSpec } from "../types.js";
 
 type Request = (method: string, params: unknown) => Promise<unknown>;

@@ -3,7 +3,7 @@
  * muster's agent messages (the same ones a headless CLI's stdout parser gives). One reader per turn.
  */
 import { oneLine } from "../../util/text.js";
-import { num, obj, str, toolSummary } from "../clis/shared.js";
+import { num, obj, str, toolSummary } from "../common/shared.js";
 import type { AgentMessage } from "../types.js";
 import { RpcError } from "./rpc.js";
 

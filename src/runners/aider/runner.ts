@@ -4,7 +4,7 @@ import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { readFileBounded } from "../../util/safe-read.js";
-import { binaryOf, runnerDir, splitModel } from "../clis/shared.js";
+import { binaryOf, runnerDir, splitModel } from "../common/shared.js";
 import type { AgentMessage, Runner, StreamParser, TurnInput, TurnPlan } from "../types.js";
 
 /** Aider's conversation log inside the child's runner folder; its path is the runner session id. */

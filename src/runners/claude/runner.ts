@@ -1,5 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
-import { inlineObjectSchema } from "../clis/schema.js";
+import { inlineObjectSchema } from "../common/schema.js";
 import {
   arr,
   binaryOf,
@@ -11,7 +11,7 @@ import {
   splitModel,
   str,
   toolSummary,
-} from "../clis/shared.js";
+} from "../common/shared.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 const EFFORT = ["low", "medium", "high", "xhigh", "max"];

@@ -6,8 +6,8 @@
  * answered by the parent (io.askPermission) with a `control_response` (checked against 2.1.332).
  */
 
-import { jsonlSessionDriver } from "../clis/jsonl-session.js";
-import { obj, str, toolSummary } from "../clis/shared.js";
+import { jsonlSessionDriver } from "../common/jsonl-session.js";
+import { obj, str, toolSummary } from "../common/shared.js";
 import type { SessionDriver, SessionIo, StreamParser } from "../types.js";
 import { claudeParser } from "./runner.js";
 

@@ -11,7 +11,7 @@ import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { shellWords } from "../../util/text.js";
-import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
+import { arr, binaryOf, num, obj, splitModel, str } from "../common/shared.js";
 import { inputBoxText } from "../tui/screen-text.js";
 import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
 import { readTranscript } from "../tui/transcript.js";

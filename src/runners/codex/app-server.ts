@@ -6,7 +6,7 @@
  * `item/fileChange/requestApproval`) go to the parent through `io.askPermission`.
  */
 import { RpcError, RpcPeer } from "../acp/rpc.js";
-import { num, obj, str, toolSummary } from "../clis/shared.js";
+import { num, obj, str, toolSummary } from "../common/shared.js";
 import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
 
 // Item types that are tool activity, with the name muster shows for them (as `codex exec --json` does).

@@ -1,5 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
-import { schemaFile, strictSchema } from "../clis/schema.js";
+import { schemaFile, strictSchema } from "../common/schema.js";
 import {
   binaryOf,
   cliPlan,
@@ -10,7 +10,7 @@ import {
   splitModel,
   str,
   toolSummary,
-} from "../clis/shared.js";
+} from "../common/shared.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 import type { CodexThread } from "./app-server.js";
 

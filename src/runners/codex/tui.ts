@@ -14,7 +14,7 @@
 import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { shellWords } from "../../util/text.js";
-import { binaryOf, num, obj, str } from "../clis/shared.js";
+import { binaryOf, num, obj, str } from "../common/shared.js";
 import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
 import { jsonRecords, readTranscript } from "../tui/transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";

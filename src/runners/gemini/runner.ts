@@ -13,7 +13,7 @@ import {
   str,
   toolSummary,
   withInstructions,
-} from "../clis/shared.js";
+} from "../common/shared.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 /** `gemini --output-format stream-json` events → muster messages. */

@@ -18,7 +18,7 @@ import { ENV } from "../../base/settings/table.js";
 import { writeFileNoFollow } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { shellWords } from "../../util/text.js";
-import { binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
+import { binaryOf, num, obj, splitModel, str } from "../common/shared.js";
 import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
 import { jsonRecords, readTranscript } from "../tui/transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";

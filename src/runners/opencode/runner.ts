@@ -11,7 +11,7 @@ import {
   str,
   toolSummary,
   withInstructions,
-} from "../clis/shared.js";
+} from "../common/shared.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 /** `opencode run --format json` events → muster messages. */

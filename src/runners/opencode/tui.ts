@@ -14,7 +14,7 @@ import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { arr, binaryOf, num, obj, str } from "../clis/shared.js";
+import { arr, binaryOf, num, obj, str } from "../common/shared.js";
 import { ownHookSignal } from "../tui/own-hooks.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";

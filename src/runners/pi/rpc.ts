@@ -6,8 +6,8 @@
  * input, editor) are cancelled at once, so no extension waits on a UI nobody sees.
  */
 
-import { jsonlSessionDriver } from "../clis/jsonl-session.js";
-import { obj, str } from "../clis/shared.js";
+import { jsonlSessionDriver } from "../common/jsonl-session.js";
+import { obj, str } from "../common/shared.js";
 import type { SessionDriver, SessionIo } from "../types.js";
 import { piParser } from "./runner.js";
 

@@ -10,7 +10,7 @@ import {
   splitModel,
   str,
   toolSummary,
-} from "../clis/shared.js";
+} from "../common/shared.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput, TurnPlan } from "../types.js";
 
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];

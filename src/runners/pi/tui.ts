@@ -8,7 +8,7 @@ import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { arr, binaryOf, num, obj, splitModel, str } from "../clis/shared.js";
+import { arr, binaryOf, num, obj, splitModel, str } from "../common/shared.js";
 import { ownHookSignal } from "../tui/own-hooks.js";
 import { inputBoxText } from "../tui/screen-text.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";

@@ -3,7 +3,7 @@
  * one shape: ready, start (the prompt), tool-start/tool-end (`tool`, `args`, `error`) and permission, each with
  * the CLI's `session_id`. Each adapter reads its `stop` itself: what a run's end carries differs by CLI.
  */
-import { obj, str } from "../clis/shared.js";
+import { obj, str } from "../common/shared.js";
 import { startSignal, toolSignal } from "./signals.js";
 import type { HookLine, TuiSignal } from "./types.js";
 

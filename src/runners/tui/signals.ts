@@ -3,7 +3,7 @@
  * (`session_id`, `transcript_path`, `prompt`, `tool_name`, `tool_input`); muster's own extensions (Pi's,
  * OpenCode's plugin) another (own-hooks.ts). Each adapter reads its fields; the signals are built here.
  */
-import { str, toolSummary } from "../clis/shared.js";
+import { str, toolSummary } from "../common/shared.js";
 import type { TuiSignal } from "./types.js";
 
 type Refs = { sessionId?: string; transcript?: string };

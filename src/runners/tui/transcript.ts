@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import { openRegular } from "../../util/safe-read.js";
-import { obj } from "../clis/shared.js";
+import { obj } from "../common/shared.js";
 
 const MAX_BYTES = 64 * 1024 * 1024;
 

@@ -3,7 +3,7 @@
  * access to the run, so the trusted engine uses them as they are. The QuickJS prelude (sandbox-prelude.ts)
  * has its own copy in JS with the same meaning, since no host function may run inside the sandbox.
  */
-import { MusterError } from "../base/errors.js";
+import { MusterError } from "../../base/errors.js";
 
 interface Awaitable<R> {
   await(): Promise<R>;

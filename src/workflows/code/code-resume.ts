@@ -1,15 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { MusterError } from "../base/errors.js";
-import { readJson } from "../util/fsx.js";
+import { MusterError } from "../../base/errors.js";
+import { readJson } from "../../util/fsx.js";
+import type { WorkflowHost } from "../host.js";
+import { assertResumable, type CodeDef, processStart, RunLog, runFiles, runKind } from "../run-log.js";
+import { sandboxFn } from "../sandbox/sandbox.js";
 import { loadCodeWorkflow } from "./code.js";
 import { executeCode } from "./code-exec.js";
 import type { CodeRunOptions, CodeRunResult, WorkflowFn } from "./code-types.js";
-import type { WorkflowHost } from "./host.js";
 import { readReplay } from "./replay.js";
-import { assertResumable, runKind } from "./resume.js";
-import { type CodeDef, processStart, RunLog, runFiles } from "./run-log.js";
-import { sandboxFn } from "./sandbox.js";
 
 /**
  * Resumes a code workflow run (or a sandboxed program's) that is not running, under the same run id: the

@@ -4,12 +4,12 @@
  * function's alone, so a busy loop or `process.exit` in it stops only this thread, never muster.
  */
 import { parentPort, workerData } from "node:worker_threads";
+import { compileOutput } from "../structured.js";
 import { loadCodeWorkflow } from "./code.js";
 import { phaseName } from "./code-exec.js";
 import type { AgentCall, AgentHandle, AgentResult, WorkflowContext, WorkflowFn } from "./code-types.js";
 import type { FromWorker, ToWorker } from "./code-worker.js";
 import { awaitHandles, parallel, pipeline } from "./ctx-flow.js";
-import { compileOutput } from "./structured.js";
 
 const port = parentPort!;
 const { file } = workerData as { file: string };

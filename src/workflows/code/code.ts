@@ -1,13 +1,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
-import { MusterError } from "../base/errors.js";
-import { writeFileAtomic } from "../util/fsx.js";
-import { uuidv7 } from "../util/ids.js";
+import { MusterError } from "../../base/errors.js";
+import { writeFileAtomic } from "../../util/fsx.js";
+import { uuidv7 } from "../../util/ids.js";
+import type { WorkflowHost } from "../host.js";
+import { type CodeDef, processStart, RunLog, runFiles } from "../run-log.js";
 import { executeCode } from "./code-exec.js";
 import type { CodeRunOptions, CodeRunResult, WorkflowFn } from "./code-types.js";
-import type { WorkflowHost } from "./host.js";
-import { type CodeDef, processStart, RunLog, runFiles } from "./run-log.js";
 
 export type {
   AgentCall,

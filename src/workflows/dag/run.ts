@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
-import { MusterError } from "../base/errors.js";
-import { uuidv7 } from "../util/ids.js";
-import type { StepSpawn, WorkflowHost } from "./host.js";
-import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "./run-log.js";
+import { MusterError } from "../../base/errors.js";
+import { uuidv7 } from "../../util/ids.js";
+import type { StepSpawn, WorkflowHost } from "../host.js";
+import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "../run-log.js";
 import {
   compileOutput,
   finishStructured,
@@ -11,7 +11,7 @@ import {
   type StructuredMode,
   type StructuredOutcome,
   structuredSpawn,
-} from "./structured.js";
+} from "../structured.js";
 import { checkAgents, checkWorkflow, terminalSteps, type WorkflowDef, type WorkflowStep } from "./toml.js";
 
 /** The settled result of one step. */

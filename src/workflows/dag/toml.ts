@@ -1,6 +1,6 @@
 import { parse, TomlError } from "smol-toml";
-import { MusterError } from "../base/errors.js";
-import { compileOutput, type OutputSpec } from "./structured.js";
+import { MusterError } from "../../base/errors.js";
+import { compileOutput, type OutputSpec } from "../structured.js";
 
 /** One step of a TOML workflow: a child started with `agent` once every step in `needs` has completed. */
 export interface WorkflowStep {

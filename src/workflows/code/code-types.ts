@@ -1,7 +1,7 @@
+import type { StepSpawn } from "../host.js";
+import type { StepStatus } from "../run-log.js";
+import type { OutputSpec, StructuredMode } from "../structured.js";
 import type { Stage } from "./ctx-flow.js";
-import type { StepSpawn } from "./host.js";
-import type { StepStatus } from "./run-log.js";
-import type { OutputSpec, StructuredMode } from "./structured.js";
 
 /** One `ctx.agent` call's settled result. A child's failure is a value (status, reason), never thrown. */
 export interface AgentResult {

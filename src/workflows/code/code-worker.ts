@@ -6,12 +6,12 @@
  */
 import * as path from "node:path";
 import { Worker } from "node:worker_threads";
-import { MusterError } from "../base/errors.js";
-import { PACKAGE_ROOT } from "../util/pkg.js";
+import { MusterError } from "../../base/errors.js";
+import { PACKAGE_ROOT } from "../../util/pkg.js";
 import type { AgentCall, AgentResult, WorkflowFn } from "./code-types.js";
 
 // From the package root, not import.meta.url: this module also runs inside the bundled CLI's chunks.
-const WORKER_ENTRY = path.join(PACKAGE_ROOT, "dist", "workflows", "code-worker-entry.js");
+const WORKER_ENTRY = path.join(PACKAGE_ROOT, "dist", "workflows", "code", "code-worker-entry.js");
 
 export type ToWorker =
   | { type: "start"; input: string }

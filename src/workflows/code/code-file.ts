@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { isMusterError, MusterError } from "../base/errors.js";
-import { WORKFLOW_NAME } from "./toml.js";
+import { isMusterError, MusterError } from "../../base/errors.js";
+import { WORKFLOW_NAME } from "../dag/toml.js";
 
 /** A code workflow as discovery sees it: found by name, run by importing its file. */
 export interface CodeWorkflowFile {

@@ -5,16 +5,16 @@ import {
   type QuickJSHandle,
   type QuickJSRuntime,
 } from "quickjs-emscripten";
-import { MusterError } from "../base/errors.js";
-import { MAX_TIMER_MS, timerProblem } from "../util/timer-limit.js";
+import { MusterError } from "../../base/errors.js";
+import { MAX_TIMER_MS, timerProblem } from "../../util/timer-limit.js";
 import {
   type AgentHandle,
   type CodeRunOptions,
   type CodeRunResult,
   runCodeWorkflow,
   type WorkflowFn,
-} from "./code.js";
-import type { StepSpawn, WorkflowHost } from "./host.js";
+} from "../code/code.js";
+import type { StepSpawn, WorkflowHost } from "../host.js";
 import { PRELUDE } from "./sandbox-prelude.js";
 
 export interface SandboxOptions extends Omit<CodeRunOptions, "maxAgents"> {

@@ -1,7 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { MusterError } from "../base/errors.js";
-import { ensureDir, writeJsonAtomic } from "../util/fsx.js";
+import { MusterError } from "../../base/errors.js";
+import { ensureDir, writeJsonAtomic } from "../../util/fsx.js";
+import type { StepSpawn, WorkflowHost } from "../host.js";
+import type { RunFiles, RunLog } from "../run-log.js";
+import { compileOutput, finishStructured, modeOf, outcomeFields, structuredSpawn } from "../structured.js";
 import type {
   AgentCall,
   AgentResult,
@@ -11,10 +14,7 @@ import type {
   WorkflowFn,
 } from "./code-types.js";
 import { awaitHandles, parallel, pipeline } from "./ctx-flow.js";
-import type { StepSpawn, WorkflowHost } from "./host.js";
 import { callFile, callKey, type ReplayLog } from "./replay.js";
-import type { RunFiles, RunLog } from "./run-log.js";
-import { compileOutput, finishStructured, modeOf, outcomeFields, structuredSpawn } from "./structured.js";
 
 /** A phase's name as recorded: one line in a log and a status table (control characters become spaces). */
 export function phaseName(name: unknown): string {

@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
-import { readAllRecords } from "../artifacts/reader.js";
-import { MusterError } from "../base/errors.js";
-import { readJson } from "../util/fsx.js";
-import type { WorkflowHost } from "./host.js";
+import { readAllRecords } from "../../artifacts/reader.js";
+import { MusterError } from "../../base/errors.js";
+import { readJson } from "../../util/fsx.js";
+import type { WorkflowHost } from "../host.js";
+import { assertResumable, processStart, type RunEvent, RunLog, runFiles, runKind } from "../run-log.js";
 import { execute, type Prior, type RunOptions, type RunResult } from "./run.js";
-import { type CodeDef, processStart, type RunEvent, RunLog, readRun, runFiles } from "./run-log.js";
 import { checkAgents, checkWorkflow, type WorkflowDef } from "./toml.js";
 
 /**
@@ -62,30 +62,6 @@ export async function resumeWorkflow(
   });
   opts.onProgress?.({ type: "run_started", runId, dir: files.dir });
   return execute(host, def, input, runId, log, prior, opts);
-}
-
-/** Refuses a run that is running or has completed: only an interrupted, cancelled or failed run resumes. */
-export function assertResumable(stateDir: string, runId: string): void {
-  const view = readRun(stateDir, runId);
-  if (view.status === "running")
-    throw new MusterError(
-      "not_running",
-      `workflow run ${runId} is still running; cancel it first to resume it`,
-    );
-  if (view.status === "completed")
-    throw new MusterError("not_running", `workflow run ${runId} has completed; there is nothing to resume`);
-}
-
-/** What kind of workflow a run ran: a TOML DAG, a code module, or a sandboxed program. */
-export function runKind(stateDir: string, runId: string): "toml" | "code" | "sandbox" {
-  const files = runFiles(stateDir, runId);
-  const def = fs.existsSync(files.workflow) ? readJson<Partial<CodeDef>>(files.workflow) : undefined;
-  if (def?.kind === "code" || def?.kind === "sandbox") return def.kind;
-  if (Array.isArray(def?.steps) && def.steps.length > 0) return "toml";
-  throw new MusterError(
-    "unsupported",
-    `workflow run ${runId} was recorded before code workflow runs could be resumed; start it again`,
-  );
 }
 
 function parseRecorded(text: string): unknown {

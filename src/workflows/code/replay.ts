@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
-import { readAllRecords } from "../artifacts/reader.js";
-import { readJsonIfExists } from "../util/fsx.js";
+import { readAllRecords } from "../../artifacts/reader.js";
+import { readJsonIfExists } from "../../util/fsx.js";
+import type { RunEvent, RunFiles } from "../run-log.js";
 import type { AgentCall, AgentResult } from "./code-types.js";
-import type { RunEvent, RunFiles } from "./run-log.js";
 
 /**
  * What a code workflow's resume answers from its log: the calls that completed, by step id (`agent-<n>`, n the
