@@ -64,7 +64,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           model: str("Model (see subagents_models)."),
           reasoning: str("Reasoning level."),
           await: { type: "boolean", description: "Wait for the result (default true)." },
-          groupId: str("New children: deliver with this group (subagents_await {groupId} seals it)."),
+          groupId: str("New children: deliver with this group (await {groupId} seals it)."),
           isolation: { enum: ["worktree"] },
           caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
           name: S,
@@ -80,7 +80,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_await",
-      description: "Wait for children's current turns: all, or the first (the rest listed as pending).",
+      description: "Wait for children's current turns: all, or the first (the rest pending).",
       inputSchema: object({
         ids: { type: "array", items: ID, minItems: 1 },
         groupId: str("Or: seal this group and await all of it."),

@@ -1,4 +1,5 @@
 /** A place's keeper (src/place/mirror/place-keeper-main.ts) as a test sees it: its process and its socket. */
+import * as fs from "node:fs";
 import * as net from "node:net";
 import { placeSocket } from "../../src/place/mirror/place-socket.js";
 import { pidAlive, processesMentioning, until } from "./cli.js";
@@ -21,10 +22,15 @@ export function placeKeeperOf(stateRoot: string, place: string): PlaceKeeperView
   const socket = placeSocket(stateRoot, place);
   const pid = (): number | undefined =>
     processesMentioning(socket).find((p) => p.cmdline.includes("place-keeper-main"))?.pid;
-  const hubs = (): number[] =>
-    processesMentioning("relay-hub-main")
-      .filter((p) => !p.cmdline.includes("place-keeper-main"))
+  // The keeper's own link only: other places' links (an SSH host's, another test's) run relay hubs too.
+  const hubs = (): number[] => {
+    const keeper = pid();
+    return processesMentioning("relay-hub-main")
+      .filter(
+        (p) => !p.cmdline.includes("place-keeper-main") && keeper !== undefined && parentOf(p.pid) === keeper,
+      )
       .map((p) => p.pid);
+  };
   const dirs = (): Promise<string[]> =>
     new Promise((resolve) => {
       const c = net.connect(socket);
@@ -51,4 +57,15 @@ export function placeKeeperOf(stateRoot: string, place: string): PlaceKeeperView
       await until(() => !pidAlive(p), 10_000);
     },
   };
+}
+
+/** A process's parent pid (Linux /proc), or undefined once it is gone. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // After the command name, which is in parentheses and may hold spaces: "<state> <ppid> …".
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
 }
