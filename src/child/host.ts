@@ -11,7 +11,7 @@ import { closedDetail } from "../artifacts/closing.js";
 import type { ChildMeta } from "../artifacts/events.js";
 import { takeHostEnv } from "../artifacts/host-env.js";
 import { readInboxItem } from "../artifacts/inbox.js";
-import { childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
+import { type ChildFiles, childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { ENV } from "../base/settings/resolve.js";
@@ -32,10 +32,11 @@ import { listenForPokes, safetyPollMs } from "./pokes.js";
 import { PaneRenderer } from "./render.js";
 import { DiskReserve } from "./reserve.js";
 import { killLiveRunners, type Reap } from "./run-plan.js";
-import { runnerModeOf, SessionHolder } from "./session-turn.js";
+import { SessionEngine } from "./session-turn.js";
 import { RunSlots } from "./slots.js";
-import { TuiHolder } from "./tui-turn.js";
+import { TuiEngine } from "./tui-turn.js";
 import { boundText, type Conversation, type Refusal, runTurn, type StopReason, TurnControl } from "./turn.js";
+import { ONE_SHOT_ENGINE, type RunnerMode, runnerModeOf, type TurnEngine } from "./turn-engine.js";
 
 /** Reads the spawning environment handed over in env.json and deletes the file (it may hold secrets). */
 async function main(): Promise<void> {
@@ -51,10 +52,10 @@ async function main(): Promise<void> {
   const render = new PaneRenderer();
   // Nothing may end the host with a stack trace in the pane (a full disk, a vanished file): one line, then exit;
   // the parent sees the host gone and settles what it left open.
-  let sessions: SessionHolder | undefined;
+  let engine: TurnEngine | undefined;
   const die = (e: unknown): never => {
     killLiveRunners();
-    sessions?.killNow();
+    engine?.killNow();
     render.fatal(`muster child host stopped: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   };
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
   // Its artifact dir gone (the state root deleted): unreachable by any muster command, it ends its agent and goes.
   whenDirGone(dir, () => {
     killLiveRunners();
-    sessions?.killNow();
+    engine?.killNow();
     render.fatal(`muster child host stopped: its artifact dir ${dir} is gone`);
     killOwnGroup();
   });
@@ -104,14 +105,9 @@ async function main(): Promise<void> {
   const runnerSessionId = lastRunnerSession(session);
   if (runnerSessionId) conversation.runnerSessionId = runnerSessionId;
   const runner = getRunner(meta.runner);
-  // One long-lived agent process across turns where the CLI has one (runner mode `session`), or its own TUI.
   const mode = runnerModeOf(meta.profile.runnerMode, env);
-  sessions = new SessionHolder(
-    mode,
-    new PermissionBroker({ log, render }, files.answers, permissionTimeoutMs(env)),
-    mode === "tui" ? new TuiHolder({ log, render, inbox: files.inbox, runnerDir: files.runner }) : undefined,
-  );
-  process.on("exit", () => sessions?.killNow());
+  engine = turnEngineOf(mode, { log, render, files, env });
+  process.on("exit", () => engine?.killNow());
   log.append({
     type: "child_started",
     pid: process.pid,
@@ -192,7 +188,7 @@ async function main(): Promise<void> {
     // The host ends: what it held back is for the records that say so.
     reserve.release();
     reaping?.kill();
-    sessions?.killNow();
+    engine?.killNow();
     source.close();
     controls.close();
     const dropped = completeQueuedTurns(files.inbox, log, {
@@ -297,7 +293,7 @@ async function main(): Promise<void> {
       turn.exhaust(why);
     });
     const { completion, reap } = await runTurn(
-      { files, meta, log, render, runner, env, conversation, refuse, reserve, sessions },
+      { files, meta, log, render, runner, env, conversation, refuse, reserve, engine },
       item,
       file,
       n,
@@ -319,6 +315,27 @@ async function main(): Promise<void> {
     // Idle from here: a cancel now stops no turn.
     lastTurnCancelled = false;
     render.idle(meta.id);
+  }
+}
+
+/**
+ * How every turn of a child runs, chosen once from its mode: one long-lived agent process across turns where the
+ * CLI has one (`session`), the CLI's own TUI (`tui`), or a process per turn (`oneshot`).
+ */
+function turnEngineOf(
+  mode: RunnerMode,
+  child: { log: EventLog; render: PaneRenderer; files: ChildFiles; env: Record<string, string> },
+): TurnEngine {
+  const { log, render, files } = child;
+  switch (mode) {
+    case "session":
+      return new SessionEngine(
+        new PermissionBroker({ log, render }, files.answers, permissionTimeoutMs(child.env)),
+      );
+    case "tui":
+      return new TuiEngine({ log, render, inbox: files.inbox, runnerDir: files.runner });
+    case "oneshot":
+      return ONE_SHOT_ENGINE;
   }
 }
 

@@ -3,66 +3,40 @@
  * hands each turn to it; a turn the session cannot take (another model, the process died) gets a new process
  * that reloads the conversation.
  */
-import type { EventLog } from "../artifacts/log.js";
-import { setting } from "../base/settings/resolve.js";
 import { failureOf } from "../runners/acp/updates.js";
 import type { AgentMessage, Runner, SessionSpec, TurnInput } from "../runners/types.js";
 import { transcriptPrompt } from "../sessions/store.js";
 import { LiveSession, SessionOpenError, specKey } from "./live-session.js";
-import { firstLine, type TurnState, turnMessages } from "./messages.js";
+import { firstLine, turnMessages } from "./messages.js";
 import type { PermissionBroker } from "./permissions.js";
-import type { PaneRenderer } from "./render.js";
 import { decide, decideLiveTurn, missingDir, type Outcome } from "./run-plan.js";
-import type { TuiHolder, TuiTurnSpec } from "./tui-turn.js";
-import type { TurnControl } from "./turn-control.js";
-
-export type RunnerMode = "session" | "oneshot" | "tui";
-
-/** The child's runner mode: the profile's, else MUSTER_RUNNER_MODE, else session. */
-export function runnerModeOf(profileMode: RunnerMode | undefined, env: Record<string, string>): RunnerMode {
-  if (profileMode) return profileMode;
-  return setting(env, "runnerMode") === "oneshot" ? "oneshot" : "session";
-}
+import type { LiveTurn, LiveTurnRun, TurnEngine } from "./turn-engine.js";
 
 /** What may share a process: everything but the session to reload and the first prompt's preamble. */
 const shareKey = (spec: SessionSpec): string => specKey(spec);
 
-export class SessionHolder {
+/** Runner mode `session`: one live agent process across turns, replaced when a turn's settings differ. */
+export class SessionEngine implements TurnEngine {
   private live: LiveSession | undefined;
   private liveKey: string | undefined;
 
-  constructor(
-    private readonly mode: RunnerMode,
-    private readonly permissions: PermissionBroker,
-    /** The agent's own TUI in the pane (mode tui): every turn goes to it. */
-    private readonly tui?: TuiHolder,
-  ) {}
+  constructor(private readonly permissions: PermissionBroker) {}
 
-  /** The session this turn runs on, or undefined: one-shot (the mode, or a CLI or input without one). */
-  specFor(runner: Runner, input: TurnInput): SessionSpec | TuiTurnSpec | undefined {
-    if (this.mode === "tui" && this.tui) return this.tui.specFor(runner, input);
+  liveTurn(runner: Runner, input: TurnInput): LiveTurn | undefined {
     // A schema-enforced answer is the one-shot CLI's flag (--json-schema, --output-schema): such a turn runs one-shot.
-    if (this.mode === "oneshot" || !runner.session || input.outputSchema) return undefined;
+    if (!runner.session || input.outputSchema) return undefined;
     const spec = runner.session(input);
+    if (!spec) return undefined;
     // A conversation this process did not start, on a CLI that cannot reload it over the protocol: one-shot.
-    if (spec?.resume && spec.reloads === false && !this.live?.alive) return undefined;
-    return spec;
+    if (spec.resume && spec.reloads === false && !this.live?.alive) return undefined;
+    return (run) => this.turn(spec, input, run);
   }
 
-  async turn(
-    deps: { log: EventLog; render: PaneRenderer },
-    turnId: string,
-    spec: SessionSpec | TuiTurnSpec,
-    prompt: string,
-    control: TurnControl,
-    state: TurnState,
-    /** The conversation so far as text, for a new process whose agent did not reload it. */
-    earlier: () => string = () => "",
+  private async turn(
+    spec: SessionSpec,
+    { turnId, prompt }: TurnInput,
+    { deps, control, state, earlier }: LiveTurnRun,
   ): Promise<Outcome> {
-    // The child's mode picks the kind of spec, as in specFor: in mode tui every spec is the TUI's.
-    if (this.mode === "tui" && this.tui)
-      return this.tui.turn(deps, turnId, spec as TuiTurnSpec, prompt, control, state);
-    spec = spec as SessionSpec;
     const gone = missingDir(spec.cwd);
     if (gone) return { status: "errored", reason: gone, exitCode: null, signal: null };
     const key = shareKey(spec);
@@ -110,8 +84,7 @@ export class SessionHolder {
   }
 
   /** Ends the process (TERM, then KILL) and waits for it. */
-  async close(): Promise<void> {
-    await this.tui?.close();
+  private async close(): Promise<void> {
     const live = this.live;
     this.live = undefined;
     if (!live) return;
@@ -119,9 +92,7 @@ export class SessionHolder {
     await live.whenExited();
   }
 
-  /** The host is exiting: nothing it started may outlive it. */
   killNow(): void {
-    this.tui?.killNow();
     this.live?.killNow();
   }
 }

@@ -38,11 +38,6 @@ export const INTERRUPT_SETTLE_MS = 2000;
 /** Between the keys of an interrupt that takes more than one (OpenCode's Escape twice). */
 export const INTERRUPT_KEY_GAP_MS = 200;
 export const INTERRUPT_REPORT_MS = 30_000;
-/**
- * How long closing the TUI waits for it to exit: past the TERM grace and the KILL wait of terminateGroup, so
- * only a process stuck in the kernel even after KILL is given up on (as a one-shot runner's is).
- */
-export const CLOSE_WAIT_MS = 6000;
 /** A pause between the paste and its Enter: a TUI reads a burst of keys as more paste. */
 export const PASTE_SETTLE_MS = 250;
 

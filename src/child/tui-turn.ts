@@ -18,14 +18,13 @@ import type { AgentMessage, Runner, TurnInput } from "../runners/types.js";
 import { uuidv7 } from "../util/ids.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import { DirWatch } from "./dir-watch.js";
-import { type TurnState, turnMessages } from "./messages.js";
+import { turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
 import { decideLiveTurn, missingDir, type Outcome } from "./run-plan.js";
 import { DialogQuestion } from "./tui-dialog.js";
 import { HookFileReader } from "./tui-hooks.js";
 import type { TuiPty } from "./tui-pty.js";
 import {
-  CLOSE_WAIT_MS,
   type Heard,
   heardInRun,
   INTERRUPT_CHECK_MS,
@@ -43,13 +42,16 @@ import {
 import { TUI_CLOSED, type TuiEvent, type TuiState, tuiStep } from "./tui-state.js";
 import { submitPrompt } from "./tui-submit.js";
 import { TURN_ONLY_STOPS, type TurnControl } from "./turn-control.js";
+import type { LiveTurn, LiveTurnRun, TurnEngine } from "./turn-engine.js";
 
-export interface TuiTurnSpec {
+/** The turn a TUI runs: the CLI's adapter and the turn's input. */
+interface TuiTurnSpec {
   adapter: TuiAdapter;
   input: TurnInput;
 }
 
-export class TuiHolder {
+/** Runner mode `tui`: every turn goes to the agent's own TUI, one process kept across turns. */
+export class TuiEngine implements TurnEngine {
   private pty: TuiPty | undefined;
   private watch: DirWatch | undefined;
   /** What the TUI is doing; only `step` moves it. */
@@ -80,11 +82,11 @@ export class TuiHolder {
   private readonly hooks: HookFileReader;
   private readonly dialog: DialogQuestion;
 
-  /** The TUI this runner has; a runner without one cannot be in this mode (spawn refuses it first). */
-  specFor(runner: Runner, input: TurnInput): TuiTurnSpec | undefined {
+  /** Every turn, on the TUI this runner has; a runner without one cannot be in this mode (spawn refuses it first). */
+  liveTurn(runner: Runner, input: TurnInput): LiveTurn {
     const adapter = tuiAdapter(runner.name);
     if (!adapter) throw new Error(`runner "${runner.name}" has no TUI mode (mode: tui)`);
-    return { adapter, input };
+    return (run) => this.turn({ adapter, input }, run);
   }
 
   private async open(spec: TuiTurnSpec, turnId: string): Promise<TuiPty> {
@@ -201,14 +203,8 @@ export class TuiHolder {
     });
   }
 
-  async turn(
-    deps: { log: EventLog; render: PaneRenderer },
-    turnId: string,
-    spec: TuiTurnSpec,
-    prompt: string,
-    control: TurnControl,
-    state: TurnState,
-  ): Promise<Outcome> {
+  private async turn(spec: TuiTurnSpec, { deps, control, state }: LiveTurnRun): Promise<Outcome> {
+    const { turnId, prompt } = spec.input;
     const argv0 = spec.adapter.runner;
     const gone = missingDir(spec.input.cwd);
     if (gone) return { status: "errored", reason: gone, exitCode: null, signal: null };
@@ -339,22 +335,9 @@ export class TuiHolder {
     );
   }
 
-  /** Ends the TUI (TERM, then KILL) and waits for it, though not for one stuck past its KILL. */
-  async close(): Promise<void> {
-    this.watch?.close();
-    this.watch = undefined;
-    const pty = this.pty;
-    if (!pty) return;
-    let timer: NodeJS.Timeout | undefined;
-    const given = new Promise<void>((r) => {
-      timer = setTimeout(r, CLOSE_WAIT_MS);
-    });
-    await Promise.race([pty.kill(), given]);
-    clearTimeout(timer);
-  }
-
   /** The host is exiting: nothing it started may outlive it. */
   killNow(): void {
+    this.watch?.close();
     this.pty?.killNow();
   }
 }

@@ -23,8 +23,8 @@ import { appendEnding } from "./disk-full.js";
 import type { PaneRenderer } from "./render.js";
 import type { DiskReserve } from "./reserve.js";
 import { type Outcome, outcomeWithoutRunner, type Reap, runPlan, type TurnState } from "./run-plan.js";
-import type { SessionHolder } from "./session-turn.js";
 import { boundText, type TurnControl } from "./turn-control.js";
+import type { TurnEngine } from "./turn-engine.js";
 
 export { boundText, type StopReason, TurnControl } from "./turn-control.js";
 
@@ -50,8 +50,8 @@ export interface TurnDeps {
   refuse?: () => Refusal | undefined;
   /** Space held back for recording the turn's end when the disk fills up. */
   reserve?: DiskReserve;
-  /** The child's long-lived agent process (runner mode `session`), kept by the host across turns. */
-  sessions?: SessionHolder;
+  /** How the child's turns run (its runner mode), chosen once by the host. */
+  engine: TurnEngine;
 }
 
 /** A turn settled at its start without running the agent. */
@@ -163,20 +163,12 @@ export async function runTurn(
         ...(meta.profile.acpMode ? { acpMode: meta.profile.acpMode } : {}),
         ...(isSchema(item.outputSchema) ? { outputSchema: item.outputSchema } : {}),
       };
-      const spec = deps.sessions?.specFor(deps.runner, input);
-      if (spec && deps.sessions) {
+      const live = deps.engine.liveTurn(deps.runner, input);
+      if (live) {
         // A long-lived process takes the turn; it stays for the next one (nothing to reap).
         // A new process whose agent could not reload the conversation gets it as a transcript.
         const earlier = () => transcript(history);
-        outcome = await deps.sessions.turn(
-          deps,
-          item.turnId,
-          spec,
-          forRunner.prompt,
-          control,
-          state,
-          earlier,
-        );
+        outcome = await live({ deps, control, state, earlier });
       } else {
         const plan = deps.runner.plan(input);
         ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
