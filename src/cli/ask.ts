@@ -5,10 +5,10 @@
  * parent-side reader sees it as asked); the answer arrives as answers/<requestId>.json. Kept free of heavy
  * imports, like child-commands.ts: bin/muster.js loads only this for `ask`.
  */
-import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { rawSetting } from "../base/settings/resolve.js";
+import { dropJsonFile } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { pokeHost } from "../util/poke.js";
 import { readFileBounded } from "../util/safe-read.js";
@@ -67,18 +67,9 @@ function parse(argv: string[]): AskArgs | string {
   return { text, ...(choices ? { choices } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
 }
 
-/** Hands a request to the child host: control/<ms>-<hex>.json, written atomically. */
+/** Hands a request to the child host: control/<ms>-<hex>.json, written atomically, then a poke. */
 function control(dir: string, req: object): void {
-  const controlDir = path.join(dir, "control");
-  const name = `${Date.now().toString().padStart(15, "0")}-${randomBytes(4).toString("hex")}.json`;
-  const tmp = path.join(controlDir, `.${name}.tmp`);
-  try {
-    fs.writeFileSync(tmp, JSON.stringify(req), { mode: 0o600 });
-    fs.renameSync(tmp, path.join(controlDir, name));
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
+  dropJsonFile(path.join(dir, "control"), req);
   pokeHost(dir);
 }
 
