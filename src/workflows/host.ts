@@ -1,9 +1,10 @@
 import type { Muster } from "../core/muster.js";
+import type { CompletionStatus } from "../core/types.js";
 import { getRunner } from "../runners/registry.js";
 
 /** How one step's child ended. `text` is its answer when it completed with one. */
 export interface StepOutcome {
-  status: "completed" | "errored" | "cancelled" | "exhausted" | "incomplete" | "lost" | "interrupted";
+  status: CompletionStatus;
   reason?: string;
   text?: string;
 }
