@@ -76,11 +76,12 @@ export class SshPlace implements Place {
   }
 
   /**
-   * Probes the host and installs muster's far side there when this build is not there yet (once per process);
-   * `dirs` are folders the same round trip checks (RemoteInfo.dirs), when this is the first call.
+   * Probes the host and installs muster's far side there when this build is not there yet (once per process).
+   * The same round trip checks the host's --workdir (RemoteInfo.dirs).
    */
-  prepare(dirs: readonly string[] = []): Promise<Ready> {
+  prepare(): Promise<Ready> {
     this.readying ??= (async () => {
+      const dirs = this.entry.workdir ? [this.entry.workdir] : [];
       const info = await probeHost(this.transport, this.ssh, [], dirs, this.entry.node);
       checkNode(this.entry.name, info);
       const install = await installOn(this.transport, this.ssh, info);
@@ -109,6 +110,9 @@ export class SshPlace implements Place {
   }
 
   async exec(argv: string[], opts: ExecOptions): Promise<ExecRun> {
+    // A process that runs commands there will want the host probed (a spawn's first command is its terminal's
+    // version check): the probe goes alongside, over the same master, instead of after it.
+    if (!this.readying) void this.prepare().catch(() => undefined);
     let r: { exitCode: number; stdout: string; stderr: string };
     try {
       r = await this.transport.run(this.ssh, argv, {
@@ -147,12 +151,11 @@ export class SshPlace implements Place {
 
   async workdir(cwd: string): Promise<string> {
     const dir = this.entry.workdir ?? cwd;
-    const first = !this.readying;
-    const { info } = await this.prepare([dir]);
-    // The first probe checked it on the way; a later spawn in this process asks again (it may have gone).
-    const there = first
-      ? info.dirs.includes(dir)
-      : (await this.exec(["test", "-d", dir], { env: {}, timeoutMs: 15_000 })).exitCode === 0;
+    const { info } = await this.prepare();
+    // The probe checked the host's --workdir on its way; another folder is asked about now.
+    const there =
+      info.dirs.includes(dir) ||
+      (await this.exec(["test", "-d", dir], { env: {}, timeoutMs: 15_000 })).exitCode === 0;
     if (there) return dir;
     const fix = `muster hosts add ${this.entry.name} ${this.entry.target} --workdir <folder there>`;
     throw new MusterError(
