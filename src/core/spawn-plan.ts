@@ -121,6 +121,11 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   const hosts = [on ?? []].flat().flatMap((h) => h.split(",").map((x) => x.trim()));
   const named = on !== undefined ? await placeOn(hosts.filter(Boolean), m.env, placed) : undefined;
   const backend = m.backends.get(opts.backend, opts.place ?? named ?? rawSetting(m.env, "place"));
+  if (mode === "tui" && backend.place.tuiUnavailable)
+    throw new MusterError(
+      "unsupported",
+      `mode tui is not available in place ${backend.place.name}: ${backend.place.tuiUnavailable}`,
+    );
   await m.ensureMux(backend);
 
   const id = uuidv7();

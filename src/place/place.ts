@@ -100,6 +100,8 @@ export interface Place {
    * Without it a child's host gets `env` as it is.
    */
   handover?(env: Record<string, string>, named: readonly string[]): Record<string, string>;
+  /** Why runner mode `tui` cannot run there, when it cannot (a spawn asking for it is refused with this). */
+  readonly tuiUnavailable?: string;
   /** For a place on another machine: readies it (as `workdir` does) without asking for a folder. */
   ready?(): Promise<void>;
   /**

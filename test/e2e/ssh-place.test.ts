@@ -78,6 +78,9 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
   it("hosts ls, check and install report what each host has", async () => {
     const ls = await sb.json(["hosts", "ls"]);
     expect(ls.data.hosts.map((h: { name: string }) => h.name)).toEqual(["h1", "h2", "h3"]);
+    const doctor = await sb.json(["doctor"]);
+    expect(doctor.data.hosts.map((h: { name: string }) => h.name)).toEqual(["h1", "h2", "h3"]);
+    expect((await sb.run(["doctor"])).stdout).toMatch(/^host h1 +named +h1: muster hosts check h1 reaches it$/m);
     const before = await sb.json(["hosts", "check", "h2"]);
     expect(before.exitCode, before.stderr).toBe(0);
     expect(before.data).toMatchObject({ name: "h2", reachable: true, node: { ok: true }, problems: [] });
@@ -269,6 +272,12 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     // The refused spawns above made nothing: only this one was added.
     expect(await count()).toBe(before + 1);
     before += 1;
+
+    // The TUI mode, which needs a native addon the far side does not ship.
+    const tui = await sb.run(["spawn", "--on", "h1", "--agent", "claude", "--tui", "hello"]);
+    expect(tui.exitCode).not.toBe(0);
+    expect(tui.stderr.trim().split("\n")).toHaveLength(1);
+    expect(tui.stderr).toContain("mode tui is not available in place ssh:h1");
 
     // A host with no --workdir, where this working directory does not exist (the host's /tmp is its own).
     expect((await sb.run(["hosts", "add", "nowd", "h1", "--ssh-config", hosts[0]!.config])).exitCode).toBe(0);

@@ -12,7 +12,11 @@ export function registerDoctor(program: Command): void {
     .action(async (flags: { json?: boolean }) => {
       const report = await doctor();
       const { tmux, agentClis: clis } = report;
-      if (flags.json) printJson(report);
+      // The SSH hosts named here (not reached: `muster hosts check <name>` does that).
+      const hosts = (await import("../../place/ssh/admin.js"))
+        .listHosts(process.env)
+        .map((h) => ({ name: h.name, target: h.target }));
+      if (flags.json) printJson({ ...report, hosts });
       else {
         const { backend } = report;
         // tmux is needed only when new children start in it; otherwise it is one option among the backends.
@@ -47,6 +51,11 @@ export function registerDoctor(program: Command): void {
                 ],
               ]
             : []),
+          ...hosts.map((h) => [
+            `host ${h.name}`,
+            "named",
+            `${h.target}: muster hosts check ${h.name} reaches it`,
+          ]),
           ...report.runners.map((r) => [`runner ${r.name}`, "ok", "built in"]),
           ...clis.map((c) => [
             `cli ${c.name}`,

@@ -41,6 +41,8 @@ interface Ready {
 export class SshPlace implements Place {
   readonly name: string;
   readonly host: HostControl;
+  readonly tuiUnavailable =
+    "the TUI mode needs node-pty, a native addon muster's part on a host does not ship";
   private readonly ssh: SshHost;
   private readonly transport: SshTransport;
   private readonly nearRoot: string;
