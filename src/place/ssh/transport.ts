@@ -28,6 +28,8 @@ export interface RemoteRun {
 
 /** How long a liveness check of an existing master may take before the master is given up. */
 const MASTER_PROBE_MS = 3000;
+/** How long ssh may take to connect (a host that is down, or a network that drops packets). */
+const CONNECT_TIMEOUT_S = 10;
 /** How long an idle master stays up after its last command. */
 const MASTER_PERSIST_S = 60;
 
@@ -54,8 +56,10 @@ export function checkSshHost(host: SshHost): SshHost {
 }
 
 /**
- * The ssh arguments before the destination: the user's config and options first (ssh keeps the first value it
- * reads for an option), then what muster needs: no prompts, and the shared master under `controlDir`.
+ * The ssh arguments before the destination: the user's config file and `-o` options first, then what muster
+ * needs: no prompts, bounded connects, a heartbeat, and the shared master under `controlDir`. ssh keeps the
+ * first value it reads for an option, and reads every `-o` before any config file: a user's `-o` (hosts add
+ * --ssh-option) overrides muster's, which override their config file's.
  */
 export function sshOptions(host: SshHost, controlDir: string): string[] {
   const out: string[] = [];
@@ -64,6 +68,14 @@ export function sshOptions(host: SshHost, controlDir: string): string[] {
   out.push(
     "-o",
     "BatchMode=yes",
+    // A host that does not answer is told apart from a slow one in seconds, not at the TCP timeout; a
+    // connection (a master, the mirror's link) whose far end went away without a word ends in 45 s.
+    "-o",
+    `ConnectTimeout=${CONNECT_TIMEOUT_S}`,
+    "-o",
+    "ServerAliveInterval=15",
+    "-o",
+    "ServerAliveCountMax=3",
     "-o",
     "ControlMaster=auto",
     "-o",
