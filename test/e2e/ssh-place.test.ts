@@ -602,5 +602,10 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     const here = await sb.json(["spawn", "--agent", "far-mock", "--on", "h1", "--wait", "on h1 after all"]);
     expect(here.exitCode, here.stderr).toBe(0);
     expect((await sb.json(["status", here.data.spawned.id])).data.place).toBe("ssh:h1");
+    // A host with live children is not forgotten by accident.
+    const rm = await sb.run(["hosts", "rm", "h1"]);
+    expect(rm.exitCode).toBe(2);
+    expect(rm.stderr).toMatch(/host h1 has \d+ live child(ren)? here .*: cancel them first, or give --force/);
+    expect((await sb.json(["hosts", "ls"])).data.hosts.map((h: { name: string }) => h.name)).toContain("h1");
   }, 60_000);
 });

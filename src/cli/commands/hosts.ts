@@ -2,6 +2,8 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
 import { AGENT_CLI_COMMANDS } from "../../core/catalog.js";
+import { shortId } from "../../util/ids.js";
+import { muster } from "../context.js";
 import { ExitWith, printJson, say } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
@@ -83,16 +85,28 @@ export function registerHosts(program: Command): void {
       );
   });
 
-  jsonOption(hosts.command("rm").description("forget a host").argument("<name>")).action(
-    async (name: string, flags: { json?: boolean }) => {
-      const a = await admin();
-      await a.disconnectHost(process.env, name);
-      const removed = await a.removeHost(process.env, name);
-      if (!removed) throw new MusterError("not_found", `no host "${name}"`);
-      if (flags.json) return printJson({ removed: name });
-      say(`removed host ${name}\n`);
-    },
-  );
+  jsonOption(
+    hosts
+      .command("rm")
+      .description("forget a host (refused while children of this workspace live there, unless --force)")
+      .argument("<name>")
+      .option("--force", "forget it even with children there (they stay, unreachable from here)"),
+  ).action(async (name: string, flags: { json?: boolean; force?: boolean }) => {
+    const a = await admin();
+    const live = (await muster({}).views()).filter(
+      (v) => v.place === `ssh:${name}` && !["closed", "lost", "unreadable"].includes(v.status),
+    );
+    if (live.length > 0 && !flags.force)
+      throw new MusterError(
+        "busy",
+        `host ${name} has ${live.length} live child${live.length === 1 ? "" : "ren"} here (${live.map((v) => v.name ?? shortId(v.id)).join(", ")}): cancel them first, or give --force`,
+      );
+    await a.disconnectHost(process.env, name);
+    const removed = await a.removeHost(process.env, name);
+    if (!removed) throw new MusterError("not_found", `no host "${name}"`);
+    if (flags.json) return printJson({ removed: name });
+    say(`removed host ${name}\n`);
+  });
 
   jsonOption(
     hosts
