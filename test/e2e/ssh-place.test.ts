@@ -80,7 +80,9 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(ls.data.hosts.map((h: { name: string }) => h.name)).toEqual(["h1", "h2", "h3"]);
     const doctor = await sb.json(["doctor"]);
     expect(doctor.data.hosts.map((h: { name: string }) => h.name)).toEqual(["h1", "h2", "h3"]);
-    expect((await sb.run(["doctor"])).stdout).toMatch(/^host h1 +named +h1: muster hosts check h1 reaches it$/m);
+    expect((await sb.run(["doctor"])).stdout).toMatch(
+      /^host h1 +named +h1: muster hosts check h1 reaches it$/m,
+    );
     const before = await sb.json(["hosts", "check", "h2"]);
     expect(before.exitCode, before.stderr).toBe(0);
     expect(before.data).toMatchObject({ name: "h2", reachable: true, node: { ok: true }, problems: [] });
@@ -164,6 +166,42 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
       term.kill();
     }
     expect((await sb.json(["status", id])).data.status).toBe("idle");
+
+    // From inside tmux: the pane there opens in a new window of the caller's session (not a nested client).
+    execFileSync("tmux", ["-L", sb.socket, "new-session", "-d", "-s", "outer", "-x", "100", "-y", "30"]);
+    const fmt = (f: string) =>
+      execFileSync("tmux", ["-L", sb.socket, "display-message", "-p", "-t", "outer:", f]).toString().trim();
+    const inside = {
+      TMUX: `${fmt("#{socket_path}")},${fmt("#{pid}")},${fmt("#{session_id}").slice(1)}`,
+      TMUX_PANE: fmt("#{pane_id}"),
+    };
+    const opened = await sb.run(["attach", id], { env: inside });
+    expect(opened.exitCode, opened.stderr).toBe(0);
+    expect(opened.stdout).toContain(`opened ${id.slice(-8)} in a new window`);
+    const windows = () =>
+      execFileSync("tmux", [
+        "-L",
+        sb.socket,
+        "list-windows",
+        "-t",
+        "outer",
+        "-F",
+        "#{window_name} #{pane_start_command}",
+      ]).toString();
+    expect(windows()).toMatch(new RegExp(`attach-${id.slice(-8)} .*ssh.* -t `));
+    // It shows the child's pane there.
+    await until(() => {
+      const shown = execFileSync("tmux", [
+        "-L",
+        sb.socket,
+        "capture-pane",
+        "-p",
+        "-t",
+        `outer:attach-${id.slice(-8)}`,
+      ]).toString();
+      return shown.includes("a task to look at");
+    }, 20_000);
+    execFileSync("tmux", ["-L", sb.socket, "kill-session", "-t", "outer"]);
   });
 
   it("a link killed mid-turn loses nothing: the mirror catches up from its cursor, the completion comes once", async () => {

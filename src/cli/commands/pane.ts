@@ -29,12 +29,24 @@ async function goToPane(
     // Not inside the same tmux server: attach this terminal instead.
     unfocused = e;
   }
+  const { execa } = await import("execa"); // ~150 ms to load: only when attaching
+  // Inside tmux, a pane on another server (an SSH host's, a private socket's) opens in a new window of the
+  // caller's session: a tmux client inside this pane would be a nested one.
+  if (name === "attach" && process.env.TMUX && process.env.TMUX_PANE && target.pane.backend === "tmux") {
+    const label = `attach-${target.id.slice(-8)}`;
+    const r = await execa("tmux", ["new-window", "-n", label, "--", "env", "-u", "TMUX", ...command], {
+      reject: false,
+    });
+    if (r.exitCode === 0) {
+      say(`opened ${target.id.slice(-8)} in a new window of this tmux (${label})\n`);
+      return;
+    }
+  }
   if (!process.stdin.isTTY)
     throw new MusterError("unsupported", `attaching needs a terminal; run: ${shellQuote(command)}`, {
       cause: unfocused,
     });
   const [bin, ...args] = command;
-  const { execa } = await import("execa"); // ~150 ms to load: only when attaching
   const r = await execa(bin!, args, { cwd: helperCwd(), stdio: "inherit", reject: false });
   if (r.exitCode !== 0) throw new ExitWith(r.exitCode ?? 1);
 }
