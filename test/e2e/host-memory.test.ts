@@ -39,7 +39,9 @@ describe("the child host's memory does not grow with the runner's output", () =>
       const id = await spawnBig(format, bytes, gate);
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
       const dir = (await sb.json(["status", id])).data.artifactDir as string;
-      const hostPid = readEvents(dir).find((e) => e.type === "child_started").pid as number;
+      // The spawn returns once the pane is open; the host records its start a moment later (later on a loaded machine).
+      const started = await until(() => readEvents(dir).find((e) => e.type === "child_started"), 30_000);
+      const hostPid = started.pid as number;
       await until(() => fs.existsSync(`${gate}.written`), 120_000, 100);
       // Streamed: while the runner still runs, output.md already holds what it wrote (the pipe holds ≤ 64 KiB more).
       const streamed = await until(

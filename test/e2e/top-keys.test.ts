@@ -125,7 +125,9 @@ describe("muster top keys in a tmux pane", () => {
       await keys("r");
       const s = await until(async () => {
         const t = await screen();
-        return t.includes("refreshed") && t.includes("q quit") && t;
+        // A frame drawn for this width: one drawn before top saw the resize wraps its header ("ACTIV" / "ITY").
+        const fits = t.split("\n").some((l) => l.trimEnd().endsWith("ACTIVITY"));
+        return fits && t.includes("refreshed") && t.includes("q quit") && t;
       }, 10_000).catch(async (e: Error) => {
         throw new Error(`${e.message}; at ${x} columns the pane showed:\n${await screen()}`);
       });
