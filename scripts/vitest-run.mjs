@@ -55,6 +55,11 @@ export function runVitest({ root, node = process.execPath, args = [], env = proc
       if (f.status === "failed" && results.length === 0) {
         failed += 1;
         failures.push(`${file} (did not load: ${String(f.message ?? "").split("\n")[0]})`);
+      } else if (f.status === "failed" && !results.some((a) => a.status === "failed")) {
+        // A beforeAll or afterAll threw (under CI: a test host or engine this machine cannot run; a leftover
+        // found after the tests): no test failed, yet the file did. Counted once, named by the file.
+        failed += 1;
+        failures.push(`${file} (a beforeAll or afterAll failed: see its output above)`);
       }
       for (const a of results) if (a.status === "failed") failures.push(`${file} > ${a.fullName ?? a.title}`);
     }
