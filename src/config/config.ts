@@ -23,28 +23,42 @@ export interface MusterConfig {
 export const configDir = (env: NodeJS.ProcessEnv = process.env): string =>
   path.join(env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config"), "muster");
 
+export const configFile = (env: NodeJS.ProcessEnv = process.env): string =>
+  path.join(configDir(env), "config.json");
+
+/**
+ * The config file as the object it holds, or an empty one and why it could not be read (one line). A missing
+ * file is an empty config and no problem.
+ */
+export function readConfigFile(env: NodeJS.ProcessEnv = process.env): {
+  config: Record<string, unknown>;
+  problem?: string;
+} {
+  const file = configFile(env);
+  let text: string;
+  try {
+    // Bounded and non-blocking: a FIFO or /dev/zero here is a problem, not a hang. A symlink (dotfiles) is fine.
+    text = readFileBounded(file, READ_CAPS.smallJson, { follow: true }).toString("utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { config: {} };
+    return { config: {}, problem: (e as Error).message };
+  }
+  try {
+    const raw = JSON.parse(text) as unknown;
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+      return { config: {}, problem: `${file}: expected a JSON object` };
+    return { config: raw as Record<string, unknown> };
+  } catch (e) {
+    return { config: {}, problem: `${file}: invalid JSON (${(e as Error).message})` };
+  }
+}
+
 /** Reads the config file; a missing file is an empty config, a broken one a warning (never a crash). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): {
   config: MusterConfig;
   warnings: string[];
 } {
-  const file = path.join(configDir(env), "config.json");
-  let text: string;
-  try {
-    // Bounded and non-blocking: a FIFO or /dev/zero here is a warning, not a hang. A symlink (dotfiles) is fine.
-    text = readFileBounded(file, READ_CAPS.smallJson, { follow: true }).toString("utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return { config: {}, warnings: [] };
-    return { config: {}, warnings: [`${(e as Error).message}; ignored`] };
-  }
-  try {
-    const raw = JSON.parse(text) as unknown;
-    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-      return { config: {}, warnings: [`${file}: expected a JSON object; ignored`] };
-    }
-    return { config: raw as MusterConfig, warnings: [] };
-  } catch (e) {
-    return { config: {}, warnings: [`${file}: invalid JSON (${(e as Error).message}); ignored`] };
-  }
+  const { config, problem } = readConfigFile(env);
+  return { config: config as MusterConfig, warnings: problem ? [`${problem}; ignored`] : [] };
 }

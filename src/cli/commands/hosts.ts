@@ -94,7 +94,7 @@ export function registerHosts(program: Command): void {
   ).action(async (name: string, flags: { json?: boolean; force?: boolean }) => {
     const a = await admin();
     const live = (await muster({}).views()).filter(
-      (v) => v.place === `ssh:${name}` && !["closed", "lost", "unreadable"].includes(v.status),
+      (v) => v.place === a.sshPlaceName(name) && !["closed", "lost", "unreadable"].includes(v.status),
     );
     if (live.length > 0 && !flags.force)
       throw new MusterError(

@@ -22,7 +22,16 @@ import { controlDirFor, SshPlace, sshPlaceName } from "./place.js";
 import { checkNode, installOn, localStamp, probeHost } from "./remote.js";
 import { SshTransport } from "./transport.js";
 
-export { checkHostName, type HostEntry, hostEntry, listHosts, type NamedHost, removeHost, saveHost };
+export {
+  checkHostName,
+  type HostEntry,
+  hostEntry,
+  listHosts,
+  type NamedHost,
+  removeHost,
+  saveHost,
+  sshPlaceName,
+};
 
 export interface HostCheck {
   name: string;
@@ -105,9 +114,10 @@ export async function installHost(
   const ssh = sshHostOf(h);
   const info = await probeHost(t, ssh, [], [], h.node);
   checkNode(name, info);
-  const already = info.installed === localStamp();
+  const stamp = localStamp();
+  const already = info.installed === stamp;
   const dir = await installOn(t, ssh, info);
-  return { name, stamp: localStamp(), dir, already };
+  return { name, stamp, dir, already };
 }
 
 /** Ends the master connection muster keeps to host `name`, if any (its entry removed, or on request). */

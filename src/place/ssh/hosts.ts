@@ -7,10 +7,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
-import { configDir } from "../../config/config.js";
+import { configFile, readConfigFile } from "../../config/config.js";
 import { writeJsonAtomic } from "../../util/fsx.js";
 import { withFileLock } from "../../util/lock.js";
-import { READ_CAPS, readFileBounded } from "../../util/safe-read.js";
 import { checkSshHost, type SshHost } from "./transport.js";
 
 export interface HostEntry {
@@ -98,28 +97,6 @@ export const sshHostOf = (e: HostEntry): SshHost => ({
   ...(e.options ? { options: e.options } : {}),
 });
 
-const configFile = (env: NodeJS.ProcessEnv): string => path.join(configDir(env), "config.json");
-
-/** The whole config object, for a change; a broken file is refused (it would be overwritten). */
-function readConfigObject(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileBounded(file, READ_CAPS.smallJson, { follow: true }).toString("utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new MusterError("invalid_config", `cannot read ${file}: ${(e as Error).message}`);
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new MusterError("invalid_config", `${file}: invalid JSON (${(e as Error).message}); fix it first`);
-  }
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
-    throw new MusterError("invalid_config", `${file}: expected a JSON object; fix it first`);
-  return raw as Record<string, unknown>;
-}
-
 function hostsIn(config: Record<string, unknown>): Record<string, HostEntry> {
   const h = config.hosts;
   return h !== null && typeof h === "object" && !Array.isArray(h) ? (h as Record<string, HostEntry>) : {};
@@ -127,13 +104,8 @@ function hostsIn(config: Record<string, unknown>): Record<string, HostEntry> {
 
 /** Every host the user has named, by name. */
 export function listHosts(env: NodeJS.ProcessEnv): NamedHost[] {
-  let config: Record<string, unknown>;
-  try {
-    config = readConfigObject(configFile(env));
-  } catch {
-    return [];
-  }
-  return Object.entries(hostsIn(config))
+  // A broken config file names no hosts (loadConfig warns of it elsewhere).
+  return Object.entries(hostsIn(readConfigFile(env).config))
     .filter(([name, e]) => NAME.test(name) && typeof e?.target === "string")
     .map(([name, e]) => ({ name, ...e }))
     .sort((a, b) => a.name.localeCompare(b.name));
@@ -176,7 +148,9 @@ async function changeConfig(
   const file = configFile(env);
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   await withFileLock(file, () => {
-    const config = readConfigObject(file);
+    // The file is rewritten whole: one that cannot be read would lose what it holds.
+    const { config, problem } = readConfigFile(env);
+    if (problem) throw new MusterError("invalid_config", `${problem}; fix it first`);
     const hosts = { ...hostsIn(config) };
     change(hosts);
     writeJsonAtomic(file, { ...config, hosts });

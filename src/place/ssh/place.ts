@@ -14,6 +14,7 @@ import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import { handoverEnv, resolveSettings } from "../../base/settings/resolve.js";
 import { worktreePath } from "../../isolation/result.js";
+import { sessionFileOf } from "../../sessions/store.js";
 import { carryByMirror } from "../mirror/carry.js";
 import { ExecFailure, type ExecOptions, type ExecRun, type HostControl, type Place } from "../place.js";
 import { remoteHostControl } from "./host-control.js";
@@ -64,7 +65,7 @@ export class SshPlace implements Place {
       },
       async (dir) => {
         await this.prepare();
-        return this.farDir(dir);
+        return this.pathThere(dir);
       },
     );
     this.host = {
@@ -104,7 +105,7 @@ export class SshPlace implements Place {
   }
 
   /** A path under this machine's state root (a child's artifact dir, its worktree) there: under the remote user's. */
-  farDir(dir: string): string {
+  pathThere(dir: string): string {
     const rel = path.relative(this.nearRoot, path.resolve(dir));
     if (rel.startsWith("..") || path.isAbsolute(rel))
       throw new MusterError("internal", `${dir} is not under the state root ${this.nearRoot}`);
@@ -138,7 +139,7 @@ export class SshPlace implements Place {
     return [
       info.node,
       path.posix.join(install, "dist", "child", "host.bundle.js"),
-      this.farDir(dir),
+      this.pathThere(dir),
       ...extra,
     ];
   }
@@ -172,10 +173,6 @@ export class SshPlace implements Place {
     await this.prepare();
   }
 
-  pathThere(local: string): string {
-    return this.farDir(local);
-  }
-
   handover(env: Record<string, string>, named: readonly string[]): Record<string, string> {
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(handoverEnv(resolveSettings(env))))
@@ -194,16 +191,10 @@ export class SshPlace implements Place {
 
   async forget(dir: string): Promise<void> {
     await this.prepare();
-    const far = this.farDir(dir);
-    const session = path.posix.join(
-      path.posix.dirname(path.posix.dirname(far)),
-      "subagents",
-      `${path.posix.basename(far)}.jsonl`,
+    const there = [dir, sessionFileOf(dir), worktreePath(this.nearRoot, path.basename(dir))].map((p) =>
+      this.pathThere(p),
     );
-    const worktree = this.farDir(worktreePath(this.nearRoot, path.basename(dir)));
-    await this.exec(["rm", "-rf", "--", far, session, worktree], { env: {}, timeoutMs: 15_000 }).catch(
-      () => undefined,
-    );
+    await this.exec(["rm", "-rf", "--", ...there], { env: {}, timeoutMs: 15_000 }).catch(() => undefined);
   }
 
   interactive(argv: string[]): string[] {
