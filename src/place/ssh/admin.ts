@@ -7,31 +7,15 @@
 import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import type { HostChooser, PlacedChild } from "../registry.js";
-import {
-  checkHostName,
-  getHost,
-  type HostEntry,
-  hostEntry,
-  listHosts,
-  type NamedHost,
-  removeHost,
-  saveHost,
-  sshHostOf,
-} from "./hosts.js";
+import { checkHostName, getHost, listHosts, type NamedHost, sshHostOf } from "./hosts.js";
 import { controlDirFor, SshPlace, sshPlaceName } from "./place.js";
 import { checkNode, installOn, localStamp, probeHost } from "./remote.js";
 import { SshTransport } from "./transport.js";
 
-export {
-  checkHostName,
-  type HostEntry,
-  hostEntry,
-  listHosts,
-  type NamedHost,
-  removeHost,
-  saveHost,
-  sshPlaceName,
-};
+export type { HostEntry, NamedHost } from "./hosts.js";
+// What `muster hosts` edits, as hosts.ts has it.
+export { checkHostName, hostEntry, listHosts, removeHost, saveHost } from "./hosts.js";
+export { sshPlaceName };
 
 export interface HostCheck {
   name: string;
