@@ -125,12 +125,22 @@ async function cancelOne(m: CoreContext, c: LoadedChild, opts: CancelOptions): P
   const { paneClosed, ...stopped } = await stopChild(m, c, opts.graceMs ?? 5000);
   const settled = { ...stopped, state: m.reload(c.entry).live.state, ...kept };
   const pane = c.entry.pane;
+  // With its pane gone, a place made for this child alone (its container) rests until a resume.
+  const rest = () =>
+    m
+      .backendOf(c.entry)
+      .place.rest?.(c.files.dir)
+      .catch(() => undefined);
   if (!pane) return { ...settled, pane: "none" };
-  if (paneClosed) return { ...settled, pane: "closed" };
+  if (paneClosed) {
+    await rest();
+    return { ...settled, pane: "closed" };
+  }
   if (opts.keepPane) return { ...settled, pane: "kept", paneKept: "asked to keep it" };
   try {
     // Only now: the host has recorded its end (or is proven gone), so closing the pane cannot cut it short.
     await m.backendOf(c.entry).kill(pane);
+    await rest();
     return { ...settled, pane: "closed" };
   } catch (e) {
     const by = pane.backend;

@@ -2,13 +2,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Caps } from "../artifacts/events.js";
 import type { HostEnv } from "../artifacts/host-env.js";
+import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import { ENV, rawSetting, setting } from "../base/settings/resolve.js";
 import { assertGroupId } from "../delivery/groups.js";
 import { checkIsolationMode, planWorktree } from "../isolation/worktree.js";
 import type { Placement } from "../mux/backend.js";
 import { LOCAL_PLACE, type Place } from "../place/place.js";
-import { placeOn } from "../place/registry.js";
+import { type ChildPlaceContext, placeInContainer, placeOn } from "../place/registry.js";
 import { loadProfile } from "../profiles/profile.js";
 import { type ResolvedSettings, resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
@@ -43,6 +44,8 @@ export interface SpawnOptions {
   place?: string;
   /** Or the SSH host(s) it runs on (see place/registry.ts placeOn); default: the profile's `on`. */
   on?: string | string[];
+  /** Or a container of its own, over the profile's `container:` (see place/registry.ts placeInContainer). */
+  container?: ContainerRequest;
   /** Deliver this child's first result together with the rest of this explicit group. */
   group?: string;
   /** Seal the group once this child has joined it. */
@@ -114,23 +117,83 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
     throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
   const { parent, depth } = checkedLineage(m);
   const caps = capsForSpawn(m.paths, parent, opts.caps, profile.caps);
+  const id = uuidv7();
+  const turnId = uuidv7();
+  const isolation = checkIsolationMode(opts.isolation ?? profile.isolation);
   // An unknown backend name refuses the spawn here, before anything is created.
+  const backend = m.backends.get(
+    opts.backend,
+    await placeNameFor(m, opts, profile, {
+      id,
+      cwd,
+      runner: runner.name,
+      worktree: isolation === "worktree",
+    }),
+  );
+  try {
+    return await planPlaced(m, opts, {
+      ...{ profile, runner, settings, command, cwd, mode, fork, backend, id, turnId, isolation },
+      ...{ parent, depth, caps },
+    });
+  } catch (e) {
+    // A place made for this child alone (its container) goes with the refused spawn.
+    await backend.place.discard?.().catch(() => undefined);
+    throw e;
+  }
+}
+
+/** The place a new child's options name: a container of its own, a host `on` chooses, a place, or the default. */
+async function placeNameFor(
+  m: CoreContext,
+  opts: SpawnOptions,
+  profile: Profile,
+  child: Omit<ChildPlaceContext, "env">,
+): Promise<string | undefined> {
+  const asked = opts.place !== undefined || opts.on !== undefined;
+  if (opts.container !== undefined || (!asked && profile.container !== undefined))
+    return placeInContainer(opts.container ?? {}, profile.container, { ...child, env: m.env }).name;
   const on = opts.place === undefined ? (opts.on ?? profile.on) : undefined;
   const placed = async () => (await m.list()).map((c) => ({ place: placeNameOf(c.entry), status: c.status }));
   // "h1,h2" and ["h1", "h2"] alike (a flag, an MCP argument, a TOML string, a profile's list).
   const hosts = [on ?? []].flat().flatMap((h) => h.split(",").map((x) => x.trim()));
   const named = on !== undefined ? await placeOn(hosts.filter(Boolean), m.env, placed) : undefined;
-  const backend = m.backends.get(opts.backend, opts.place ?? named ?? rawSetting(m.env, "place"));
+  return opts.place ?? named ?? rawSetting(m.env, "place");
+}
+
+/** The rest of the plan, once the child's place is known. */
+async function planPlaced(
+  m: CoreContext,
+  opts: SpawnOptions,
+  p: Pick<
+    SpawnPlan,
+    | "profile"
+    | "runner"
+    | "settings"
+    | "command"
+    | "cwd"
+    | "mode"
+    | "fork"
+    | "backend"
+    | "id"
+    | "turnId"
+    | "isolation"
+    | "parent"
+    | "depth"
+    | "caps"
+  >,
+): Promise<SpawnPlan> {
+  const { profile, runner, cwd, mode, backend, id, isolation } = p;
   if (mode === "tui" && backend.place.tuiUnavailable)
     throw new MusterError(
       "unsupported",
       `mode tui is not available in place ${backend.place.name}: ${backend.place.tuiUnavailable}`,
     );
+  // A place on another machine is readied (asked what it has, a container made) while its terminal is
+  // checked there: the terminal's commands wait for a container being made, not for the probe.
+  const readying = backend.place.ready?.();
+  readying?.catch(() => {});
   await m.ensureMux(backend);
-
-  const id = uuidv7();
-  const turnId = uuidv7();
-  const isolation = checkIsolationMode(opts.isolation ?? profile.isolation);
+  await readying;
   if (isolation === "worktree" && backend.place.workdir && !backend.place.pathThere)
     throw new MusterError(
       "unsupported",
@@ -138,9 +201,8 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
     );
   // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created.
   if (isolation === "worktree") planWorktree(cwd, id, opts.name);
-  // A child on another machine works in a folder there, which its place names (and readies the place); an
-  // isolated one in the worktree made for it there.
-  if (isolation === "worktree") await backend.place.ready?.();
+  // A child on another machine works in a folder there, which its place names; an isolated one in the
+  // worktree made for it there.
   const workdir = backend.place.workdir && isolation !== "worktree" ? await backend.place.workdir(cwd) : cwd;
   const childEnv: Record<string, string> = {
     ...Object.fromEntries(
@@ -154,22 +216,10 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   if (profile.spawn === false) childEnv[ENV.noSpawn] = "1";
   const handed = backend.place.handover?.(childEnv, Object.keys(profile.env ?? {}));
   return {
+    ...p,
     hostEnv: handed ? { env: handed, inherit: true } : { env: childEnv },
     opts,
-    fork,
-    profile,
-    runner,
-    settings,
-    command,
     cwd: workdir,
-    mode,
-    parent,
-    depth,
-    caps,
-    backend,
-    id,
-    turnId,
-    isolation,
     childEnv,
   };
 }

@@ -4,6 +4,7 @@
  * its own words (its flags or parameters).
  */
 import type { Caps } from "../artifacts/events.js";
+import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import type { Placement } from "../mux/backend.js";
 import type { FollowUp, TurnSettings } from "./send.js";
@@ -25,6 +26,8 @@ export interface StartRequest extends TurnSettings {
   place?: string;
   /** Or: the SSH host it runs on (`muster hosts add`), `any`, or a list to choose from (default: its profile's). */
   on?: string | string[];
+  /** Or: a container of its own (merged over its profile's `container:`). */
+  container?: ContainerRequest;
   /** "worktree": a git worktree of its own (a resumed child keeps the directory it had). */
   isolation?: string;
   group?: string;
@@ -46,7 +49,7 @@ export type StartConflict =
   | "group_with_resume"
   /** a resumed child continues where it ran: no other backend */
   | "backend_with_resume"
-  /** a place and a host are two answers to one question */
+  /** a place, a host and a container are answers to one question */
   | "on_with_place"
   /** resume continues a child as it was: no new argv, no new cwd */
   | "resume_with_command_or_cwd"
@@ -67,11 +70,16 @@ export type StartConflict =
  */
 export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict | undefined {
   if (req.seal && req.group === undefined) return "seal_without_group";
-  if (req.on !== undefined && req.place !== undefined) return "on_with_place";
+  if ([req.on, req.place, req.container].filter((x) => x !== undefined).length > 1) return "on_with_place";
   if (req.resume === undefined) return undefined;
   if (req.agent !== undefined) return "agent_and_resume";
   if (req.group !== undefined) return "group_with_resume";
-  if (req.backend !== undefined || req.place !== undefined || req.on !== undefined)
+  if (
+    req.backend !== undefined ||
+    req.place !== undefined ||
+    req.on !== undefined ||
+    req.container !== undefined
+  )
     return "backend_with_resume";
   if (req.name !== undefined) return "name_with_resume";
   if (req.fork !== undefined) return "fork_with_resume";
@@ -89,8 +97,8 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
 const CONFLICT_TEXT: Record<StartConflict, string> = {
   agent_and_resume: "give an agent (a new child) or a child to resume, not both",
   group_with_resume: "a group takes new children, not a resumed one",
-  backend_with_resume: "a resumed child continues where it ran: no other backend, place or host",
-  on_with_place: "give a host (on) or a place, not both",
+  backend_with_resume: "a resumed child continues where it ran: no other backend, place, host or container",
+  on_with_place: "give one of a host (on), a place or a container",
   resume_with_command_or_cwd: "a resumed child continues as it was: no command and no cwd",
   seal_without_group: "seal goes with a group",
   name_with_resume: "a resumed child keeps its name",
@@ -130,6 +138,7 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.backend !== undefined ? { backend: req.backend } : {}),
     ...(req.place !== undefined ? { place: req.place } : {}),
     ...(req.on !== undefined ? { on: req.on } : {}),
+    ...(req.container !== undefined ? { container: req.container } : {}),
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),

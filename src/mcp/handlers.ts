@@ -1,3 +1,4 @@
+import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import { assertCaps, type Caps } from "../core/caps.js";
 import type { ModelQuery } from "../core/catalog.js";
@@ -39,18 +40,27 @@ export interface RunArgs {
   backend?: string;
   place?: string;
   on?: string;
+  /** An image's name, or the container's fields (ContainerRequest). */
+  container?: string | ContainerRequest;
   tui?: boolean;
   fork?: string;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
 
+/** `container`: an image's name ("" for the default image) or the container's fields. */
+function containerOf(c: unknown): ContainerRequest {
+  if (typeof c === "string") return c === "" ? {} : { image: c };
+  if (c !== null && typeof c === "object" && !Array.isArray(c)) return c as ContainerRequest;
+  throw usage("container is an image's name or an object of image, network, mount, cpus, memory, env");
+}
+
 /** Each refused combination of parameters, in the tools' words (core/start.ts decides which). */
 const CONFLICT: Record<StartConflict, string> = {
   agent_and_resume: "give agent (a new child) or id (continue a settled child), not both",
   group_with_resume: "groupId is for new children (agent), not resume (id)",
   backend_with_resume: "id continues a child where it ran",
-  on_with_place: "give on (an SSH host) or place, not both",
+  on_with_place: "give one of on (an SSH host), place or container",
   fork_with_resume: "fork starts a new child (agent), id continues one",
   resume_with_command_or_cwd: "id continues a child as it was",
   seal_without_group: "seal goes with groupId",
@@ -87,6 +97,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
     ...(a.place !== undefined ? { place: a.place } : {}),
     ...(a.on !== undefined ? { on: a.on } : {}),
+    ...(a.container !== undefined ? { container: containerOf(a.container) } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
     ...(a.tui ? { tui: true } : {}),
     ...(a.caps ? { caps: a.caps } : {}),
@@ -105,6 +116,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.backend !== undefined ? { backend: a.backend } : {}),
     ...(a.place !== undefined ? { place: a.place } : {}),
     ...(a.on !== undefined ? { on: a.on } : {}),
+    ...(a.container !== undefined ? { container: containerOf(a.container) } : {}),
     ...(a.tui ? { tui: true } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
   });

@@ -71,6 +71,10 @@ export function toolTable(agentsDescription: string): Tool[] {
           backend: str("tmux, zellij or pty."),
           place: S,
           on: S,
+          container: {
+            type: ["string", "object"],
+            description: "Own container: image or {image,network,cpus,memory}",
+          },
           tui: { type: "boolean", description: "The CLI's own TUI." },
           fork: str("Start from this child's conversation."),
         },

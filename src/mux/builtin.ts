@@ -6,9 +6,10 @@ import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
 import { rawSetting } from "../base/settings/resolve.js";
+import { CONTAINER_KIND, containerPlaceFactory, makeContainerPlace } from "../place/container/place.js";
 import { localPlace } from "../place/local/index.js";
 import { carryByMirror, localRelayHubArgv } from "../place/mirror/carry.js";
-import { registerHostChooser, registerPlace } from "../place/registry.js";
+import { registerContainerPlace, registerHostChooser, registerPlace } from "../place/registry.js";
 import { sshHostChooser } from "../place/ssh/admin.js";
 import { SSH_KIND, sshPlaceFactory } from "../place/ssh/place.js";
 import { workingDir } from "../util/cwd.js";
@@ -23,6 +24,8 @@ registerBackend("zellij", ({ env, stateDir, place }) => createZellijBackend(env,
 registerBackend("pty", (ctx) => createPtyBackend(ctx));
 registerPlace(SSH_KIND, sshPlaceFactory);
 registerHostChooser(sshHostChooser);
+registerPlace(CONTAINER_KIND, containerPlaceFactory);
+registerContainerPlace(makeContainerPlace);
 
 const loaded = new Map<string, Promise<void>>();
 

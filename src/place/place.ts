@@ -124,6 +124,16 @@ export interface Place {
    * command); without it, `argv` runs here as it is.
    */
   interactive?(argv: string[]): string[];
+  /**
+   * For a place made for one child (its container): removes it whole. A spawn refused after the place was
+   * readied calls it, so a refusal leaves nothing behind; best effort.
+   */
+  discard?(): Promise<void>;
+  /**
+   * For a place made for one child: the child was cancelled or closed and its pane is gone, so the place may
+   * rest (a container is stopped, its files kept; a resume starts it again). Best effort.
+   */
+  rest?(dir: string): Promise<void>;
 }
 
 /** The place of registry entries written before places had names, and of every child by default. */

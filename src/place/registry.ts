@@ -3,6 +3,7 @@
  * registers a factory, from muster itself or from a module named by MUSTER_BACKEND_MODULE. The core asks
  * for a place only by the name a child recorded, so it never imports a concrete one.
  */
+import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import { localPlace } from "./local/index.js";
 import { LOCAL_PLACE, type Place } from "./place.js";
@@ -64,6 +65,51 @@ export function placeOn(
     );
   if (on.length === 0) throw new MusterError("invalid_argument", "on names no host");
   return hostChooser(on, env, children);
+}
+
+/** What a place made for one child (its own container) is made from, besides what the caller asked for. */
+export interface ChildPlaceContext {
+  /** The child's id: the place is `<kind>:<id>`. */
+  id: string;
+  env: NodeJS.ProcessEnv;
+  /** The child's working directory here (a container mounts it). */
+  cwd: string;
+  runner: string;
+  /** Whether the child works in a worktree of its own (then its work comes as a bundle, not a mount). */
+  worktree: boolean;
+}
+
+/** Makes the place of one child from the call's container request and its profile's. */
+export type ContainerPlaceMaker = (
+  req: ContainerRequest,
+  profile: ContainerRequest | undefined,
+  ctx: ChildPlaceContext,
+) => Place;
+
+let containerMaker: ContainerPlaceMaker | undefined;
+
+/** Makes `container` work: the container place registers its maker (mux/builtin.ts). */
+export function registerContainerPlace(maker: ContainerPlaceMaker): void {
+  containerMaker = maker;
+}
+
+/**
+ * The place of a new child in a container of its own, kept under its name (`container:<id>`) for this
+ * process; a clear error where no container place is loaded.
+ */
+export function placeInContainer(
+  req: ContainerRequest,
+  profile: ContainerRequest | undefined,
+  ctx: ChildPlaceContext,
+): Place {
+  if (!containerMaker)
+    throw new MusterError(
+      "unsupported",
+      `container: no container place is available here (kinds: ${placeKinds().join(", ")})`,
+    );
+  const p = containerMaker(req, profile, ctx);
+  made.set(p.name, p);
+  return p;
 }
 
 /** Checks a place name as a user or a registry entry gives it. */

@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import type matterFn from "gray-matter";
 import { durationMs } from "../artifacts/caps.js";
 import type { Caps } from "../artifacts/events.js";
+import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import { MAX_TIMER_MS, MAX_TIMER_TEXT } from "../util/timer-limit.js";
 
@@ -152,6 +153,30 @@ export class FieldReader {
         );
     }
     return Object.keys(out).length > 0 ? out : undefined;
+  }
+
+  /**
+   * A container (`container: true`, an image's name, or a map of image, network, mount, mounts, cpus, memory,
+   * env, config). Only the shape is read here: the values are checked at spawn (place/container/spec.ts),
+   * where a bad one refuses the spawn instead of running a child with less isolation than asked for.
+   */
+  container(key: string): ContainerRequest | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (v === true) return {};
+    if (typeof v === "string" && v.trim() !== "") return { image: v.trim() };
+    if (typeof v !== "object" || v === null || Array.isArray(v))
+      return this.warn(
+        key,
+        "must be true, an image's name or a map (image, network, mount, cpus, memory, env, config)",
+      );
+    const known = ["image", "network", "mount", "mounts", "cpus", "memory", "env", "config"];
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (known.includes(k)) out[k] = val;
+      else this.warn(`${key}.${k}`, `is not a container field (${known.join(", ")})`);
+    }
+    return out as ContainerRequest;
   }
 
   /** A model spelling (syntax only). */

@@ -33,6 +33,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     mode: r.oneOf("mode", ["headless", "session", "oneshot", "tui"] as const),
     isolation: r.oneOf("isolation", ["none", "worktree"] as const),
     on: r.list("on"),
+    container: r.container("container"),
     cwd: r.str("cwd"),
     env: r.env("env"),
     maxTurns: r.positiveInt("maxTurns"),

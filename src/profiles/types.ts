@@ -1,4 +1,5 @@
 import type { Caps } from "../artifacts/events.js";
+import type { ContainerRequest } from "../base/container-request.js";
 import type { StreamProtocol } from "../runners/types.js";
 
 /** Which harness's frontmatter a profile file was read as. */
@@ -35,6 +36,8 @@ export interface Profile {
   isolation?: "none" | "worktree";
   /** The SSH host(s) its children run on (`muster hosts add`): one, `any`, or a list to choose from. */
   on?: string[];
+  /** Its children run each in a container of their own (place/container/): the image, network, mounts, limits. */
+  container?: ContainerRequest;
   /** Working directory for the child, as written (relative paths are the caller's to resolve). */
   cwd?: string;
   env?: Record<string, string>;

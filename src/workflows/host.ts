@@ -1,3 +1,4 @@
+import type { ContainerRequest } from "../base/container-request.js";
 import type { Muster } from "../core/muster.js";
 import type { CompletionStatus } from "../core/types.js";
 import { getRunner } from "../runners/registry.js";
@@ -16,6 +17,8 @@ export interface StepSpawn {
   reasoning?: string;
   /** The SSH host its child runs on (`muster hosts add`), or `any` (default: this machine). */
   on?: string;
+  /** Or a container of its own: an image's name, or the container's fields (a step's `container`). */
+  container?: ContainerRequest;
   /** The child's working directory (default: the primary's). */
   cwd?: string;
   /** A JSON Schema the runner's CLI enforces on the answer (only when `nativeOutput` said yes). */
@@ -100,6 +103,7 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
         ...(o.reasoning ? { reasoning: o.reasoning } : {}),
         ...(o.cwd ? { cwd: o.cwd } : {}),
         ...(o.on ? { on: o.on } : {}),
+        ...(o.container ? { container: o.container } : {}),
         ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
       };
       // A multiplexer that fails one call (a loaded machine, a server coming up) fails a spawn that made

@@ -546,7 +546,7 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     const r = await sb.run(["hosts", "install", "h5"]);
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
-    expect(r.stderr).toMatch(/could not install muster's host files on h5 \(the host's disk is full\)/);
+    expect(r.stderr).toMatch(/could not install muster's host files on h5 \(the disk there is full\)/);
     // Nothing half-made is left there.
     expect(h5.inside(["ls", "-A", "/root/.local/state/muster/install"]).trim()).toBe("");
   });

@@ -16,6 +16,8 @@ interface Req {
   backend?: string;
   place?: string;
   on?: string;
+  /** An image: `--in container:<image>`, MCP `container: "<image>"`, the library's `container: { image }`. */
+  container?: string;
   name?: string;
   fork?: string;
   cwd?: string;
@@ -32,7 +34,10 @@ const TABLE: { req: Req; conflict: string; mcp?: false }[] = [
   { req: { resume: SOURCE, group: "g1" }, conflict: "group_with_resume" },
   { req: { resume: SOURCE, backend: "tmux" }, conflict: "backend_with_resume" },
   { req: { resume: SOURCE, on: "h1" }, conflict: "backend_with_resume" },
+  { req: { resume: SOURCE, container: "img" }, conflict: "backend_with_resume" },
   { req: { agent: "mock", on: "h1", place: "local" }, conflict: "on_with_place" },
+  { req: { agent: "mock", container: "img", place: "local" }, conflict: "on_with_place" },
+  { req: { agent: "mock", container: "img", on: "h1" }, conflict: "on_with_place" },
   { req: { resume: SOURCE, name: "again" }, conflict: "name_with_resume" },
   { req: { resume: SOURCE, fork: SOURCE }, conflict: "fork_with_resume" },
   { req: { resume: SOURCE, isolation: "worktree" }, conflict: "resume_with_command_or_cwd" },
@@ -57,6 +62,7 @@ function cliArgs(r: Req): string[] {
     ...(r.backend ? ["--backend", r.backend] : []),
     ...(r.place ? ["--place", r.place] : []),
     ...(r.on ? ["--on", r.on] : []),
+    ...(r.container ? ["--in", `container:${r.container}`] : []),
     ...(r.name ? ["--name", r.name] : []),
     ...(r.fork ? ["--fork", sub(r.fork)!] : []),
     ...(r.cwd ? ["--cwd", r.cwd] : []),
@@ -77,6 +83,7 @@ function mcpArgs(r: Req): Record<string, unknown> {
     ...(r.backend ? { backend: r.backend } : {}),
     ...(r.place ? { place: r.place } : {}),
     ...(r.on ? { on: r.on } : {}),
+    ...(r.container ? { container: r.container } : {}),
     ...(r.name ? { name: r.name } : {}),
     ...(r.fork ? { fork: sub(r.fork) } : {}),
     ...(r.isolation ? { isolation: r.isolation } : {}),
@@ -87,6 +94,7 @@ function mcpArgs(r: Req): Record<string, unknown> {
 
 const libReq = (r: Req) => ({
   ...r,
+  ...(r.container ? { container: { image: r.container } } : {}),
   ...(r.resume ? { resume: sub(r.resume) } : {}),
   ...(r.fork ? { fork: sub(r.fork) } : {}),
   prompt: "again",

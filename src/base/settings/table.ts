@@ -99,6 +99,14 @@ export const SETTINGS = {
     forward: everywhere("new children (of a child, an MCP server, a workflow) start where the user chose"),
     doc: "where new children's hosts run: `local` (this machine) or a place a module registered, as `<kind>:<target>` (`spawn --place <name>` for one child); each child keeps the place it started in",
   },
+  containerEngine: {
+    env: "MUSTER_CONTAINER_ENGINE",
+    config: "containerEngine",
+    type: text,
+    defaultDoc: "`docker` when on PATH, else `podman`",
+    forward: everywhere("a container child is reached through the engine it was made with"),
+    doc: "the container engine's CLI for `spawn --in container` (`docker`, `podman` or a path to either); `DOCKER_HOST` / `CONTAINER_HOST` choose its daemon, a remote one (`ssh://`) included",
+  },
   backendModule: {
     env: "MUSTER_BACKEND_MODULE",
     type: text,

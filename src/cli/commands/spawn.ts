@@ -5,13 +5,14 @@ import { NAME_RULE } from "../../core/names.js";
 import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
 import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
+import { type ContainerFlags, containerFrom, containerOptions } from "../container-flags.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseTimeout } from "../format.js";
 import { printJson, say, warn, withSelf } from "../output.js";
 import { promptAndCommand } from "../prompt.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
-interface SpawnFlags extends CommonOptions, CapFlags {
+interface SpawnFlags extends CommonOptions, CapFlags, ContainerFlags {
   agent?: string;
   resume?: string;
   reasoning?: string;
@@ -37,8 +38,8 @@ const CONFLICT: Record<StartConflict, string> = {
   seal_without_group: "--seal goes with --group",
   agent_and_resume: "give either --agent (a new child) or --resume <id> (an existing one), not both",
   group_with_resume: "--group takes new children: use it with --agent, not --resume",
-  backend_with_resume: "--resume continues a child where it ran: no --backend, no --place, no --on",
-  on_with_place: "give --on <host> or --place <name>, not both",
+  backend_with_resume: "--resume continues a child where it ran: no --backend, --place, --on or --in",
+  on_with_place: "give one of --on <host>, --place <name> or --in container",
   fork_with_resume:
     "--fork starts a new child from another's conversation; --resume continues that child itself",
   resume_with_command_or_cwd:
@@ -51,47 +52,52 @@ const CONFLICT: Record<StartConflict, string> = {
 export function registerSpawn(program: Command): void {
   common(
     capOptions(
-      program
-        .command("spawn")
-        .summary("start a child agent in its own pane")
-        .description(
-          "Start a child agent in a new tmux pane with a first task; prints its id and returns at once (or waits with --wait).",
-        )
-        .argument("[prompt]", "the task (or use --file)")
-        .argument(
-          "[argv...]",
-          "for the command runner: the argv after --, with {prompt} / {prompt_file} placeholders",
-        )
-        .option(
-          "-a, --agent <name>",
-          "agent profile for a new child (muster agents lists them; default $MUSTER_AGENT or mock)",
-        )
-        .option(
-          "-r, --resume <id>",
-          "continue a settled child of this primary instead (its pane, or a new one)",
-        )
-        .option("-f, --file <path>", "read the prompt from a file (- for stdin)")
-        .option("-w, --wait", "wait for the first turn and print its result")
-        .option("--timeout <duration>", "with --wait: give up after this long (e.g. 30s, 5m)")
-        .option("--cwd <dir>", "working directory of the child (default: here)")
-        .option(
-          "--model <model>",
-          "model (provider:model or the runner's spelling; muster models lists them)",
-        )
-        .option("--reasoning <level>", "reasoning level for the model (muster models --model <m> lists them)")
-        .option("--split", "inside tmux: open as a visible split instead of a background window")
-        .option(
-          "--backend <name>",
-          "where a new child runs: tmux, zellij, pty (no multiplexer), or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND; zellij inside Zellij; else tmux; pty where neither tmux nor Zellij is on PATH)",
-        )
-        .option(
-          "--place <name>",
-          "where the child's host runs: local (this machine) or a place loaded by MUSTER_BACKEND_MODULE, as <kind>:<target> (default $MUSTER_PLACE, else local)",
-        )
-        .option(
-          "--on <host>",
-          "run the child on an SSH host named with muster hosts add (its place is ssh:<host>); any: the host with the fewest busy children",
-        )
+      containerOptions(
+        program
+          .command("spawn")
+          .summary("start a child agent in its own pane")
+          .description(
+            "Start a child agent in a new tmux pane with a first task; prints its id and returns at once (or waits with --wait).",
+          )
+          .argument("[prompt]", "the task (or use --file)")
+          .argument(
+            "[argv...]",
+            "for the command runner: the argv after --, with {prompt} / {prompt_file} placeholders",
+          )
+          .option(
+            "-a, --agent <name>",
+            "agent profile for a new child (muster agents lists them; default $MUSTER_AGENT or mock)",
+          )
+          .option(
+            "-r, --resume <id>",
+            "continue a settled child of this primary instead (its pane, or a new one)",
+          )
+          .option("-f, --file <path>", "read the prompt from a file (- for stdin)")
+          .option("-w, --wait", "wait for the first turn and print its result")
+          .option("--timeout <duration>", "with --wait: give up after this long (e.g. 30s, 5m)")
+          .option("--cwd <dir>", "working directory of the child (default: here)")
+          .option(
+            "--model <model>",
+            "model (provider:model or the runner's spelling; muster models lists them)",
+          )
+          .option(
+            "--reasoning <level>",
+            "reasoning level for the model (muster models --model <m> lists them)",
+          )
+          .option("--split", "inside tmux: open as a visible split instead of a background window")
+          .option(
+            "--backend <name>",
+            "where a new child runs: tmux, zellij, pty (no multiplexer), or a backend loaded by MUSTER_BACKEND_MODULE (default $MUSTER_BACKEND; zellij inside Zellij; else tmux; pty where neither tmux nor Zellij is on PATH)",
+          )
+          .option(
+            "--place <name>",
+            "where the child's host runs: local (this machine) or a place loaded by MUSTER_BACKEND_MODULE, as <kind>:<target> (default $MUSTER_PLACE, else local)",
+          )
+          .option(
+            "--on <host>",
+            "run the child on an SSH host named with muster hosts add (its place is ssh:<host>); any: the host with the fewest busy children",
+          ),
+      )
         .option(
           "--group <id>",
           "deliver the first result together with the rest of this group (muster wait --group)",
@@ -127,6 +133,7 @@ export function registerSpawn(program: Command): void {
     const caps = capsFrom(flags);
     // Checked before anything is spawned: a bad --timeout leaves no child behind.
     const timeout = flags.timeout ? { timeoutMs: parseTimeout(flags.timeout) } : {};
+    const container = containerFrom(flags);
     const req = {
       ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
       ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
@@ -140,6 +147,7 @@ export function registerSpawn(program: Command): void {
       ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
       ...(flags.place !== undefined ? { place: flags.place } : {}),
       ...(flags.on !== undefined ? { on: flags.on } : {}),
+      ...(container ? { container } : {}),
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),

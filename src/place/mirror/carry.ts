@@ -77,6 +77,28 @@ export async function carryByMirror(dir: string, linkArgv: string[], opts: Carry
   if ("error" in reply) throw fail(String(reply.error));
 }
 
+/**
+ * Asks place `place`'s keeper to stop keeping `dir` (its far side is gone for good); nothing to do when no
+ * keeper answers.
+ */
+export async function stopKeeper(dir: string, place: string): Promise<void> {
+  const socket = placeSocket(pathsOfArtifactDir(dir).root, place);
+  await ask(socket, { op: "release", dir: path.resolve(dir) }, 10_000).catch(() => undefined);
+}
+
+/** Resolves once place `place`'s keeper no longer keeps `dir` (or none answers), or after `timeoutMs`. */
+export async function mirrorEnded(dir: string, place: string, timeoutMs: number): Promise<void> {
+  const socket = placeSocket(pathsOfArtifactDir(dir).root, place);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const r = (await ask(socket, { op: "dirs" }, 2_000).catch(() => undefined)) as
+      | { dirs?: unknown }
+      | undefined;
+    if (!Array.isArray(r?.dirs) || !r.dirs.includes(path.resolve(dir))) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
 type Reply = { ok: true } | { error: unknown };
 
 /** Sends one request to the keeper at `socket` and reads its one-line answer. */

@@ -6,11 +6,11 @@
  */
 import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
+import { checkNode, installOn, localStamp, probeHost } from "../far/remote.js";
 import type { HostChooser, PlacedChild } from "../registry.js";
 import { checkHostName, getHost, listHosts, type NamedHost, sshHostOf } from "./hosts.js";
-import { controlDirFor, SshPlace, sshPlaceName } from "./place.js";
-import { checkNode, installOn, localStamp, probeHost } from "./remote.js";
-import { SshTransport } from "./transport.js";
+import { controlDirFor, SSH_NODE_FIX, SshPlace, sshPlaceName } from "./place.js";
+import { SshTransport, sshShell } from "./transport.js";
 
 export type { HostEntry, NamedHost } from "./hosts.js";
 // What `muster hosts` edits, as hosts.ts has it.
@@ -37,8 +37,8 @@ export interface HostCheck {
   env: string[];
 }
 
-function transportFor(env: NodeJS.ProcessEnv): SshTransport {
-  return new SshTransport(controlDirFor(stateRoot(env)));
+function shellFor(env: NodeJS.ProcessEnv, h: NamedHost) {
+  return sshShell(new SshTransport(controlDirFor(stateRoot(env))), sshHostOf(h), h.name);
 }
 
 /** Everything `hosts check` says of host `name`; never throws for a host that cannot be reached. */
@@ -56,22 +56,21 @@ export async function checkHost(
     ...(h.workdir ? { workdir: h.workdir } : {}),
     env: h.env ?? [],
   };
-  const t = transportFor(env);
-  const ssh = sshHostOf(h);
+  const sh = shellFor(env, h);
   let info: Awaited<ReturnType<typeof probeHost>>;
   try {
-    info = await probeHost(t, ssh, clis, h.workdir ? [h.workdir] : [], h.node);
+    info = await probeHost(sh, clis, h.workdir ? [h.workdir] : [], h.node);
   } catch (e) {
     out.problems.push((e as Error).message);
     return out;
   }
   out.reachable = true;
   const t0 = performance.now();
-  await t.run(ssh, ["true"], { timeoutMs: 10_000 }).catch(() => undefined);
+  await sh.run(["true"], { timeoutMs: 10_000 }).catch(() => undefined);
   out.rttMs = Math.round((performance.now() - t0) * 10) / 10;
   let nodeOk = true;
   try {
-    checkNode(name, info);
+    checkNode(`host ${name}`, info, SSH_NODE_FIX);
   } catch (e) {
     nodeOk = false;
     out.problems.push((e as Error).message);
@@ -94,13 +93,12 @@ export async function installHost(
   name: string,
 ): Promise<{ name: string; stamp: string; dir: string; already: boolean }> {
   const h = getHost(env, name);
-  const t = transportFor(env);
-  const ssh = sshHostOf(h);
-  const info = await probeHost(t, ssh, [], [], h.node);
-  checkNode(name, info);
+  const sh = shellFor(env, h);
+  const info = await probeHost(sh, [], [], h.node);
+  checkNode(`host ${name}`, info, SSH_NODE_FIX);
   const stamp = localStamp();
   const already = info.installed === stamp;
-  const dir = await installOn(t, ssh, info);
+  const dir = await installOn(sh, info);
   return { name, stamp, dir, already };
 }
 

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
 import { shellWords } from "../../util/text.js";
+import type { FarShell, RemoteRun } from "../far/remote.js";
 import { execLocal } from "../local/exec.js";
 import { ExecFailure } from "../place.js";
 
@@ -18,12 +19,6 @@ export interface SshHost {
   sshConfig?: string;
   /** Passed as `-o key=value`, in order. */
   options?: readonly (readonly [string, string])[];
-}
-
-export interface RemoteRun {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
 }
 
 /** How long a liveness check of an existing master may take before the master is given up. */
@@ -165,4 +160,19 @@ export class SshTransport {
     await Promise.all(hosts.map((h) => this.exitMaster(h)));
     this.probed.clear();
   }
+}
+
+/** ssh's own failures (exit 255 with its own words: no connection, a refused key, a changed host key). */
+export const sshFailed = (r: RemoteRun): boolean =>
+  r.exitCode === 255 &&
+  /^(ssh|kex_|Connection|Host key|Permission denied|banner)|ssh_exchange/m.test(r.stderr);
+
+/** Host `host` as far/remote.ts runs scripts there, through `t`'s master. */
+export function sshShell(t: SshTransport, host: SshHost, name = host.target): FarShell {
+  return {
+    label: `ssh ${host.target}`,
+    where: name,
+    run: (argv, opts) => t.run(host, argv, opts),
+    lostConnection: sshFailed,
+  };
 }

@@ -123,6 +123,7 @@ export async function executeCode(
       ...(call.reasoning ? { reasoning: call.reasoning } : {}),
       ...(call.cwd ? { cwd: call.cwd } : {}),
       ...(call.on ? { on: call.on } : {}),
+      ...(call.container ? { container: call.container } : {}),
     };
     const spawn = validate && call.output ? structuredSpawn(host, plain, call.output) : plain;
     starting += 1;

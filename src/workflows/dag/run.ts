@@ -213,6 +213,7 @@ export async function execute(
       ...(step.model ? { model: step.model } : {}),
       ...(step.reasoning ? { reasoning: step.reasoning } : {}),
       ...(step.on ? { on: step.on } : {}),
+      ...(step.container ? { container: step.container } : {}),
     };
     const spawn = step.output ? structuredSpawn(host, plain, step.output) : plain;
     try {

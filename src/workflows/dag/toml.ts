@@ -1,4 +1,5 @@
 import { parse, TomlError } from "smol-toml";
+import type { ContainerRequest } from "../../base/container-request.js";
 import { MusterError } from "../../base/errors.js";
 import { compileOutput, type OutputSpec } from "../structured.js";
 
@@ -13,6 +14,8 @@ export interface WorkflowStep {
   reasoning?: string;
   /** The SSH host its child runs on (`muster hosts add`), or `any`; default this machine. */
   on?: string;
+  /** Or a container of its own: `container = "<image>"`, or a table of the container's fields. */
+  container?: ContainerRequest;
   /** Makes the step a one-shot structured worker: its answer is one JSON value matching `schema`. */
   output?: OutputSpec;
 }
@@ -30,7 +33,17 @@ export interface WorkflowDef {
 export const WORKFLOW_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 const TOP_KEYS = new Set(["name", "description", "steps"]);
-const STEP_KEYS = new Set(["id", "agent", "prompt", "needs", "model", "reasoning", "on", "output"]);
+const STEP_KEYS = new Set([
+  "id",
+  "agent",
+  "prompt",
+  "needs",
+  "model",
+  "reasoning",
+  "on",
+  "container",
+  "output",
+]);
 
 const bad = (source: string, message: string): MusterError =>
   new MusterError("invalid_config", `workflow ${source}: ${message}`);
@@ -106,6 +119,9 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
   const model = str(t.model, `${where}: "model"`, source, false);
   const reasoning = str(t.reasoning, `${where}: "reasoning"`, source, false);
   const on = str(t.on, `${where}: "on"`, source, false);
+  const container = stepContainer(t.container, where, source);
+  if (on !== undefined && container !== undefined)
+    throw bad(source, `${where}: give "on" or "container", not both`);
   const output = t.output === undefined ? undefined : parseOutput(t.output, `workflow ${source}: ${where}`);
   return {
     id,
@@ -115,8 +131,18 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
     ...(model !== undefined ? { model } : {}),
     ...(reasoning !== undefined ? { reasoning } : {}),
     ...(on !== undefined ? { on } : {}),
+    ...(container !== undefined ? { container } : {}),
     ...(output !== undefined ? { output } : {}),
   };
+}
+
+/** A step's `container`: an image's name, `true` (the default image), or a table (its values checked at spawn). */
+function stepContainer(v: unknown, where: string, source: string): ContainerRequest | undefined {
+  if (v === undefined) return undefined;
+  if (v === true) return {};
+  if (typeof v === "string" && v !== "") return { image: v };
+  if (v !== null && typeof v === "object" && !Array.isArray(v)) return v as ContainerRequest;
+  throw bad(source, `${where}: "container" must be an image's name, true or a table`);
 }
 
 /**

@@ -326,6 +326,7 @@ function checkCall(c: unknown): string | undefined {
   // A model-written program runs its children where the run runs, nowhere it picks.
   if (o.cwd !== undefined) return "ctx.agent: cwd is not available in a sandboxed program";
   if (o.on !== undefined) return "ctx.agent: on is not available in a sandboxed program";
+  if (o.container !== undefined) return "ctx.agent: container is not available in a sandboxed program";
   for (const k of ["model", "reasoning"])
     if (o[k] !== undefined && typeof o[k] !== "string") return `ctx.agent: ${k} must be a string`;
   return undefined;

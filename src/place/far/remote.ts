@@ -1,16 +1,34 @@
 /**
- * What muster needs to know of an SSH host and puts there: one probe (state root, node, tmux, the installed
- * build, agent CLIs, free disk) and the install of muster's far side (dist/remote, built by
- * scripts/bundle.mjs: the child host, the relay hub, the mock agent and the commands an agent runs in its
- * pane) under `<state root>/install/<stamp>/`. Each is one fixed script run by `sh -c`, its inputs as the
- * script's arguments, never spliced into it.
+ * What muster needs to know of a machine it runs children on (an SSH host, a container) and puts there: one
+ * probe (state root, node, tmux, the installed build, agent CLIs, free disk) and the install of muster's far
+ * side (dist/remote, built by scripts/bundle.mjs: the child host, the relay hub, the mock agent and the
+ * commands an agent runs in its pane) under `<state root>/install/<stamp>/`. Each is one fixed script run by
+ * `sh -c`, its inputs as the script's arguments, never spliced into it, through the place's own shell.
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import type { SshHost, SshTransport } from "./transport.js";
+
+/** What one command there printed, and how it ended. */
+export interface RemoteRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * How a place on another machine runs argv there: `label` prefixes its errors (`ssh build1`), `where` names
+ * it in a sentence (`build1`, `container mu-…`); `lostConnection` tells its own failure (no connection, an
+ * engine that is gone) from the command's.
+ */
+export interface FarShell {
+  readonly label: string;
+  readonly where: string;
+  run(argv: readonly string[], opts?: { input?: string | Buffer; timeoutMs?: number }): Promise<RemoteRun>;
+  lostConnection(r: RemoteRun): boolean;
+}
 
 /** Node releases muster's far side runs on (package.json engines). */
 export const MIN_NODE_MAJOR = 20;
@@ -53,18 +71,17 @@ const PROBE = [
 ].join("\n");
 
 /**
- * Asks the host what it has (one ssh round trip): `clis` are binaries to look for on its PATH, `dirs`
+ * Asks the host what it has (one round trip): `clis` are binaries to look for on its PATH, `dirs`
  * folders to check (a child's working directory, asked in the same trip).
  */
 export async function probeHost(
-  t: SshTransport,
-  host: SshHost,
+  sh: FarShell,
   clis: readonly string[] = [],
   dirs: readonly string[] = [],
   node = "",
 ): Promise<RemoteInfo> {
-  const r = await t.run(host, ["sh", "-c", PROBE, "sh", node, ...clis, "--", ...dirs], { timeoutMs: 20_000 });
-  if (r.exitCode !== 0) throw unreachable(host, r.stderr, r.exitCode);
+  const r = await sh.run(["sh", "-c", PROBE, "sh", node, ...clis, "--", ...dirs], { timeoutMs: 20_000 });
+  if (r.exitCode !== 0) throw unreachable(sh, r);
   const kv = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
     const eq = line.indexOf("=");
@@ -78,7 +95,7 @@ export async function probeHost(
     .map((l) => l.slice(4));
   const root = kv.get("root") ?? "";
   if (!path.isAbsolute(root))
-    throw new MusterError("unreachable", `ssh ${host.target}: the host did not say its home`);
+    throw new MusterError("unreachable", `${sh.label}: the host did not say its home`);
   const free = Number(kv.get("freeKiB"));
   return {
     root,
@@ -93,29 +110,25 @@ export async function probeHost(
   };
 }
 
-/** The error of a command ssh itself could not run (exit 255: no connection, auth, a changed host key). */
-export function unreachable(host: SshHost, stderr: string, exitCode: number): MusterError {
-  const said = stderr.trim().split("\n").filter(Boolean).pop() ?? `exit ${exitCode}`;
-  return new MusterError("unreachable", `ssh ${host.target}: ${said}`);
+/** The error of a command the place could not run there (ssh: no connection, auth, a changed host key). */
+export function unreachable(sh: FarShell, r: RemoteRun): MusterError {
+  const said = r.stderr.trim().split("\n").filter(Boolean).pop() ?? `exit ${r.exitCode}`;
+  return new MusterError("unreachable", `${sh.label}: ${said}`);
 }
 
-/** Refuses a host whose node is missing or older than muster runs on, in one line. */
-export function checkNode(host: string, info: RemoteInfo): void {
-  if (!info.node)
-    throw new MusterError(
-      "unsupported",
-      `host ${host} has no node on its PATH for non-interactive ssh; install Node ${MIN_NODE_MAJOR}+ there, or name one with hosts add --node <path>`,
-    );
+/**
+ * Refuses a place whose node is missing or older than muster runs on, in one line: `where` names it (`host
+ * build1`), `fix` says how to give it one.
+ */
+export function checkNode(where: string, info: RemoteInfo, fix: string): void {
+  if (!info.node) throw new MusterError("unsupported", `${where} has no node on its PATH; ${fix}`);
   if (!info.nodeVersion)
-    throw new MusterError(
-      "unsupported",
-      `host ${host}: ${info.node} does not run there (is it a node binary?)`,
-    );
+    throw new MusterError("unsupported", `${where}: ${info.node} does not run there (is it a node binary?)`);
   const major = Number(/^v(\d+)\./.exec(info.nodeVersion)?.[1]);
   if (!(major >= MIN_NODE_MAJOR))
     throw new MusterError(
       "unsupported",
-      `host ${host} runs node ${info.nodeVersion || "(unknown version)"}; Node ${MIN_NODE_MAJOR} or newer is needed there`,
+      `${where} runs node ${info.nodeVersion || "(unknown version)"}; Node ${MIN_NODE_MAJOR} or newer is needed there`,
     );
 }
 
@@ -143,22 +156,22 @@ const INSTALL = [
 ].join("\n");
 
 /** Puts this build's far side on the host (a no-op when it is there); returns where it is. */
-export async function installOn(t: SshTransport, host: SshHost, info: RemoteInfo): Promise<string> {
+export async function installOn(sh: FarShell, info: RemoteInfo): Promise<string> {
   const stamp = localStamp();
   const dir = path.posix.join(info.root, "install", stamp);
   if (info.installed === stamp) return dir;
   const tarball = execFileSync("tar", ["-czf", "-", "-C", REMOTE_DIST, "."], { maxBuffer: 64 * 1024 * 1024 });
-  const r = await t.run(host, ["sh", "-c", INSTALL, "sh", info.root, stamp], {
+  const r = await sh.run(["sh", "-c", INSTALL, "sh", info.root, stamp], {
     input: tarball,
     timeoutMs: 120_000,
   });
-  if (r.exitCode === 255) throw unreachable(host, r.stderr, r.exitCode);
+  if (sh.lostConnection(r)) throw unreachable(sh, r);
   if (r.exitCode !== 0) {
     const said = r.stderr.trim().split("\n").pop() ?? `exit ${r.exitCode}`;
     const full = /No space left/i.test(r.stderr);
     throw new MusterError(
       full ? "storage" : "unsupported",
-      `could not install muster's host files on ${host.target}${full ? " (the host's disk is full)" : ""}: ${said}`,
+      `could not install muster's host files on ${sh.where}${full ? " (the disk there is full)" : ""}: ${said}`,
     );
   }
   info.installed = stamp;
