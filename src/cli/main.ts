@@ -8,6 +8,7 @@ import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
 import { registerHosts } from "./commands/hosts.js";
+import { registerImage } from "./commands/image.js";
 import { registerInbox } from "./commands/inbox.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerLogs } from "./commands/logs.js";
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   registerRm(program);
   registerGc(program);
   registerHosts(program);
+  registerImage(program);
   registerDoctor(program);
   registerMcp(program);
   registerDemo(program);

@@ -2,6 +2,7 @@
  * What a front end shows about this machine rather than about children: the agent profiles, the model
  * catalog, and what is installed (doctor). Plain data; each front end renders it in its own words.
  */
+import { MusterError } from "../base/errors.js";
 import { discoverProfiles, type LayerDir } from "../profiles/discover.js";
 import { loadProfile } from "../profiles/profile.js";
 import { type ModelQuery, type ModelsAnswer, queryModels } from "../profiles/query.js";
@@ -79,6 +80,28 @@ export function showAgent(name: string, ctx: CatalogContext): AgentInfo {
 /** One bounded question to the model catalog. */
 export function models(q: ModelQuery, ctx: CatalogContext): ModelsAnswer {
   return queryModels(q, ctx);
+}
+
+/**
+ * The npm package of each named runner's agent CLI at the version its tests run (`name@version` picks
+ * another), for `muster image build --agent`; a clear error for a runner with no CLI of its own.
+ */
+export function agentPackages(
+  names: readonly string[],
+): { name: string; pkg: string; version: string; bin: string }[] {
+  return names.map((spec) => {
+    const at = spec.lastIndexOf("@");
+    const [name, version] = at > 0 ? [spec.slice(0, at), spec.slice(at + 1)] : [spec, undefined];
+    const b = getRunner(name)?.binary;
+    if (!b?.tested)
+      throw new MusterError(
+        "invalid_argument",
+        `--agent ${spec}: not an agent CLI muster installs (${runnerNames()
+          .filter((n) => getRunner(n)?.binary?.tested)
+          .join(", ")})`,
+      );
+    return { name, pkg: b.tested.pkg, version: version || b.tested.version, bin: b.command };
+  });
 }
 
 /** The commands of the agent CLIs muster runs (claude, codex, …): what `hosts check` looks for on a host. */

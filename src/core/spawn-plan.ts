@@ -190,10 +190,8 @@ async function planPlaced(
     );
   // A place on another machine is readied (asked what it has, a container made) while its terminal is
   // checked there: the terminal's commands wait for a container being made, not for the probe.
-  const readying = backend.place.ready?.();
-  readying?.catch(() => {});
-  await m.ensureMux(backend);
-  await readying;
+  // When readying fails, its error (no such image, no node there) is the one said, not the terminal's.
+  await Promise.all([backend.place.ready?.(), m.ensureMux(backend)]);
   if (isolation === "worktree" && backend.place.workdir && !backend.place.pathThere)
     throw new MusterError(
       "unsupported",
@@ -282,9 +280,12 @@ export async function assertInstalled(
   const r = await runnerReadinessWith(runner.name, env, (bin) => place.findCommand(bin, env));
   if (r.ready || !runner.binary) return;
   const where = place.name === LOCAL_PLACE ? "here" : `in place ${place.name}`;
+  const fix =
+    place.installHint?.(runner.name) ??
+    `install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`;
   throw new MusterError(
     "unsupported",
-    `agent "${agent}" runs ${runner.name}, which is not installed ${where} (${r.why}); install it (${runner.binary.install}) or set ${runner.binary.envVar} to its path`,
+    `agent "${agent}" runs ${runner.name}, which is not installed ${where} (${r.why}); ${fix}`,
   );
 }
 

@@ -129,6 +129,8 @@ export interface Place {
    * readied calls it, so a refusal leaves nothing behind; best effort.
    */
   discard?(): Promise<void>;
+  /** How to get agent CLI `runner` there, where that is not installing it on a machine (an image to build). */
+  installHint?(runner: string): string;
   /**
    * For a place made for one child: the child was cancelled or closed and its pane is gone, so the place may
    * rest (a container is stopped, its files kept; a resume starts it again). Best effort.

@@ -57,6 +57,14 @@ export async function runEngine(
   }
 }
 
-/** The engine's one-line complaint (its last stderr line), for an error of ours. */
+/**
+ * The engine's one-line complaint, for an error of ours: its last stderr line that says something (not the
+ * "Run 'docker run --help'" hint, not a warning), without the CLI's own prefix.
+ */
 export const engineSaid = (r: RemoteRun): string =>
-  r.stderr.trim().split("\n").filter(Boolean).pop() ?? `exit ${r.exitCode}`;
+  r.stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !/^(Run|See) '.*--help'/.test(l) && !/^WARNING:/.test(l))
+    .pop()
+    ?.replace(/^(docker|podman|Error): /, "") ?? `exit ${r.exitCode}`;

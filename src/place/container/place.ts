@@ -90,6 +90,10 @@ export class ContainerPlace extends FarPlace {
     return [this.engine.cli, "exec", "-it", this.container, ...argv];
   }
 
+  installHint(runner: string): string {
+    return `image ${this.spec.image} lacks it: make one that has it with muster image build --agent ${runner} [--tag <image>]`;
+  }
+
   /** The container's state in its engine (`running`, `exited`, `created`…), or null when there is none. */
   async state(): Promise<string | null> {
     const r = await runEngine(this.engine, ["inspect", "--format", "{{.State.Status}}", this.container], {
