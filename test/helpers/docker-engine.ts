@@ -20,8 +20,11 @@ export interface DockerEngine {
   docker(argv: string[], opts?: { input?: string | Buffer; timeoutMs?: number }): string;
   /** The same without blocking this process. */
   dockerAsync(argv: string[], opts?: { timeoutMs?: number }): Promise<string>;
-  /** Removes the containers, stops the daemon, its containerd and the shims (SIGKILL after a bound), unmounts. */
-  stop(): Promise<void>;
+  /**
+   * Removes the containers (or keeps them, stopped, for a restart: startDockerEngine on the same folder finds
+   * them), stops the daemon, its containerd and the shims (SIGKILL after a bound), unmounts.
+   */
+  stop(how?: { keepContainers?: boolean }): Promise<void>;
 }
 
 export interface BaseImage {

@@ -78,12 +78,12 @@ export async function carryByMirror(dir: string, linkArgv: string[], opts: Carry
 }
 
 /**
- * Asks place `place`'s keeper to stop keeping `dir` (its far side is gone for good); nothing to do when no
- * keeper answers.
+ * Ends place `place`'s keeper (the place is gone for good: a child's container removed), found from one of
+ * its children's dirs, `dir`; nothing to do when no keeper answers.
  */
 export async function stopKeeper(dir: string, place: string): Promise<void> {
   const socket = placeSocket(pathsOfArtifactDir(dir).root, place);
-  await ask(socket, { op: "release", dir: path.resolve(dir) }, 10_000).catch(() => undefined);
+  await ask(socket, { op: "stop" }, 10_000).catch(() => undefined);
 }
 
 /** Resolves once place `place`'s keeper no longer keeps `dir` (or none answers), or after `timeoutMs`. */

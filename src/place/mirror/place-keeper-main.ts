@@ -2,8 +2,8 @@
  * `node dist/place/mirror/place-keeper-main.js <socket> <place> <link argv…>`: one place's keeper
  * (place-keeper.ts), serving requests on a unix socket: each is one JSON line, answered with one —
  * `{"op":"keep","dir":…,"mode":"restart"|"revive","maxRunning":N}` → `{"ok":true}` (for restart, once the
- * child's mirror caught up) or `{"error":"…"}`; `{"op":"dirs"}` → `{"dirs":[…]}`; `{"op":"release","dir":…}`
- * → `{"ok":true}` once that dir is no longer kept (its far side is gone). Prints `ready` on stdout
+ * child's mirror caught up) or `{"error":"…"}`; `{"op":"dirs"}` → `{"dirs":[…]}`; `{"op":"stop"}` →
+ * `{"ok":true}`, then the keeper ends (its place is gone for good). Prints `ready` on stdout
  * once it listens, `taken` when another keeper already serves the socket (and exits 0). Logs on stderr;
  * exits 0 when idle or stopped, 2 on a bad argument.
  */
@@ -107,14 +107,15 @@ function serve(conn: net.Socket, keeper: PlaceKeeper, log: (l: string) => void):
 async function answer(line: string, keeper: PlaceKeeper): Promise<object> {
   const req = JSON.parse(line) as { op?: unknown } & Partial<KeepRequest>;
   if (req.op === "dirs") return { dirs: keeper.dirs() };
-  if (req.op !== "keep" && req.op !== "release") throw new Error(`unknown request ${JSON.stringify(req.op)}`);
-  const { dir, mode, maxRunning } = req;
-  if (typeof dir !== "string" || !path.isAbsolute(dir) || path.resolve(dir) !== dir)
-    throw new Error(`${req.op}: dir must be an absolute, normal path`);
-  if (req.op === "release") {
-    await keeper.release(dir, "its place is gone");
+  if (req.op === "stop") {
+    // After the answer is on its way: the keeper's end closes the server.
+    setImmediate(() => keeper.stop("its place is gone"));
     return { ok: true };
   }
+  if (req.op !== "keep") throw new Error(`unknown request ${JSON.stringify(req.op)}`);
+  const { dir, mode, maxRunning } = req;
+  if (typeof dir !== "string" || !path.isAbsolute(dir) || path.resolve(dir) !== dir)
+    throw new Error("keep: dir must be an absolute, normal path");
   if (mode !== "restart" && mode !== "revive") throw new Error("keep: mode must be restart or revive");
   if (typeof maxRunning !== "number" || !Number.isInteger(maxRunning) || maxRunning < 1)
     throw new Error("keep: maxRunning must be a positive whole number");

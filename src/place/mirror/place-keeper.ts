@@ -99,12 +99,6 @@ export class PlaceKeeper {
     });
   }
 
-  /** Stops keeping `dir` (its far side is gone for good); resolves once its mirror has ended. */
-  async release(dir: string, why: string): Promise<void> {
-    const k = this.kept.get(dir);
-    if (k) await this.drop(k, why);
-  }
-
   /** Stops every child's mirror and the link. */
   stop(why: string): void {
     this.stopping = true;
