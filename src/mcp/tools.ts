@@ -59,12 +59,12 @@ export function toolTable(agentsDescription: string): Tool[] {
           agent: str(
             `${agentsDescription}\nDefault (no agent, no id): $MUSTER_AGENT, else ${DEFAULT_AGENT}.`,
           ),
-          id: str("Or: continue (resume) this settled child."),
+          id: str("Or: resume this settled child."),
           prompt: str("The task."),
           model: str("Model (see subagents_models)."),
-          reasoning: str("Reasoning level."),
-          await: { type: "boolean", description: "Wait for the result (default true)." },
-          groupId: str("New children: deliver with this group (await {groupId} seals it)."),
+          reasoning: S,
+          await: { type: "boolean", description: "Wait for the result (default)." },
+          groupId: str("Deliver with this group (await {groupId} seals it)."),
           isolation: { enum: ["worktree"] },
           caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
           name: S,
@@ -73,7 +73,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           on: S,
           container: {
             type: ["string", "object"],
-            description: "Own container: image or {image,network,cpus,memory}",
+            description: "Image, or {image,network,cpus,memory}",
           },
           tui: { type: "boolean", description: "The CLI's own TUI." },
           fork: str("Start from this child's conversation."),
@@ -86,7 +86,7 @@ export function toolTable(agentsDescription: string): Tool[] {
       name: "subagents_await",
       description: "Wait for children's current turns: all, or the first (the rest pending).",
       inputSchema: object({
-        ids: { type: "array", items: ID, minItems: 1 },
+        ids: { type: "array", items: S, minItems: 1 },
         groupId: str("Or: seal this group and await all of it."),
         mode: { type: "string", enum: ["first", "all"], description: `Default ${DEFAULT_WAIT_MODE}.` },
         timeoutMs: { type: "integer", minimum: 0, description: "Give up after this long." },
@@ -124,7 +124,7 @@ export function toolTable(agentsDescription: string): Tool[] {
       description: "Cancel children's running turns and close them (id or ids).",
       inputSchema: object({
         id: ID,
-        ids: { type: "array", items: ID, minItems: 1 },
+        ids: { type: "array", items: S, minItems: 1 },
         snapshot: { type: "boolean", description: "First keep each one's last context for a resume." },
       }),
       handler: (a, c) => h.cancel(a, c),

@@ -15,7 +15,7 @@ const COLUMNS: Column[] = [
   { key: "name", title: "NAME", width: 14, drop: 0 },
   { key: "agent", title: "AGENT", width: 8, drop: 4 },
   // Shown only while some child runs elsewhere (an SSH host): a tree on this machine alone has no use for it.
-  { key: "host", title: "HOST", width: 8, drop: 3.5 },
+  { key: "host", title: "HOST", width: 10, drop: 3.5 },
   { key: "state", title: "STATE", width: 13, drop: 1 },
   { key: "elapsed", title: "TIME", width: 6, drop: 3 },
   { key: "turns", title: "T", width: 2, drop: 7 },

@@ -28,6 +28,13 @@ export interface ChildRow {
 
 const SETTLED = new Set(["closed", "lost", "unreadable"]);
 
+/**
+ * Where a child runs, in a word: the host of `ssh:h1`, `container` for a child in a container of its own (one
+ * per child: its id would only repeat the row's), else the place's name.
+ */
+export const hostLabel = (place: string): string =>
+  place.startsWith("ssh:") ? place.slice(4) : place.startsWith("container:") ? "container" : place;
+
 /** A child's row, from the core's view of it. */
 export function childRow(v: ChildView): ChildRow {
   const open = v.turns.find((t) => t.status === "running");
@@ -38,7 +45,7 @@ export function childRow(v: ChildView): ChildRow {
     parent: v.parent,
     label: visibleLine(v.name ?? shortId(v.id)),
     agent: visibleLine(v.agent),
-    host: v.placed ? visibleLine(v.place.replace(/^ssh:/, "")) : "",
+    host: v.placed ? visibleLine(hostLabel(v.place)) : "",
     state: visibleLine(v.live.state),
     settled: SETTLED.has(v.status),
     active: open !== undefined,

@@ -9,10 +9,17 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { render } from "ink-testing-library";
 import pty from "node-pty";
+import { createElement } from "react";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMuster } from "../../src/index.js";
+import { coreActions } from "../../src/tui/actions.js";
+import { Top } from "../../src/tui/app.js";
+import { TopSource } from "../../src/tui/source.js";
 import { BIN, readEvents, sandbox, until } from "../helpers/cli.js";
 import { type DockerEngine, dockerAvailable, startDockerEngine } from "../helpers/docker-engine.js";
+import { connectMcp } from "../helpers/mcp.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 
 const available = dockerAvailable();
@@ -266,6 +273,110 @@ describe.skipIf(!available.ok && !process.env.CI)("children in containers (a rea
     expect(await count()).toBe(children);
     expect(specs()).toBe(specsBefore);
   });
+
+  it("a workflow step, MCP and a profile's container: put children in containers; top shows where each runs", async () => {
+    const file = path.join(sb.cwd, "in-containers.toml");
+    fs.writeFileSync(
+      file,
+      [
+        'name = "in-containers"',
+        'description = "one step in a container, one here"',
+        "[[steps]]",
+        'id = "boxed"',
+        'agent = "mock"',
+        'container = "muster-agent:latest"',
+        'prompt = "first step: {{input}}"',
+        "[[steps]]",
+        'id = "here"',
+        'agent = "mock"',
+        'needs = ["boxed"]',
+        'prompt = "second step"',
+        "",
+      ].join("\n"),
+    );
+    const run = await sb.json(["workflow", "run", file, "a change", "--keep"], { timeout: 90_000 });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.data.status).toBe("completed");
+    const ls = (await sb.json(["ls"])).data.children as { id: string; place: string }[];
+    const placeOf = (id: string) => ls.find((c) => c.id === id)?.place;
+    const [boxed, here] = run.data.steps.map((st: { childId: string }) => st.childId as string);
+    expect([placeOf(boxed), placeOf(here)]).toEqual([`container:${boxed}`, "local"]);
+
+    // A profile's container: its children each get one, with its limits; the call's fields win over it.
+    const agents = path.join(sb.cwd, ".muster", "agents");
+    fs.mkdirSync(agents, { recursive: true });
+    fs.writeFileSync(
+      path.join(agents, "boxed-mock.md"),
+      [
+        "---",
+        "name: boxed-mock",
+        "runner: mock",
+        "container:",
+        "  memory: 256m",
+        "  cpus: 1",
+        "---",
+        "",
+        "",
+      ].join("\n"),
+    );
+    const viaProfile = await sb.json([
+      "spawn",
+      "--agent",
+      "boxed-mock",
+      "--cpus",
+      "0.5",
+      "--in",
+      "container",
+      "--wait",
+      "boxed by its profile",
+    ]);
+    expect(viaProfile.exitCode, viaProfile.stderr).toBe(0);
+    const pid = viaProfile.data.spawned.id as string;
+    expect(
+      engine!
+        .docker(["inspect", "--format", "{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}", containerOf(pid)])
+        .trim(),
+    ).toBe(`${256 * 1024 * 1024} 500000000`);
+
+    const client = await connectMcp(sb);
+    let viaMcp: { id?: string; status: string };
+    try {
+      const r = await client.callTool(
+        { name: "subagents_run", arguments: { prompt: "through MCP", container: { network: "none" } } },
+        undefined,
+        { timeout: 50_000 },
+      );
+      const text = (r.content as { type: string; text: string }[])[0]?.text ?? "";
+      expect(r.isError, text).toBeFalsy();
+      viaMcp = JSON.parse(text);
+    } finally {
+      await client.close();
+    }
+    expect(viaMcp.status).toBe("completed");
+    const mcpId = viaMcp.id ?? "";
+    expect((await sb.json(["status", mcpId])).data.place).toBe(`container:${mcpId}`);
+
+    const m = createMuster({ env: sb.env, cwd: sb.cwd });
+    const source = new TopSource(m, { minIntervalMs: 200 });
+    try {
+      const ui = render(
+        createElement(Top, { source, actions: coreActions(m), size: { columns: 120, rows: 60 } }),
+      );
+      const frame = () => (ui.lastFrame() ?? "").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+      const row = (id: string) =>
+        frame()
+          .split("\n")
+          .find((l) => l.includes(id.slice(-8)));
+      await until(() => row(mcpId), 15_000);
+      expect(frame()).toMatch(/ HOST /);
+      expect(row(mcpId)).toMatch(/ container /);
+      expect(row(here)).not.toMatch(/ container /);
+      expect(frame()).toMatch(/^hosts: local \d+ \(\d+ working\) · container \d+ \(\d+ working\)/m);
+      ui.unmount();
+    } finally {
+      await source.close();
+    }
+  }, 150_000);
 
   it("rm removes the child's container and its record of it", async () => {
     const spawned = await sb.json(["spawn", "--in", "container", "--wait", "to be removed"]);
