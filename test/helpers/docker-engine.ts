@@ -1,15 +1,19 @@
 /**
  * A real, private Docker engine (dockerd and its containerd under a temp folder, unix socket only, no bridge,
- * no iptables; root only) and a base image from this machine's own files, typed for the tests.
+ * no iptables; root only), or private Podman storage, typed for the tests.
  * The implementation is test/fixtures/docker-engine.mjs, plain JS so the benchmark can start an engine too.
  */
 import * as impl from "../fixtures/docker-engine.mjs";
+import * as podman from "../fixtures/podman-engine.mjs";
 
 export interface DockerEngine {
   /** The daemon's address, `unix://<base>/docker.sock`. */
   host: string;
-  /** What a `docker` client needs to reach this engine (DOCKER_CONFIG: a private client config folder). */
-  env: { DOCKER_HOST: string; DOCKER_CONFIG: string };
+  /**
+   * What muster needs to reach this engine: DOCKER_HOST and DOCKER_CONFIG (a private client config folder)
+   * for Docker, MUSTER_CONTAINER_ENGINE (the wrapper) for Podman.
+   */
+  env: Record<string, string>;
   /** The `docker` client the helpers run. */
   cli: string;
   /** The daemon's process id. */
@@ -27,21 +31,14 @@ export interface DockerEngine {
   stop(how?: { keepContainers?: boolean }): Promise<void>;
 }
 
-export interface BaseImage {
-  tag: string;
-  /** The content key of the staged files (also the image's MUSTER_BASE_KEY). */
-  key: string;
-  /** The cached root file system tarball the image was imported from. */
-  tarball: string;
-  tarBytes: number;
-  /** The image's size as the engine reports it. */
-  imageBytes: number;
-  /** Whether this call wrote the tarball (false: it came from the cache). */
-  staged: boolean;
-  /** Whether this call imported it (false: the engine already had this content as `tag`). */
-  imported: boolean;
-  ms: number;
-}
+/** Whether this machine can run private Podman storage (root, podman, runc, conmon, catatonit). */
+export const podmanAvailable: () => { ok: true } | { ok: false; why: string } = podman.podmanAvailable;
+
+/**
+ * Podman with its storage and a containers.conf under `base` (runc, cgroupfs, no network by default), reached
+ * through a `podman` wrapper there that `env.MUSTER_CONTAINER_ENGINE` names; `docker` runs that wrapper.
+ */
+export const startPodmanEngine: (base: string) => Promise<DockerEngine> = podman.startPodmanEngine;
 
 /** Whether this machine can run a private engine (root, dockerd, containerd, runc, docker-init, docker). */
 export const dockerAvailable: () => { ok: true } | { ok: false; why: string } = impl.dockerAvailable;
@@ -49,13 +46,6 @@ export const dockerAvailable: () => { ok: true } | { ok: false; why: string } = 
 /** Starts a private dockerd with everything under `base` (a short temp folder of the test) once it answers. */
 export const startDockerEngine: (base: string, opts?: { readyTimeoutMs?: number }) => Promise<DockerEngine> =
   impl.startDockerEngine;
-
-/** Makes image `tag` from this machine's node, tmux, shell, coreutils, terminfo and C.UTF-8 locale (cached). */
-export const buildBaseImage: (
-  engine: DockerEngine,
-  tag: string,
-  opts?: { cacheDir?: string; extraBins?: string[] },
-) => BaseImage = impl.buildBaseImage;
 
 /** Mount points at or under `dir` in this process's mount namespace, deepest first. */
 export const mountsUnder: (dir: string) => string[] = impl.mountsUnder;
