@@ -6,7 +6,7 @@
 export interface ContainerRequest {
   /** The image (default `muster-agent:latest`, what `muster image build` makes). */
   image?: string;
-  /** `none`, `default` (the engine's own), `host`, or a network's name. */
+  /** `none`, `default` (the engine's own), `host`, a network's name, or `container:<name>` (another's). */
   network?: string;
   /** How the working directory is mounted when the child has no worktree: `ro` (default), `rw` or `none`. */
   mount?: "ro" | "rw" | "none";

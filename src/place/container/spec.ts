@@ -19,7 +19,7 @@ export const DEFAULT_IMAGE = "muster-agent:latest";
 
 export interface ContainerSpec {
   image: string;
-  /** `none`, `default` (the engine's own), `host`, or a network the engine has. */
+  /** `none`, `default` (the engine's own), `host`, a network the engine has, or `container:<name>`. */
   network: string;
   /** How the working directory is mounted (children isolated in a worktree get none: theirs comes as a bundle). */
   mount: "ro" | "rw" | "none";
@@ -36,7 +36,8 @@ export interface ContainerSpec {
 }
 
 const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$/;
-const NETWORK = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+// A network's name, or `container:<name>`: another container's network (a sidecar that holds the only way out).
+const NETWORK = /^(container:)?[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 const MEMORY = /^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -78,7 +79,8 @@ export function resolveSpec(
   const image = r.image ?? DEFAULT_IMAGE;
   if (!IMAGE.test(image)) throw bad("image", image, "an image name (name[:tag] or name@digest)");
   const network = r.network ?? (opts.runner === "mock" ? "none" : "default");
-  if (!NETWORK.test(network)) throw bad("network", network, "none, default, host or a network's name");
+  if (!NETWORK.test(network))
+    throw bad("network", network, "none, default, host, a network's name or container:<name>");
   const mount = opts.worktree ? "none" : (r.mount ?? "ro");
   if (mount !== "ro" && mount !== "rw" && mount !== "none") throw bad("mount", mount, "ro, rw or none");
   if (r.cpus !== undefined && !(typeof r.cpus === "number" && r.cpus > 0 && r.cpus <= 1024))
