@@ -38,6 +38,19 @@ export const containerName = (id: string): string => `muster-${id}`;
 const ENGINE_FAILED =
   /Error response from daemon|Cannot connect to the Docker daemon|is not running|no such container|unable to connect to Podman|can only create exec sessions on running containers/i;
 
+/**
+ * A bind mount as `--mount` words: unlike `--volume`, a source that is not there is an error, not an empty
+ * folder made in its place (a remote engine's machine has none of this one's folders).
+ */
+function bind(source: string, target: string, mode: "ro" | "rw"): string[] {
+  if (/[,\n"]/.test(source) || /[,\n"]/.test(target))
+    throw new MusterError(
+      "invalid_argument",
+      `cannot mount ${JSON.stringify(source)} in a container: a comma, quote or newline in its path`,
+    );
+  return ["--mount", `type=bind,source=${source},target=${target}${mode === "ro" ? ",readonly" : ""}`];
+}
+
 /** The folder a container's user has as home: root's, or one made for another user (the caller's uid). */
 const containerHome = (): string => (os.userInfo().uid === 0 ? "/root" : "/tmp/muster-home");
 
@@ -153,14 +166,14 @@ export class ContainerPlace extends FarPlace {
       ...(s.memory !== undefined ? ["--memory", s.memory] : []),
       // Not root here: the container's processes run as this user, so what they write to a mount is theirs.
       ...(uid === 0 ? [] : ["--user", `${uid}:${os.userInfo().gid}`, "--env", `HOME=${home}`]),
-      ...(s.mount === "none"
-        ? []
-        : ["--volume", `${s.workdir}:${s.workdir}:${s.mount}`, "--workdir", s.workdir]),
-      ...s.mounts.flatMap((m) => ["--volume", m]),
-      ...s.config.flatMap((dir) => [
-        "--volume",
-        `${dir}:${path.posix.join(home, path.relative(os.homedir(), dir).split(path.sep).join("/"))}:ro`,
-      ]),
+      ...(s.mount === "none" ? [] : [...bind(s.workdir, s.workdir, s.mount), "--workdir", s.workdir]),
+      ...s.mounts.flatMap((m) => {
+        const [here, there, mode] = m.split(":");
+        return bind(here!, there!, mode === "ro" ? "ro" : "rw");
+      }),
+      ...s.config.flatMap((dir) =>
+        bind(dir, path.posix.join(home, path.relative(os.homedir(), dir).split(path.sep).join("/")), "ro"),
+      ),
       "--entrypoint",
       "sleep",
       s.image,
