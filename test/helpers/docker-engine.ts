@@ -44,8 +44,10 @@ export const startPodmanEngine: (base: string) => Promise<DockerEngine> = podman
 export const dockerAvailable: () => { ok: true } | { ok: false; why: string } = impl.dockerAvailable;
 
 /** Starts a private dockerd with everything under `base` (a short temp folder of the test) once it answers. */
-export const startDockerEngine: (base: string, opts?: { readyTimeoutMs?: number }) => Promise<DockerEngine> =
-  impl.startDockerEngine;
+export const startDockerEngine: (
+  base: string,
+  opts?: { readyTimeoutMs?: number; wrap?: string[] },
+) => Promise<DockerEngine> = impl.startDockerEngine;
 
 /** Mount points at or under `dir` in this process's mount namespace, deepest first. */
 export const mountsUnder: (dir: string) => string[] = impl.mountsUnder;

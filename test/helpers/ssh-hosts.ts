@@ -13,6 +13,8 @@ export interface SshTestHost {
   inside(argv: string[]): string;
   /** The same without blocking this process (several hosts at once). */
   insideAsync(argv: string[]): Promise<string>;
+  /** The argv prefix that runs a command inside the host's namespaces (a daemon there). */
+  enter: string[];
   stop(): void;
 }
 
