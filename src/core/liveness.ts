@@ -36,7 +36,8 @@ export async function probeChild(
     if ((await backend.host.alive(host)) !== "dead") return { dead: false };
     const st = await backend.host.exitStatus(host).catch(() => null);
     const how = st ? ` (${st.signal ? `signal ${st.signal}` : `exit code ${st.exitCode}`})` : "";
-    return { dead: true, reason: `child host (pid ${hostPid}) is gone${how}` };
+    const why = await backend.host.deathReason?.(host).catch(() => null);
+    return { dead: true, reason: `child host (pid ${hostPid}) is gone${how}${why ? `: ${why}` : ""}` };
   }
   const age = Date.now() - Date.parse(createdAt);
   if (pane) {

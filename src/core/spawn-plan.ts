@@ -9,7 +9,7 @@ import { assertGroupId } from "../delivery/groups.js";
 import { checkIsolationMode, planWorktree } from "../isolation/worktree.js";
 import type { Placement } from "../mux/backend.js";
 import { LOCAL_PLACE, type Place } from "../place/place.js";
-import { type ChildPlaceContext, placeInContainer, placeOn } from "../place/registry.js";
+import { type ChildPlaceContext, placeForChild, placeOn } from "../place/registry.js";
 import { loadProfile } from "../profiles/profile.js";
 import { type ResolvedSettings, resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
@@ -147,15 +147,21 @@ async function placeNameFor(
   m: CoreContext,
   opts: SpawnOptions,
   profile: Profile,
-  child: Omit<ChildPlaceContext, "env">,
+  child: Omit<ChildPlaceContext, "env" | "primary">,
 ): Promise<string | undefined> {
   const asked = opts.place !== undefined || opts.on !== undefined;
+  const ctx = { ...child, env: m.env, primary: m.primary };
   if (opts.container !== undefined || (!asked && profile.container !== undefined))
-    return placeInContainer(opts.container ?? {}, profile.container, { ...child, env: m.env }).name;
+    return (
+      await placeForChild({ kind: "container", req: opts.container ?? {}, profile: profile.container }, ctx)
+    ).name;
   const on = opts.place === undefined ? (opts.on ?? profile.on) : undefined;
   const placed = async () => (await m.list()).map((c) => ({ place: placeNameOf(c.entry), status: c.status }));
   // "h1,h2" and ["h1", "h2"] alike (a flag, an MCP argument, a TOML string, a profile's list).
   const hosts = [on ?? []].flat().flatMap((h) => h.split(",").map((x) => x.trim()));
+  // A Pod of its own in a Kubernetes cluster: `k8s` (the kubeconfig's current context) or `k8s:<context>`.
+  if (hosts.length === 1 && /^k8s(:|$)/.test(hosts[0]!))
+    return (await placeForChild({ kind: "k8s", on: hosts[0]! }, ctx)).name;
   const named = on !== undefined ? await placeOn(hosts.filter(Boolean), m.env, placed) : undefined;
   return opts.place ?? named ?? rawSetting(m.env, "place");
 }

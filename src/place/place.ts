@@ -43,6 +43,8 @@ export interface HostControl {
   exitStatus(host: HostRef): Promise<DeadStatus | null>;
   /** Signals a process group on the host's machine (the runner of a turn whose host died). */
   signalGroup(host: HostRef, pgid: number, signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** Why a host found dead is gone, when its place knows more than its pid (its container removed, its Pod evicted). */
+  deathReason?(host: HostRef): Promise<string | null>;
   /** One line on the processes that mention `dir` and what they wait in (why a host never started). */
   describeProcesses?(dir: string): string;
 }

@@ -77,37 +77,40 @@ export interface ChildPlaceContext {
   runner: string;
   /** Whether the child works in a worktree of its own (then its work comes as a bundle, not a mount). */
   worktree: boolean;
-}
-
-/** Makes the place of one child from the call's container request and its profile's. */
-export type ContainerPlaceMaker = (
-  req: ContainerRequest,
-  profile: ContainerRequest | undefined,
-  ctx: ChildPlaceContext,
-) => Place;
-
-let containerMaker: ContainerPlaceMaker | undefined;
-
-/** Makes `container` work: the container place registers its maker (mux/builtin.ts). */
-export function registerContainerPlace(maker: ContainerPlaceMaker): void {
-  containerMaker = maker;
+  /** The primary that owns it. */
+  primary: string;
 }
 
 /**
- * The place of a new child in a container of its own, kept under its name (`container:<id>`) for this
- * process; a clear error where no container place is loaded.
+ * How a place made for one child is asked for: a container (the call's request over its profile's), or a
+ * Pod (`on: k8s[:<context>]`).
  */
-export function placeInContainer(
-  req: ContainerRequest,
-  profile: ContainerRequest | undefined,
-  ctx: ChildPlaceContext,
-): Place {
-  if (!containerMaker)
+export type ChildPlaceRequest =
+  | { kind: "container"; req: ContainerRequest; profile: ContainerRequest | undefined }
+  | { kind: "k8s"; on: string };
+
+/** Makes the place of one child (`<kind>:<id>`) from its request. */
+export type ChildPlaceMaker = (request: ChildPlaceRequest, ctx: ChildPlaceContext) => Place | Promise<Place>;
+
+const childMakers = new Map<string, ChildPlaceMaker>();
+
+/** Makes a kind of one-child place available (mux/builtin.ts registers `container` and `k8s`). */
+export function registerChildPlace(kind: ChildPlaceRequest["kind"], maker: ChildPlaceMaker): void {
+  childMakers.set(kind, maker);
+}
+
+/**
+ * The place of a new child in a container or Pod of its own, kept under its name (`<kind>:<id>`) for this
+ * process; a clear error where no such place is loaded.
+ */
+export async function placeForChild(request: ChildPlaceRequest, ctx: ChildPlaceContext): Promise<Place> {
+  const maker = childMakers.get(request.kind);
+  if (!maker)
     throw new MusterError(
       "unsupported",
-      `container: no container place is available here (kinds: ${placeKinds().join(", ")})`,
+      `${request.kind}: no such place is available here (kinds: ${placeKinds().join(", ")})`,
     );
-  const p = containerMaker(req, profile, ctx);
+  const p = await maker(request, ctx);
   made.set(p.name, p);
   return p;
 }

@@ -107,6 +107,14 @@ export const SETTINGS = {
     forward: everywhere("a container child is reached through the engine it was made with"),
     doc: "the container engine's CLI for `spawn --in container` (`docker`, `podman` or a path to either); `DOCKER_HOST` / `CONTAINER_HOST` choose its daemon, a remote one (`ssh://`) included",
   },
+  k8sImage: {
+    env: "MUSTER_K8S_IMAGE",
+    config: "k8sImage",
+    type: text,
+    default: "muster-agent:latest",
+    forward: everywhere("a child's Pod runs the image the user chose, whoever spawns it"),
+    doc: "the image of a child's Pod (`spawn --on k8s[:<context>]`): one with node 20+, tmux and the agent CLIs, where the cluster pulls from (`muster image build` makes one)",
+  },
   backendModule: {
     env: "MUSTER_BACKEND_MODULE",
     type: text,

@@ -18,16 +18,9 @@ import { FarPlace, type ProbeAsk } from "../far/far-place.js";
 import type { FarShell, RemoteRun } from "../far/remote.js";
 import { mirrorEnded, stopKeeper } from "../mirror/carry.js";
 import type { Liveness, Place } from "../place.js";
-import type { ChildPlaceContext } from "../registry.js";
+import type { ChildPlaceMaker } from "../registry.js";
 import { type ContainerEngine, engineOf, engineSaid, runEngine } from "./engine.js";
-import {
-  type ContainerRequest,
-  type ContainerSpec,
-  dropSpec,
-  loadSpec,
-  resolveSpec,
-  saveSpec,
-} from "./spec.js";
+import { type ContainerSpec, dropSpec, loadSpec, resolveSpec, saveSpec } from "./spec.js";
 
 export const CONTAINER_KIND = "container";
 export const containerPlaceName = (id: string): string => `${CONTAINER_KIND}:${id}`;
@@ -199,11 +192,19 @@ export class ContainerPlace extends FarPlace {
     const state = await this.state().catch(() => undefined);
     if (state === undefined || state === "running") return "unknown";
     if (state === null) {
+      this.gone.set(dir, `its container ${this.container} was removed`);
       await this.letGo(dir);
       return "dead";
     }
+    this.gone.set(dir, `its container ${this.container} stopped (${state})`);
     await runEngine(this.engine, ["start", this.container], { timeoutMs: 60_000 }).catch(() => undefined);
     return "unknown";
+  }
+
+  private readonly gone = new Map<string, string>();
+
+  protected override whyGone(dir: string): string | undefined {
+    return this.gone.get(dir);
   }
 
   /** The mirror of `dir` ends here: its keeper is stopped and the dir holds the child's record from now on. */
@@ -235,15 +236,16 @@ export class ContainerPlace extends FarPlace {
   }
 }
 
-/** The place of a new child in a container of its own (registerContainerPlace takes it). */
-export function makeContainerPlace(
-  req: ContainerRequest,
-  profile: ContainerRequest | undefined,
-  ctx: ChildPlaceContext,
-): Place {
-  const spec = resolveSpec(req, profile, { runner: ctx.runner, worktree: ctx.worktree, workdir: ctx.cwd });
+/** The place of a new child in a container of its own (registerChildPlace takes it). */
+export const makeContainerPlace: ChildPlaceMaker = (request, ctx) => {
+  if (request.kind !== CONTAINER_KIND) throw new MusterError("internal", `not a container: ${request.kind}`);
+  const spec = resolveSpec(request.req, request.profile, {
+    runner: ctx.runner,
+    worktree: ctx.worktree,
+    workdir: ctx.cwd,
+  });
   return new ContainerPlace(ctx.id, spec, ctx.env);
-}
+};
 
 /** The factory `registerPlace("container", …)` takes: `container:<child id>`, its spec as kept at spawn. */
 export function containerPlaceFactory({ name, env }: { name: string; env: NodeJS.ProcessEnv }): Place {

@@ -76,6 +76,7 @@ export abstract class FarPlace implements Place {
         const said = await control.alive(h);
         return said === "unknown" ? this.unanswered(h.dir) : said;
       },
+      deathReason: async (h) => this.whyGone(h.dir) ?? null,
     };
   }
 
@@ -99,6 +100,11 @@ export abstract class FarPlace implements Place {
    */
   protected async unanswered(_dir: string): Promise<Liveness> {
     return "unknown";
+  }
+
+  /** Why the host of `dir` found dead is gone, when the place knows (its machine was removed, evicted…). */
+  protected whyGone(_dir: string): string | undefined {
+    return undefined;
   }
 
   /** Variables every child there gets by name besides muster's settings and a profile's `env`. */

@@ -1,0 +1,320 @@
+/**
+ * Place `k8s:<child id>`: a child in a Kubernetes Pod of its own (`muster-<id>`, one container `agent`
+ * running `sleep infinity` with stdin and a TTY, labelled with the child's and the primary's ids), through
+ * the official client (client.ts). The Pod is made at spawn and watched until it runs; the child's host, its
+ * tmux server and its agent CLI run inside, reached with the API's exec; its artifact dir is mirrored here
+ * over one long exec (`exec-main.js … relay-hub-main.js`), as for an SSH host (far/far-place.ts). Liveness is
+ * the Pod's phase: one gone, evicted or failed leaves its record here, with the reason, and its child `lost`.
+ * `rm`/`gc` delete the Pod (grace period); a Pod is kept across a cancel, so a resume continues in it.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { childFiles, stateRoot } from "../../artifacts/layout.js";
+import { MusterError } from "../../base/errors.js";
+import { rawSetting } from "../../base/settings/resolve.js";
+import { readJson, writeJsonAtomic } from "../../util/fsx.js";
+import { PACKAGE_ROOT } from "../../util/pkg.js";
+import { FarPlace, type ProbeAsk } from "../far/far-place.js";
+import type { FarShell, RemoteRun } from "../far/remote.js";
+import { stopKeeper } from "../mirror/carry.js";
+import type { Liveness, Place } from "../place.js";
+import type { ChildPlaceMaker } from "../registry.js";
+import { apiCode, apiSaid, execInPod, type KubeConfig, k8s, kubeConfig, namespaceOf } from "./client.js";
+
+export const K8S_KIND = "k8s";
+export const podPlaceName = (id: string): string => `${K8S_KIND}:${id}`;
+export const podName = (id: string): string => `muster-${id}`;
+const CONTAINER = "agent";
+const EXEC_MAIN = path.join(PACKAGE_ROOT, "dist", "place", "k8s", "exec-main.js");
+/** How long a new Pod may take to run (an image pull, a busy scheduler). */
+const START_MS = 180_000;
+
+/** A child's Pod as asked for: `--on k8s[:<context>]`, the image (MUSTER_K8S_IMAGE). */
+export interface PodSpec {
+  /** The kubeconfig context ("" for its current one). */
+  context: string;
+  namespace: string;
+  image: string;
+  /** Variables of the caller's environment handed to the child by name. */
+  env: string[];
+  /** The primary that owns the child (a label). */
+  primary: string;
+}
+
+const specFile = (root: string, id: string): string => path.join(root, "pods", `${id}.json`);
+
+type PodStatus = { phase?: string; reason?: string; message?: string } | undefined;
+
+export class PodPlace extends FarPlace {
+  readonly name: string;
+  readonly pod: string;
+  protected readonly shell: FarShell;
+  private kc: Promise<KubeConfig> | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly spec: PodSpec,
+    env: NodeJS.ProcessEnv,
+  ) {
+    super(env);
+    this.name = podPlaceName(id);
+    this.pod = podName(id);
+    const where = { namespace: spec.namespace, pod: this.pod, container: CONTAINER };
+    this.shell = {
+      label: `pod ${this.pod}`,
+      where: `pod ${this.pod}`,
+      run: async (argv, opts) => execInPod(await this.kube(), where, argv, opts),
+      // The API's refusal of an exec is thrown by execInPod; what comes back is always the command's own.
+      lostConnection: (_r: RemoteRun) => false,
+    };
+  }
+
+  private kube(): Promise<KubeConfig> {
+    this.kc ??= kubeConfig(this.env, this.spec.context || undefined);
+    this.kc.catch(() => {
+      this.kc = undefined;
+    });
+    return this.kc;
+  }
+
+  private async core() {
+    const { CoreV1Api } = await k8s();
+    return (await this.kube()).makeApiClient(CoreV1Api);
+  }
+
+  protected probeAsk(): ProbeAsk {
+    return {
+      dirs: [],
+      node: "",
+      where: `image ${this.spec.image}`,
+      nodeFix: "use an image with Node 20+ and tmux (muster image build makes one)",
+    };
+  }
+
+  protected override namedEnv(): readonly string[] {
+    return this.spec.env;
+  }
+
+  private execArgv(argv: string[], tty: boolean): string[] {
+    return [
+      process.execPath,
+      EXEC_MAIN,
+      this.spec.context || "-",
+      this.spec.namespace,
+      this.pod,
+      CONTAINER,
+      ...(tty ? ["--tty"] : []),
+      "--",
+      ...argv,
+    ];
+  }
+
+  protected linkArgv(argv: string[]): string[] {
+    return this.execArgv(argv, false);
+  }
+
+  interactive(argv: string[]): string[] {
+    return this.execArgv(argv, true);
+  }
+
+  installHint(runner: string): string {
+    return `image ${this.spec.image} lacks it: make one that has it with muster image build --agent ${runner} and push it where the cluster pulls from (MUSTER_K8S_IMAGE)`;
+  }
+
+  /** The Pod's status, or null when there is none. */
+  async status(): Promise<PodStatus | null> {
+    try {
+      const pod = await (await this.core()).readNamespacedPod({
+        name: this.pod,
+        namespace: this.spec.namespace,
+      });
+      return (pod.status ?? {}) as PodStatus;
+    } catch (e) {
+      if (apiCode(e) === 404) return null;
+      throw new MusterError("unreachable", `pod ${this.pod}: ${apiSaid(e)}`);
+    }
+  }
+
+  /** Makes the Pod (when there is none) and waits, watching, until it runs. */
+  protected override async provision(): Promise<void> {
+    const now = await this.status();
+    if (now === null) {
+      writeJsonAtomic(ensured(specFile(this.nearRoot, this.id)), this.spec);
+      try {
+        await (await this.core()).createNamespacedPod({
+          namespace: this.spec.namespace,
+          body: this.manifest(),
+        });
+      } catch (e) {
+        const code = apiCode(e);
+        throw new MusterError(
+          code === 403 ? "unsupported" : code === 422 ? "invalid_argument" : "unreachable",
+          `could not make the child's Pod: ${apiSaid(e)}`,
+        );
+      }
+    } else if (now?.phase !== "Running" && now?.phase !== "Pending")
+      throw new MusterError(
+        "unsupported",
+        `pod ${this.pod} is ${describe(now)}: it cannot run the child again`,
+      );
+    await this.running();
+  }
+
+  /** The Pod muster asks for: one container, `sleep infinity` under stdin and a TTY, labels naming the child. */
+  manifest(): object {
+    return {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: this.pod,
+        namespace: this.spec.namespace,
+        labels: {
+          "app.kubernetes.io/managed-by": "muster",
+          "muster.dev/child": this.id,
+          "muster.dev/primary": this.spec.primary,
+        },
+      },
+      spec: {
+        restartPolicy: "Never",
+        automountServiceAccountToken: false,
+        containers: [
+          {
+            name: CONTAINER,
+            image: this.spec.image,
+            command: ["sleep", "infinity"],
+            stdin: true,
+            tty: true,
+          },
+        ],
+      },
+    };
+  }
+
+  /** Resolves once the Pod runs (a watch on it, resumed from its last resourceVersion when it drops). */
+  private async running(): Promise<void> {
+    const { Watch } = await k8s();
+    const watch = new Watch(await this.kube());
+    const deadline = Date.now() + START_MS;
+    let resourceVersion: string | undefined;
+    for (;;) {
+      let abort: AbortController | undefined;
+      const outcome = await new Promise<"running" | "dropped" | Error>((resolve) => {
+        const seen = (
+          phase: string,
+          obj: { metadata?: { resourceVersion?: string }; status?: PodStatus },
+        ) => {
+          resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
+          const st = obj.status;
+          if (phase === "DELETED")
+            resolve(new MusterError("unsupported", `pod ${this.pod} was deleted while it started`));
+          else if (st?.phase === "Running") resolve("running");
+          else if (st?.phase === "Failed" || st?.phase === "Succeeded")
+            resolve(new MusterError("unsupported", `pod ${this.pod} did not start: ${describe(st)}`));
+        };
+        watch
+          .watch(
+            `/api/v1/namespaces/${this.spec.namespace}/pods`,
+            {
+              fieldSelector: `metadata.name=${this.pod}`,
+              ...(resourceVersion ? { resourceVersion } : {}),
+            },
+            seen,
+            (err: unknown) =>
+              resolve(err ? new MusterError("unreachable", `pod ${this.pod}: ${apiSaid(err)}`) : "dropped"),
+          )
+          .then((a) => {
+            abort = a;
+          })
+          .catch((e: unknown) => resolve(new MusterError("unreachable", `pod ${this.pod}: ${apiSaid(e)}`)));
+        setTimeout(() => resolve("dropped"), Math.max(0, deadline - Date.now())).unref();
+      });
+      // A settled wait ends its stream.
+      abort?.abort();
+      if (outcome === "running") return;
+      if (outcome instanceof Error) throw outcome;
+      if (Date.now() >= deadline)
+        throw new MusterError("unreachable", `pod ${this.pod} did not run within ${START_MS / 1000} s`);
+      // Dropped by the server (a timeout, a restart): the Pod may have run meanwhile.
+      if ((await this.status())?.phase === "Running") return;
+    }
+  }
+
+  /**
+   * A host that could not be asked about: dead when its Pod is gone, evicted or failed (its record here is
+   * the only one now: the mirror stops and the dir becomes local), with the reason kept for the record.
+   */
+  protected override async unanswered(dir: string): Promise<Liveness> {
+    const st = await this.status().catch(() => undefined);
+    if (st === undefined || st?.phase === "Running" || st?.phase === "Pending") return "unknown";
+    this.gone.set(
+      dir,
+      st === null ? `its Pod ${this.pod} is gone` : `its Pod ${this.pod} is ${describe(st)}`,
+    );
+    await stopKeeper(dir, this.name).catch(() => undefined);
+    const files = childFiles(dir);
+    fs.rmSync(files.mirror, { force: true });
+    fs.rmSync(files.mirrorLink, { force: true });
+    return "dead";
+  }
+
+  private readonly gone = new Map<string, string>();
+
+  protected override whyGone(dir: string): string | undefined {
+    return this.gone.get(dir);
+  }
+
+  override async forget(dir: string): Promise<void> {
+    await stopKeeper(dir, this.name).catch(() => undefined);
+    await this.discard();
+  }
+
+  async discard(): Promise<void> {
+    await (await this.core())
+      .deleteNamespacedPod({ name: this.pod, namespace: this.spec.namespace, gracePeriodSeconds: 5 })
+      .catch(() => undefined);
+    fs.rmSync(specFile(this.nearRoot, this.id), { force: true });
+  }
+}
+
+const ensured = (file: string): string => {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  return file;
+};
+
+function describe(st: PodStatus): string {
+  const phase = st?.phase ?? "unknown";
+  return st?.reason ? `${phase} (${st.reason}${st.message ? `: ${st.message}` : ""})` : phase;
+}
+
+/** The place of a new child in a Pod: `on` was `k8s` or `k8s:<context>` (registerChildPlace takes it). */
+export const makePodPlace: ChildPlaceMaker = async (request, ctx) => {
+  if (request.kind !== K8S_KIND) throw new MusterError("internal", `not a Pod: ${request.kind}`);
+  const on = request.on;
+  const context = on.includes(":") ? on.slice(on.indexOf(":") + 1) : "";
+  const kc = await kubeConfig(ctx.env, context || undefined);
+  const spec: PodSpec = {
+    context,
+    namespace: namespaceOf(kc),
+    image: rawSetting(ctx.env, "k8sImage") ?? "muster-agent:latest",
+    env: [],
+    primary: ctx.primary,
+  };
+  return new PodPlace(ctx.id, spec, ctx.env);
+};
+
+/** The factory `registerPlace("k8s", …)` takes: `k8s:<child id>`, its Pod as kept at spawn. */
+export function podPlaceFactory({ name, env }: { name: string; env: NodeJS.ProcessEnv }): Place {
+  const id = name.slice(name.indexOf(":") + 1);
+  if (!name.includes(":") || id === "")
+    throw new MusterError("invalid_argument", `place ${name} names no child`);
+  let spec: PodSpec;
+  try {
+    spec = readJson<PodSpec>(specFile(stateRoot(env), id));
+  } catch {
+    throw new MusterError(
+      "not_found",
+      `no Pod is recorded for child ${id} (${specFile(stateRoot(env), id)})`,
+    );
+  }
+  return new PodPlace(id, spec, env);
+}
