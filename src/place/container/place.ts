@@ -9,14 +9,13 @@
  * `rm`/`gc` remove the container; one that is stopped (killed, its engine restarted) is started again so its
  * child's end can be recorded there; one that is gone leaves its record here, where it is.
  */
-import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { childFiles, stateRoot } from "../../artifacts/layout.js";
+import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import { FarPlace, type ProbeAsk } from "../far/far-place.js";
 import type { FarShell, RemoteRun } from "../far/remote.js";
-import { mirrorEnded, stopKeeper } from "../mirror/carry.js";
+import { mirrorEnded } from "../mirror/carry.js";
 import type { Liveness, Place } from "../place.js";
 import type { ChildPlaceMaker } from "../registry.js";
 import { type ContainerEngine, engineOf, engineSaid, runEngine } from "./engine.js";
@@ -191,33 +190,15 @@ export class ContainerPlace extends FarPlace {
   protected override async unanswered(dir: string): Promise<Liveness> {
     const state = await this.state().catch(() => undefined);
     if (state === undefined || state === "running") return "unknown";
-    if (state === null) {
-      this.gone.set(dir, `its container ${this.container} was removed`);
-      await this.letGo(dir);
-      return "dead";
-    }
-    this.gone.set(dir, `its container ${this.container} stopped (${state})`);
+    if (state === null) return this.letGo(dir, `its container ${this.container} was removed`);
+    this.goneBecause(dir, `its container ${this.container} stopped (${state})`);
     await runEngine(this.engine, ["start", this.container], { timeoutMs: 60_000 }).catch(() => undefined);
     return "unknown";
   }
 
-  private readonly gone = new Map<string, string>();
-
-  protected override whyGone(dir: string): string | undefined {
-    return this.gone.get(dir);
-  }
-
-  /** The mirror of `dir` ends here: its keeper is stopped and the dir holds the child's record from now on. */
-  private async letGo(dir: string): Promise<void> {
-    await stopKeeper(dir, this.name).catch(() => undefined);
-    const files = childFiles(dir);
-    fs.rmSync(files.mirror, { force: true });
-    fs.rmSync(files.mirrorLink, { force: true });
-  }
-
   /** The child is removed: its container goes whole, with everything in it. */
   override async forget(dir: string): Promise<void> {
-    await stopKeeper(dir, this.name).catch(() => undefined);
+    await this.endKeeper(dir);
     await this.discard();
   }
 

@@ -7,13 +7,14 @@
  * first use, and again whenever this build differs (remote.ts). A subclass says how commands and the link
  * reach the machine (its FarShell), how a person's terminal does, and what the probe checks besides.
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
-import { stateRoot } from "../../artifacts/layout.js";
+import { childFiles, stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import { handoverEnv, resolveSettings } from "../../base/settings/resolve.js";
 import { worktreePath } from "../../isolation/result.js";
 import { sessionFileOf } from "../../sessions/store.js";
-import { carryByMirror } from "../mirror/carry.js";
+import { carryByMirror, stopKeeper } from "../mirror/carry.js";
 import {
   ExecFailure,
   type ExecOptions,
@@ -102,9 +103,34 @@ export abstract class FarPlace implements Place {
     return "unknown";
   }
 
-  /** Why the host of `dir` found dead is gone, when the place knows (its machine was removed, evicted…). */
-  protected whyGone(_dir: string): string | undefined {
-    return undefined;
+  private readonly gone = new Map<string, string>();
+
+  /** Why the host of `dir` found dead is gone, when the place said (goneBecause, letGo). */
+  private whyGone(dir: string): string | undefined {
+    return this.gone.get(dir);
+  }
+
+  /** Keeps why the host of `dir` is gone (or is about to be found gone), for the record of its end. */
+  protected goneBecause(dir: string, why: string): void {
+    this.gone.set(dir, why);
+  }
+
+  /**
+   * The machine of `dir`'s host is gone for good (a removed container, a deleted or evicted Pod): its keeper
+   * ends and the dir is no longer a mirror, so the child's end is recorded here, where its only record is now.
+   */
+  protected async letGo(dir: string, why: string): Promise<Liveness> {
+    this.goneBecause(dir, why);
+    await stopKeeper(dir, this.name).catch(() => undefined);
+    const files = childFiles(dir);
+    fs.rmSync(files.mirror, { force: true });
+    fs.rmSync(files.mirrorLink, { force: true });
+    return "dead";
+  }
+
+  /** A child removed: the keeper of a place made for it alone ends with it. */
+  protected async endKeeper(dir: string): Promise<void> {
+    await stopKeeper(dir, this.name).catch(() => undefined);
   }
 
   /** Variables every child there gets by name besides muster's settings and a profile's `env`. */

@@ -9,14 +9,13 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { childFiles, stateRoot } from "../../artifacts/layout.js";
+import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import { rawSetting } from "../../base/settings/resolve.js";
 import { readJson, writeJsonAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { FarPlace, type ProbeAsk } from "../far/far-place.js";
 import type { FarShell, RemoteRun } from "../far/remote.js";
-import { stopKeeper } from "../mirror/carry.js";
 import type { Liveness, Place } from "../place.js";
 import type { ChildPlaceMaker } from "../registry.js";
 import { apiCode, apiSaid, execInPod, type KubeConfig, k8s, kubeConfig, namespaceOf } from "./client.js";
@@ -246,25 +245,14 @@ export class PodPlace extends FarPlace {
   protected override async unanswered(dir: string): Promise<Liveness> {
     const st = await this.status().catch(() => undefined);
     if (st === undefined || st?.phase === "Running" || st?.phase === "Pending") return "unknown";
-    this.gone.set(
+    return this.letGo(
       dir,
       st === null ? `its Pod ${this.pod} is gone` : `its Pod ${this.pod} is ${describe(st)}`,
     );
-    await stopKeeper(dir, this.name).catch(() => undefined);
-    const files = childFiles(dir);
-    fs.rmSync(files.mirror, { force: true });
-    fs.rmSync(files.mirrorLink, { force: true });
-    return "dead";
-  }
-
-  private readonly gone = new Map<string, string>();
-
-  protected override whyGone(dir: string): string | undefined {
-    return this.gone.get(dir);
   }
 
   override async forget(dir: string): Promise<void> {
-    await stopKeeper(dir, this.name).catch(() => undefined);
+    await this.endKeeper(dir);
     await this.discard();
   }
 
