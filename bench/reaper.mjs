@@ -3,17 +3,22 @@
 // close (the benchmark ended: finished, SIGTERM, SIGINT, even SIGKILL), then kills the benchmark's private tmux
 // server, ends every process that still mentions its temp dir (child hosts, their agents, pty holders) and
 // removes the dir. Namespaces pinned under the dir (the SSH test hosts of test/fixtures/ssh-hosts.mjs, the
-// test place's mount namespace) go first: every process in them is killed and their pins unmounted. Usage
-// (from startReaper in env.mjs): node bench/reaper.mjs <base> <tmux-socket>… [--remove=<path>]…, where a
-// socket name ending in * stands for every socket it begins, and each --remove path is removed as well.
+// test place's mount namespace) go first: every process in them is killed and their pins unmounted, and so do
+// private container engines (test/fixtures/docker-engine.mjs): their containers, daemons and mounts. Usage
+// (from startReaper in env.mjs): node bench/reaper.mjs <base> <tmux-socket>… [--remove=<path>]…
+// [--engine=<dir>]…, where a socket name ending in * stands for every socket it begins, each --remove path is
+// removed as well, and each --engine dir is a private engine's folder.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { enginePids, mountsUnder } from "../test/fixtures/docker-engine.mjs";
 
 const [base, ...rest] = process.argv.slice(2);
 if (!base || !base.includes("muster-")) process.exit(2);
-const sockets = rest.filter((a) => !a.startsWith("--remove="));
-const removals = rest.filter((a) => a.startsWith("--remove=")).map((a) => a.slice("--remove=".length));
+const option = (name) => rest.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+const sockets = rest.filter((a) => !a.startsWith("--"));
+const removals = option("remove");
+const engines = option("engine").filter((d) => path.basename(d).startsWith("mu-docker-"));
 
 /** The tmux sockets to close: exact names, and those a `prefix*` names that exist now. */
 function socketNames() {
@@ -85,8 +90,40 @@ async function reapNamespaces() {
   for (const p of pins) spawnSync("umount", [p.point], { stdio: "ignore" });
 }
 
+/**
+ * A private dockerd under `dir` that its benchmark did not stop: its containers removed, the daemon asked to
+ * stop, then whatever it started still running (containerd, shims, what ran in a container) killed, its
+ * mounts dropped and the folder removed.
+ */
+async function reapEngine(dir) {
+  if (!fs.existsSync(dir)) return; // stopped and removed by the benchmark
+  dir = fs.realpathSync(dir); // as the engine's processes name it
+  const env = {
+    ...process.env,
+    DOCKER_HOST: `unix://${dir}/docker.sock`,
+    DOCKER_CONFIG: path.join(dir, "client"),
+  };
+  const ps = spawnSync("docker", ["ps", "-aq", "--no-trunc"], { env, encoding: "utf8", timeout: 15_000 });
+  const ids = (ps.stdout ?? "").split("\n").filter(Boolean);
+  if (ids.length > 0) spawnSync("docker", ["rm", "-f", ...ids], { env, stdio: "ignore", timeout: 30_000 });
+  let daemon = 0;
+  try {
+    daemon = Number(fs.readFileSync(path.join(dir, "dockerd.pid"), "utf8").trim());
+  } catch {}
+  if (Number.isInteger(daemon) && daemon > 1) signal(daemon, "SIGTERM");
+  for (let i = 0; i < 250 && enginePids(dir, ids).length > 0; i++) {
+    if (i === 200) for (const pid of enginePids(dir, ids)) signal(pid, "SIGKILL");
+    await sleep(100);
+  }
+  for (const m of mountsUnder(dir))
+    if (spawnSync("umount", [m], { stdio: "ignore" }).status !== 0)
+      spawnSync("umount", ["-l", m], { stdio: "ignore" });
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+}
+
 async function reap() {
   await reapNamespaces();
+  for (const dir of engines) await reapEngine(dir);
   // Closing the server hangs up every pane: each host records its child lost and exits.
   for (const socket of socketNames()) spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
   for (let i = 0; i < 50 && mentioning().length > 0; i++) {

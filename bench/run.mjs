@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, CLI start-up, idle watcher CPU,
 // workflow scheduler overhead (64 ready steps), final record → waiter, each backend (tmux, pty) side by side,
-// follow-up delivery with 1 and with 201 idle children alive, children on SSH test hosts vs local.
+// follow-up delivery with 1 and with 201 idle children alive, children on SSH test hosts and in containers vs local.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -12,6 +12,7 @@ import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { capOvershoot, capRow } from "./caps.mjs";
 import { cliStart, cliStartRow } from "./cli-start.mjs";
 import { completionRound } from "./completion.mjs";
+import { containerRows, containerVsLocal } from "./container.mjs";
 import { benchEnv, killServer, startReaper } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
@@ -124,6 +125,10 @@ try {
   results.remoteVsLocal = await remoteVsLocal(quick ? 5 : 15, quick ? 1 : 3, quick ? 3 : 10, quick ? 3 : 5);
   if (results.remoteVsLocal.skipped) log(`remote row skipped: ${results.remoteVsLocal.skipped}`);
 
+  log("container (a private Docker engine) vs local…");
+  results.containerVsLocal = await containerVsLocal(quick ? 5 : 15, quick ? 3 : 5);
+  if (results.containerVsLocal.skipped) log(`container row skipped: ${results.containerVsLocal.skipped}`);
+
   log("child-command cold start…");
   const runs = quick ? 10 : 25;
   const nodeMs = timeCommand([process.execPath, "-e", "0"], runs);
@@ -215,6 +220,7 @@ const rows = [
   ...backendRows(results.backendsMs),
   ...mirrorRows(results.mirrorVsLocal),
   ...remoteRows(results.remoteVsLocal),
+  ...containerRows(results.containerVsLocal),
   capRow(results.capOvershootMs),
   ...idleChildrenRows(results.idleChildrenMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
