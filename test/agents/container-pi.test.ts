@@ -7,60 +7,26 @@
  * have come from a container on that namespace. pi's config goes in as a read-write mount of its own folder,
  * its settings as the profile's env. Root only.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import * as readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error plain JS fixture
 import { prepareCli } from "../fixtures/cli-setup.mjs";
 import { readEvents, sandbox, waitedJson } from "../helpers/cli.js";
 import { type DockerEngine, dockerAvailable, startDockerEngine } from "../helpers/docker-engine.js";
+import { type NetnsEndpoint, startEndpointIn } from "../helpers/netns-endpoint.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 
 const available = dockerAvailable();
 const sb = sandbox("mt-ctrpi");
-const ENDPOINT_MAIN = path.resolve(import.meta.dirname, "../fixtures/llm-endpoint-main.mjs");
 const IMAGE = "muster-agent:pi";
 const NETBOX = "mu-netbox";
 
-interface SeenRequest {
-  path: string;
-  api: string | null;
-  body: unknown;
-}
-
 let base = "";
 let engine: DockerEngine | undefined;
-let endpoint: ChildProcess | undefined;
-const requests: SeenRequest[] = [];
-const modelBodies = (from: number) =>
-  requests
-    .slice(from)
-    .filter((r) => r.api !== null)
-    .map((r) => JSON.stringify(r.body));
-
-/** Starts the scripted endpoint in the network namespace of the container whose init is `pid`; resolves its URL. */
-function startEndpointIn(pid: number): Promise<string> {
-  const child = spawn("nsenter", [`--net=/proc/${pid}/ns/net`, process.execPath, ENDPOINT_MAIN, "text"], {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  endpoint = child;
-  let stderr = "";
-  child.stderr?.on("data", (b: Buffer) => {
-    stderr += b.toString("utf8");
-  });
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`the endpoint exited (${code}): ${stderr}`)));
-    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
-      const m = JSON.parse(line) as { url?: string; request?: SeenRequest };
-      if (m.url) resolve(m.url);
-      if (m.request) requests.push(m.request);
-    });
-  });
-}
+let endpoint: NetnsEndpoint | undefined;
+const modelBodies = (from: number) => endpoint!.modelBodies(from);
 
 describe.skipIf(!available.ok && !process.env.CI)(
   "pi as a child in a container (real CLI from muster image build, scripted endpoint)",
@@ -94,7 +60,8 @@ describe.skipIf(!available.ok && !process.env.CI)(
         "infinity",
       ]);
       const pid = Number(engine.docker(["inspect", "--format", "{{.State.Pid}}", NETBOX]).trim());
-      const url = await startEndpointIn(pid);
+      endpoint = await startEndpointIn(`/proc/${pid}/ns/net`);
+      const url = endpoint.url;
       const cfg = path.join(base, "pi-home");
       const piEnv = prepareCli("pi", url, cfg) as Record<string, string>;
       const agents = path.join(sb.cwd, ".muster", "agents");
@@ -124,11 +91,7 @@ describe.skipIf(!available.ok && !process.env.CI)(
       await sb.run(["cancel", "--all"]);
       for (const c of (ls?.data.children ?? []) as { place: string }[])
         if (c.place !== "local") await placeKeeperOf(sb.home, c.place).stop();
-      if (endpoint && endpoint.exitCode === null && endpoint.signalCode === null) {
-        const gone = new Promise((r) => endpoint!.once("exit", r));
-        endpoint.kill("SIGTERM");
-        await gone;
-      }
+      await endpoint?.stop();
       await engine?.stop();
       expect(await sb.cleanup()).toEqual([]);
       if (base) fs.rmSync(base, { recursive: true, force: true });
@@ -149,7 +112,7 @@ describe.skipIf(!available.ok && !process.env.CI)(
         "/usr/local/bin/pi",
       );
 
-      const before = requests.length;
+      const before = endpoint!.requests.length;
       const second = await waitedJson(sb, ["send", id, "again"], {});
       const r2 = second.data.results?.[0];
       expect(r2?.status, `${JSON.stringify(second.data)} ${second.stderr}`).toBe("completed");

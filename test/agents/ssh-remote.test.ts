@@ -5,11 +5,10 @@
  * and the endpoint listening on its own loopback (a process of this test inside the host's network
  * namespace): a model request the endpoint sees can only have come from the host. Root only.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import * as readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error plain JS fixture
 import { cliBinDir, cliCache } from "../../scripts/pinned-clis.mjs";
@@ -17,6 +16,7 @@ import { controlDirFor } from "../../src/place/ssh/place.js";
 // @ts-expect-error plain JS fixture
 import { prepareCli } from "../fixtures/cli-setup.mjs";
 import { readEvents, sandbox, until, waitedJson } from "../helpers/cli.js";
+import { type NetnsEndpoint, startEndpointIn } from "../helpers/netns-endpoint.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 import {
   existsOn,
@@ -28,32 +28,19 @@ import {
 
 const available = sshHostsAvailable();
 const sb = sandbox("mt-sshpi");
-const ENDPOINT_MAIN = path.resolve(import.meta.dirname, "../fixtures/llm-endpoint-main.mjs");
 /** The pinned pi's install folder (…/pi-<version>) and its launcher inside it. */
 const binDir = cliBinDir("pi") as string;
 const piInstall = path.dirname(path.dirname(binDir));
 const piLauncher = path.relative(piInstall, path.join(binDir, "pi"));
 
-interface SeenRequest {
-  path: string;
-  api: string | null;
-  scenario: string;
-  body: unknown;
-}
-
 let base = "";
 let host: SshTestHost | undefined;
-let endpoint: ChildProcess | undefined;
-const requests: SeenRequest[] = [];
+let endpoint: NetnsEndpoint | undefined;
 /** The environment prepareCli gives pi (PI_OFFLINE, …): named for the host with `hosts add --env`. */
 let piEnv: Record<string, string> = {};
 
 const farDir = (dir: string) => farDirOf(sb.home, dir);
-const modelBodies = (from: number) =>
-  requests
-    .slice(from)
-    .filter((r) => r.api !== null)
-    .map((r) => JSON.stringify(r.body));
+const modelBodies = (from: number) => endpoint!.modelBodies(from);
 
 /**
  * Puts the pinned pi on the host's PATH, in the host's mount namespace only (its propagation is private):
@@ -72,28 +59,6 @@ const PUT_PI_ON_PATH = [
   'ln -s ".pi/$3" /usr/local/bin/pi',
   "test -x /usr/local/bin/pi",
 ].join("\n");
-
-/** Starts the scripted endpoint inside the host's network namespace; resolves its URL there. */
-function startEndpointOn(h: SshTestHost): Promise<string> {
-  const netPin = path.join(path.dirname(h.config), "ns.net");
-  const child = spawn("nsenter", [`--net=${netPin}`, process.execPath, ENDPOINT_MAIN, "text"], {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  endpoint = child;
-  let stderr = "";
-  child.stderr?.on("data", (b: Buffer) => {
-    stderr += b.toString("utf8");
-  });
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`the endpoint exited (${code}): ${stderr}`)));
-    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
-      const m = JSON.parse(line) as { url?: string; request?: SeenRequest };
-      if (m.url) resolve(m.url);
-      if (m.request) requests.push(m.request);
-    });
-  });
-}
 
 describe.skipIf(!available.ok && !process.env.CI)(
   "pi as a child on an SSH test host (real CLI, scripted endpoint there)",
@@ -120,7 +85,8 @@ describe.skipIf(!available.ok && !process.env.CI)(
       const fsRoot = execFileSync("findmnt", ["-n", "-o", "TARGET", "-T", piInstall]).toString().trim();
       h.inside(["sh", "-euc", PUT_PI_ON_PATH, "sh", fsRoot, path.relative(fsRoot, piInstall), piLauncher]);
 
-      const url = await startEndpointOn(h);
+      endpoint = await startEndpointIn(path.join(path.dirname(h.config), "ns.net"));
+      const url = endpoint.url;
       // pi's config, written here into the host's folder (which the host sees at the same path), copied
       // into the host's own /root.
       const cfgHome = path.join(path.dirname(h.config), "pi-home");
@@ -136,11 +102,7 @@ describe.skipIf(!available.ok && !process.env.CI)(
       const k = placeKeeperOf(sb.home, "ssh:h1");
       await until(async () => (await k.dirs()).length === 0, 15_000).catch(() => undefined);
       await k.stop();
-      if (endpoint && endpoint.exitCode === null && endpoint.signalCode === null) {
-        const gone = new Promise((r) => endpoint!.once("exit", r));
-        endpoint.kill("SIGTERM");
-        await gone;
-      }
+      await endpoint?.stop();
       host?.stop();
       expect(await sb.cleanup()).toEqual([]);
       if (base) fs.rmSync(base, { recursive: true, force: true });
@@ -174,7 +136,7 @@ describe.skipIf(!available.ok && !process.env.CI)(
       const st = (await sb.json(["status", id])).data;
       expect(st).toMatchObject({ status: "idle", place: "ssh:h1", cwd: "/root" });
 
-      const before = requests.length;
+      const before = endpoint!.requests.length;
       const second = await waitedJson(sb, ["send", id, "again"], piEnv);
       const r2 = second.data.results?.[0];
       expect(r2?.status, `${JSON.stringify(second.data)} ${second.stderr}`).toBe("completed");

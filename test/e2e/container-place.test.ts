@@ -10,15 +10,8 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { render } from "ink-testing-library";
-import pty from "node-pty";
-import { createElement } from "react";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMuster } from "../../src/index.js";
-import { coreActions } from "../../src/tui/actions.js";
-import { Top } from "../../src/tui/app.js";
-import { TopSource } from "../../src/tui/source.js";
-import { BIN, readEvents, sandbox, until } from "../helpers/cli.js";
+import { readEvents, sandbox, until } from "../helpers/cli.js";
 import {
   type DockerEngine,
   dockerAvailable,
@@ -26,6 +19,7 @@ import {
   startDockerEngine,
   startPodmanEngine,
 } from "../helpers/docker-engine.js";
+import { attachAndDetach, withTop } from "../helpers/far-views.js";
 import { connectMcp } from "../helpers/mcp.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 
@@ -184,24 +178,7 @@ for (const { kind, available, start } of ENGINES) {
         const id = spawned.data.spawned.id as string;
         const printed = (await sb.json(["attach", "--print", id])).data.command as string[];
         expect(printed.slice(1, 4)).toEqual(["exec", "-it", containerOf(id)]);
-        const term = pty.spawn(process.execPath, [BIN, "attach", id], {
-          cols: 120,
-          rows: 30,
-          cwd: sb.cwd,
-          env: sb.env as Record<string, string>,
-        });
-        let out = "";
-        term.onData((d) => {
-          out += d;
-        });
-        const exit = new Promise<number>((resolve) => term.onExit((e) => resolve(e.exitCode)));
-        try {
-          await until(() => out.includes("a task to look at"), 20_000);
-          term.write("\x02d");
-          expect(await exit).toBe(0);
-        } finally {
-          term.kill();
-        }
+        expect(await attachAndDetach(sb, id, "a task to look at")).toBe(0);
         expect((await sb.json(["status", id])).data.status).toBe("idle");
       });
 
@@ -398,26 +375,13 @@ for (const { kind, available, start } of ENGINES) {
         const mcpId = viaMcp.id ?? "";
         expect((await sb.json(["status", mcpId])).data.place).toBe(`container:${mcpId}`);
 
-        const m = createMuster({ env: sb.env, cwd: sb.cwd });
-        const source = new TopSource(m, { minIntervalMs: 200 });
-        try {
-          const ui = render(
-            createElement(Top, { source, actions: coreActions(m), size: { columns: 120, rows: 60 } }),
-          );
-          const frame = () => (ui.lastFrame() ?? "").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
-          const row = (id: string) =>
-            frame()
-              .split("\n")
-              .find((l) => l.includes(id.slice(-8)));
+        await withTop(sb, async ({ frame, row }) => {
           await until(() => row(mcpId), 15_000);
           expect(frame()).toMatch(/ HOST /);
           expect(row(mcpId)).toMatch(/ container /);
           expect(row(here)).not.toMatch(/ container /);
           expect(frame()).toMatch(/^hosts: local \d+ \(\d+ working\) · container \d+ \(\d+ working\)/m);
-          ui.unmount();
-        } finally {
-          await source.close();
-        }
+        });
       }, 150_000);
 
       it("rm removes the child's container and its record of it", async () => {

@@ -8,16 +8,10 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { render } from "ink-testing-library";
-import pty from "node-pty";
-import { createElement } from "react";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMuster } from "../../src/index.js";
 import { controlDirFor } from "../../src/place/ssh/place.js";
-import { coreActions } from "../../src/tui/actions.js";
-import { Top } from "../../src/tui/app.js";
-import { TopSource } from "../../src/tui/source.js";
-import { BIN, processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
+import { processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
+import { attachAndDetach, withTop } from "../helpers/far-views.js";
 import { connectMcp } from "../helpers/mcp.js";
 import { pidsInNamespace } from "../helpers/ns-pids.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
@@ -146,25 +140,7 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(captured.stdout).toContain(`muster child ${id}`);
     const printed = (await sb.json(["attach", "--print", id])).data.command as string[];
     expect(printed.slice(0, 2)).toEqual(["ssh", "-t"]);
-    const term = pty.spawn(process.execPath, [BIN, "attach", id], {
-      cols: 120,
-      rows: 30,
-      cwd: sb.cwd,
-      env: sb.env as Record<string, string>,
-    });
-    let out = "";
-    term.onData((d) => {
-      out += d;
-    });
-    const exit = new Promise<number>((resolve) => term.onExit((e) => resolve(e.exitCode)));
-    try {
-      await until(() => out.includes("a task to look at"), 20_000);
-      // tmux's detach key (prefix, d) ends the attach there; the child goes on.
-      term.write("\x02d");
-      expect(await exit).toBe(0);
-    } finally {
-      term.kill();
-    }
+    expect(await attachAndDetach(sb, id, "a task to look at")).toBe(0);
     expect((await sb.json(["status", id])).data.status).toBe("idle");
 
     // From inside tmux: the pane there opens in a new window of the caller's session (not a nested client).
@@ -397,26 +373,12 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     const mcpId = viaMcp.id ?? viaMcp.results?.[0]?.id ?? "";
     expect((await sb.json(["status", mcpId])).data.place).toBe("ssh:h2");
 
-    const m = createMuster({ env: sb.env, cwd: sb.cwd });
-    const source = new TopSource(m, { minIntervalMs: 200 });
-    try {
-      const ui = render(
-        createElement(Top, { source, actions: coreActions(m), size: { columns: 120, rows: 60 } }),
-      );
-      // What a person reads: the frame without its escape sequences.
-      const frame = () => (ui.lastFrame() ?? "").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
-      const row = (id: string) =>
-        frame()
-          .split("\n")
-          .find((l) => l.includes(id.slice(-8)));
+    await withTop(sb, async ({ frame, row }) => {
       await until(() => row(mcpId), 15_000);
       expect(frame()).toMatch(/ HOST /);
       expect(row(mcpId)).toMatch(/ h2 /);
       expect(frame()).toMatch(/^hosts: h1 \d+ \(\d+ working\) · h2 \d+ \(\d+ working\)/m);
-      ui.unmount();
-    } finally {
-      await source.close();
-    }
+    });
   }, 150_000);
 
   it("a host that stops answering mid-turn is unreachable, a wait gives up on it after the bound, and nothing is lost when it is back", async () => {
