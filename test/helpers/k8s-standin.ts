@@ -62,6 +62,10 @@ export interface K8sStandin {
   evict(name: string, message?: string): Promise<void>;
   /** Ends every open watch response, as an API server does when a watch times out. */
   dropWatches(): void;
+  /** How many watch responses are open now. */
+  watching(): number;
+  /** How long a scheduled pod takes from then on to run (default 10 ms): its image pulled, its container started. */
+  setStartDelay(ms: number): void;
   /** Every request seen (exec upgrades too); a query key given more than once has an array. */
   requests: { method: string; path: string; query: Record<string, string | string[]>; user: string | null }[];
   /** Every Pod body POSTed, as received (refused ones too). */
