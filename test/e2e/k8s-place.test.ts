@@ -5,6 +5,7 @@
  * real ones in a folder of their own, every Pod muster sends checked against the Kubernetes OpenAPI schema
  * by the stand-in. Root only (the stand-in finds a Pod's daemons through /proc).
  */
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -133,6 +134,41 @@ describe.skipIf(!root && !process.env.CI)("children in Kubernetes Pods (the stan
     // The resumed watches asked from where the dropped one had got to.
     expect(watches.slice(1).every((w) => typeof w.query.resourceVersion === "string")).toBe(true);
   }, 60_000);
+
+  it("--isolation worktree in a Pod: HEAD goes in as a bundle over the exec stream, the work comes back to merge", async () => {
+    const repo = path.join(sb.cwd, "repo");
+    fs.mkdirSync(repo);
+    const g = (...args: string[]) =>
+      execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", ...args]).toString();
+    g("init", "--quiet", "-b", "main");
+    fs.writeFileSync(path.join(repo, "README"), "here\n");
+    g("add", "README");
+    g("commit", "--quiet", "-m", "first");
+    const spawned = await sb.run([
+      ...[
+        "spawn",
+        "--on",
+        "k8s",
+        "--isolation",
+        "worktree",
+        "--cwd",
+        repo,
+        "--name",
+        "pod-wt",
+        "--agent",
+        "command",
+      ],
+      ...["--wait", "work", "--", "sh", "-c", "echo from-a-pod > pod.txt && pwd"],
+    ]);
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const id = (await sb.json(["status", "pod-wt"])).data.id as string;
+    // It worked in a clone inside the Pod's folder; the checkout here was never touched.
+    expect(spawned.stdout).toContain(path.join(api!.podDir(podOf(id)), ".local/state/muster/worktrees", id));
+    expect(fs.existsSync(path.join(repo, "pod.txt"))).toBe(false);
+    const merged = await sb.json(["merge", id]);
+    expect(merged.exitCode, merged.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(repo, "pod.txt"), "utf8")).toBe("from-a-pod\n");
+  }, 90_000);
 
   it("refuses in one line, leaving no Pod: a denied create (RBAC), a context the kubeconfig does not have", async () => {
     const before = api!.pods().length;
