@@ -104,6 +104,48 @@ for (const { kind, available, start } of ENGINES) {
         });
       }, 300_000);
 
+      it("image build --from a base image copies muster's part into it (no builder); a child runs in it", async () => {
+        // A base with node and tmux but none of muster: the image above, its install removed.
+        const plain = `muster-plain-${kind}`;
+        engine!.docker([
+          "run",
+          "--name",
+          plain,
+          "--pull",
+          "never",
+          "--network",
+          "none",
+          "muster-agent:latest",
+          "rm",
+          "-rf",
+          "/root/.local",
+        ]);
+        engine!.docker(["commit", plain, "muster-test/plain:1"]);
+        engine!.docker(["rm", plain]);
+        const built = await sb.json(
+          ["image", "build", "--from", "muster-test/plain:1", "--tag", "muster-test/from-base:1"],
+          {
+            timeout: 300_000,
+          },
+        );
+        expect(built.exitCode, built.stderr).toBe(0);
+        expect(built.data).toMatchObject({ from: "muster-test/plain:1", built: true });
+        const spawned = await sb.json([
+          "spawn",
+          "--in",
+          "container:muster-test/from-base:1",
+          "--wait",
+          "in a built-from-base image",
+        ]);
+        expect(spawned.exitCode, spawned.stderr).toBe(0);
+        expect(spawned.data.results[0]).toMatchObject({ status: "completed" });
+        const missing = await sb.run(["image", "build", "--from", "muster-test/none:1", "--tag", "x:1"]);
+        expect(missing.exitCode).not.toBe(0);
+        expect(missing.stderr).toMatch(
+          /base image muster-test\/none:1 is not in the \w+ engine \(pull it first\)/,
+        );
+      }, 300_000);
+
       it("spawn --in container: the child runs in its own container; wait, send, capture; its files are in there only", async () => {
         fs.writeFileSync(path.join(sb.cwd, "shared.txt"), "the parent's file\n");
         const spawned = await sb.json([
