@@ -151,6 +151,9 @@ async function placeNameFor(
 ): Promise<string | undefined> {
   const asked = opts.place !== undefined || opts.on !== undefined;
   const ctx = { ...child, env: m.env, primary: m.primary };
+  // A profile's Pod: its children go to the cluster unless the call says where.
+  if (!asked && opts.container === undefined && profile.k8s !== undefined)
+    return (await placeForChild({ kind: "k8s", on: "k8s", profile: profile.k8s }, ctx)).name;
   if (opts.container !== undefined || (!asked && profile.container !== undefined))
     return (
       await placeForChild({ kind: "container", req: opts.container ?? {}, profile: profile.container }, ctx)
@@ -161,7 +164,7 @@ async function placeNameFor(
   const hosts = [on ?? []].flat().flatMap((h) => h.split(",").map((x) => x.trim()));
   // A Pod of its own in a Kubernetes cluster: `k8s` (the kubeconfig's current context) or `k8s:<context>`.
   if (hosts.length === 1 && /^k8s(:|$)/.test(hosts[0]!))
-    return (await placeForChild({ kind: "k8s", on: hosts[0]! }, ctx)).name;
+    return (await placeForChild({ kind: "k8s", on: hosts[0]!, profile: profile.k8s }, ctx)).name;
   const named = on !== undefined ? await placeOn(hosts.filter(Boolean), m.env, placed) : undefined;
   return opts.place ?? named ?? rawSetting(m.env, "place");
 }

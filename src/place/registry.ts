@@ -5,6 +5,7 @@
  */
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
+import type { PodRequest } from "../base/pod-request.js";
 import { localPlace } from "./local/index.js";
 import { LOCAL_PLACE, type Place } from "./place.js";
 
@@ -87,7 +88,7 @@ export interface ChildPlaceContext {
  */
 export type ChildPlaceRequest =
   | { kind: "container"; req: ContainerRequest; profile: ContainerRequest | undefined }
-  | { kind: "k8s"; on: string };
+  | { kind: "k8s"; on: string; profile: PodRequest | undefined };
 
 /** Makes the place of one child (`<kind>:<id>`) from its request. */
 export type ChildPlaceMaker = (request: ChildPlaceRequest, ctx: ChildPlaceContext) => Place | Promise<Place>;

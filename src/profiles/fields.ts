@@ -4,6 +4,7 @@ import { durationMs } from "../artifacts/caps.js";
 import type { Caps } from "../artifacts/events.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
+import type { PodRequest } from "../base/pod-request.js";
 import { MAX_TIMER_MS, MAX_TIMER_TEXT } from "../util/timer-limit.js";
 
 /** A profile name: what `--agent` accepts and what a file's resolved name must be. */
@@ -177,6 +178,21 @@ export class FieldReader {
       else this.warn(`${key}.${k}`, `is not a container field (${known.join(", ")})`);
     }
     return out as ContainerRequest;
+  }
+
+  /** A Pod (`k8s:` a map of context, namespace, image, cpu, memory, serviceAccount, env); checked at spawn. */
+  k8s(key: string): PodRequest | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (typeof v !== "object" || v === null || Array.isArray(v))
+      return this.warn(key, "must be a map (context, namespace, image, cpu, memory, serviceAccount, env)");
+    const known = ["context", "namespace", "image", "cpu", "memory", "serviceAccount", "env"];
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (known.includes(k)) out[k] = typeof val === "number" ? String(val) : val;
+      else this.warn(`${key}.${k}`, `is not a Pod field (${known.join(", ")})`);
+    }
+    return out as PodRequest;
   }
 
   /** A model spelling (syntax only). */

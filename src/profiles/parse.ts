@@ -34,6 +34,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     isolation: r.oneOf("isolation", ["none", "worktree"] as const),
     on: r.list("on"),
     container: r.container("container"),
+    k8s: r.k8s("k8s"),
     cwd: r.str("cwd"),
     env: r.env("env"),
     maxTurns: r.positiveInt("maxTurns"),

@@ -170,6 +170,44 @@ describe.skipIf(!root && !process.env.CI)("children in Kubernetes Pods (the stan
     expect(fs.readFileSync(path.join(repo, "pod.txt"), "utf8")).toBe("from-a-pod\n");
   }, 90_000);
 
+  it("a profile's k8s: its children go to Pods with its resources and service account", async () => {
+    const agents = path.join(sb.cwd, ".muster", "agents");
+    fs.mkdirSync(agents, { recursive: true });
+    fs.writeFileSync(
+      path.join(agents, "pod-mock.md"),
+      [
+        "---",
+        "name: pod-mock",
+        "runner: mock",
+        "k8s:",
+        "  cpu: 500m",
+        "  memory: 256Mi",
+        "  serviceAccount: agent",
+        "---",
+        "",
+      ].join("\n"),
+    );
+    const spawned = await sb.json(["spawn", "--agent", "pod-mock", "--wait", "from a profile"]);
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const id = spawned.data.spawned.id as string;
+    expect((await sb.json(["status", id])).data.place).toBe(`k8s:${id}`);
+    const manifest = api!.manifests.find((m) => (m.metadata as { name: string }).name === podOf(id));
+    expect(manifest).toMatchObject({
+      spec: {
+        serviceAccountName: "agent",
+        automountServiceAccountToken: true,
+        containers: [
+          {
+            resources: {
+              requests: { cpu: "500m", memory: "256Mi" },
+              limits: { cpu: "500m", memory: "256Mi" },
+            },
+          },
+        ],
+      },
+    });
+  }, 60_000);
+
   it("refuses in one line, leaving no Pod: a denied create (RBAC), a context the kubeconfig does not have", async () => {
     const before = api!.pods().length;
     const denied = await sb.run(["spawn", "--on", "k8s:standin-viewer", "refused"]);

@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
+import type { PodRequest } from "../../base/pod-request.js";
 import { rawSetting } from "../../base/settings/resolve.js";
 import { readJson, writeJsonAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
@@ -38,6 +39,11 @@ export interface PodSpec {
   env: string[];
   /** The primary that owns the child (a label). */
   primary: string;
+  /** The container's CPU and memory, as its request and limit. */
+  cpu?: string;
+  memory?: string;
+  /** The Pod's service account (its token mounted only then). */
+  serviceAccount?: string;
 }
 
 const specFile = (root: string, id: string): string => path.join(root, "pods", `${id}.json`);
@@ -161,6 +167,11 @@ export class PodPlace extends FarPlace {
 
   /** The Pod muster asks for: one container, `sleep infinity` under stdin and a TTY, labels naming the child. */
   manifest(): object {
+    const s = this.spec;
+    const resources = {
+      ...(s.cpu !== undefined ? { cpu: s.cpu } : {}),
+      ...(s.memory !== undefined ? { memory: s.memory } : {}),
+    };
     return {
       apiVersion: "v1",
       kind: "Pod",
@@ -175,14 +186,19 @@ export class PodPlace extends FarPlace {
       },
       spec: {
         restartPolicy: "Never",
-        automountServiceAccountToken: false,
+        ...(s.serviceAccount
+          ? { serviceAccountName: s.serviceAccount, automountServiceAccountToken: true }
+          : { automountServiceAccountToken: false }),
         containers: [
           {
             name: CONTAINER,
-            image: this.spec.image,
+            image: s.image,
             command: ["sleep", "infinity"],
             stdin: true,
             tty: true,
+            ...(Object.keys(resources).length > 0
+              ? { resources: { requests: resources, limits: resources } }
+              : {}),
           },
         ],
       },
@@ -277,18 +293,51 @@ function describe(st: PodStatus): string {
 /** The place of a new child in a Pod: `on` was `k8s` or `k8s:<context>` (registerChildPlace takes it). */
 export const makePodPlace: ChildPlaceMaker = async (request, ctx) => {
   if (request.kind !== K8S_KIND) throw new MusterError("internal", `not a Pod: ${request.kind}`);
+  const asked = checkPodRequest(request.profile ?? {});
   const on = request.on;
-  const context = on.includes(":") ? on.slice(on.indexOf(":") + 1) : "";
+  // `--on k8s:<context>` wins over the profile's context.
+  const context = on.includes(":") ? on.slice(on.indexOf(":") + 1) : (asked.context ?? "");
   const kc = await kubeConfig(ctx.env, context || undefined);
   const spec: PodSpec = {
     context,
-    namespace: namespaceOf(kc),
-    image: rawSetting(ctx.env, "k8sImage") ?? "muster-agent:latest",
-    env: [],
+    namespace: asked.namespace ?? namespaceOf(kc),
+    image: asked.image ?? rawSetting(ctx.env, "k8sImage") ?? "muster-agent:latest",
+    env: [...new Set(asked.env ?? [])],
     primary: ctx.primary,
+    ...(asked.cpu !== undefined ? { cpu: asked.cpu } : {}),
+    ...(asked.memory !== undefined ? { memory: asked.memory } : {}),
+    ...(asked.serviceAccount !== undefined ? { serviceAccount: asked.serviceAccount } : {}),
   };
   return new PodPlace(ctx.id, spec, ctx.env);
 };
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A profile's `k8s:` checked, field by field, in one line each; the values as they will go into the Pod. */
+export function checkPodRequest(r: PodRequest): PodRequest {
+  const bad = (what: string, v: unknown, expected: string) =>
+    new MusterError("invalid_argument", `k8s ${what} ${JSON.stringify(v).slice(0, 80)} is not ${expected}`);
+  const str = (k: keyof PodRequest, re: RegExp, expected: string) => {
+    const v = r[k];
+    if (v !== undefined && !(typeof v === "string" && re.test(v))) throw bad(k, v, expected);
+  };
+  str("context", /^[^\s]{1,253}$/, "a context's name");
+  str("namespace", DNS_LABEL, "a namespace (a DNS label)");
+  str("image", IMAGE, "an image name");
+  str("cpu", QUANTITY, "a CPU quantity such as 500m or 2");
+  str("memory", QUANTITY, "a memory quantity such as 512Mi or 2Gi");
+  str("serviceAccount", DNS_SUBDOMAIN, "a service account's name");
+  if (
+    r.env !== undefined &&
+    !(Array.isArray(r.env) && r.env.every((n) => typeof n === "string" && ENV_NAME.test(n)))
+  )
+    throw bad("env", r.env, "a list of variable names");
+  return r;
+}
 
 /** The factory `registerPlace("k8s", …)` takes: `k8s:<child id>`, its Pod as kept at spawn. */
 export function podPlaceFactory({ name, env }: { name: string; env: NodeJS.ProcessEnv }): Place {
