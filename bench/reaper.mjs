@@ -4,10 +4,12 @@
 // server, ends every process that still mentions its temp dir (child hosts, their agents, pty holders) and
 // removes the dir. Namespaces pinned under the dir (the SSH test hosts of test/fixtures/ssh-hosts.mjs, the
 // test place's mount namespace) go first: every process in them is killed and their pins unmounted, and so do
-// private container engines (test/fixtures/docker-engine.mjs): their containers, daemons and mounts. Usage
-// (from startReaper in env.mjs): node bench/reaper.mjs <base> <tmux-socket>… [--remove=<path>]…
-// [--engine=<dir>]…, where a socket name ending in * stands for every socket it begins, each --remove path is
-// removed as well, and each --engine dir is a private engine's folder.
+// private container engines (test/fixtures/docker-engine.mjs): their containers, daemons and mounts, and the
+// Pods of a Kubernetes stand-in (test/fixtures/k8s-standin.mjs): their processes. Usage (from startReaper in
+// env.mjs): node bench/reaper.mjs <base> <tmux-socket>… [--remove=<path>]… [--engine=<dir>]…
+// [--k8s=<dir>]…, where a socket name ending in * stands for every socket it begins, each --remove path is
+// removed as well, each --engine dir is a private engine's folder and each --k8s dir a stand-in API
+// server's.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -19,6 +21,7 @@ const option = (name) => rest.filter((a) => a.startsWith(`--${name}=`)).map((a) 
 const sockets = rest.filter((a) => !a.startsWith("--"));
 const removals = option("remove");
 const engines = option("engine").filter((d) => path.basename(d).startsWith("mu-docker-"));
+const standins = option("k8s").filter((d) => path.basename(d).startsWith("mu-k8s-"));
 
 /** The tmux sockets to close: exact names, and those a `prefix*` names that exist now. */
 function socketNames() {
@@ -121,9 +124,44 @@ async function reapEngine(dir) {
   fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 }
 
+/**
+ * The processes of a stand-in API server's Pods under `dir` that its benchmark did not stop. The stand-in ran
+ * in the benchmark's process and went with it, but each command it exec'd in a Pod runs in a session of its
+ * own and outlives it: found as the stand-in finds them (a cwd, HOME or TMUX_TMPDIR in a Pod's folder, or
+ * the folder on the command line: muster's install in the Pod, the exec link here), then the folder removed.
+ */
+async function reapStandin(dir) {
+  if (!fs.existsSync(dir)) return; // stopped and removed by the benchmark
+  dir = fs.realpathSync(dir);
+  const under = (p) => p === dir || p.startsWith(`${dir}/`);
+  const inPods = () => {
+    const out = [];
+    for (const n of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+      if (Number(n) === process.pid) continue;
+      try {
+        if (fs.readFileSync(`/proc/${n}/cmdline`, "utf8").includes(dir)) out.push(Number(n));
+        else if (under(fs.readlinkSync(`/proc/${n}/cwd`))) out.push(Number(n));
+        else {
+          const env = fs.readFileSync(`/proc/${n}/environ`, "utf8").split("\0");
+          if (env.some((v) => /^(HOME|TMUX_TMPDIR)=/.test(v) && under(v.slice(v.indexOf("=") + 1))))
+            out.push(Number(n));
+        }
+      } catch {}
+    }
+    return out;
+  };
+  for (let i = 0; i < 50 && inPods().length > 0; i++) {
+    if (i === 0) for (const pid of inPods()) signal(pid, "SIGTERM");
+    if (i === 20) for (const pid of inPods()) signal(pid, "SIGKILL");
+    await sleep(100);
+  }
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+}
+
 async function reap() {
   await reapNamespaces();
   for (const dir of engines) await reapEngine(dir);
+  for (const dir of standins) await reapStandin(dir);
   // Closing the server hangs up every pane: each host records its child lost and exits.
   for (const socket of socketNames()) spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
   for (let i = 0; i < 50 && mentioning().length > 0; i++) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, CLI start-up, idle watcher CPU,
 // workflow scheduler overhead (64 ready steps), final record → waiter, each backend (tmux, pty) side by side,
-// follow-up delivery with 1 and with 201 idle children alive, children on SSH test hosts and in containers vs local.
+// follow-up delivery with 1 and with 201 idle children alive, children on SSH test hosts, in containers and in
+// (stand-in) Kubernetes Pods vs local.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -18,6 +19,7 @@ import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { idleChildrenDelivery, idleChildrenRows } from "./idle-children.mjs";
 import { mirrorRows, mirrorVsLocal } from "./mirror.mjs";
+import { podRows, podVsLocal } from "./pod.mjs";
 import { remoteRows, remoteVsLocal } from "./remote.mjs";
 import { sessionCliRows, sessionClis } from "./session-clis.mjs";
 import { spawnLatency as spawnSamples } from "./spawn-latency.mjs";
@@ -129,6 +131,10 @@ try {
   results.containerVsLocal = await containerVsLocal(quick ? 5 : 15, quick ? 3 : 5);
   if (results.containerVsLocal.skipped) log(`container row skipped: ${results.containerVsLocal.skipped}`);
 
+  log("Pod (the stand-in Kubernetes API server) vs local…");
+  results.podVsLocal = await podVsLocal(quick ? 5 : 15, quick ? 3 : 5);
+  if (results.podVsLocal.skipped) log(`Pod row skipped: ${results.podVsLocal.skipped}`);
+
   log("child-command cold start…");
   const runs = quick ? 10 : 25;
   const nodeMs = timeCommand([process.execPath, "-e", "0"], runs);
@@ -221,6 +227,7 @@ const rows = [
   ...mirrorRows(results.mirrorVsLocal),
   ...remoteRows(results.remoteVsLocal),
   ...containerRows(results.containerVsLocal),
+  ...podRows(results.podVsLocal),
   capRow(results.capOvershootMs),
   ...idleChildrenRows(results.idleChildrenMs),
   ...Object.entries(results.finalRecordClisMs).map(([name, r]) => finalRecordCliRow(name, r)),
