@@ -51,7 +51,12 @@ describe.skipIf(!root && !process.env.CI)("children in Kubernetes Pods (the stan
     const waited = await sb.json(["wait", id, "--timeout", "30s"]);
     expect(waited.exitCode, waited.stderr).toBe(0);
     expect(waited.data.results[0]).toMatchObject({ status: "completed" });
-    expect((await sb.json(["status", id])).data).toMatchObject({ status: "idle", place: `k8s:${id}` });
+    // It works in the Pod's home: this machine's working directory is not in a Pod.
+    expect((await sb.json(["status", id])).data).toMatchObject({
+      status: "idle",
+      place: `k8s:${id}`,
+      cwd: api!.podDir(podOf(id)),
+    });
     // The Pod muster asked for (the stand-in checked it against the Pod schema before it made it).
     const manifest = api!.manifests.find((m) => (m.metadata as { name: string }).name === podOf(id));
     expect(manifest).toMatchObject({

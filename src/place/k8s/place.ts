@@ -122,6 +122,12 @@ export class PodPlace extends FarPlace {
     return this.execArgv(argv, true);
   }
 
+  /** The child works in the Pod's home: nothing of this machine's checkout is there (a worktree comes as a bundle). */
+  async workdir(): Promise<string> {
+    await this.ready();
+    return this.readyNow().info.home || "/";
+  }
+
   installHint(runner: string): string {
     return `image ${this.spec.image} lacks it: make one that has it with muster image build --agent ${runner} and push it where the cluster pulls from (MUSTER_K8S_IMAGE)`;
   }
