@@ -6,7 +6,6 @@
  * and its files are inside its container; the parent reads a mirror that arrives over `<engine> exec`.
  * Root only.
  */
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -20,6 +19,7 @@ import {
   startPodmanEngine,
 } from "../helpers/docker-engine.js";
 import { attachAndDetach, withTop } from "../helpers/far-views.js";
+import { makeRepo } from "../helpers/git-repo.js";
 import { connectMcp } from "../helpers/mcp.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 
@@ -265,14 +265,7 @@ for (const { kind, available, start } of ENGINES) {
         }, 120_000);
 
       it("--isolation worktree: HEAD goes in as a bundle (no mount of the checkout), the work comes back to merge", async () => {
-        const repo = path.join(sb.cwd, "repo");
-        fs.mkdirSync(repo);
-        const g = (...args: string[]) =>
-          execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", ...args]).toString();
-        g("init", "--quiet", "-b", "main");
-        fs.writeFileSync(path.join(repo, "README"), "the parent's work\n");
-        g("add", "README");
-        g("commit", "--quiet", "-m", "first");
+        const { dir: repo, git: g } = makeRepo(path.join(sb.cwd, "repo"), "the parent's work\n");
         const work =
           'echo added > added.txt && git add added.txt && git -c user.name=c -c user.email=c@c commit -qm "child work" && echo left > left.txt && pwd';
         const spawned = await sb.run([

@@ -5,13 +5,13 @@
  * that this machine's folders are not on the engine's machine (the host has its own /tmp). The docker CLI's
  * ssh reads the test host's ssh config through a wrapper `ssh` first on its PATH. Root only.
  */
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandbox } from "../helpers/cli.js";
 import { type DockerEngine, dockerAvailable, startDockerEngine } from "../helpers/docker-engine.js";
+import { makeRepo } from "../helpers/git-repo.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 import { type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
 
@@ -110,14 +110,7 @@ describe.skipIf(!available && !process.env.CI)(
     });
 
     it("--isolation worktree needs no mount: HEAD goes in as a bundle over the engine's ssh, the work comes back", async () => {
-      const repo = path.join(sb.cwd, "repo");
-      fs.mkdirSync(repo);
-      const g = (...args: string[]) =>
-        execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", ...args]).toString();
-      g("init", "--quiet", "-b", "main");
-      fs.writeFileSync(path.join(repo, "README"), "here\n");
-      g("add", "README");
-      g("commit", "--quiet", "-m", "first");
+      const { dir: repo, git: g } = makeRepo(path.join(sb.cwd, "repo"), "here\n");
       const spawned = await sb.run([
         ...["spawn", "--in", "container", "--isolation", "worktree", "--cwd", repo, "--agent", "command"],
         ...["--wait", "work", "--", "sh", "-c", "echo remote > remote.txt"],

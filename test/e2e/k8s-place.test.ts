@@ -5,13 +5,13 @@
  * real ones in a folder of their own, every Pod muster sends checked against the Kubernetes OpenAPI schema
  * by the stand-in. Root only (the stand-in finds a Pod's daemons through /proc).
  */
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents, sandbox, until } from "../helpers/cli.js";
 import { attachAndDetach } from "../helpers/far-views.js";
+import { makeRepo } from "../helpers/git-repo.js";
 import { type K8sStandin, startK8sStandin } from "../helpers/k8s-standin.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 
@@ -141,14 +141,7 @@ describe.skipIf(!root && !process.env.CI)("children in Kubernetes Pods (the stan
   }, 60_000);
 
   it("--isolation worktree in a Pod: HEAD goes in as a bundle over the exec stream, the work comes back to merge", async () => {
-    const repo = path.join(sb.cwd, "repo");
-    fs.mkdirSync(repo);
-    const g = (...args: string[]) =>
-      execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", ...args]).toString();
-    g("init", "--quiet", "-b", "main");
-    fs.writeFileSync(path.join(repo, "README"), "here\n");
-    g("add", "README");
-    g("commit", "--quiet", "-m", "first");
+    const { dir: repo, git: g } = makeRepo(path.join(sb.cwd, "repo"), "here\n");
     const spawned = await sb.run([
       ...[
         "spawn",

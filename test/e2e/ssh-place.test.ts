@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlDirFor } from "../../src/place/ssh/place.js";
 import { processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
 import { attachAndDetach, withTop } from "../helpers/far-views.js";
+import { makeRepo } from "../helpers/git-repo.js";
 import { connectMcp } from "../helpers/mcp.js";
 import { pidsInNamespace } from "../helpers/ns-pids.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
@@ -514,14 +515,7 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
   });
 
   it("--isolation worktree there: HEAD goes as a bundle, the child's commits come back; diff and merge work here", async () => {
-    const repo = path.join(sb.cwd, "repo");
-    fs.mkdirSync(repo);
-    const g = (...args: string[]) =>
-      execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", ...args]).toString();
-    g("init", "--quiet", "-b", "main");
-    fs.writeFileSync(path.join(repo, "README"), "the parent's work\n");
-    g("add", "README");
-    g("commit", "--quiet", "-m", "first");
+    const { dir: repo, git: g } = makeRepo(path.join(sb.cwd, "repo"), "the parent's work\n");
     const work =
       'echo added > added.txt && git add added.txt && git -c user.name=c -c user.email=c@c commit -qm "child work" && echo left > left.txt && pwd';
     const spawned = await sb.run([
