@@ -110,7 +110,7 @@ describe.skipIf(!available && !process.env.CI)(
     });
 
     it("--isolation worktree needs no mount: HEAD goes in as a bundle over the engine's ssh, the work comes back", async () => {
-      const { dir: repo, git: g } = makeRepo(path.join(sb.cwd, "repo"), "here\n");
+      const { dir: repo } = makeRepo(path.join(sb.cwd, "repo"), "here\n");
       const spawned = await sb.run([
         ...["spawn", "--in", "container", "--isolation", "worktree", "--cwd", repo, "--agent", "command"],
         ...["--wait", "work", "--", "sh", "-c", "echo remote > remote.txt"],

@@ -141,7 +141,7 @@ describe.skipIf(!root && !process.env.CI)("children in Kubernetes Pods (the stan
   }, 60_000);
 
   it("--isolation worktree in a Pod: HEAD goes in as a bundle over the exec stream, the work comes back to merge", async () => {
-    const { dir: repo, git: g } = makeRepo(path.join(sb.cwd, "repo"), "here\n");
+    const { dir: repo } = makeRepo(path.join(sb.cwd, "repo"), "here\n");
     const spawned = await sb.run([
       ...[
         "spawn",
