@@ -131,6 +131,11 @@ export interface Place {
    * readied calls it, so a refusal leaves nothing behind; best effort.
    */
   discard?(): Promise<void>;
+  /**
+   * For a place made for one child (its container, its Pod): the terminal's server there is started by that
+   * child's first spawn, so a terminal may make its session and the child's window in one command.
+   */
+  readonly ownTerminal?: boolean;
   /** How to get agent CLI `runner` there, where that is not installing it on a machine (an image to build). */
   installHint?(runner: string): string;
   /**

@@ -292,6 +292,16 @@ export class TmuxBackend implements Backend<PaneRef> {
     }
     const target = session === null ? `${await this.callerSession()}:` : `=${session}:`;
     const args = A.newWindowArgs({ ...idle, target, name: opts.name });
+    // A place made for one child has a server of its own that this spawn starts: the session and the child's
+    // window in one command there (each is a round trip into a container or a Pod), not a new-window that
+    // fails first. A session already there (a resume) is the usual way below.
+    if (session !== null && this.place.ownTerminal) {
+      const create = A.newSessionArgs({ name: session, windowName: "muster", argv: IDLE_ARGV });
+      const together = A.chain(create, A.remainOnExitArgs(`=${session}:`), args);
+      const made = await runTmux(server, together, { ...this.exec, isolate: true });
+      if (made.exitCode === 0) return made.stdout;
+      if (!/duplicate session/.test(made.stderr)) throw tmuxFailure(together, made);
+    }
     const first = await runTmux(server, args, this.exec);
     if (first.exitCode === 0) return first.stdout;
     if (session === null || !P.isMissingSession(first.stderr)) throw tmuxFailure(args, first);

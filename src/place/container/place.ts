@@ -9,6 +9,7 @@
  * `rm`/`gc` remove the container; one that is stopped (killed, its engine restarted) is started again so its
  * child's end can be recorded there; one that is gone leaves its record here, where it is.
  */
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { stateRoot } from "../../artifacts/layout.js";
@@ -19,7 +20,7 @@ import { mirrorEnded } from "../mirror/carry.js";
 import type { Liveness, Place } from "../place.js";
 import type { ChildPlaceMaker } from "../registry.js";
 import { type ContainerEngine, engineOf, engineSaid, runEngine } from "./engine.js";
-import { type ContainerSpec, dropSpec, loadSpec, resolveSpec, saveSpec } from "./spec.js";
+import { type ContainerSpec, dropSpec, loadSpec, resolveSpec, saveSpec, specFile } from "./spec.js";
 
 export const CONTAINER_KIND = "container";
 export const containerPlaceName = (id: string): string => `${CONTAINER_KIND}:${id}`;
@@ -49,6 +50,7 @@ const containerHome = (): string => (os.userInfo().uid === 0 ? "/root" : "/tmp/m
 export class ContainerPlace extends FarPlace {
   readonly name: string;
   readonly container: string;
+  readonly ownTerminal = true;
   protected readonly shell: FarShell;
   private readonly engine: ContainerEngine;
 
@@ -111,7 +113,8 @@ export class ContainerPlace extends FarPlace {
 
   /** Makes the container (or starts it again when it is stopped). */
   protected override async provision(): Promise<void> {
-    const state = await this.state();
+    // A new child's container was never made (no spec kept for it yet): no engine question before the run.
+    const state = fs.existsSync(specFile(this.nearRoot, this.id)) ? await this.state() : null;
     if (state === "running") return;
     if (state !== null) {
       const r = await runEngine(this.engine, ["start", this.container], { timeoutMs: 60_000 });

@@ -53,6 +53,7 @@ type PodStatus = { phase?: string; reason?: string; message?: string } | undefin
 export class PodPlace extends FarPlace {
   readonly name: string;
   readonly pod: string;
+  readonly ownTerminal = true;
   protected readonly shell: FarShell;
   private kc: Promise<KubeConfig> | undefined;
 
