@@ -96,6 +96,26 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
 
 type Body<T> = T extends unknown ? Omit<T, "v" | "seq" | "ts"> : never;
 export type RunEventInput = Body<RunEvent>;
+type StepSettled = Extract<RunEventInput, { type: "step_settled" }>;
+
+/** The `step_settled` record of a step's (or a code workflow's call's) result, with what only its runner knows. */
+export function stepSettled(
+  r: Pick<StepSettled, "status" | "childId" | "reason" | "cause" | "structured" | "errors"> & { id: string },
+  extra: Pick<StepSettled, "output" | "key"> = {},
+): StepSettled {
+  return {
+    type: "step_settled",
+    stepId: r.id,
+    status: r.status,
+    ...(r.childId ? { childId: r.childId } : {}),
+    ...(r.reason ? { reason: r.reason } : {}),
+    ...(r.cause ? { cause: r.cause } : {}),
+    ...(extra.output ? { output: extra.output } : {}),
+    ...(r.structured ? { structured: r.structured } : {}),
+    ...(r.errors ? { errors: r.errors } : {}),
+    ...(extra.key !== undefined ? { key: extra.key } : {}),
+  };
+}
 
 /** Files of one run: `<primary dir>/workflows/<run id>/`. */
 export function runFiles(stateDir: string, runId: string) {

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
 import { ensureDir, writeJsonAtomic } from "../../util/fsx.js";
 import type { StepSpawn, WorkflowHost } from "../host.js";
-import type { RunFiles, RunLog } from "../run-log.js";
+import { type RunFiles, type RunLog, stepSettled } from "../run-log.js";
 import { compileOutput, finishStructured, modeOf, outcomeFields, structuredSpawn } from "../structured.js";
 import type {
   AgentCall,
@@ -86,17 +86,7 @@ export async function executeCode(
       ensureDir(path.dirname(callFile(files, r.id)));
       writeJsonAtomic(callFile(files, r.id), r);
     }
-    log.append({
-      type: "step_settled",
-      stepId: r.id,
-      status: r.status,
-      ...(r.childId ? { childId: r.childId } : {}),
-      ...(r.reason ? { reason: r.reason } : {}),
-      ...(output ? { output } : {}),
-      ...(r.structured ? { structured: r.structured } : {}),
-      ...(r.errors ? { errors: r.errors } : {}),
-      key,
-    });
+    log.append(stepSettled(r, { ...(output ? { output } : {}), key }));
     opts.onProgress?.({ type: "agent_settled", result: r });
     return r;
   };

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { MusterError } from "../../base/errors.js";
 import { uuidv7 } from "../../util/ids.js";
 import type { StepSpawn, WorkflowHost } from "../host.js";
-import { processStart, RunLog, type RunStatus, runFiles, type StepStatus } from "../run-log.js";
+import { processStart, RunLog, type RunStatus, runFiles, type StepStatus, stepSettled } from "../run-log.js";
 import {
   compileOutput,
   finishStructured,
@@ -156,17 +156,7 @@ export async function execute(
   };
   const settle = (r: StepResult, output?: { path: string; bytes: number }): void => {
     markSettled(r);
-    log.append({
-      type: "step_settled",
-      stepId: r.id,
-      status: r.status,
-      ...(r.childId ? { childId: r.childId } : {}),
-      ...(r.reason ? { reason: r.reason } : {}),
-      ...(r.cause ? { cause: r.cause } : {}),
-      ...(output ? { output } : {}),
-      ...(r.structured ? { structured: r.structured } : {}),
-      ...(r.errors ? { errors: r.errors } : {}),
-    });
+    log.append(stepSettled(r, output ? { output } : {}));
     opts.onProgress?.({ type: "step_settled", step: r });
   };
 
