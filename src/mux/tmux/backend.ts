@@ -34,6 +34,13 @@ export interface TmuxBackendConfig {
 
 /** An idle first process: `cat -` waits on the pty without CPU until respawn-pane replaces it. */
 const IDLE_ARGV = ["cat", "-"];
+
+/** The detached session with its placeholder window `muster` (which keeps it alive when children die). */
+const sessionArgs = (session: string): string[] =>
+  A.chain(
+    A.newSessionArgs({ name: session, windowName: "muster", argv: IDLE_ARGV }),
+    A.remainOnExitArgs(`=${session}:`),
+  );
 // display-popup waits for its popup to close: a person may keep one open for a long time.
 const POPUP_OPEN_MS = 2 ** 31 - 1;
 const SPAWN_FORMAT = "#{pane_id}\t#{window_id}\t#{session_name}";
@@ -296,8 +303,7 @@ export class TmuxBackend implements Backend<PaneRef> {
     // window in one command there (each is a round trip into a container or a Pod), not a new-window that
     // fails first. A session already there (a resume) is the usual way below.
     if (session !== null && this.place.ownTerminal) {
-      const create = A.newSessionArgs({ name: session, windowName: "muster", argv: IDLE_ARGV });
-      const together = A.chain(create, A.remainOnExitArgs(`=${session}:`), args);
+      const together = A.chain(sessionArgs(session), args);
       const made = await runTmux(server, together, { ...this.exec, isolate: true });
       if (made.exitCode === 0) return made.stdout;
       if (!/duplicate session/.test(made.stderr)) throw tmuxFailure(together, made);
@@ -319,8 +325,7 @@ export class TmuxBackend implements Backend<PaneRef> {
 
   /** Creates the detached session with a placeholder window `muster` (keeps it alive when children die). */
   private async ensureSession(session: string): Promise<void> {
-    const create = A.newSessionArgs({ name: session, windowName: "muster", argv: IDLE_ARGV });
-    const args = A.chain(create, A.remainOnExitArgs(`=${session}:`));
+    const args = sessionArgs(session);
     const run = await runTmux(this.config.server, args, { ...this.exec, isolate: true });
     // Another process may have created it between our new-window and new-session.
     if (run.exitCode !== 0 && !/duplicate session/.test(run.stderr)) throw tmuxFailure(args, run);
