@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
+import { collect } from "./context.js";
 
 export interface ContainerFlags {
   in?: string;
@@ -32,7 +33,7 @@ export function containerOptions(cmd: Command): Command {
     .option(
       "--pass-env <name>",
       "with --in: hand this variable of your environment to the child by name (repeatable)",
-      (v: string, prev: string[] = []) => [...prev, v],
+      collect,
     );
 }
 

@@ -12,6 +12,9 @@ export function muster(opts: CommonOptions): Muster {
   return createMuster(opts.primary ? { primary: opts.primary } : {});
 }
 
+/** A repeatable option's parser for commander: every value given, in order. */
+export const collect = (v: string, all: string[] = []): string[] => [...all, v];
+
 /** Adds --json and --primary to a command. */
 export function common(cmd: Command): Command {
   return cmd

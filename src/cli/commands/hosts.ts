@@ -3,14 +3,12 @@ import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
 import { AGENT_CLI_COMMANDS } from "../../core/catalog.js";
 import { shortId } from "../../util/ids.js";
-import { muster } from "../context.js";
+import { collect, muster } from "../context.js";
 import { ExitWith, printJson, say } from "../output.js";
 import { visibleLine } from "../sanitize.js";
 
 // The hosts module (and what it needs) loads only in these commands.
 const admin = () => import("../../place/ssh/admin.js");
-
-const collect = (v: string, all: string[] = []): string[] => [...all, v];
 
 function sshOption(kv: string): [string, string] {
   const eq = kv.indexOf("=");
