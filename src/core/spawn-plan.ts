@@ -44,7 +44,7 @@ export interface SpawnOptions {
   place?: string;
   /** Or the SSH host(s) it runs on (see place/registry.ts placeOn); default: the profile's `on`. */
   on?: string | string[];
-  /** Or a container of its own, over the profile's `container:` (see place/registry.ts placeInContainer). */
+  /** Or a container of its own, over the profile's `container:` (see place/registry.ts placeForChild). */
   container?: ContainerRequest;
   /** Deliver this child's first result together with the rest of this explicit group. */
   group?: string;

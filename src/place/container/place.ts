@@ -12,15 +12,14 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import { FarPlace, type ProbeAsk } from "../far/far-place.js";
 import type { FarShell, RemoteRun } from "../far/remote.js";
 import { mirrorEnded } from "../mirror/carry.js";
-import type { Liveness, Place } from "../place.js";
+import type { Liveness } from "../place.js";
 import type { ChildPlaceMaker } from "../registry.js";
 import { type ContainerEngine, engineOf, engineSaid, runEngine } from "./engine.js";
-import { type ContainerSpec, dropSpec, loadSpec, resolveSpec, saveSpec, specFile } from "./spec.js";
+import { type ContainerSpec, containerSpecs, resolveSpec } from "./spec.js";
 
 export const CONTAINER_KIND = "container";
 export const containerPlaceName = (id: string): string => `${CONTAINER_KIND}:${id}`;
@@ -114,7 +113,7 @@ export class ContainerPlace extends FarPlace {
   /** Makes the container (or starts it again when it is stopped). */
   protected override async provision(): Promise<void> {
     // A new child's container was never made (no spec kept for it yet): no engine question before the run.
-    const state = fs.existsSync(specFile(this.nearRoot, this.id)) ? await this.state() : null;
+    const state = fs.existsSync(containerSpecs.file(this.nearRoot, this.id)) ? await this.state() : null;
     if (state === "running") return;
     if (state !== null) {
       const r = await runEngine(this.engine, ["start", this.container], { timeoutMs: 60_000 });
@@ -122,7 +121,7 @@ export class ContainerPlace extends FarPlace {
         throw new MusterError("unsupported", `could not start ${this.container} again: ${engineSaid(r)}`);
       return;
     }
-    saveSpec(this.nearRoot, this.id, this.spec);
+    containerSpecs.save(this.nearRoot, this.id, this.spec);
     const r = await runEngine(this.engine, this.runArgv(), { timeoutMs: 120_000 });
     if (r.exitCode === 0) return;
     const said = engineSaid(r);
@@ -216,7 +215,7 @@ export class ContainerPlace extends FarPlace {
     await runEngine(this.engine, ["rm", "--force", "--volumes", this.container], { timeoutMs: 60_000 }).catch(
       () => undefined,
     );
-    dropSpec(this.nearRoot, this.id);
+    containerSpecs.drop(this.nearRoot, this.id);
   }
 }
 
@@ -232,9 +231,6 @@ export const makeContainerPlace: ChildPlaceMaker = (request, ctx) => {
 };
 
 /** The factory `registerPlace("container", …)` takes: `container:<child id>`, its spec as kept at spawn. */
-export function containerPlaceFactory({ name, env }: { name: string; env: NodeJS.ProcessEnv }): Place {
-  const id = name.slice(name.indexOf(":") + 1);
-  if (!name.includes(":") || id === "")
-    throw new MusterError("invalid_argument", `place ${name} names no child (container:<id>)`);
-  return new ContainerPlace(id, loadSpec(stateRoot(env), id), env);
-}
+export const containerPlaceFactory = containerSpecs.factory(
+  (id, spec, env) => new ContainerPlace(id, spec, env),
+);

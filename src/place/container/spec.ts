@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { ContainerRequest } from "../../base/container-request.js";
 import { MusterError } from "../../base/errors.js";
-import { readJson, writeJsonAtomic } from "../../util/fsx.js";
+import { keptSpecs } from "../far/kept-spec.js";
 
 export type { ContainerRequest } from "../../base/container-request.js";
 
@@ -110,26 +110,5 @@ export function resolveSpec(
   };
 }
 
-/** Where the spec of child `id`'s container is kept. */
-export const specFile = (root: string, id: string): string => path.join(root, "containers", `${id}.json`);
-
-export function saveSpec(root: string, id: string, spec: ContainerSpec): void {
-  fs.mkdirSync(path.dirname(specFile(root, id)), { recursive: true, mode: 0o700 });
-  writeJsonAtomic(specFile(root, id), spec);
-}
-
-/** The kept spec of child `id`'s container; a clear error when there is none (removed, or never made). */
-export function loadSpec(root: string, id: string): ContainerSpec {
-  try {
-    return readJson<ContainerSpec>(specFile(root, id));
-  } catch {
-    throw new MusterError(
-      "not_found",
-      `no container is recorded for child ${id} (${specFile(root, id)} is missing)`,
-    );
-  }
-}
-
-export function dropSpec(root: string, id: string): void {
-  fs.rmSync(specFile(root, id), { force: true });
-}
+/** Each child's container spec, kept under the state root (`containers/<child id>.json`). */
+export const containerSpecs = keptSpecs<ContainerSpec>("containers", "container");

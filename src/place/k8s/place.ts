@@ -7,17 +7,15 @@
  * the Pod's phase: one gone, evicted or failed leaves its record here, with the reason, and its child `lost`.
  * `rm`/`gc` delete the Pod (grace period); a Pod is kept across a cancel, so a resume continues in it.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
-import { stateRoot } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
 import type { PodRequest } from "../../base/pod-request.js";
 import { rawSetting } from "../../base/settings/resolve.js";
-import { readJson, writeJsonAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { FarPlace, type ProbeAsk } from "../far/far-place.js";
+import { keptSpecs } from "../far/kept-spec.js";
 import type { FarShell, RemoteRun } from "../far/remote.js";
-import type { Liveness, Place } from "../place.js";
+import type { Liveness } from "../place.js";
 import type { ChildPlaceMaker } from "../registry.js";
 import { apiCode, apiSaid, execInPod, type KubeConfig, k8s, kubeConfig, namespaceOf } from "./client.js";
 
@@ -46,7 +44,8 @@ export interface PodSpec {
   serviceAccount?: string;
 }
 
-const specFile = (root: string, id: string): string => path.join(root, "pods", `${id}.json`);
+/** Each child's Pod spec, kept under the state root (`pods/<child id>.json`). */
+const podSpecs = keptSpecs<PodSpec>("pods", "Pod");
 
 type PodStatus = { phase?: string; reason?: string; message?: string } | undefined;
 
@@ -151,7 +150,7 @@ export class PodPlace extends FarPlace {
   protected override async provision(): Promise<void> {
     const now = await this.status();
     if (now === null) {
-      writeJsonAtomic(ensured(specFile(this.nearRoot, this.id)), this.spec);
+      podSpecs.save(this.nearRoot, this.id, this.spec);
       try {
         await (await this.core()).createNamespacedPod({
           namespace: this.spec.namespace,
@@ -283,14 +282,9 @@ export class PodPlace extends FarPlace {
     await (await this.core())
       .deleteNamespacedPod({ name: this.pod, namespace: this.spec.namespace, gracePeriodSeconds: 5 })
       .catch(() => undefined);
-    fs.rmSync(specFile(this.nearRoot, this.id), { force: true });
+    podSpecs.drop(this.nearRoot, this.id);
   }
 }
-
-const ensured = (file: string): string => {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  return file;
-};
 
 function describe(st: PodStatus): string {
   const phase = st?.phase ?? "unknown";
@@ -347,18 +341,4 @@ export function checkPodRequest(r: PodRequest): PodRequest {
 }
 
 /** The factory `registerPlace("k8s", …)` takes: `k8s:<child id>`, its Pod as kept at spawn. */
-export function podPlaceFactory({ name, env }: { name: string; env: NodeJS.ProcessEnv }): Place {
-  const id = name.slice(name.indexOf(":") + 1);
-  if (!name.includes(":") || id === "")
-    throw new MusterError("invalid_argument", `place ${name} names no child`);
-  let spec: PodSpec;
-  try {
-    spec = readJson<PodSpec>(specFile(stateRoot(env), id));
-  } catch {
-    throw new MusterError(
-      "not_found",
-      `no Pod is recorded for child ${id} (${specFile(stateRoot(env), id)})`,
-    );
-  }
-  return new PodPlace(id, spec, env);
-}
+export const podPlaceFactory = podSpecs.factory((id, spec, env) => new PodPlace(id, spec, env));
