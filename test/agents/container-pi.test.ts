@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error plain JS fixture
 import { prepareCli } from "../fixtures/cli-setup.mjs";
-import { readEvents, sandbox, waitedJson } from "../helpers/cli.js";
+import { readEvents, sandbox, waitedJson, writeProjectAgent } from "../helpers/cli.js";
 import {
   type DockerEngine,
   dockerAvailable,
@@ -74,13 +74,10 @@ for (const { kind, available, start } of ENGINES) {
         const url = endpoint.url;
         const cfg = path.join(base, "pi-home");
         const piEnv = prepareCli("pi", url, cfg) as Record<string, string>;
-        const agents = path.join(sb.cwd, ".muster", "agents");
-        fs.mkdirSync(agents, { recursive: true });
-        fs.writeFileSync(
-          path.join(agents, "boxed-pi.md"),
+        writeProjectAgent(
+          sb,
+          "boxed-pi",
           [
-            "---",
-            "name: boxed-pi",
             "runner: pi",
             "model: local:scripted",
             "env:",
@@ -89,10 +86,8 @@ for (const { kind, available, start } of ENGINES) {
             `  image: ${IMAGE}`,
             `  network: container:${NETBOX}`,
             `  mounts: ["${path.join(cfg, ".pi")}:/root/.pi:rw"]`,
-            "---",
-            "pi in a box.",
-            "",
-          ].join("\n"),
+          ],
+          "pi in a box.",
         );
       }, 600_000);
 

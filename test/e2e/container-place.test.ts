@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readEvents, sandbox, until } from "../helpers/cli.js";
+import { readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
 import {
   type DockerEngine,
   dockerAvailable,
@@ -352,22 +352,7 @@ for (const { kind, available, start } of ENGINES) {
         expect([placeOf(boxed), placeOf(here)]).toEqual([`container:${boxed}`, "local"]);
 
         // A profile's container: its children each get one, with its limits; the call's fields win over it.
-        const agents = path.join(sb.cwd, ".muster", "agents");
-        fs.mkdirSync(agents, { recursive: true });
-        fs.writeFileSync(
-          path.join(agents, "boxed-mock.md"),
-          [
-            "---",
-            "name: boxed-mock",
-            "runner: mock",
-            "container:",
-            "  memory: 256m",
-            "  cpus: 1",
-            "---",
-            "",
-            "",
-          ].join("\n"),
-        );
+        writeProjectAgent(sb, "boxed-mock", ["runner: mock", "container:", "  memory: 256m", "  cpus: 1"]);
         const viaProfile = await sb.json([
           "spawn",
           "--agent",

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readEvents, sandbox, until } from "../helpers/cli.js";
+import { readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
 import { attachAndDetach } from "../helpers/far-views.js";
 import { makeRepo } from "../helpers/git-repo.js";
 import { type K8sStandin, startK8sStandin } from "../helpers/k8s-standin.js";
@@ -169,22 +169,13 @@ describe.skipIf(!root && !process.env.CI)("children in Kubernetes Pods (the stan
   }, 90_000);
 
   it("a profile's k8s: its children go to Pods with its resources and service account", async () => {
-    const agents = path.join(sb.cwd, ".muster", "agents");
-    fs.mkdirSync(agents, { recursive: true });
-    fs.writeFileSync(
-      path.join(agents, "pod-mock.md"),
-      [
-        "---",
-        "name: pod-mock",
-        "runner: mock",
-        "k8s:",
-        "  cpu: 500m",
-        "  memory: 256Mi",
-        "  serviceAccount: agent",
-        "---",
-        "",
-      ].join("\n"),
-    );
+    writeProjectAgent(sb, "pod-mock", [
+      "runner: mock",
+      "k8s:",
+      "  cpu: 500m",
+      "  memory: 256Mi",
+      "  serviceAccount: agent",
+    ]);
     const spawned = await sb.json(["spawn", "--agent", "pod-mock", "--wait", "from a profile"]);
     expect(spawned.exitCode, spawned.stderr).toBe(0);
     const id = spawned.data.spawned.id as string;

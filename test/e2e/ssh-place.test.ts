@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlDirFor } from "../../src/place/ssh/place.js";
-import { processesMentioning, readEvents, sandbox, until } from "../helpers/cli.js";
+import { processesMentioning, readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
 import { attachAndDetach, withTop } from "../helpers/far-views.js";
 import { makeRepo } from "../helpers/git-repo.js";
 import { connectMcp } from "../helpers/mcp.js";
@@ -564,20 +564,7 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
   }, 90_000);
 
   it("a profile's on names the hosts its children run on, and the spawn chooses among them", async () => {
-    const agents = path.join(sb.cwd, ".muster", "agents");
-    fs.mkdirSync(agents, { recursive: true });
-    fs.writeFileSync(
-      path.join(agents, "far-mock.md"),
-      [
-        "---",
-        "name: far-mock",
-        "runner: mock",
-        "on: [h2, h3]",
-        "---",
-        "A mock that runs on h2 or h3.",
-        "",
-      ].join("\n"),
-    );
+    writeProjectAgent(sb, "far-mock", ["runner: mock", "on: [h2, h3]"], "A mock that runs on h2 or h3.");
     const places = new Set<string>();
     for (let i = 0; i < 2; i++) {
       const s = await sb.json([

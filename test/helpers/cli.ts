@@ -257,3 +257,13 @@ export function checkArtifacts(home: string): string[] {
   }
   return problems;
 }
+
+/** Writes a project agent profile `<cwd>/.muster/agents/<name>.md`: `lines` of frontmatter (after `name:`), then `body`. */
+export function writeProjectAgent(sb: Sandbox, name: string, lines: string[], body = ""): void {
+  const agents = path.join(sb.cwd, ".muster", "agents");
+  fs.mkdirSync(agents, { recursive: true });
+  fs.writeFileSync(
+    path.join(agents, `${name}.md`),
+    ["---", `name: ${name}`, ...lines, "---", body, ""].join("\n"),
+  );
+}
