@@ -14,24 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error plain JS fixture
 import { prepareCli } from "../fixtures/cli-setup.mjs";
 import { readEvents, sandbox, waitedJson, writeProjectAgent } from "../helpers/cli.js";
-import {
-  type DockerEngine,
-  dockerAvailable,
-  podmanAvailable,
-  startDockerEngine,
-  startPodmanEngine,
-} from "../helpers/docker-engine.js";
+import { CONTAINER_ENGINES, type DockerEngine } from "../helpers/docker-engine.js";
 import { type NetnsEndpoint, startEndpointIn } from "../helpers/netns-endpoint.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 
 const IMAGE = "muster-agent:pi";
 const NETBOX = "mu-netbox";
-const ENGINES = [
-  { kind: "docker", available: dockerAvailable(), start: startDockerEngine },
-  { kind: "podman", available: podmanAvailable(), start: startPodmanEngine },
-] as const;
-
-for (const { kind, available, start } of ENGINES) {
+for (const { kind, available, start } of CONTAINER_ENGINES) {
   const sb = sandbox(`mt-ctrpi-${kind}`);
   let base = "";
   let engine: DockerEngine | undefined;

@@ -11,26 +11,15 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
-import {
-  type DockerEngine,
-  dockerAvailable,
-  podmanAvailable,
-  startDockerEngine,
-  startPodmanEngine,
-} from "../helpers/docker-engine.js";
+import { CONTAINER_ENGINES, type DockerEngine, startDockerEngine } from "../helpers/docker-engine.js";
 import { attachAndDetach, withTop } from "../helpers/far-views.js";
 import { makeRepo } from "../helpers/git-repo.js";
 import { connectMcp } from "../helpers/mcp.js";
 import { placeKeeperOf } from "../helpers/place-keeper.js";
 
-const ENGINES = [
-  { kind: "docker", available: dockerAvailable(), start: startDockerEngine },
-  { kind: "podman", available: podmanAvailable(), start: startPodmanEngine },
-] as const;
-
 const containerOf = (id: string) => `muster-${id}`;
 
-for (const { kind, available, start } of ENGINES) {
+for (const { kind, available, start } of CONTAINER_ENGINES) {
   const sb = sandbox(`mt-ctr-${kind}`);
   let base = "";
   let engine: DockerEngine | undefined;

@@ -54,3 +54,9 @@ export const mountsUnder: (dir: string) => string[] = impl.mountsUnder;
 
 /** Processes whose command line names `base` (a daemon, containerd, a shim), or in a cgroup of `containerIds`. */
 export const enginePids: (base: string, containerIds?: string[]) => number[] = impl.enginePids;
+
+/** Each engine the container tests run under, whether this machine can run it, and how to start a private one. */
+export const CONTAINER_ENGINES = [
+  { kind: "docker", available: dockerAvailable(), start: (base: string) => startDockerEngine(base) },
+  { kind: "podman", available: podmanAvailable(), start: startPodmanEngine },
+] as const;
