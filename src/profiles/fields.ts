@@ -1,11 +1,11 @@
 import { createRequire } from "node:module";
 import type matterFn from "gray-matter";
-import { durationMs } from "../artifacts/caps.js";
 import type { Caps } from "../artifacts/events.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import type { PodRequest } from "../base/pod-request.js";
 import { VERIFY_MAX_RETRIES, type VerifyRequest } from "../base/verify-request.js";
+import { durationMs } from "../util/duration.js";
 import { MAX_TIMER_MS, MAX_TIMER_TEXT } from "../util/timer-limit.js";
 
 /** A profile name: what `--agent` accepts and what a file's resolved name must be. */

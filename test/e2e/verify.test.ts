@@ -2,7 +2,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSession, sessionFileOf } from "../../src/sessions/store.js";
-import { processesMentioning, REPO, readEvents, until, useSandbox, writeProjectAgent } from "../helpers/cli.js";
+import {
+  processesMentioning,
+  REPO,
+  readEvents,
+  until,
+  useSandbox,
+  writeProjectAgent,
+} from "../helpers/cli.js";
 import { makeRepo } from "../helpers/git-repo.js";
 
 const sb = useSandbox("mt-verify");
@@ -159,7 +166,9 @@ describe("acceptance gates: a turn is completed only when its check passes", () 
     fs.rmSync(path.join(sb.cwd, "fixed.txt"), { force: true });
     const strict = await sb.json(["spawn", "--agent", "fixer", "--wait", "profile check"]);
     expect(strict.exitCode).toBe(6);
-    const meta = JSON.parse(fs.readFileSync(path.join(strict.data.results[0].artifactDir, "meta.json"), "utf8"));
+    const meta = JSON.parse(
+      fs.readFileSync(path.join(strict.data.results[0].artifactDir, "meta.json"), "utf8"),
+    );
     expect(meta.verify).toEqual({
       argv: ["sh", "-c", "test -f fixed.txt"],
       command: "test -f fixed.txt",
@@ -193,5 +202,41 @@ describe("acceptance gates: a turn is completed only when its check passes", () 
     expect(resumed.exitCode).toBe(2);
     expect(resumed.stderr).toContain("--verify is set when a child is spawned");
     expect(await count()).toBe(before + 1);
+  });
+
+  it("a workflow step's verify gates the step: a failed check fails it, and the steps after it are skipped", async () => {
+    writeFixer();
+    fs.rmSync(path.join(sb.cwd, "fixed.txt"), { force: true });
+    const file = path.join(sb.cwd, "gated.toml");
+    const steps = (checked: string, retries: number) =>
+      [
+        'name = "gated"',
+        "[[steps]]",
+        'id = "build"',
+        'agent = "fixer"',
+        'prompt = "build: {{input}}"',
+        `verify = { command = ${JSON.stringify(checked)}, retries = ${retries}, timeout = "30s" }`,
+        "[[steps]]",
+        'id = "after"',
+        'agent = "mock"',
+        'needs = ["build"]',
+        'prompt = "after"',
+        "",
+      ].join("\n");
+    fs.writeFileSync(file, steps("test -f fixed.txt", 0));
+    const failed = await sb.json(["workflow", "run", file, "x"]);
+    expect(failed.data.status).toBe("failed");
+    expect(failed.data.steps.map((st: { status: string }) => st.status)).toEqual([
+      "failed_verification",
+      "skipped",
+    ]);
+    fs.writeFileSync(file, steps("test -f fixed.txt", 1));
+    const fixed = await sb.json(["workflow", "run", file, "x"]);
+    expect(fixed.exitCode, fixed.stderr).toBe(0);
+    expect(fixed.data.steps.map((st: { status: string }) => st.status)).toEqual(["completed", "completed"]);
+    fs.writeFileSync(file, steps("true", 0).replace('timeout = "30s"', "colour = 1"));
+    const bad = await sb.run(["workflow", "run", file, "x"]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('verify: unknown key "colour"');
   });
 });
