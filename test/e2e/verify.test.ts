@@ -10,6 +10,7 @@ import {
   useSandbox,
   writeProjectAgent,
 } from "../helpers/cli.js";
+import { withTop } from "../helpers/far-views.js";
 import { makeRepo } from "../helpers/git-repo.js";
 
 const sb = useSandbox("mt-verify");
@@ -93,6 +94,13 @@ describe("acceptance gates: a turn is completed only when its check passes", () 
     const text = (await sb.run(["status", id])).stdout;
     expect(text).toMatch(/verify echo 'expected 4, got 5' >&2; exit 1: exit 1/);
     expect(text).toContain("│ expected 4, got 5");
+    // top: the state, and the last line the check printed as evidence.
+    await withTop(sb, async ({ row }) => {
+      const line = await until(() => row(id)?.includes("expected 4, got 5") && row(id), 10_000).catch((e) => {
+        throw new Error(`${e.message}: ${row(id)}`);
+      });
+      expect(line).toContain("waiting-input");
+    });
   });
 
   it("the mock's live session takes the correction too; a follow-up turn is checked again", async () => {
