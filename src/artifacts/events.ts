@@ -11,7 +11,9 @@ export type CompletionStatus =
   | "incomplete"
   | "lost"
   /** The parent stopped the turn (`send --mode now|stop`); the child stays for its next turn. */
-  | "interrupted";
+  | "interrupted"
+  /** The agent answered, but the child's acceptance check (`--verify`) did not pass, retries included. */
+  | "failed_verification";
 
 export interface Usage {
   input: number;
@@ -183,8 +185,47 @@ export interface CompletionEvent extends Base {
   runnerSessionId?: string;
   /** An agent that failed before the turn's prompt (its session did not open): its stderr until then, bounded. */
   stderr?: string;
+  /** The acceptance check's last run, for a child that has one (`--verify`) and a turn that reached it. */
+  verified?: Verified;
   /** Who wrote it: the child host, or a parent that found the host dead. */
   by: "child" | "parent";
+}
+
+/** How a turn's acceptance check ended: its last run, and how many runs the turn took. */
+export interface Verified {
+  /** The check as the user gave it (a shell command line, or argv joined by spaces). */
+  command: string;
+  /** null: killed (its time bound, or the turn was stopped). */
+  exitCode: number | null;
+  signal?: string | null;
+  durationMs: number;
+  /** The end of its output (stdout and stderr together), bounded. */
+  outputTail: string;
+  /** Runs of the check in this turn: 1 + the corrective turns the agent was given. */
+  attempts: number;
+  timedOut?: boolean;
+}
+
+/** The child's acceptance check started on the agent's answer (one per attempt). */
+export interface VerifyStartedEvent extends Base {
+  type: "verify_started";
+  turnId: string;
+  attempt: number;
+  command: string;
+}
+
+/** One run of the acceptance check ended; a failed one with attempts left sends the agent a corrective prompt. */
+export interface VerifyFinishedEvent extends Base {
+  type: "verify_finished";
+  turnId: string;
+  attempt: number;
+  exitCode: number | null;
+  signal?: string | null;
+  durationMs: number;
+  outputTail: string;
+  timedOut?: boolean;
+  /** The agent is sent the failure to fix (a corrective prompt in the same turn). */
+  retrying: boolean;
 }
 
 export interface ChildExitedEvent extends Base {
@@ -208,6 +249,8 @@ export type MusterEvent =
   | QuestionEvent
   | AnsweredEvent
   | CompletionEvent
+  | VerifyStartedEvent
+  | VerifyFinishedEvent
   | ChildExitedEvent;
 
 export type EventType = MusterEvent["type"];
@@ -270,4 +313,18 @@ export interface ChildMeta {
   caps?: Caps;
   /** The child whose conversation this one started from (`spawn --fork`). */
   forkedFrom?: string;
+  /** The acceptance check every turn's answer must pass (`spawn --verify`), run by the host where it runs. */
+  verify?: VerifySpec;
+}
+
+/** An acceptance check as the host runs it (checked and made whole at spawn: core/verify-spec.ts). */
+export interface VerifySpec {
+  /** What it runs, in the child's working directory: `sh -c <line>` for a command line. */
+  argv: string[];
+  /** How it reads to a person: the command line, or the argv joined. */
+  command: string;
+  /** Corrective turns the agent is given when the check fails (0: none). */
+  retries: number;
+  /** Each run's bound in time. */
+  timeoutMs: number;
 }

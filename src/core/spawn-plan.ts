@@ -1,10 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Caps } from "../artifacts/events.js";
+import type { Caps, VerifySpec } from "../artifacts/events.js";
 import type { HostEnv } from "../artifacts/host-env.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import { ENV, rawSetting, setting } from "../base/settings/resolve.js";
+import type { VerifyRequest } from "../base/verify-request.js";
 import { assertGroupId } from "../delivery/groups.js";
 import { checkIsolationMode, planWorktree } from "../isolation/worktree.js";
 import type { Placement } from "../mux/backend.js";
@@ -27,6 +28,7 @@ import { checkPrompt } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import { assertChildName, assertNameFree } from "./names.js";
 import { placeNameOf } from "./panes.js";
+import { verifySpecFor } from "./verify.js";
 
 export interface SpawnOptions {
   /** The profile (default: a fork's source's agent, else $MUSTER_AGENT, else the default agent). */
@@ -60,6 +62,8 @@ export interface SpawnOptions {
   caps?: Caps;
   /** Run the agent CLI's own TUI in the pane (as the profile's `mode: tui`). */
   tui?: boolean;
+  /** The acceptance check every turn's answer must pass, over the profile's `verify:` (see core/verify.ts). */
+  verify?: VerifyRequest;
   /**
    * Start from this child's conversation so far (an id, short id or name of this primary's). With no agent
    * of its own, the fork goes on as its source went: same agent, and its last model and reasoning.
@@ -88,6 +92,8 @@ export interface SpawnPlan {
   parent: string | null;
   depth: number;
   caps: Caps | undefined;
+  /** The acceptance check the host runs on every answer. */
+  verify: VerifySpec | undefined;
   backend: ReturnType<CoreContext["backends"]["get"]>;
   id: string;
   turnId: string;
@@ -117,6 +123,7 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
     throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
   const { parent, depth } = checkedLineage(m);
   const caps = capsForSpawn(m.paths, parent, opts.caps, profile.caps);
+  const verify = verifySpecFor(opts.verify, profile.verify);
   const id = uuidv7();
   const turnId = uuidv7();
   const isolation = checkIsolationMode(opts.isolation ?? profile.isolation);
@@ -133,7 +140,7 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   try {
     return await planPlaced(m, opts, {
       ...{ profile, runner, settings, command, cwd, mode, fork, backend, id, turnId, isolation },
-      ...{ parent, depth, caps },
+      ...{ parent, depth, caps, verify },
     });
   } catch (e) {
     // A place made for this child alone (its container) goes with the refused spawn.
@@ -189,6 +196,7 @@ async function planPlaced(
     | "parent"
     | "depth"
     | "caps"
+    | "verify"
   >,
 ): Promise<SpawnPlan> {
   const { profile, runner, cwd, mode, backend, id, isolation } = p;

@@ -9,6 +9,7 @@ import type {
   OutputError,
   OutputRef,
   Usage,
+  Verified,
 } from "../artifacts/events.js";
 import type { PaneRef } from "../mux/backend.js";
 import { shortId } from "../util/ids.js";
@@ -43,6 +44,8 @@ export interface TurnView {
   outputError?: OutputError;
   /** One line on why it ended so (as recorded: may be empty). */
   reason?: string;
+  /** Its answer's acceptance check (`--verify`), for a child that has one. */
+  verified?: Verified;
 }
 
 /** A settled turn's outcome: the newest completion, also of a turn that never started. */
@@ -119,6 +122,7 @@ export function turnView(t: TurnState): TurnView {
     ...(done?.output ? { output: done.output } : {}),
     ...(done?.outputError ? { outputError: done.outputError } : {}),
     ...(done?.reason !== undefined ? { reason: done.reason } : {}),
+    ...(done?.verified ? { verified: done.verified } : {}),
   };
 }
 

@@ -90,6 +90,16 @@ const valid = {
     },
     COMPLETION_ID,
   ),
+  verify_started: ev({ type: "verify_started", turnId: TURN, attempt: 1, command: "npm test" }),
+  verify_finished: ev({
+    type: "verify_finished",
+    turnId: TURN,
+    attempt: 1,
+    exitCode: 1,
+    durationMs: 2400,
+    outputTail: "1 failing",
+    retrying: true,
+  }),
   child_exited: ev({ type: "child_exited", reason: "closed", by: "child" }),
 };
 
