@@ -39,6 +39,8 @@ export interface StartRequest extends TurnSettings {
   tui?: boolean;
   /** New children only: start from this child's conversation so far (default agent: that child's). */
   fork?: string;
+  /** New children only: told, in a line, of a slow step of the spawn (a worktree's set-up running). */
+  onProgress?: (text: string) => void;
 }
 
 /** What is wrong with a start request, as data: each front end says it in its own words. */
@@ -144,5 +146,6 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.tui ? { tui: true } : {}),
     ...(req.fork !== undefined ? { fork: req.fork } : {}),
+    ...(req.onProgress ? { onProgress: req.onProgress } : {}),
   });
 }
