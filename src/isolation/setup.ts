@@ -161,7 +161,7 @@ export async function setUpFarWorktree(
 /** The record of a set-up that ended well; the refusal (with its output's end) of one that did not. */
 function settled(plan: SetupPlan, run: BoundedRun): SetupDone {
   const how = run.timedOut
-    ? `did not finish within ${Math.round(plan.timeoutMs / 1000)}s (stopped)`
+    ? `did not finish within ${plan.timeoutMs / 1000}s (stopped)`
     : run.exitCode !== 0
       ? `failed (${run.exitCode === null ? `signal ${run.signal}` : `exit ${run.exitCode}`})`
       : "";
