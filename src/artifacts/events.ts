@@ -235,7 +235,24 @@ export interface ChildExitedEvent extends Base {
   by: "child" | "parent";
 }
 
+/**
+ * What a new worktree got before the child's host started (isolation/setup.ts), written by the spawn as the
+ * log's first record: the files `.muster/worktree-include` copied in, and the `.muster/worktree-setup` run
+ * (only one that ended well: a failing one refuses the spawn).
+ */
+export interface WorktreeSetupEvent extends Base {
+  type: "worktree_setup";
+  included?: { files: number; bytes: number };
+  /** The set-up script, relative to the checkout's top (`.muster/worktree-setup`). */
+  script?: string;
+  exitCode?: number;
+  durationMs?: number;
+  /** The end of what it printed (stdout and stderr together), at most 16 KiB. */
+  outputTail?: string;
+}
+
 export type MusterEvent =
+  | WorktreeSetupEvent
   | ChildStartedEvent
   | TurnStartedEvent
   | RunnerStartedEvent

@@ -3,14 +3,11 @@
  * worktree, host or container) and the turn is `completed` only when it exits 0. It runs as its own process
  * group, bounded in time; only the end of its output is kept.
  */
-import { spawn } from "node:child_process";
 import type { VerifySpec } from "../artifacts/events.js";
-import { terminateGroup } from "../util/process-group.js";
+import { runBounded } from "../util/bounded-run.js";
 import type { TurnControl } from "./turn-control.js";
 
-// What a run keeps of its output: the end, where a test runner prints its failures and summary.
-const KEEP_BYTES = 64 * 1024;
-// What goes into events, the result and a corrective prompt.
+// What goes into events, the result and a corrective prompt: the end, where a test runner prints its summary.
 export const OUTPUT_TAIL_BYTES = 4 * 1024;
 
 /** One run of the check. */
@@ -25,59 +22,41 @@ export interface CheckRun {
 }
 
 /** Runs the check once in `cwd` with the child's environment; a stop of the turn kills it. */
-export function runCheck(
+export async function runCheck(
   spec: VerifySpec,
   cwd: string,
   env: Record<string, string>,
   control: TurnControl,
 ): Promise<CheckRun> {
   const started = Date.now();
-  return new Promise<CheckRun>((resolve) => {
-    const [cmd, ...args] = spec.argv;
-    // stdin is /dev/null: a check that waits for input would only run into its time bound.
-    const proc = spawn(cmd!, args, {
+  const stopping = new AbortController();
+  control.onStop(() => stopping.abort());
+  try {
+    const run = await runBounded(spec.argv, {
       cwd,
       env: { ...env, PWD: cwd },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
+      timeoutMs: spec.timeoutMs,
+      keepBytes: OUTPUT_TAIL_BYTES,
+      signal: stopping.signal,
     });
-    const tail = new TailBuffer(KEEP_BYTES);
-    proc.stdout!.on("data", (b: Buffer) => tail.push(b));
-    proc.stderr!.on("data", (b: Buffer) => tail.push(b));
-    let timedOut = false;
-    let stopped = false;
-    const kill = (): void => {
-      if (proc.pid !== undefined) void terminateGroup(proc.pid, 1000);
+    const bound = run.timedOut
+      ? `\n[stopped after ${Math.round(spec.timeoutMs / 1000)} s, its time bound]`
+      : "";
+    return { ...run, outputTail: run.outputTail + bound, stopped: stopping.signal.aborted };
+  } catch (e) {
+    // It could not start at all (no such program, a working directory gone): a failed check, saying why.
+    const outputTail = `cannot run the check: ${(e as Error).message}`;
+    return {
+      exitCode: 127,
+      signal: null,
+      durationMs: Date.now() - started,
+      outputTail,
+      timedOut: false,
+      stopped: false,
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, spec.timeoutMs);
-    control.onStop(() => {
-      stopped = true;
-      kill();
-    });
-    let spawnError: Error | undefined;
-    proc.on("error", (e) => {
-      spawnError = e;
-    });
-    proc.on("close", (code, signal) => {
-      clearTimeout(timer);
-      control.onStop(() => {});
-      const said = spawnError ? `cannot run the check: ${spawnError.message}\n` : "";
-      const bound = timedOut
-        ? `\n[stopped after ${Math.round(spec.timeoutMs / 1000)} s, its time bound]`
-        : "";
-      resolve({
-        exitCode: spawnError ? 127 : code,
-        signal: signal ?? null,
-        durationMs: Date.now() - started,
-        outputTail: lastBytes(said + tail.text() + bound, OUTPUT_TAIL_BYTES),
-        timedOut,
-        stopped,
-      });
-    });
-  });
+  } finally {
+    control.onStop(() => {});
+  }
 }
 
 /** Whether a run passed: exit 0, not killed. */
@@ -100,33 +79,4 @@ export function correctivePrompt(spec: VerifySpec, run: CheckRun, attempt: numbe
     "```",
     `Fix what makes it fail, then answer again (correction ${attempt} of ${spec.retries}; the check runs again after your answer).`,
   ].join("\n");
-}
-
-/** The last `max` bytes of a string, cut on a character boundary. */
-function lastBytes(s: string, max: number): string {
-  const buf = Buffer.from(s, "utf8");
-  if (buf.length <= max) return s;
-  let start = buf.length - max;
-  // Skip UTF-8 continuation bytes so the tail starts on a whole character.
-  while (start < buf.length && (buf[start]! & 0xc0) === 0x80) start++;
-  return `…${buf.subarray(start).toString("utf8")}`;
-}
-
-/** The end of a stream, at most `max` bytes kept. */
-class TailBuffer {
-  private chunks: Buffer[] = [];
-  private size = 0;
-
-  constructor(private readonly max: number) {}
-
-  push(b: Buffer): void {
-    this.chunks.push(b);
-    this.size += b.length;
-    while (this.size - this.chunks[0]!.length >= this.max) this.size -= this.chunks.shift()!.length;
-  }
-
-  text(): string {
-    const all = Buffer.concat(this.chunks);
-    return all.subarray(Math.max(0, all.length - this.max)).toString("utf8");
-  }
 }

@@ -6,7 +6,9 @@ import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import { ENV, rawSetting, setting } from "../base/settings/resolve.js";
 import type { VerifyRequest } from "../base/verify-request.js";
+import { loadSettings } from "../config/settings.js";
 import { assertGroupId } from "../delivery/groups.js";
+import { planSetup, type SetupPlan } from "../isolation/setup.js";
 import { checkIsolationMode, planWorktree } from "../isolation/worktree.js";
 import type { Placement } from "../mux/backend.js";
 import { LOCAL_PLACE, type Place } from "../place/place.js";
@@ -69,6 +71,8 @@ export interface SpawnOptions {
    * of its own, the fork goes on as its source went: same agent, and its last model and reasoning.
    */
   fork?: string;
+  /** Told, in a line, of a step of the spawn that takes a while (a worktree's set-up still running after a second). */
+  onProgress?: (text: string) => void;
 }
 
 /** The child a fork starts from and its conversation. */
@@ -101,6 +105,8 @@ export interface SpawnPlan {
   childEnv: Record<string, string>;
   /** What env.json hands the host: the environment, and whether it goes over the host's own (another machine). */
   hostEnv: HostEnv;
+  /** What a new worktree gets from its checkout's `.muster/` (isolation/setup.ts); null: nothing. */
+  setup: SetupPlan | null;
 }
 
 /**
@@ -214,8 +220,15 @@ async function planPlaced(
       "unsupported",
       `--isolation worktree is not available in place ${backend.place.name}; its children work in its own folder`,
     );
-  // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created.
-  if (isolation === "worktree") planWorktree(cwd, id, opts.name);
+  // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created, and
+  // so does a set-up of its checkout that cannot run (a script not executable, a list leading out of it).
+  const setup =
+    isolation === "worktree"
+      ? planSetup(
+          planWorktree(cwd, id, opts.name).repo,
+          loadSettings(m.env).values.worktreeSetupSeconds * 1000,
+        )
+      : null;
   // A child on another machine works in a folder there, which its place names; an isolated one in the
   // worktree made for it there.
   const workdir = backend.place.workdir && isolation !== "worktree" ? await backend.place.workdir(cwd) : cwd;
@@ -236,6 +249,7 @@ async function planPlaced(
     opts,
     cwd: workdir,
     childEnv,
+    setup,
   };
 }
 

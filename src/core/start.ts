@@ -42,6 +42,8 @@ export interface StartRequest extends TurnSettings {
   fork?: string;
   /** New children only: the acceptance check every answer must pass (a resumed child keeps its own). */
   verify?: VerifyRequest;
+  /** New children only: told, in a line, of a slow step of the spawn (a worktree's set-up running). */
+  onProgress?: (text: string) => void;
 }
 
 /** What is wrong with a start request, as data: each front end says it in its own words. */
@@ -152,5 +154,6 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.tui ? { tui: true } : {}),
     ...(req.fork !== undefined ? { fork: req.fork } : {}),
     ...(req.verify !== undefined ? { verify: req.verify } : {}),
+    ...(req.onProgress ? { onProgress: req.onProgress } : {}),
   });
 }

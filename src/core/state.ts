@@ -61,6 +61,8 @@ const activity = (e: MusterEvent): string | undefined => {
       return e.reason ? `${e.status}: ${e.reason}` : e.status;
     case "child_exited":
       return `exited (${e.reason})`;
+    case "worktree_setup":
+      return "worktree set up";
     default:
       return undefined;
   }

@@ -27,6 +27,14 @@ function without(obj: Rec, key: string): Rec {
 }
 
 const valid = {
+  worktree_setup: ev({
+    type: "worktree_setup",
+    included: { files: 2, bytes: 120 },
+    script: ".muster/worktree-setup",
+    exitCode: 0,
+    durationMs: 2400,
+    outputTail: "added 12 packages\n",
+  }),
   child_started: ev({ type: "child_started", pid: 4242, runner: "mock", by: "spawn" }),
   turn_started: ev({
     type: "turn_started",

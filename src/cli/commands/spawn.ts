@@ -165,6 +165,7 @@ export function registerSpawn(program: Command): void {
     const started: { id: string; turnId: string; warnings: string[] } = await m.start({
       ...req,
       prompt: readPrompt(prompt, flags.file),
+      onProgress: (text) => warn(`muster: ${text}\n`),
     });
     for (const w of started.warnings) warn(`muster: warning: ${w}\n`);
     if (!flags.wait) {
