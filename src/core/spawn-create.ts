@@ -26,8 +26,22 @@ export interface ChildRecords {
 
 /** The child's meta and registry entry, built in memory; called once the primary's state exists (meta names it). */
 export function childRecords(m: CoreContext, plan: SpawnPlan): ChildRecords {
-  const { opts, profile, runner, command, cwd, mode, parent, depth, caps, backend, fork, id, childEnv } =
-    plan;
+  const {
+    opts,
+    profile,
+    runner,
+    command,
+    cwd,
+    mode,
+    parent,
+    depth,
+    caps,
+    restart,
+    backend,
+    fork,
+    id,
+    childEnv,
+  } = plan;
   const dir = m.paths.artifactDir(id);
   const files = childFiles(dir);
   const meta: ChildMeta = {
@@ -58,6 +72,7 @@ export function childRecords(m: CoreContext, plan: SpawnPlan): ChildRecords {
     envNames: Object.keys(childEnv).sort(),
     ...(caps ? { caps } : {}),
     ...(fork ? { forkedFrom: fork.id } : {}),
+    ...(restart ? { restart } : {}),
   };
   const entry: RegistryEntry = {
     id,

@@ -33,6 +33,8 @@ export interface StartRequest extends TurnSettings {
   group?: string;
   seal?: boolean;
   caps?: Caps;
+  /** New children only: `on-lost[:N]` restarts a turn whose host or agent died (a resumed child keeps its policy). */
+  restart?: string;
   /** A label for the new child, usable wherever its id is. */
   name?: string;
   /** New children only: the agent CLI's own TUI in the pane (a resumed child keeps its mode). */
@@ -62,7 +64,9 @@ export type StartConflict =
   /** a resumed child runs in the mode it ran in: no tui */
   | "tui_with_resume"
   /** caps are set when a child is spawned */
-  | "caps_with_resume";
+  | "caps_with_resume"
+  /** a restart policy is set when a child is spawned */
+  | "restart_with_resume";
 
 /**
  * The one rule of which start options combine, for the CLI, MCP and the library alike: the first conflict
@@ -85,6 +89,7 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.fork !== undefined) return "fork_with_resume";
   if (req.tui) return "tui_with_resume";
   if (req.caps !== undefined) return "caps_with_resume";
+  if (req.restart !== undefined) return "restart_with_resume";
   if (
     (req.command !== undefined && req.command.length > 0) ||
     req.cwd !== undefined ||
@@ -105,6 +110,7 @@ const CONFLICT_TEXT: Record<StartConflict, string> = {
   fork_with_resume: "a fork starts a new child; a resumed child continues its own conversation",
   tui_with_resume: "a resumed child continues in the mode it ran in: no tui",
   caps_with_resume: "caps are set when a child is spawned, not on resume",
+  restart_with_resume: "a restart policy is set when a child is spawned, not on resume",
 };
 
 /** What start() needs of the core. */
@@ -141,6 +147,7 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.container !== undefined ? { container: req.container } : {}),
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
+    ...(req.restart !== undefined ? { restart: req.restart } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.tui ? { tui: true } : {}),
     ...(req.fork !== undefined ? { fork: req.fork } : {}),

@@ -10,6 +10,7 @@ import type {
   OutputRef,
   Usage,
 } from "../artifacts/events.js";
+import type { RestartPolicy } from "../artifacts/restart.js";
 import type { PaneRef } from "../mux/backend.js";
 import { shortId } from "../util/ids.js";
 import type { LoadedChild, MalformedReport } from "./children.js";
@@ -43,6 +44,17 @@ export interface TurnView {
   outputError?: OutputError;
   /** One line on why it ended so (as recorded: may be empty). */
   reason?: string;
+  /** Each time it was started again after its host or agent died, oldest first (its restart policy). */
+  restarts?: RestartView[];
+}
+
+/** One restart of a turn: why, which attempt of how many, when, and who noticed (a parent, or the host). */
+export interface RestartView {
+  reason: string;
+  attempt: number;
+  max: number;
+  at: string;
+  by: "child" | "parent";
 }
 
 /** A settled turn's outcome: the newest completion, also of a turn that never started. */
@@ -89,6 +101,8 @@ export interface ChildView {
   /** Why its files could not be read (status "unreadable"; nothing but its registry entry is known then). */
   unreadable?: string;
   caps?: Caps;
+  /** Its restart policy: a turn lost to a dead host or agent is restarted at most `onLost` times. */
+  restart?: RestartPolicy;
   /** The child it was forked from. */
   forkedFrom?: string;
   /** What its agent's live session offers (ACP modes, models), from its newest opening. */
@@ -119,6 +133,17 @@ export function turnView(t: TurnState): TurnView {
     ...(done?.output ? { output: done.output } : {}),
     ...(done?.outputError ? { outputError: done.outputError } : {}),
     ...(done?.reason !== undefined ? { reason: done.reason } : {}),
+    ...(t.restarts
+      ? {
+          restarts: t.restarts.map((r) => ({
+            reason: r.reason,
+            attempt: r.attempt,
+            max: r.max,
+            at: r.ts,
+            by: r.by,
+          })),
+        }
+      : {}),
   };
 }
 
@@ -160,6 +185,7 @@ export function childView(c: LoadedChild): ChildView {
     malformed: c.malformed,
     ...(c.unreadable !== undefined ? { unreadable: c.unreadable } : {}),
     ...(c.meta?.caps ? { caps: c.meta.caps } : {}),
+    ...(c.meta?.restart ? { restart: c.meta.restart } : {}),
     ...(c.meta?.forkedFrom ? { forkedFrom: c.meta.forkedFrom } : {}),
     ...(c.state.agentSession ? { agentSession: c.state.agentSession } : {}),
   };

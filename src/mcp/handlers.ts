@@ -67,6 +67,7 @@ const CONFLICT: Record<StartConflict, string> = {
   name_with_resume: "id continues a child under its name",
   tui_with_resume: "id continues a child in the mode it ran in (no tui)",
   caps_with_resume: "caps are set when a child starts (agent), not on resume (id)",
+  restart_with_resume: "a restart policy is set when a child starts (agent), not on resume (id)",
 };
 
 /** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */

@@ -20,6 +20,8 @@ export interface ChildRow {
   /** ISO time the elapsed column counts from: the running turn's start, else the child's creation. */
   since: string;
   turns: number;
+  /** Restarts of its newest turn (its restart policy): shown as ↻N beside its state. */
+  restarts: number;
   model: string;
   tokens: number | null;
   cost: number | null;
@@ -39,6 +41,7 @@ export const hostLabel = (place: string): string =>
 export function childRow(v: ChildView): ChildRow {
   const open = v.turns.find((t) => t.status === "running");
   const act = v.live.detail ?? v.unreadable ?? v.lastActivity?.text ?? "";
+  const restarts = v.turns.at(-1)?.restarts?.length ?? 0;
   return {
     kind: "child",
     id: v.id,
@@ -46,12 +49,13 @@ export function childRow(v: ChildView): ChildRow {
     label: visibleLine(v.name ?? shortId(v.id)),
     agent: visibleLine(v.agent),
     host: v.placed ? visibleLine(hostLabel(v.place)) : "",
-    state: visibleLine(v.live.state),
+    state: visibleLine(restarts > 0 ? `${v.live.state} ↻${restarts}` : v.live.state),
     settled: SETTLED.has(v.status),
     active: open !== undefined,
     activity: visibleLine(act),
     since: open?.startedAt ?? v.createdAt,
     turns: v.turns.length,
+    restarts,
     model: visibleLine(v.model ?? "-"),
     tokens: v.usage ? v.usage.input + v.usage.output : null,
     cost: v.usage?.cost ?? null,

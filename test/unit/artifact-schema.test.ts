@@ -90,6 +90,14 @@ const valid = {
     },
     COMPLETION_ID,
   ),
+  restarted: ev({
+    type: "restarted",
+    turnId: TURN,
+    reason: "child host (pid 4242) is gone (signal SIGKILL)",
+    attempt: 1,
+    max: 3,
+    by: "parent",
+  }),
   child_exited: ev({ type: "child_exited", reason: "closed", by: "child" }),
 };
 

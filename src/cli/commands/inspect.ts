@@ -109,6 +109,7 @@ export function registerInspect(program: Command): void {
       output: t.output ?? null,
       outputError: t.outputError ?? null,
       reason: t.reason ?? null,
+      restarts: t.restarts ?? [],
     }));
     const attach = v.attachCommand;
     const snapshot = v.snapshot;
@@ -119,6 +120,7 @@ export function registerInspect(program: Command): void {
         attachCommand: attach,
         malformed: v.malformed,
         ...(v.caps ? { caps: v.caps } : {}),
+        ...(v.restart ? { restart: v.restart } : {}),
         ...(v.forkedFrom ? { forkedFrom: v.forkedFrom } : {}),
         ...(snapshot ? { snapshot } : {}),
         ...(v.agentSession ? { agentSession: agentSessionJson(v.agentSession) } : {}),
@@ -144,6 +146,7 @@ export function registerInspect(program: Command): void {
               .join(" ")}`,
           ]
         : []),
+      ...(v.restart ? [`restart    on-lost:${v.restart.onLost}`] : []),
       ...(snapshot
         ? [
             `snapshot   ${snapshot.path} (kept ${since(snapshot.takenAt)} ago${snapshot.openTool ? ` · open tool: ${visibleLine(snapshot.openTool)}` : ""}; spawn --resume continues from it)`,
@@ -152,10 +155,13 @@ export function registerInspect(program: Command): void {
       ...(v.agentSession ? agentSessionLines(v.agentSession) : []),
       ...(v.malformed.count > 0 ? [`events     ${malformedLine(v.malformed)}`] : []),
       "turns",
-      ...turns.map(
-        (t) =>
-          `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${visibleLine(t.reason)}` : ""}`,
-      ),
+      ...turns.flatMap((t) => [
+        `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${visibleLine(t.reason)}` : ""}`,
+        // Each restart under the turn it replayed: which attempt, when, and why its host or agent died.
+        ...t.restarts.map(
+          (r) => `     ↻ restart ${r.attempt} of ${r.max} (${since(r.at)} ago): ${visibleLine(r.reason)}`,
+        ),
+      ]),
       ...(summary.queuedTurns.length > 0
         ? ["queued", ...summary.queuedTurns.map((q) => queuedLine(q, turns.length))]
         : []),
