@@ -125,7 +125,14 @@ function decide(
       );
     await killTurnRunner(state, dir, backend.host, pane);
     const attempt = restarts.length + 1;
-    log.append({ type: "restarted", turnId: open.turnId, reason: why, attempt, max, by: "parent" });
+    log.append({
+      type: "restarted",
+      turnId: open.turnId,
+      reason: oneLine(why, 1000),
+      attempt,
+      max,
+      by: "parent",
+    });
     return {
       kind: "restart",
       turnId: open.turnId,
@@ -187,9 +194,11 @@ async function restartTurn(
       createdAt: new Date().toISOString(),
     });
   await new Promise((r) => setTimeout(r, restartBackoffMs(d.attempt)));
-  if (store.isClosing()) return "";
+  // A cancel came meanwhile (it settles the child), or another parent settled it: no new host.
+  const now = m.reload(entry);
+  if (store.isClosing() || now.state.exited) return "";
   try {
-    await relaunchHost(m, m.reload(entry));
+    await relaunchHost(m, now);
     return undefined;
   } catch (e) {
     return `the host started for restart ${d.attempt} did not start: ${(e as Error).message}`;

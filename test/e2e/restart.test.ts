@@ -156,4 +156,19 @@ describe("--restart on-lost: a child whose host dies mid-turn", () => {
     expect(w.exitCode).toBe(0);
     expect(w.data.warnings.join("\n")).toMatch(/restart.*must be "no" or "on-lost\[:N\]"/);
   });
+
+  it("a workflow step's restart is its child's policy", async () => {
+    const file = path.join(sb.cwd, "healing.toml");
+    fs.writeFileSync(
+      file,
+      'name = "healing"\n[[steps]]\nid = "a"\nagent = "mock"\nprompt = "mock: crash"\nrestart = "on-lost:1"\n',
+    );
+    const r = await sb.json(["workflow", "run", file, "input"], { timeout: 90_000 });
+    expect(r.exitCode).toBe(1);
+    const step = r.data.steps[0];
+    expect(step.status).toBe("lost");
+    expect(step.reason).toContain("restarted 1 times (on-lost:1)");
+    const dir = (await sb.json(["status", step.childId])).data.artifactDir as string;
+    expect(JSON.parse(fs.readFileSync(path.join(dir, "meta.json"), "utf8")).restart).toEqual({ onLost: 1 });
+  });
 });

@@ -3,7 +3,9 @@ import type { MusterEvent } from "../../src/artifacts/events.js";
 import { parseRestart, restartBackoffMs } from "../../src/artifacts/restart.js";
 import { replayPrompt } from "../../src/core/restart.js";
 import { applyEvents, emptyState, openTurn } from "../../src/core/state.js";
+import type { ChildView } from "../../src/core/views.js";
 import { parseProfile } from "../../src/profiles/parse.js";
+import { childRow } from "../../src/tui/view.js";
 import { parseWorkflow } from "../../src/workflows/dag/toml.js";
 
 const TURN = "01970c2e-8f3a-7b21-9c4d-1a2b3c4d5e6f";
@@ -95,5 +97,35 @@ describe("a restarted turn in the state fold", () => {
     applyEvents(s, [ev({ type: "completion", turnId: TURN, status: "completed", by: "child" })]);
     expect(openTurn(s)).toBeUndefined();
     expect(s.hostPid).toBe(20);
+  });
+});
+
+describe("top's row of a restarted child", () => {
+  it("marks the newest turn's restarts beside the state", () => {
+    const view = (restarts: number) =>
+      ({
+        id: "01970c2e-8f3a-7b21-9c4d-1a2b3c4d5e6f",
+        parent: null,
+        agent: "mock",
+        placed: false,
+        place: "local",
+        status: "running",
+        live: { state: "working", since: "2026-01-01T00:00:00.000Z" },
+        turns: [
+          {
+            status: "running",
+            startedAt: "2026-01-01T00:00:00.000Z",
+            ...(restarts > 0
+              ? { restarts: Array.from({ length: restarts }, (_, i) => ({ attempt: i + 1 })) }
+              : {}),
+          },
+        ],
+        model: null,
+        usage: null,
+        lastActivity: null,
+        createdAt: "2026-01-01T00:00:00.000Z",
+      }) as unknown as ChildView;
+    expect(childRow(view(0))).toMatchObject({ state: "working", restarts: 0 });
+    expect(childRow(view(2))).toMatchObject({ state: "working ↻2", restarts: 2 });
   });
 });
