@@ -92,9 +92,16 @@ function decide(
   pane: PaneRef | null,
   relaunchFailed = false,
 ): Promise<Decision> {
-  return storeAt(dir).appendAsParent(async (events, log): Promise<Decision> => {
+  const store = storeAt(dir);
+  return store.appendAsParent(async (events, log): Promise<Decision> => {
     const state = applyEvents(emptyState(), events);
     if (state.exited) return { kind: "settled" };
+    // A cancel began since the policy was read: the cancel's word, as settleDeadHost would say it.
+    if (store.isClosing()) {
+      const why = `cancelled by muster cancel (${reason})`;
+      await settleLocked(events, log, dir, "cancelled", why, backend.host, pane);
+      return { kind: "settled" };
+    }
     const open = openTurn(state);
     const lost = async (why: string): Promise<Decision> => {
       await settleLocked(events, log, dir, "lost", why, backend.host, pane);
