@@ -4,6 +4,7 @@ import type {
   OutputError,
   OutputRef,
   Usage,
+  Verified,
 } from "../artifacts/events.js";
 import { MusterError, type NextStep } from "../base/errors.js";
 import { appendReceiptsIfWritable } from "../delivery/receipts.js";
@@ -28,6 +29,8 @@ export interface TurnResult {
   outputError?: OutputError;
   /** The agent's stderr when it failed before the turn's prompt (its session did not open). */
   stderr?: string;
+  /** The child's acceptance check (`--verify`): its last run on this turn's answer, and how many runs it took. */
+  verified?: Verified;
   artifactDir: string;
   /** Whether the child can be continued (`muster spawn --resume`): some turn of it completed with a result. */
   resumable: boolean;
@@ -60,6 +63,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     ...(completion.output ? { output: completion.output } : {}),
     ...(completion.outputError ? { outputError: completion.outputError } : {}),
     ...(completion.stderr ? { stderr: completion.stderr } : {}),
+    ...(completion.verified ? { verified: completion.verified } : {}),
     ...isolationResult(c.files.dir, completion.turnId),
   };
   if (withText && completion.output) {

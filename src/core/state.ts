@@ -66,6 +66,8 @@ const activity = (e: MusterEvent): string | undefined => {
       return `restarted (${e.attempt} of ${e.max}): ${e.reason}`;
     case "child_exited":
       return `exited (${e.reason})`;
+    case "worktree_setup":
+      return "worktree set up";
     default:
       return undefined;
   }

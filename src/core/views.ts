@@ -9,6 +9,7 @@ import type {
   OutputError,
   OutputRef,
   Usage,
+  Verified,
 } from "../artifacts/events.js";
 import type { RestartPolicy } from "../artifacts/restart.js";
 import type { PaneRef } from "../mux/backend.js";
@@ -44,6 +45,8 @@ export interface TurnView {
   outputError?: OutputError;
   /** One line on why it ended so (as recorded: may be empty). */
   reason?: string;
+  /** Its answer's acceptance check (`--verify`), for a child that has one. */
+  verified?: Verified;
   /** Each time it was started again after its host or agent died, oldest first (its restart policy). */
   restarts?: RestartView[];
 }
@@ -144,6 +147,7 @@ export function turnView(t: TurnState): TurnView {
           })),
         }
       : {}),
+    ...(done?.verified ? { verified: done.verified } : {}),
   };
 }
 

@@ -14,6 +14,8 @@ export interface McpResult {
   usage: Usage | null;
   /** A child in a git worktree of its own: branch, commit range, diff stat, writes into the parent's checkout. */
   isolation?: TurnResult["isolation"];
+  /** The child's acceptance check on this answer: its last run (output's end as evidence) and the runs it took. */
+  verified?: TurnResult["verified"];
 }
 
 /** A TurnResult in the tools' shape: the snapshot text as `output`, the reason as `error` when not completed. */
@@ -34,6 +36,7 @@ export function shapeResult(r: TurnResult): McpResult {
     resumable: r.resumable,
     usage: r.usage ?? null,
     ...(r.isolation ? { isolation: r.isolation } : {}),
+    ...(r.verified ? { verified: r.verified } : {}),
   };
 }
 

@@ -45,6 +45,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     command: r.argv("command"),
     protocol: r.oneOf("protocol", ["text", "muster-jsonl"] as const),
     acpMode: r.str("acpMode"),
+    verify: r.verify("verify"),
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) Object.assign(profile, { [k]: v });
   return profile;

@@ -40,7 +40,14 @@ export const hostLabel = (place: string): string =>
 /** A child's row, from the core's view of it. */
 export function childRow(v: ChildView): ChildRow {
   const open = v.turns.find((t) => t.status === "running");
-  const act = v.live.detail ?? v.unreadable ?? v.lastActivity?.text ?? "";
+  // A failed check's own words go first: the column is cut at its width, and the reason after it is longer.
+  const evidence = open ? "" : checkEvidence(v);
+  const act = [
+    evidence && `check failed: ${evidence}`,
+    v.live.detail ?? v.unreadable ?? v.lastActivity?.text ?? "",
+  ]
+    .filter(Boolean)
+    .join(" · ");
   const restarts = v.turns.at(-1)?.restarts?.length ?? 0;
   return {
     kind: "child",
@@ -61,6 +68,18 @@ export function childRow(v: ChildView): ChildRow {
     cost: v.usage?.cost ?? null,
     createdAt: v.createdAt,
   };
+}
+
+/** The last turn failed its acceptance check: the last line its check printed, where the reason stops short. */
+function checkEvidence(v: ChildView): string {
+  const last = v.turns.at(-1);
+  if (last?.status !== "failed_verification" || !last.verified) return "";
+  return (
+    last.verified.outputTail
+      .split("\n")
+      .map((l) => l.trim())
+      .findLast(Boolean) ?? ""
+  );
 }
 
 /** A workflow run and its steps, as top shows them. */

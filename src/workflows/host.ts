@@ -1,4 +1,5 @@
 import type { ContainerRequest } from "../base/container-request.js";
+import type { VerifyRequest } from "../base/verify-request.js";
 import type { Muster } from "../core/muster.js";
 import type { CompletionStatus } from "../core/types.js";
 import { getRunner } from "../runners/registry.js";
@@ -21,6 +22,8 @@ export interface StepSpawn {
   container?: ContainerRequest;
   /** The child's working directory (default: the primary's). */
   cwd?: string;
+  /** The acceptance check every answer of its child must pass (a step's `verify`). */
+  verify?: VerifyRequest;
   /** A JSON Schema the runner's CLI enforces on the answer (only when `nativeOutput` said yes). */
   outputSchema?: object;
   /** `on-lost[:N]`: its turn is restarted when its host or agent dies. */
@@ -106,6 +109,7 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
         ...(o.cwd ? { cwd: o.cwd } : {}),
         ...(o.on ? { on: o.on } : {}),
         ...(o.container ? { container: o.container } : {}),
+        ...(o.verify ? { verify: o.verify } : {}),
         ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
         ...(o.restart !== undefined ? { restart: o.restart } : {}),
       };

@@ -113,6 +113,25 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     expect(agent.description).toContain("scout: Project scout for the MCP test\n");
   });
 
+  it("subagents_run {verify}: an answer whose check fails is failed_verification, with the check's output", async () => {
+    const r = await ok("subagents_run", {
+      agent: "mock",
+      prompt: "checked",
+      verify: { command: "echo 'lint: 2 problems'; exit 4", retries: 0 },
+    });
+    expect(r).toMatchObject({ status: "failed_verification", verified: { exitCode: 4, attempts: 1 } });
+    expect(r.verified.outputTail).toContain("lint: 2 problems");
+    expect(r.error).toContain("exited 4");
+    const passed = await ok("subagents_run", { agent: "mock", prompt: "checked", verify: "true" });
+    expect(passed).toMatchObject({ status: "completed", verified: { exitCode: 0 } });
+    await fails("subagents_run", { agent: "mock", prompt: "x", verify: 7 }, /verify is a command line/);
+    await fails(
+      "subagents_run",
+      { id: passed.id, prompt: "x", verify: "true" },
+      /verify is set when a child starts/,
+    );
+  });
+
   it("subagents_run waits for the settled turn and returns its output", async () => {
     const prompt = "Summarise the repo\nmock: tools=1";
     const r = await ok("subagents_run", { agent: "mock", prompt });

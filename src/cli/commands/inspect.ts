@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { paneWhere } from "../../core/panes.js";
 import type { QueuedTurn } from "../../core/state.js";
+import type { Verified } from "../../core/types.js";
 import type { ChildView } from "../../core/views.js";
 import { formatUsd } from "../../util/cost.js";
 import { agentSessionJson, agentSessionLines } from "../agent-session.js";
@@ -9,7 +10,7 @@ import { clip, humanDuration, parsePositiveInt, shellQuote, since } from "../for
 import { lsTable } from "../ls-table.js";
 import { watchList } from "../ls-watch.js";
 import { printJson, say, withSelf } from "../output.js";
-import { visibleLine } from "../sanitize.js";
+import { visible, visibleLine } from "../sanitize.js";
 
 /** "N malformed line(s) at offset …" for events.ndjson (the spans are skipped by every reader). */
 function malformedLine(m: ChildView["malformed"]): string {
@@ -110,6 +111,7 @@ export function registerInspect(program: Command): void {
       outputError: t.outputError ?? null,
       reason: t.reason ?? null,
       restarts: t.restarts ?? [],
+      ...(t.verified ? { verified: t.verified } : {}),
     }));
     const attach = v.attachCommand;
     const snapshot = v.snapshot;
@@ -161,6 +163,7 @@ export function registerInspect(program: Command): void {
         ...t.restarts.map(
           (r) => `     ↻ restart ${r.attempt} of ${r.max} (${since(r.at)} ago): ${visibleLine(r.reason)}`,
         ),
+        ...(t.verified ? verifiedLines(t.verified) : []),
       ]),
       ...(summary.queuedTurns.length > 0
         ? ["queued", ...summary.queuedTurns.map((q) => queuedLine(q, turns.length))]
@@ -181,4 +184,14 @@ export function registerInspect(program: Command): void {
     if (flags.json) return printJson(out);
     process.stdout.write(out.text.endsWith("\n") ? out.text : `${out.text}\n`);
   });
+}
+
+/** A turn's acceptance check under its line: how its last run ended and, for a failure, its output's end. */
+function verifiedLines(v: Verified): string[] {
+  const how = v.timedOut ? "timed out" : v.exitCode === 0 ? "passed" : `exit ${v.exitCode ?? v.signal}`;
+  const runs = v.attempts > 1 ? ` after ${v.attempts} runs` : "";
+  const head = `     verify ${visibleLine(v.command)}: ${how}${runs} (${humanDuration(v.durationMs)})`;
+  if (v.exitCode === 0) return [head];
+  const tail = visible(v.outputTail.trimEnd()).split("\n").slice(-8);
+  return [head, ...tail.map((l) => `       │ ${l}`)];
 }
