@@ -77,6 +77,7 @@ const CONFLICT: Record<StartConflict, string> = {
   name_with_resume: "id continues a child under its name",
   tui_with_resume: "id continues a child in the mode it ran in (no tui)",
   caps_with_resume: "caps are set when a child starts (agent), not on resume (id)",
+  restart_with_resume: "a restart policy is set when a child starts (agent), not on resume (id)",
   verify_with_resume: "verify is set when a child starts (agent), not on resume (id)",
 };
 
