@@ -2,6 +2,7 @@
  * The restart policy of a child (`--restart`, a profile's `restart:`, a workflow step's `restart`): whether a
  * turn whose host or agent died is started again on the same conversation, and at most how many times.
  */
+import { oneLine } from "../util/text.js";
 
 /** Stored in meta.json: restart a turn lost to a dead host or agent at most `onLost` times. */
 export interface RestartPolicy {
@@ -37,3 +38,17 @@ export const restartText = (p: RestartPolicy): string => `on-lost:${p.onLost}`;
 /** Waits before restart `attempt` (1-based): 1 s, 2 s, 4 s, 8 s, then 10 s each. */
 export const restartBackoffMs = (attempt: number): number =>
   Math.min(1000 * 2 ** Math.max(0, attempt - 1), 10_000);
+
+const NOTE = /^muster restarted you after your process died \([^\n]*\); continue the task:\n\n/;
+
+/** The prompt a restarted turn runs: a note of what happened ahead of the task (an earlier note replaced). */
+export function replayPrompt(original: string, reason: string, attempt: number, max: number): string {
+  const task = original.replace(NOTE, "");
+  return `muster restarted you after your process died (${oneLine(reason, 300)}; restart ${attempt} of ${max}); continue the task:\n\n${task}`;
+}
+
+/** A crash loop's end: this death and every one before it, each restart's reason in order. */
+export function everyReason(last: string, restarts: { reason: string }[], max: number): string {
+  const before = restarts.map((r, i) => `${i + 1}) ${oneLine(r.reason, 200)}`).join("; ");
+  return `${last}; restarted ${restarts.length} times (on-lost:${max}), each time lost: ${before}`;
+}

@@ -8,7 +8,7 @@
 import * as fs from "node:fs";
 import type { MusterEvent, TurnStartedEvent } from "../artifacts/events.js";
 import { promptFile } from "../artifacts/layout.js";
-import { restartBackoffMs } from "../artifacts/restart.js";
+import { everyReason, replayPrompt, restartBackoffMs } from "../artifacts/restart.js";
 import type { Backend, PaneRef } from "../mux/backend.js";
 import { oneLine } from "../util/text.js";
 import type { LoadedChild } from "./children.js";
@@ -25,6 +25,7 @@ export {
   parseRestart,
   RESTART_RULE,
   type RestartPolicy,
+  replayPrompt,
 } from "../artifacts/restart.js";
 
 /** A restart under way (its host not started yet) is left alone this long past its backoff. */
@@ -46,13 +47,6 @@ type Decision =
   | { kind: "pending" }
   | { kind: "restart"; turnId: string; attempt: number; prompt: string; model?: string; reasoning?: string };
 
-const NOTE = /^muster restarted you after your process died \([^\n]*\); continue the task:\n\n/;
-
-/** The prompt a restarted turn runs: a note of what happened ahead of the task (an earlier note replaced). */
-export function replayPrompt(original: string, reason: string, attempt: number, max: number): string {
-  const task = original.replace(NOTE, "");
-  return `muster restarted you after your process died (${oneLine(reason, 300)}; restart ${attempt} of ${max}); continue the task:\n\n${task}`;
-}
 
 /**
  * Handles a host found dead: restarts its open turn under the child's restart policy, else settles it. `entry`
@@ -161,11 +155,6 @@ function restartUnderWay(events: MusterEvent[]): Extract<MusterEvent, { type: "r
   return undefined;
 }
 
-/** A crash loop's end: this death and every one before it, each restart's reason in order. */
-function everyReason(last: string, restarts: { reason: string }[], max: number): string {
-  const before = restarts.map((r, i) => `${i + 1}) ${oneLine(r.reason, 200)}`).join("; ");
-  return `${last}; restarted ${restarts.length} times (on-lost:${max}), each time lost: ${before}`;
-}
 
 function readPrompt(dir: string, turnId: string): string | undefined {
   try {

@@ -172,3 +172,47 @@ describe("--restart on-lost: a child whose host dies mid-turn", () => {
     expect(JSON.parse(fs.readFileSync(path.join(dir, "meta.json"), "utf8")).restart).toEqual({ onLost: 1 });
   });
 });
+
+describe("--restart on-lost: a child whose agent dies mid-turn while its host lives", () => {
+  const runnersOf = (dir: string, turnId: string) =>
+    readEvents(dir).filter((e) => e.type === "runner_started" && e.turnId === turnId);
+
+  it("the host runs the agent again on the same turn, and the turn completes", async () => {
+    const c = await gatedChild(["--restart", "on-lost:2"], "gate-agent");
+    process.kill(c.runnerPid, "SIGKILL");
+    const again = await until(() => runnersOf(c.dir, c.turnId)[1], 30_000);
+    expect(again.pid).not.toBe(c.runnerPid);
+    fs.writeFileSync(c.gate, "go");
+    const w = await waiter(c.id);
+    expect(w.exitCode, w.stderr).toBe(0);
+    expect(JSON.parse(w.stdout).results[0]).toMatchObject({ turnId: c.turnId, status: "completed" });
+    const evs = readEvents(c.dir);
+    const restarted = evs.filter((e) => e.type === "restarted");
+    expect(restarted).toEqual([
+      expect.objectContaining({ turnId: c.turnId, attempt: 1, max: 2, by: "child" }),
+    ]);
+    expect(restarted[0].reason).toContain("SIGKILL");
+    // The host lived: one host, one turn, one completion; the replay told the agent what happened.
+    expect(evs.filter((e) => e.type === "child_started")).toHaveLength(1);
+    expect(evs.filter((e) => e.type === "turn_started")).toHaveLength(1);
+    expect(pidAlive(c.hostPid)).toBe(true);
+    expect((await sb.run(["result", c.id])).stdout).toContain("muster restarted you after your process died");
+    const prompts = fs.readdirSync(path.join(c.dir, "prompts"));
+    expect(prompts).toContain(`${c.turnId}.restart-1.txt`);
+  });
+
+  it("past its bound the turn settles lost, naming every death", async () => {
+    const c = await gatedChild(["--restart", "on-lost:1"], "gate-agent-loop");
+    process.kill(c.runnerPid, "SIGKILL");
+    const again = await until(() => runnersOf(c.dir, c.turnId)[1], 30_000);
+    process.kill(again.pid, "SIGKILL");
+    const w = await waiter(c.id);
+    expect(w.exitCode).toBe(5);
+    const r = JSON.parse(w.stdout).results[0];
+    expect(r.status).toBe("lost");
+    expect(r.reason).toContain("restarted 1 times (on-lost:1), each time lost: 1) ");
+    expect(r.reason.match(/SIGKILL/g)?.length).toBe(2);
+    // The host lives on for the next turn.
+    expect(pidAlive(c.hostPid)).toBe(true);
+  });
+});
