@@ -47,7 +47,6 @@ type Decision =
   | { kind: "pending" }
   | { kind: "restart"; turnId: string; attempt: number; prompt: string; model?: string; reasoning?: string };
 
-
 /**
  * Handles a host found dead: restarts its open turn under the child's restart policy, else settles it. `entry`
  * is its registry entry (none: it cannot be relaunched from here and is settled).
@@ -154,7 +153,6 @@ function restartUnderWay(events: MusterEvent[]): Extract<MusterEvent, { type: "r
   }
   return undefined;
 }
-
 
 function readPrompt(dir: string, turnId: string): string | undefined {
   try {
