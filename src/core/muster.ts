@@ -1,9 +1,9 @@
 import { type Budget, budgetReport, type TreeUsage, writeBudget } from "../artifacts/budget.js";
 import type { MusterEvent } from "../artifacts/events.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
-import { type BestOfRequest, type BestOfStarted, startBestOf, waitBestOf } from "./best-of.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import type { PaneRef, Placement, PopupOptions } from "../mux/backend.js";
+import { type BestOfRequest, type BestOfStarted, startBestOf, waitBestOf } from "./best-of.js";
 import { type CancelOptions, type CancelResult, cancelChildren, subtreeOf } from "./cancel.js";
 import {
   type AgentInfo,
@@ -15,14 +15,14 @@ import {
   showAgent,
 } from "./catalog.js";
 import { type LoadedChild, loadChild } from "./children.js";
+import { type CompareView, compareGroup } from "./compare.js";
 import { type DoctorReport, doctor } from "./doctor.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { buildInbox, type InboxRead } from "./inbox.js";
-import { type CompareView, compareGroup } from "./compare.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
+import { type JudgeOptions, type JudgeOutcome, judgeGroup } from "./judge.js";
 import { reconcileChild } from "./liveness.js";
 import { type ChildLog, childLog } from "./logs-follow.js";
-import { type JudgeOptions, type JudgeOutcome, judgeGroup } from "./judge.js";
 import { findChildren, listChildren, resolveIds } from "./lookup.js";
 import { attachCommandOf, attachTo, capturePane, focusPane, popupOver } from "./pane-actions.js";
 import { listPrimaries } from "./primary.js";
