@@ -56,7 +56,7 @@ export async function judgeGroup(
   if (busy.length > 0)
     throw new MusterError(
       "busy",
-      `candidates ${busy.map((r) => r.n).join(", ")} of ${group} have not settled; wait for them first (muster wait --group ${group})`,
+      `candidates ${busy.map((r) => r.n).join(", ")} of ${group} have not settled yet: a judge looks at finished work only`,
       { next: { action: "wait", ids: busy.map((r) => r.id) } },
     );
   if (view.children.every((r) => r.status === "removed"))

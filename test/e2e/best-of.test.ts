@@ -34,6 +34,11 @@ fs.appendFileSync(path.join(sb.cwd, ".git", "info", "exclude"), ".muster/\n");
 const branches = (): string[] =>
   repo.git("branch", "--list", "muster/*", "--format=%(refname:short)").split("\n").filter(Boolean).sort();
 const childCount = async (): Promise<number> => ((await sb.json(["ls"])).data.children ?? []).length;
+/** This primary's completion groups folder (one primary in this sandbox). */
+const groupFiles = (): string => {
+  const primaries = path.join(sb.home, "primaries");
+  return path.join(primaries, fs.readdirSync(primaries)[0]!, "groups");
+};
 const groupsDir = (): string[] => {
   const primaries = path.join(sb.home, "primaries");
   if (!fs.existsSync(primaries)) return [];
@@ -76,14 +81,36 @@ describe("best-of-N", () => {
     expect(groupsDir()).toEqual([]);
   });
 
+  it("without --wait: the group and candidates at once; compare shows them running; a judge is refused until they settle", async () => {
+    const before = await childCount();
+    const r = await sb.json(["spawn", "--best-of", "2", "a slow task\nmock: sleep=30"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const group = r.data.group as string;
+    expect(r.data.children).toHaveLength(2);
+    const view = (await sb.json(["compare", group])).data;
+    expect(view.settled).toBe(false);
+    for (const c of view.children) expect(["queued", "starting", "running"]).toContain(c.status);
+    const judge = await sb.run(["compare", group, "--judge", "judge2"]);
+    expect(judge.exitCode).toBe(2);
+    expect(judge.stderr).toContain(`candidates 1, 2 of ${group} have not settled yet`);
+    expect(judge.stderr).toMatch(/muster wait [0-9a-f]{8} [0-9a-f]{8}/);
+    expect(await childCount()).toBe(before + 2);
+    const ids = r.data.children.map((c: { id: string }) => c.id);
+    expect((await sb.run(["rm", "--force", ...ids])).exitCode).toBe(0);
+    expect(await childCount()).toBe(before);
+  });
+
   it("a failed candidate's spawn undoes the whole run: no child, worktree, branch, group or record", async () => {
+    const records = groupsDir();
+    const groups = fs.readdirSync(groupFiles()).sort();
     // The third candidate's agent does not exist: the first two were already made.
     const r = await sb.run(["spawn", "--agents", "mock,writer,no-such-agent", "a task"]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/no-such-agent/);
     expect(await childCount()).toBe(0);
     expect(branches()).toEqual([]);
-    expect(groupsDir()).toEqual([]);
+    expect(groupsDir()).toEqual(records);
+    expect(fs.readdirSync(groupFiles()).sort()).toEqual(groups);
     expect(fs.readdirSync(path.join(sb.home, "worktrees"))).toEqual([]);
   });
 
@@ -123,7 +150,8 @@ describe("best-of-N", () => {
     for (const x of res) expect(typeof x.durationMs).toBe("number");
     // One group, delivered once: nothing of it is left in the inbox.
     const inbox = (await sb.json(["inbox"])).data;
-    expect([inbox.records, inbox.waitingGroups]).toEqual([[], []]);
+    expect(inbox.records).toEqual([]);
+    expect(inbox.waitingGroups.filter((g: { groupId: string }) => g.groupId === group)).toEqual([]);
 
     // compare: the table, then the same as JSON.
     const table = await sb.run(["compare", group]);
