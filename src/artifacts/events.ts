@@ -1,5 +1,7 @@
 /** The artifact protocol's event records (spec: artifacts/README.md, schemas: artifacts/schema/). */
 
+import type { RestartPolicy } from "./restart.js";
+
 export const PROTOCOL_VERSION = 1;
 
 /** Terminal outcomes of a turn. */
@@ -191,6 +193,23 @@ export interface CompletionEvent extends Base {
   by: "child" | "parent";
 }
 
+/**
+ * A turn whose host or agent died is started again on the same conversation (its restart policy): the turn
+ * keeps its id and is replayed with a note of what happened. `by`: a parent that found the host dead, or the
+ * host whose agent died.
+ */
+export interface RestartedEvent extends Base {
+  type: "restarted";
+  turnId: string;
+  /** Why the turn had to be restarted (how its host or agent died). */
+  reason: string;
+  /** 1 = the turn's first restart. */
+  attempt: number;
+  /** The policy's bound (`on-lost:N`). */
+  max: number;
+  by: "child" | "parent";
+}
+
 /** How a turn's acceptance check ended: its last run, and how many runs the turn took. */
 export interface Verified {
   /** The check as the user gave it (a shell command line, or argv joined by spaces). */
@@ -266,6 +285,7 @@ export type MusterEvent =
   | QuestionEvent
   | AnsweredEvent
   | CompletionEvent
+  | RestartedEvent
   | VerifyStartedEvent
   | VerifyFinishedEvent
   | ChildExitedEvent;
@@ -330,6 +350,8 @@ export interface ChildMeta {
   caps?: Caps;
   /** The child whose conversation this one started from (`spawn --fork`). */
   forkedFrom?: string;
+  /** Its restart policy (artifacts/restart.ts): a turn lost to a dead host or agent is restarted. */
+  restart?: RestartPolicy;
   /** The acceptance check every turn's answer must pass (`spawn --verify`), run by the host where it runs. */
   verify?: VerifySpec;
 }

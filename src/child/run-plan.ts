@@ -52,6 +52,8 @@ export interface Outcome {
   signal: string | null;
   /** The agent's stderr when it failed before its turn could start (a session that did not open). */
   stderr?: string;
+  /** The agent's process died mid-turn (a signal, or a live session's process gone) with no answer given. */
+  died?: boolean;
 }
 
 export const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
@@ -267,7 +269,12 @@ export function decide(
     .filter((l) => l.trim())
     .pop();
   const why = signal ? `killed by ${signal}` : `exit code ${code}`;
-  return { ...base, status: "errored", reason: lastErr ? `${why}: ${lastErr.trim()}` : why };
+  return {
+    ...base,
+    status: "errored",
+    reason: lastErr ? `${why}: ${lastErr.trim()}` : why,
+    ...(signal ? { died: true } : {}),
+  };
 }
 
 /** Why `dir` cannot be a working directory, or undefined when it can. */

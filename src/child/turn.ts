@@ -5,14 +5,18 @@ import type {
   ChildMeta,
   CompletionEvent,
   EventInput,
+  MusterEvent,
   OutputError,
   OutputRef,
+  RestartedEvent,
   Verified,
   VerifySpec,
 } from "../artifacts/events.js";
 import type { InboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, promptFile } from "../artifacts/layout.js";
 import type { EventLog } from "../artifacts/log.js";
+import { readAllRecords } from "../artifacts/reader.js";
+import { everyReason, replayPrompt, restartBackoffMs } from "../artifacts/restart.js";
 import { MAX_SNAPSHOT_BYTES, outputTooLarge, sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
 import { watchParentCheckout } from "../isolation/watch.js";
 import { readIsolation } from "../isolation/worktree.js";
@@ -154,14 +158,31 @@ export async function runTurn(
   } else if (refusal) {
     outcome = { ...refusal, exitCode: null, signal: null };
   } else {
-    let asked = { item, pFile, history };
-    for (let attempt = 1; ; attempt++) {
+    let asked: Asked = { item, pFile, history };
+    let checks = 0;
+    for (;;) {
       ({ outcome, reap } = await runAgent(deps, asked, control, state));
+      if (outcome.died && meta.restart && !control.reason && !control.failure) {
+        // The agent's process died mid-turn: under the child's restart policy it runs the turn again.
+        const next = await restartAgent(deps, asked, outcome, control);
+        if ("outcome" in next) {
+          outcome = next.outcome;
+          break;
+        }
+        if (state.runnerSessionId) conversation.runnerSessionId = state.runnerSessionId;
+        sink.replace("");
+        state.result = undefined;
+        control.explicit = undefined;
+        asked = next.asked;
+        continue;
+      }
       const check = meta.verify;
       if (!check || outcome.status !== "completed" || control.explicit?.status === "errored") break;
       // The check judges what the agent left behind: its process is gone first.
       await reap?.done;
       reap = undefined;
+      checks += 1;
+      const attempt = checks;
       const judged = await verifyAnswer(deps, item.turnId, check, attempt, control);
       verified = judged.verified;
       if (judged.outcome) {
@@ -308,6 +329,47 @@ async function runAgent(
     const reason = control.failure?.message ?? (e as Error).message;
     return { outcome: { status: "errored", reason, exitCode: null, signal: null }, reap: undefined };
   }
+}
+
+/**
+ * The agent died mid-turn (its process killed, its session's process gone) under a restart policy: the turn runs
+ * again on the same conversation after a backoff, its prompt a note of what happened ahead of the task; restarts
+ * a parent made for this turn (its host died) count too. Past the bound the turn settles lost, naming every death.
+ */
+async function restartAgent(
+  deps: TurnDeps,
+  asked: Asked,
+  died: Outcome,
+  control: TurnControl,
+): Promise<{ asked: Asked } | { outcome: Outcome }> {
+  const { meta, files, log, render } = deps;
+  const turnId = asked.item.turnId;
+  const max = meta.restart!.onLost;
+  const reason = died.reason ?? "the agent's process died";
+  const before = readAllRecords<MusterEvent>(files.events).filter(
+    (e): e is RestartedEvent => e.type === "restarted" && e.turnId === turnId,
+  );
+  const attempt = before.length + 1;
+  if (attempt > max)
+    return { outcome: { ...died, status: "lost", reason: everyReason(reason, before, max) } };
+  log.append({ type: "restarted", turnId, reason: boundText(reason, 1000), attempt, max, by: "child" });
+  render.info(`the agent died (${reason}); restarting it on the same conversation (${attempt} of ${max})`);
+  // A stop during the backoff ends the wait and the turn.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, restartBackoffMs(attempt));
+    control.onStop(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  control.onStop(() => {});
+  if (control.reason || control.failure)
+    return { outcome: outcomeWithoutRunner(control, control.failure ?? new Error("stopped")) };
+  const prompt = replayPrompt(asked.item.prompt, reason, attempt, max);
+  const file = path.join(path.dirname(asked.pFile), `${turnId}.restart-${attempt}.txt`);
+  writeFileAtomic(file, prompt);
+  const { context: _snapshotOnce, ...rest } = asked.item;
+  return { asked: { item: { ...rest, prompt }, pFile: file, history: asked.history } };
 }
 
 /** How one run of the child's check judged the answer: settled (`outcome`), or a correction to send, or passed. */

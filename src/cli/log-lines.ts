@@ -44,6 +44,8 @@ function describe(e: MusterEvent): string {
       return `question: ${e.text}`;
     case "completion":
       return `${e.status}${e.durationMs !== undefined ? ` in ${humanDuration(e.durationMs)}` : ""}${e.reason ? ` · ${e.reason}` : ""}`;
+    case "restarted":
+      return `↻ restarted (${e.attempt} of ${e.max}, by ${e.by === "parent" ? "a parent: new host" : "the host: new agent"}): ${e.reason}`;
     case "child_exited":
       return `host exited (${e.reason}${e.detail ? `: ${e.detail}` : ""})`;
     case "worktree_setup":

@@ -39,6 +39,7 @@ export function childRecords(m: CoreContext, plan: SpawnPlan): ChildRecords {
     parent,
     depth,
     caps,
+    restart,
     verify,
     backend,
     fork,
@@ -75,6 +76,7 @@ export function childRecords(m: CoreContext, plan: SpawnPlan): ChildRecords {
     envNames: Object.keys(childEnv).sort(),
     ...(caps ? { caps } : {}),
     ...(fork ? { forkedFrom: fork.id } : {}),
+    ...(restart ? { restart } : {}),
     ...(verify ? { verify } : {}),
   };
   const entry: RegistryEntry = {

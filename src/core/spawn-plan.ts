@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Caps, VerifySpec } from "../artifacts/events.js";
 import type { HostEnv } from "../artifacts/host-env.js";
+import { parseRestart, RESTART_RULE, type RestartPolicy } from "../artifacts/restart.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import { ENV, rawSetting, setting } from "../base/settings/resolve.js";
@@ -67,6 +68,11 @@ export interface SpawnOptions {
   /** The acceptance check every turn's answer must pass, over the profile's `verify:` (see core/verify.ts). */
   verify?: VerifyRequest;
   /**
+   * `on-lost[:N]`: a turn whose host or agent dies is restarted on the same conversation, at most N times
+   * (default 3, at most 20); `no` (the default, over a profile's `restart:`) never.
+   */
+  restart?: string;
+  /**
    * Start from this child's conversation so far (an id, short id or name of this primary's). With no agent
    * of its own, the fork goes on as its source went: same agent, and its last model and reasoning.
    */
@@ -96,6 +102,8 @@ export interface SpawnPlan {
   parent: string | null;
   depth: number;
   caps: Caps | undefined;
+  /** Its restart policy (the call's, else its profile's); undefined: none. */
+  restart: RestartPolicy | undefined;
   /** The acceptance check the host runs on every answer. */
   verify: VerifySpec | undefined;
   backend: ReturnType<CoreContext["backends"]["get"]>;
@@ -129,6 +137,7 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
     throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
   const { parent, depth } = checkedLineage(m);
   const caps = capsForSpawn(m.paths, parent, opts.caps, profile.caps);
+  const restart = restartFor(opts.restart, profile.restart);
   const verify = verifySpecFor(opts.verify, profile.verify);
   const id = uuidv7();
   const turnId = uuidv7();
@@ -146,6 +155,7 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   try {
     return await planPlaced(m, opts, {
       ...{ profile, runner, settings, command, cwd, mode, fork, backend, id, turnId, isolation },
+      ...{ parent, depth, caps, restart },
       ...{ parent, depth, caps, verify },
     });
   } catch (e) {
@@ -202,6 +212,7 @@ async function planPlaced(
     | "parent"
     | "depth"
     | "caps"
+    | "restart"
     | "verify"
   >,
 ): Promise<SpawnPlan> {
@@ -251,6 +262,21 @@ async function planPlaced(
     childEnv,
     setup,
   };
+}
+
+/** The call's restart policy (refused when misspelt), else the profile's; `no` turns the profile's off. */
+function restartFor(
+  asked: string | undefined,
+  profile: RestartPolicy | undefined,
+): RestartPolicy | undefined {
+  if (asked === undefined) return profile;
+  const p = parseRestart(asked);
+  if (p === undefined)
+    throw new MusterError(
+      "invalid_argument",
+      `restart must be ${RESTART_RULE}, not ${JSON.stringify(asked)}`,
+    );
+  return p ?? undefined;
 }
 
 /** The agent's profile and runner, and the model, reasoning and command its first turn runs with. */

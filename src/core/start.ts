@@ -34,6 +34,8 @@ export interface StartRequest extends TurnSettings {
   group?: string;
   seal?: boolean;
   caps?: Caps;
+  /** New children only: `on-lost[:N]` restarts a turn whose host or agent died (a resumed child keeps its policy). */
+  restart?: string;
   /** A label for the new child, usable wherever its id is. */
   name?: string;
   /** New children only: the agent CLI's own TUI in the pane (a resumed child keeps its mode). */
@@ -68,6 +70,8 @@ export type StartConflict =
   | "tui_with_resume"
   /** caps are set when a child is spawned */
   | "caps_with_resume"
+  /** a restart policy is set when a child is spawned */
+  | "restart_with_resume"
   /** a child's acceptance check is set when it is spawned */
   | "verify_with_resume";
 
@@ -92,6 +96,7 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.fork !== undefined) return "fork_with_resume";
   if (req.tui) return "tui_with_resume";
   if (req.caps !== undefined) return "caps_with_resume";
+  if (req.restart !== undefined) return "restart_with_resume";
   if (req.verify !== undefined) return "verify_with_resume";
   if (
     (req.command !== undefined && req.command.length > 0) ||
@@ -113,6 +118,7 @@ const CONFLICT_TEXT: Record<StartConflict, string> = {
   fork_with_resume: "a fork starts a new child; a resumed child continues its own conversation",
   tui_with_resume: "a resumed child continues in the mode it ran in: no tui",
   caps_with_resume: "caps are set when a child is spawned, not on resume",
+  restart_with_resume: "a restart policy is set when a child is spawned, not on resume",
   verify_with_resume: "a child's acceptance check (verify) is set when it is spawned, not on resume",
 };
 
@@ -150,6 +156,7 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.container !== undefined ? { container: req.container } : {}),
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
+    ...(req.restart !== undefined ? { restart: req.restart } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.tui ? { tui: true } : {}),
     ...(req.fork !== undefined ? { fork: req.fork } : {}),

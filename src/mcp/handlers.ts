@@ -47,6 +47,8 @@ export interface RunArgs {
   fork?: string;
   /** A check's command line, or {command, retries, timeoutMs} (VerifyRequest). */
   verify?: string | VerifyRequest;
+  /** `on-lost[:N]` or `no`: the restart policy (core/restart.ts). */
+  restart?: string;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -77,6 +79,7 @@ const CONFLICT: Record<StartConflict, string> = {
   name_with_resume: "id continues a child under its name",
   tui_with_resume: "id continues a child in the mode it ran in (no tui)",
   caps_with_resume: "caps are set when a child starts (agent), not on resume (id)",
+  restart_with_resume: "a restart policy is set when a child starts (agent), not on resume (id)",
   verify_with_resume: "verify is set when a child starts (agent), not on resume (id)",
 };
 
@@ -113,6 +116,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.tui ? { tui: true } : {}),
     ...(a.caps ? { caps: a.caps } : {}),
     ...(a.verify !== undefined ? { verify: verifyOf(a.verify) } : {}),
+    ...(a.restart !== undefined ? { restart: a.restart } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
   const started = await ctx.m.start({
@@ -132,6 +136,7 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.tui ? { tui: true } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
     ...(a.verify !== undefined ? { verify: verifyOf(a.verify) } : {}),
+    ...(a.restart !== undefined ? { restart: a.restart } : {}),
   });
   const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.

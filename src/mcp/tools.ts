@@ -76,6 +76,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           tui: { type: "boolean", description: "The CLI's own TUI." },
           fork: str("Start from this child's conversation."),
           verify: { description: "Check per answer: sh -c line or {command,retries,timeoutMs}" },
+          restart: str("on-lost[:N]: rerun a turn whose host/agent died."),
         },
         ["prompt"],
       ),

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type matterFn from "gray-matter";
 import type { Caps } from "../artifacts/events.js";
+import { parseRestart, RESTART_RULE, type RestartPolicy } from "../artifacts/restart.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import type { PodRequest } from "../base/pod-request.js";
@@ -127,6 +128,15 @@ export class FieldReader {
     const v = this.data[key];
     if (typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 1_000_000) return v;
     return this.warn(key, "must be a whole number from 1 to 1000000");
+  }
+
+  /** A restart policy: `on-lost`, `on-lost:N` or `no` (none: the same as leaving it out). */
+  restart(key: string): RestartPolicy | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    const p = typeof v === "string" ? parseRestart(v) : undefined;
+    if (p === undefined) return this.warn(key, `must be ${RESTART_RULE}`);
+    return p ?? undefined;
   }
 
   /**

@@ -40,6 +40,7 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     maxTurns: r.positiveInt("maxTurns"),
     permissions: r.oneOf("permissions", ["allow", "ask"] as const),
     caps: r.caps("caps"),
+    restart: r.restart("restart"),
     spawn: r.bool("spawn"),
     command: r.argv("command"),
     protocol: r.oneOf("protocol", ["text", "muster-jsonl"] as const),

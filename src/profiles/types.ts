@@ -1,4 +1,5 @@
 import type { Caps } from "../artifacts/events.js";
+import type { RestartPolicy } from "../artifacts/restart.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import type { PodRequest } from "../base/pod-request.js";
 import type { VerifyRequest } from "../base/verify-request.js";
@@ -53,6 +54,8 @@ export interface Profile {
   permissions?: "allow" | "ask";
   /** Caps muster enforces on this agent's children (the `caps:` map; maxTurns there counts muster turns). */
   caps?: Caps;
+  /** `restart: on-lost[:N]`: a turn of its children whose host or agent dies is restarted (artifacts/restart.ts). */
+  restart?: RestartPolicy;
   /** false: this agent's children may not start children of their own. */
   spawn?: boolean;
   command?: string[];

@@ -20,6 +20,8 @@ export interface ChildRow {
   /** ISO time the elapsed column counts from: the running turn's start, else the child's creation. */
   since: string;
   turns: number;
+  /** Restarts of its newest turn (its restart policy): shown as ↻N beside its state. */
+  restarts: number;
   model: string;
   tokens: number | null;
   cost: number | null;
@@ -46,6 +48,7 @@ export function childRow(v: ChildView): ChildRow {
   ]
     .filter(Boolean)
     .join(" · ");
+  const restarts = v.turns.at(-1)?.restarts?.length ?? 0;
   return {
     kind: "child",
     id: v.id,
@@ -53,12 +56,13 @@ export function childRow(v: ChildView): ChildRow {
     label: visibleLine(v.name ?? shortId(v.id)),
     agent: visibleLine(v.agent),
     host: v.placed ? visibleLine(hostLabel(v.place)) : "",
-    state: visibleLine(v.live.state),
+    state: visibleLine(restarts > 0 ? `${v.live.state} ↻${restarts}` : v.live.state),
     settled: SETTLED.has(v.status),
     active: open !== undefined,
     activity: visibleLine(act),
     since: open?.startedAt ?? v.createdAt,
     turns: v.turns.length,
+    restarts,
     model: visibleLine(v.model ?? "-"),
     tokens: v.usage ? v.usage.input + v.usage.output : null,
     cost: v.usage?.cost ?? null,

@@ -26,6 +26,8 @@ export interface StepSpawn {
   verify?: VerifyRequest;
   /** A JSON Schema the runner's CLI enforces on the answer (only when `nativeOutput` said yes). */
   outputSchema?: object;
+  /** `on-lost[:N]`: its turn is restarted when its host or agent dies. */
+  restart?: string;
 }
 
 /**
@@ -109,6 +111,7 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
         ...(o.container ? { container: o.container } : {}),
         ...(o.verify ? { verify: o.verify } : {}),
         ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
+        ...(o.restart !== undefined ? { restart: o.restart } : {}),
       };
       // A multiplexer that fails one call (a loaded machine, a server coming up) fails a spawn that made
       // nothing (a failed spawn removes what it made): the step tries once more before it errors.

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents, sandbox } from "../helpers/cli.js";
 import { type DockerEngine, dockerAvailable, startDockerEngine } from "../helpers/docker-engine.js";
 import { makeRepo } from "../helpers/git-repo.js";
-import { placeKeeperOf } from "../helpers/place-keeper.js";
+import { stopPlacedChildren } from "../helpers/place-keeper.js";
 
 const available = dockerAvailable();
 const sb = sandbox("mt-ctrwts");
@@ -40,12 +40,7 @@ describe.skipIf(!available.ok && !process.env.CI)("worktree set-up in a containe
   }, 360_000);
 
   afterAll(async () => {
-    const ls = await sb.json(["ls"]).catch(() => undefined);
-    const places = new Set<string>();
-    for (const c of (ls?.data.children ?? []) as { place: string }[])
-      if (c.place !== "local") places.add(c.place);
-    await sb.run(["cancel", "--all"]);
-    for (const place of places) await placeKeeperOf(sb.home, place).stop();
+    await stopPlacedChildren(sb);
     await engine?.stop();
     expect(await sb.cleanup()).toEqual([]);
     if (base) fs.rmSync(base, { recursive: true, force: true });

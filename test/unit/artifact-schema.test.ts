@@ -98,6 +98,14 @@ const valid = {
     },
     COMPLETION_ID,
   ),
+  restarted: ev({
+    type: "restarted",
+    turnId: TURN,
+    reason: "child host (pid 4242) is gone (signal SIGKILL)",
+    attempt: 1,
+    max: 3,
+    by: "parent",
+  }),
   verify_started: ev({ type: "verify_started", turnId: TURN, attempt: 1, command: "npm test" }),
   verify_finished: ev({
     type: "verify_finished",

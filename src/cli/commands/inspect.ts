@@ -110,6 +110,7 @@ export function registerInspect(program: Command): void {
       output: t.output ?? null,
       outputError: t.outputError ?? null,
       reason: t.reason ?? null,
+      restarts: t.restarts ?? [],
       ...(t.verified ? { verified: t.verified } : {}),
     }));
     const attach = v.attachCommand;
@@ -121,6 +122,7 @@ export function registerInspect(program: Command): void {
         attachCommand: attach,
         malformed: v.malformed,
         ...(v.caps ? { caps: v.caps } : {}),
+        ...(v.restart ? { restart: v.restart } : {}),
         ...(v.forkedFrom ? { forkedFrom: v.forkedFrom } : {}),
         ...(snapshot ? { snapshot } : {}),
         ...(v.agentSession ? { agentSession: agentSessionJson(v.agentSession) } : {}),
@@ -146,6 +148,7 @@ export function registerInspect(program: Command): void {
               .join(" ")}`,
           ]
         : []),
+      ...(v.restart ? [`restart    on-lost:${v.restart.onLost}`] : []),
       ...(snapshot
         ? [
             `snapshot   ${snapshot.path} (kept ${since(snapshot.takenAt)} ago${snapshot.openTool ? ` · open tool: ${visibleLine(snapshot.openTool)}` : ""}; spawn --resume continues from it)`,
@@ -156,6 +159,10 @@ export function registerInspect(program: Command): void {
       "turns",
       ...turns.flatMap((t) => [
         `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${visibleLine(t.reason)}` : ""}`,
+        // Each restart under the turn it replayed: which attempt, when, and why its host or agent died.
+        ...t.restarts.map(
+          (r) => `     ↻ restart ${r.attempt} of ${r.max} (${since(r.at)} ago): ${visibleLine(r.reason)}`,
+        ),
         ...(t.verified ? verifiedLines(t.verified) : []),
       ]),
       ...(summary.queuedTurns.length > 0

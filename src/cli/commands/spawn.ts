@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
 import { TUI_RUNNERS } from "../../core/catalog.js";
 import { NAME_RULE } from "../../core/names.js";
+import { DEFAULT_RESTARTS, MAX_RESTARTS, parseRestart, RESTART_RULE } from "../../core/restart.js";
 import type { StartConflict } from "../../core/start.js";
 import { shortId } from "../../util/ids.js";
 import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
@@ -33,6 +34,7 @@ interface SpawnFlags extends CommonOptions, CapFlags, ContainerFlags, VerifyFlag
   name?: string;
   tui?: boolean;
   fork?: string;
+  restart?: string;
 }
 
 /** Each refused combination of flags, in the CLI's words. */
@@ -49,8 +51,19 @@ const CONFLICT: Record<StartConflict, string> = {
   name_with_resume: "--resume continues a child under the name it has: no --name",
   tui_with_resume: "--resume continues a child in the mode it ran in: no --tui",
   caps_with_resume: "caps are set when a child is spawned: not with --resume",
+  restart_with_resume: "--restart is set when a child is spawned: not with --resume (it keeps its own)",
   verify_with_resume: "--verify is set when a child is spawned: not with --resume (it keeps its own)",
 };
+
+/** A bad --restart is refused before anything starts (the core says it again for the library). */
+function checkedRestart(text: string): string {
+  if (parseRestart(text) === undefined)
+    throw new MusterError(
+      "invalid_argument",
+      `--restart must be ${RESTART_RULE}, not ${JSON.stringify(text)}`,
+    );
+  return text;
+}
 
 export function registerSpawn(program: Command): void {
   common(
@@ -128,6 +141,10 @@ export function registerSpawn(program: Command): void {
             "with --best-of: the candidates' agents, comma-separated, taken in turn (alone: one candidate each)",
           )
           .option(
+            "--restart <policy>",
+            `on-lost[:N]: a turn whose host or agent dies is restarted on the same conversation with a note of what happened, at most N times (default ${DEFAULT_RESTARTS}, at most ${MAX_RESTARTS}) with backoff, then settles lost naming every death; no (the default) overrides the agent's restart:`,
+          )
+          .option(
             "--fork <id>",
             "start from this child's conversation so far (its tasks and answers; default agent: its agent), to take its work another way while it goes on; inside a child, --fork $MUSTER_CHILD_ID hands over your own",
           ),
@@ -164,6 +181,7 @@ export function registerSpawn(program: Command): void {
       ...(container ? { container } : {}),
       ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
       ...(caps ? { caps } : {}),
+      ...(flags.restart !== undefined ? { restart: checkedRestart(flags.restart) } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),
       ...(flags.tui ? { tui: true } : {}),
       ...(flags.fork !== undefined ? { fork: flags.fork } : {}),

@@ -1,4 +1,5 @@
 import { parse, TomlError } from "smol-toml";
+import { parseRestart, RESTART_RULE } from "../../artifacts/restart.js";
 import type { ContainerRequest } from "../../base/container-request.js";
 import { MusterError } from "../../base/errors.js";
 import type { VerifyRequest } from "../../base/verify-request.js";
@@ -18,6 +19,8 @@ export interface WorkflowStep {
   on?: string;
   /** Or a container of its own: `container = "<image>"`, or a table of the container's fields. */
   container?: ContainerRequest;
+  /** `on-lost[:N]`: its child's turn is restarted when its host or agent dies (see `muster spawn --restart`). */
+  restart?: string;
   /** The acceptance check its child's answer must pass: a command line, an argv, or {command, retries, timeout}. */
   verify?: VerifyRequest;
   /** Makes the step a one-shot structured worker: its answer is one JSON value matching `schema`. */
@@ -48,6 +51,7 @@ const STEP_KEYS = new Set([
   "container",
   "verify",
   "output",
+  "restart",
 ]);
 
 const bad = (source: string, message: string): MusterError =>
@@ -127,6 +131,9 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
   const container = stepContainer(t.container, where, source);
   if (on !== undefined && container !== undefined)
     throw bad(source, `${where}: give "on" or "container", not both`);
+  const restart = str(t.restart, `${where}: "restart"`, source, false);
+  if (restart !== undefined && parseRestart(restart) === undefined)
+    throw bad(source, `${where}: "restart" must be ${RESTART_RULE}, not ${JSON.stringify(restart)}`);
   const verify = stepVerify(t.verify, where, source);
   const output = t.output === undefined ? undefined : parseOutput(t.output, `workflow ${source}: ${where}`);
   return {
@@ -140,6 +147,7 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
     ...(container !== undefined ? { container } : {}),
     ...(verify !== undefined ? { verify } : {}),
     ...(output !== undefined ? { output } : {}),
+    ...(restart !== undefined ? { restart } : {}),
   };
 }
 
