@@ -4,27 +4,17 @@ import type { VerifyRequest } from "../base/verify-request.js";
 import { assertCaps, type Caps } from "../core/caps.js";
 import type { ModelQuery } from "../core/catalog.js";
 import { DEFAULT_WAIT_MODE } from "../core/defaults.js";
-import type { Muster } from "../core/muster.js";
 import type { SendMode } from "../core/send.js";
 import type { StartConflict } from "../core/start.js";
 import type { MusterEvent } from "../core/types.js";
 import type { WaitOutcome } from "../core/wait.js";
 import { shortId } from "../util/ids.js";
-import type { CallProgress } from "./progress.js";
+import { asksBestOf, runBestOf } from "./best-of.js";
+import type { CallContext } from "./call-context.js";
 import { childDetail, childRow, type McpResult, oneLine, shapeResult } from "./shape.js";
-import type { WorkflowRuns } from "./workflow.js";
 
 /** What a handler gets besides its arguments: the core and this call's abort signal and progress. */
-export interface CallContext {
-  m: Muster;
-  /** Aborted when the client cancels this call, or when the connection closes. */
-  signal: AbortSignal;
-  /** After an abort: "cancelled" (the client cancelled this call) or "closed" (the connection went away). */
-  abortReason(): Promise<"cancelled" | "closed">;
-  progress: CallProgress;
-  /** The workflow runs this server started (subagents_workflow). */
-  runs: WorkflowRuns;
-}
+export type { CallContext } from "./call-context.js";
 
 /** Arguments of subagents_run (checked against its schema before the handler runs). */
 export interface RunArgs {
@@ -49,6 +39,10 @@ export interface RunArgs {
   verify?: string | VerifyRequest;
   /** `on-lost[:N]` or `no`: the restart policy (core/restart.ts). */
   restart?: string;
+  /** Best-of-N: this many candidates, each in a worktree of its own (mcp/best-of.ts). */
+  bestOf?: number;
+  /** Best-of-N: the candidates' agents, taken in turn. */
+  agents?: string[];
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -102,6 +96,23 @@ const reporting = (ctx: CallContext) => ({
 
 /** subagents_run: a new child (agent) or a resumed one (id); waits for the turn unless `await` is false. */
 export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Record<string, unknown>> {
+  if (asksBestOf(a))
+    return runBestOf(
+      a,
+      {
+        prompt: a.prompt,
+        ...(a.model !== undefined ? { model: a.model } : {}),
+        ...(a.reasoning !== undefined ? { reasoning: a.reasoning } : {}),
+        ...(a.caps ? { caps: assertCaps(a.caps) } : {}),
+        ...(a.backend !== undefined ? { backend: a.backend } : {}),
+        ...(a.place !== undefined ? { place: a.place } : {}),
+        ...(a.on !== undefined ? { on: a.on } : {}),
+        ...(a.container !== undefined ? { container: containerOf(a.container) } : {}),
+        ...(a.verify !== undefined ? { verify: verifyOf(a.verify) } : {}),
+        ...(a.restart !== undefined ? { restart: a.restart } : {}),
+      },
+      ctx,
+    );
   const conflict = ctx.m.startConflict({
     ...(a.agent !== undefined ? { agent: a.agent } : {}),
     ...(a.id !== undefined ? { resume: a.id } : {}),

@@ -15,7 +15,7 @@ import { isMusterError } from "../base/errors.js";
 import { createMuster, type Muster } from "../core/muster.js";
 import { loadBackendModules } from "../mux/builtin.js";
 import { PACKAGE_ROOT } from "../util/pkg.js";
-import type { CallContext } from "./handlers.js";
+import type { CallContext } from "./call-context.js";
 import { mcpErrorText } from "./next-step.js";
 import { CallProgress } from "./progress.js";
 import { getPrompt, listPrompts, PromptError } from "./prompts.js";

@@ -2,6 +2,7 @@ import { CAP_NAMES } from "../core/caps.js";
 import { MAX_LIMIT, type ModelQuery } from "../core/catalog.js";
 import { DEFAULT_AGENT, DEFAULT_WAIT_MODE } from "../core/defaults.js";
 import type { SendMode } from "../core/send.js";
+import { compare as compareBestOf } from "./best-of.js";
 import * as h from "./handlers.js";
 import { type WorkflowArgs, workflow } from "./workflow.js";
 
@@ -77,6 +78,9 @@ export function toolTable(agentsDescription: string): Tool[] {
           fork: str("Start from this child's conversation."),
           verify: { description: "Check per answer: sh -c line or {command,retries,timeoutMs}" },
           restart: str("on-lost[:N]: rerun a turn whose host/agent died."),
+          // Its bounds (2 to 8) are the core's to check, in one line that says them.
+          bestOf: { type: "integer", description: "Best-of: N candidates, in worktrees" },
+          agents: { type: "array", items: S, description: "Best-of: their agents, in turn" },
         },
         ["prompt"],
       ),
@@ -178,6 +182,12 @@ export function toolTable(agentsDescription: string): Tool[] {
         runId: str("A run's id."),
       }),
       handler: (a, c) => workflow(a as WorkflowArgs, c),
+    },
+    {
+      name: "subagents_compare",
+      description: "A best-of group's candidates side by side; judge: an agent picks one.",
+      inputSchema: object({ group: S, judge: S }, ["group"]),
+      handler: (a, c) => compareBestOf(a as { group: string; judge?: string }, c),
     },
     {
       name: "subagents_agents",

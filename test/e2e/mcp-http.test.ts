@@ -110,7 +110,7 @@ describe("muster mcp --http", () => {
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toContain("subagents_run");
-      expect(names).toHaveLength(11);
+      expect(names).toHaveLength(12);
       expect((await client.listPrompts()).prompts.map((p) => p.name)).toContain("workflow:review-chain");
       const progress: string[] = [];
       const r = await client.callTool(

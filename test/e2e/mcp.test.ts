@@ -102,6 +102,7 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
       "subagents_answer",
       "subagents_models",
       "subagents_workflow",
+      "subagents_compare",
       "subagents_agents",
     ]);
     const size = JSON.stringify(list).length;
@@ -476,7 +477,7 @@ describe("muster mcp over stdio (real server, tmux and mock runner)", () => {
     await fails("subagents_agents", { verbose: true }, /unknown argument "verbose"/);
     await expect(client.callTool({ name: "subagents_nope", arguments: {} })).rejects.toThrow(/unknown tool/);
     // The server is still serving after all of that.
-    expect((await client.listTools()).tools).toHaveLength(11);
+    expect((await client.listTools()).tools).toHaveLength(12);
   });
 
   it("closing the connection ends the server; children it was waiting for keep running", async () => {

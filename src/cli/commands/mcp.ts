@@ -9,7 +9,7 @@ import { ExitWith, printJson } from "../output.js";
 const HELP = `
 Tools: subagents_run, subagents_await, subagents_status, subagents_result, subagents_send,
 subagents_cancel, subagents_inbox, subagents_answer, subagents_models, subagents_workflow,
-subagents_agents.
+subagents_compare, subagents_agents.
 
 Configure a client (see docs/mcp.md for what is written and why):
   muster mcp install ${CLIENTS.join("|")} [--project] [--dry-run]
