@@ -70,9 +70,14 @@ describe.skipIf(!available.ok && !process.env.CI)("worktree set-up on an SSH hos
     );
     const spawned = await sb.run([
       ...["spawn", "--on", "h1", "--isolation", "worktree", "--cwd", repo.dir, "--name", "far-setup"],
-      ...["--agent", "command", "--wait", "work", "--", "sh", "-c", "cat generated.txt"],
+      // Its acceptance check runs there too, and needs what the set-up made.
+      ...["--verify", 'grep -q "on $(hostname)" generated.txt && hostname'],
+      ...["--agent", "command", "--wait", "--json", "work", "--", "sh", "-c", "cat generated.txt"],
     ]);
     expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const result = JSON.parse(spawned.stdout).results[0];
+    expect(result.verified).toMatchObject({ exitCode: 0, attempts: 1, outputTail: "h1\n" });
+    spawned.stdout = result.text;
     const st = (await sb.json(["status", "far-setup"])).data;
     const id = st.id as string;
     const far = `/root/.local/state/muster/worktrees/${id}`;
