@@ -19,6 +19,18 @@ export interface Usage {
   cost?: number;
 }
 
+/** What a provider's refusal means: a rate limit, an exhausted quota, a refused credential, an overloaded upstream. */
+export type ProviderErrorKind = "rate_limit" | "quota" | "auth" | "overloaded";
+
+/** A turn's provider error, read from its agent CLI's own structured output (runners/common/provider-error.ts). */
+export interface ProviderError {
+  kind: ProviderErrorKind;
+  /** When the limit lifts, if the provider or the CLI said (ISO 8601). */
+  resetAt?: string;
+  /** The CLI's message, bounded. */
+  message: string;
+}
+
 export interface OutputRef {
   /** Path relative to the artifact dir, e.g. `outputs/<eventId>.md`. */
   path: string;
@@ -183,6 +195,8 @@ export interface CompletionEvent extends Base {
   runnerSessionId?: string;
   /** An agent that failed before the turn's prompt (its session did not open): its stderr until then, bounded. */
   stderr?: string;
+  /** The turn failed on a provider error muster recognised (quota and auth pause the tree). */
+  providerError?: ProviderError;
   /** Who wrote it: the child host, or a parent that found the host dead. */
   by: "child" | "parent";
 }

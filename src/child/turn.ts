@@ -221,6 +221,9 @@ export async function runTurn(
     status: outcome.status,
     ...(outcome.reason ? { reason: boundText(outcome.reason) } : {}),
     ...(outcome.stderr ? { stderr: boundText(outcome.stderr) } : {}),
+    ...(outcome.providerError && outcome.status === "errored"
+      ? { providerError: outcome.providerError }
+      : {}),
     exitCode: outcome.exitCode,
     signal: outcome.signal,
     durationMs: Date.now() - started,
