@@ -81,6 +81,27 @@ export interface TurnQueuedEvent extends Base {
   limit: number;
 }
 
+/** The turn waits because the tree is paused (a provider refused a turn of it: quota, credential). */
+export interface TurnHeldEvent extends Base {
+  type: "turn_held";
+  turnId: string;
+  kind: ProviderErrorKind;
+  /** What the provider said, one line. */
+  reason: string;
+  /** When the pause lifts by itself, if known. */
+  resetAt?: string;
+}
+
+/** The turn hit a rate limit that lifts soon: the host waits until `resetAt` and runs the turn again. */
+export interface RateLimitedEvent extends Base {
+  type: "rate_limited";
+  turnId: string;
+  resetAt: string;
+  /** 1 for the first wait of this turn. */
+  attempt: number;
+  reason: string;
+}
+
 export interface RunnerStartedEvent extends Base {
   type: "runner_started";
   turnId: string;
@@ -215,6 +236,8 @@ export type MusterEvent =
   | AgentSessionEvent
   | RunnerExitedEvent
   | TurnQueuedEvent
+  | TurnHeldEvent
+  | RateLimitedEvent
   | ToolActivityEvent
   | UsageEvent
   | ProgressEvent

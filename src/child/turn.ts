@@ -20,6 +20,7 @@ import { writeFileAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { AnswerSink } from "./answer.js";
 import { appendEnding } from "./disk-full.js";
+import { rateLimitWait, sleepUnlessStopped } from "./rate-limit.js";
 import type { PaneRenderer } from "./render.js";
 import type { DiskReserve } from "./reserve.js";
 import { type Outcome, outcomeWithoutRunner, type Reap, runPlan, type TurnState } from "./run-plan.js";
@@ -163,15 +164,37 @@ export async function runTurn(
         ...(meta.profile.acpMode ? { acpMode: meta.profile.acpMode } : {}),
         ...(isSchema(item.outputSchema) ? { outputSchema: item.outputSchema } : {}),
       };
-      const live = deps.engine.liveTurn(deps.runner, input);
-      if (live) {
-        // A long-lived process takes the turn; it stays for the next one (nothing to reap).
-        // A new process whose agent could not reload the conversation gets it as a transcript.
-        const earlier = () => transcript(history);
-        outcome = await live({ deps, control, state, earlier });
-      } else {
-        const plan = deps.runner.plan(input);
-        ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
+      for (let waits = 0; ; waits++) {
+        const live = deps.engine.liveTurn(deps.runner, input);
+        if (live) {
+          // A long-lived process takes the turn; it stays for the next one (nothing to reap).
+          // A new process whose agent could not reload the conversation gets it as a transcript.
+          const earlier = () => transcript(history);
+          outcome = await live({ deps, control, state, earlier });
+        } else {
+          const plan = deps.runner.plan(input);
+          ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
+        }
+        const ms = control.reason || control.failure ? undefined : rateLimitWait(outcome, waits);
+        if (ms === undefined) break;
+        const resetAt = outcome.providerError!.resetAt!;
+        log.append({
+          type: "rate_limited",
+          turnId: item.turnId,
+          resetAt,
+          attempt: waits + 1,
+          reason: boundText(outcome.reason ?? "rate limited"),
+        });
+        render.info(`rate limited: running the turn again at ${resetAt}`);
+        // The failed attempt's process goes first; its words are not the answer.
+        await reap?.done;
+        reap = undefined;
+        if (!(await sleepUnlessStopped(control, ms))) {
+          outcome = outcomeWithoutRunner(control, control.failure ?? new Error("stopped"));
+          break;
+        }
+        state.result = undefined;
+        sink.replace("");
       }
     } catch (e) {
       // A file the runner needs that could not be written is a failed record like any other (a full disk).

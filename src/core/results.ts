@@ -3,6 +3,7 @@ import type {
   CompletionStatus,
   OutputError,
   OutputRef,
+  ProviderError,
   Usage,
 } from "../artifacts/events.js";
 import { MusterError, type NextStep } from "../base/errors.js";
@@ -28,6 +29,8 @@ export interface TurnResult {
   outputError?: OutputError;
   /** The agent's stderr when it failed before the turn's prompt (its session did not open). */
   stderr?: string;
+  /** The provider error the turn failed on (rate limit, quota, auth, overloaded), with its reset time if known. */
+  providerError?: ProviderError;
   artifactDir: string;
   /** Whether the child can be continued (`muster spawn --resume`): some turn of it completed with a result. */
   resumable: boolean;
@@ -60,6 +63,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     ...(completion.output ? { output: completion.output } : {}),
     ...(completion.outputError ? { outputError: completion.outputError } : {}),
     ...(completion.stderr ? { stderr: completion.stderr } : {}),
+    ...(completion.providerError ? { providerError: completion.providerError } : {}),
     ...isolationResult(c.files.dir, completion.turnId),
   };
   if (withText && completion.output) {

@@ -3,12 +3,14 @@ import { MusterError } from "../../base/errors.js";
 import { TUI_RUNNERS } from "../../core/catalog.js";
 import { NAME_RULE } from "../../core/names.js";
 import type { StartConflict } from "../../core/start.js";
+import type { TreePauseView } from "../../core/tree-pause.js";
 import { shortId } from "../../util/ids.js";
 import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
 import { type ContainerFlags, containerFrom, containerOptions } from "../container-flags.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseTimeout } from "../format.js";
 import { printJson, say, warn, withSelf } from "../output.js";
+import { treePausedLine } from "../pause-line.js";
 import { promptAndCommand } from "../prompt.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
@@ -156,11 +158,15 @@ export function registerSpawn(program: Command): void {
     };
     const conflict = m.startConflict(req);
     if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);
-    const started: { id: string; turnId: string; warnings: string[] } = await m.start({
-      ...req,
-      prompt: readPrompt(prompt, flags.file),
-    });
+    const started: { id: string; turnId: string; warnings: string[]; paused?: TreePauseView } = await m.start(
+      {
+        ...req,
+        prompt: readPrompt(prompt, flags.file),
+      },
+    );
     for (const w of started.warnings) warn(`muster: warning: ${w}\n`);
+    if (started.paused)
+      warn(`muster: ${treePausedLine(started.paused)}: this child's first turn waits until then\n`);
     if (!flags.wait) {
       if (flags.json) printJson(started);
       else {
