@@ -14,7 +14,7 @@ import { readInboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
-import { isTerminal, pauseLine, pauseTree, type TreePause } from "../artifacts/tree-pause.js";
+import { pauseLine, pauseTree, type TreePause } from "../artifacts/tree-pause.js";
 import { ENV } from "../base/settings/resolve.js";
 import { isStorageFailure } from "../base/storage-errors.js";
 import { limitsFrom } from "../config/limits.js";
@@ -322,16 +322,13 @@ async function main(): Promise<void> {
       turn.exhaust(why);
     });
     const { completion, reap } = await runTurn(
-      { files, meta, log, render, runner, env, conversation, refuse, reserve, engine },
+      { files, meta, log, render, runner, env, conversation, refuse, reserve, engine, pauseTree: pauseFor },
       item,
       file,
       n,
       current,
     );
     caps.stop();
-    // A quota or a refused credential will refuse every turn of the tree alike: pause the tree.
-    if (completion.status === "errored" && isTerminal(completion.providerError))
-      pauseFor(completion.providerError, item.turnId);
     asking.clear();
     lastTurnCancelled = completion.status === "cancelled";
     current = undefined;

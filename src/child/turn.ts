@@ -1,10 +1,18 @@
 import * as fs from "node:fs";
 import { readCancelSnapshot, snapshotText } from "../artifacts/cancel-snapshot.js";
-import type { ChildMeta, CompletionEvent, EventInput, OutputError, OutputRef } from "../artifacts/events.js";
+import type {
+  ChildMeta,
+  CompletionEvent,
+  EventInput,
+  OutputError,
+  OutputRef,
+  ProviderError,
+} from "../artifacts/events.js";
 import type { InboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, promptFile } from "../artifacts/layout.js";
 import type { EventLog } from "../artifacts/log.js";
 import { MAX_SNAPSHOT_BYTES, outputTooLarge, sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
+import { isTerminal } from "../artifacts/tree-pause.js";
 import { watchParentCheckout } from "../isolation/watch.js";
 import { readIsolation } from "../isolation/worktree.js";
 import type { Runner, TurnInput } from "../runners/types.js";
@@ -49,6 +57,11 @@ export interface TurnDeps {
   conversation: Conversation;
   /** Why this turn may not run at all (the tree's budget is spent, a cancel began), checked as it starts. */
   refuse?: () => Refusal | undefined;
+  /**
+   * The turn failed on a provider error that will refuse every turn of the tree alike (quota, credential): the
+   * host pauses the tree, before the completion is written, so whoever reads the completion finds the pause.
+   */
+  pauseTree?: (error: ProviderError, turnId: string) => void;
   /** Space held back for recording the turn's end when the disk fills up. */
   reserve?: DiskReserve;
   /** How the child's turns run (its runner mode), chosen once by the host. */
@@ -237,6 +250,8 @@ export async function runTurn(
   }
   outcome = withFailure(outcome, control);
   parentCheck?.();
+  if (outcome.status === "errored" && isTerminal(outcome.providerError))
+    deps.pauseTree?.(outcome.providerError, item.turnId);
   const completionOf = (): EventInput => ({
     type: "completion",
     eventId,

@@ -19,6 +19,10 @@ export interface Endpoint {
   requests: { path: string; api: string | null; body: unknown; scenario: string }[];
   lastModelBody(before: number): string;
   setScenario(s: string): void;
+  /** Requests whose body holds `marker` get the provider error `kind` in the provider's own format. */
+  failWhen(marker: string, kind: string): void;
+  clearFailures(): void;
+  setRetryHint(ms: number | undefined): void;
   close(): Promise<void>;
 }
 
@@ -313,6 +317,42 @@ export function defineCliChecks(c: CliCase): void {
         await sb.run(["cancel", id], { env });
       });
     }
+
+    it("8. a quota error (the provider's own 429/400 body) is classified, pauses the tree, and resume-tree continues", async () => {
+      ep.setScenario("text");
+      ep.failWhen("QUOTA-MARK", "quota");
+      // OpenCode retries a 429 itself five times with backoff; the hint makes those retries instant.
+      ep.setRetryHint(0);
+      try {
+        for (const mode of c.session ? ["session", "oneshot"] : ["oneshot"]) {
+          const modeEnv = mode === "oneshot" ? { ...env, MUSTER_RUNNER_MODE: "oneshot" } : env;
+          const r = await waitedJson(
+            sb,
+            ["spawn", ...childArgs(workDir(`quota-${mode}`), "QUOTA-MARK hi")],
+            modeEnv,
+          );
+          const result = r.data.results?.[0];
+          expect(result?.status, `${mode}: ${JSON.stringify(r.data).slice(0, 1500)}`).toBe("errored");
+          expect(result.providerError, mode).toMatchObject({ kind: "quota" });
+          expect(completions(result.artifactDir).at(-1)!.providerError.kind).toBe("quota");
+          // The parent hears of the pause once, with the completion that caused it.
+          expect(r.data.treePaused, mode).toMatchObject({ kind: "quota", child: r.data.spawned.id });
+          // Nothing new starts: a sibling spawned now waits, shown as paused, until resume-tree.
+          const sib = await sb.json(["spawn", "--agent", "mock", "after the quota"], { env });
+          expect(sib.data.paused, sib.stderr).toMatchObject({ kind: "quota" });
+          await until(() => readEvents(sib.data.artifactDir).some((e) => e.type === "turn_held"), 30_000);
+          expect(readEvents(sib.data.artifactDir).some((e) => e.type === "turn_started")).toBe(false);
+          const resumed = await sb.json(["resume-tree"], { env });
+          expect(resumed.data.resumed).toMatchObject({ kind: "quota" });
+          const done = await sb.json(["wait", sib.data.id, "--timeout", "60s"], { env });
+          expect(done.data.results[0].status).toBe("completed");
+        }
+      } finally {
+        ep.clearFailures();
+        ep.setRetryHint(undefined);
+        await sb.run(["resume-tree"], { env });
+      }
+    });
 
     it("5. an upstream 500 settles errored with the CLI's own message, not a hang", async () => {
       ep.setScenario("error500");
