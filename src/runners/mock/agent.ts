@@ -141,7 +141,10 @@ async function main(): Promise<void> {
     await sleep(SELF_DESTRUCT_MS);
   }
   // A provider's refusal, as an agent CLI reports it (`mock: provider=quota`, `provider-until=<epoch ms>`).
-  if (opts.provider && (opts.providerUntil === undefined || Date.now() < opts.providerUntil)) {
+  const refused =
+    (opts.providerUntil === undefined || Date.now() < opts.providerUntil) &&
+    (opts.providerUnless === undefined || !existsSync(opts.providerUnless));
+  if (opts.provider && refused) {
     const resetAt = opts.providerUntil !== undefined ? new Date(opts.providerUntil).toISOString() : undefined;
     const message = `mock provider error: ${opts.provider}`;
     emit({

@@ -26,6 +26,8 @@ export interface MockOptions {
   provider?: string;
   /** …only until this wall-clock time (epoch ms), which is also the error's reset time; answers after it. */
   providerUntil?: number;
+  /** …only while this file does not exist (a test lifts the provider's refusal by creating it). */
+  providerUnless?: string;
 }
 
 const NUM = /^\d+(\.\d+)?$/;
@@ -50,6 +52,7 @@ export function parseMockOptions(prompt: string): MockOptions {
       else if (key === "deny" && value) opts.deny = decodeURIComponent(value);
       else if (key === "provider" && value) opts.provider = value;
       else if (key === "provider-until" && NUM.test(value)) opts.providerUntil = Number(value);
+      else if (key === "provider-unless" && value) opts.providerUnless = decodeURIComponent(value);
       else if (NUM.test(value)) {
         const n = Number(value);
         if (key === "sleep") opts.sleep = n;
