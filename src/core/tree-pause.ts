@@ -40,15 +40,23 @@ export function resumeTreeOf(m: CoreContext): { resumed: TreePauseView | null } 
   return { resumed: p ? pauseView(p) : null };
 }
 
-const receiptOf = (p: TreePause): string => `pause:${p.pauseId}`;
+/** The receipt that says the parent was told of this pause (in the primary's receipts, like a delivery's). */
+export const pauseReceipt = (p: Pick<TreePause, "pauseId">): string => `pause:${p.pauseId}`;
+
+/** The pause in force that the parent has not been told of yet, with its receipt id. */
+export function untoldPause(m: CoreContext): { view: TreePauseView; receipt: string } | undefined {
+  const p = pauseInForce(m.paths.dir);
+  if (!p || readReceipts(m.paths.receipts).has(pauseReceipt(p))) return undefined;
+  return { view: pauseView(p), receipt: pauseReceipt(p) };
+}
 
 /**
  * The pause in force if this primary's parent has not been told of it yet; marks it told (`by`: what told it).
  * A state root that cannot be written only means it may be told again.
  */
 export function pauseNotice(m: CoreContext, by: string): TreePauseView | undefined {
-  const p = pauseInForce(m.paths.dir);
-  if (!p || readReceipts(m.paths.receipts).has(receiptOf(p))) return undefined;
-  appendReceiptsIfWritable(m.paths.receipts, [receiptOf(p)], by);
-  return pauseView(p);
+  const untold = untoldPause(m);
+  if (!untold) return undefined;
+  appendReceiptsIfWritable(m.paths.receipts, [untold.receipt], by);
+  return untold.view;
 }

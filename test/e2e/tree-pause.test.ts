@@ -40,6 +40,9 @@ describe("the tree pauses on a quota error and resume-tree continues it", () => 
     // The parent hears of the pause with the completion that caused it …
     expect(w1.data.treePaused).toMatchObject({ kind: "quota", child: failing.id });
     expect(fs.existsSync(pauseFile())).toBe(true);
+    // Told once: the inbox (MCP's delivery manifest too) does not tell it again.
+    const inbox = await sb.json(["inbox"]);
+    expect(inbox.data.treePaused).toBeUndefined();
 
     // … a spawn now still creates its child, and says its turn waits; the turn shows as paused, not started.
     const r = await sb.run(["spawn", "after the pause"]);
@@ -65,6 +68,7 @@ describe("the tree pauses on a quota error and resume-tree continues it", () => 
     // Its next turn is held as well.
     const sent = await sb.json(["send", running.id, "and another"]);
     expect(sent.exitCode, sent.stderr).toBe(0);
+    expect(sent.data.paused).toMatchObject({ kind: "quota" });
     await until(() => types(running.artifactDir).includes("turn_held"), 20_000);
     expect(types(held.artifactDir)).not.toContain("turn_started");
 
@@ -108,6 +112,19 @@ describe("the tree pauses on a quota error and resume-tree continues it", () => 
     expect(ev.filter((e) => e.type === "completion")).toHaveLength(1);
     // A rate limit pauses nothing.
     expect((await sb.json(["ls"])).data.treePaused).toBeUndefined();
+  });
+
+  it("a parent that reads only its inbox is told of the pause once, with the completion", async () => {
+    const failing = await spawn("needs the model\nmock: provider=auth");
+    await until(
+      () => fs.existsSync(pauseFile()) && types(failing.artifactDir).includes("completion"),
+      20_000,
+    );
+    const first = await sb.json(["inbox"]);
+    expect(first.data.treePaused).toMatchObject({ kind: "auth", child: failing.id });
+    expect(first.data.records.map((r: Json) => r.providerError?.kind)).toContain("auth");
+    expect((await sb.json(["inbox"])).data.treePaused).toBeUndefined();
+    expect((await sb.json(["resume-tree"])).data.resumed).toMatchObject({ kind: "auth" });
   });
 
   it("a rate limit with no reset time, or one too far off, fails the turn as before", async () => {
