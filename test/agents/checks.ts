@@ -23,6 +23,7 @@ export interface Endpoint {
   failWhen(marker: string, kind: string): void;
   clearFailures(): void;
   setRetryHint(ms: number | undefined): void;
+  setResetSeconds(n: number): void;
   close(): Promise<void>;
 }
 
@@ -36,6 +37,8 @@ export interface CliCase {
   session?: boolean;
   /** Extra env for this CLI in the tests (e.g. fewer retries against the scripted 500). */
   env?: Record<string, string>;
+  /** The CLI says when a provider's rate limit lifts (Claude Code and Codex say only that it was hit). */
+  saysRateLimitReset?: boolean;
 }
 
 /** One child's settled turn, read back through the CLI (`--json`). */
@@ -353,6 +356,31 @@ export function defineCliChecks(c: CliCase): void {
         await sb.run(["resume-tree"], { env });
       }
     });
+
+    if (c.saysRateLimitReset) {
+      it("9. a rate limit lifting in a few seconds (the provider's own 429) is waited out: the turn runs again and completes", async () => {
+        ep.setScenario("text");
+        ep.setResetSeconds(3);
+        ep.failWhen("RATE-MARK", "rate_limit");
+        ep.setRetryHint(0);
+        try {
+          const s = await sb.json(["spawn", ...childArgs(workDir("rate"), "RATE-MARK hi")], { env });
+          expect(s.exitCode, s.stderr).toBe(0);
+          // The limit lifts once the host has said it waits for it.
+          await until(() => readEvents(s.data.artifactDir).some((e) => e.type === "rate_limited"), 90_000);
+          ep.clearFailures();
+          const done = await sb.json(["wait", s.data.id, "--timeout", "120s"], { env, timeout: 150_000 });
+          expect(done.data.results[0]?.status, JSON.stringify(done.data).slice(0, 1500)).toBe("completed");
+          const limited = readEvents(s.data.artifactDir).filter((e) => e.type === "rate_limited");
+          expect(limited[0]).toMatchObject({ attempt: 1 });
+          expect(completions(s.data.artifactDir)).toHaveLength(1);
+        } finally {
+          ep.clearFailures();
+          ep.setRetryHint(undefined);
+          ep.setResetSeconds(3600);
+        }
+      });
+    }
 
     it("5. an upstream 500 settles errored with the CLI's own message, not a hang", async () => {
       ep.setScenario("error500");
