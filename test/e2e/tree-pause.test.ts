@@ -4,7 +4,13 @@
 // held turns run; a pause with a reset time lifts by itself; a rate limit that lifts soon is waited out.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { render } from "ink-testing-library";
+import { createElement } from "react";
 import { describe, expect, it } from "vitest";
+import { createMuster } from "../../src/index.js";
+import { coreActions } from "../../src/tui/actions.js";
+import { Top } from "../../src/tui/app.js";
+import { TopSource } from "../../src/tui/source.js";
 import { readEvents, until, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-pause");
@@ -59,6 +65,20 @@ describe("the tree pauses on a quota error and resume-tree continues it", () => 
     expect(st.data.treePaused).toMatchObject({ kind: "quota" });
     const ls = await sb.run(["ls"]);
     expect(ls.stdout).toContain("the tree is paused (quota");
+    // muster top: the held child's row says paused, the footer that the tree is.
+    const m = createMuster({ env: sb.env, cwd: sb.cwd });
+    const source = new TopSource(m, { minIntervalMs: 200 });
+    try {
+      const ui = render(
+        createElement(Top, { source, actions: coreActions(m), size: { columns: 160, rows: 30 } }),
+      );
+      await until(() => (ui.lastFrame() ?? "").includes("TREE PAUSED (quota)"), 15_000);
+      const row = (ui.lastFrame() ?? "").split("\n").find((l) => l.includes(held.id.slice(-8)));
+      expect(row).toContain("queued");
+      ui.unmount();
+    } finally {
+      await source.close();
+    }
 
     // The running sibling finishes its turn; its result does not carry the notice again (once per pause).
     fs.writeFileSync(gate, "");
