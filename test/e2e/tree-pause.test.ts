@@ -12,6 +12,7 @@ import { coreActions } from "../../src/tui/actions.js";
 import { Top } from "../../src/tui/app.js";
 import { TopSource } from "../../src/tui/source.js";
 import { readEvents, until, useSandbox } from "../helpers/cli.js";
+import { connectMcp } from "../helpers/mcp.js";
 
 const sb = useSandbox("mt-pause");
 
@@ -145,6 +146,34 @@ describe("the tree pauses on a quota error and resume-tree continues it", () => 
     expect(first.data.records.map((r: Json) => r.providerError?.kind)).toContain("auth");
     expect((await sb.json(["inbox"])).data.treePaused).toBeUndefined();
     expect((await sb.json(["resume-tree"])).data.resumed).toMatchObject({ kind: "auth" });
+  });
+
+  it("over MCP: the result carries providerError and the pause, status shows it, a run while paused says so", async () => {
+    const client = await connectMcp(sb);
+    const call = async (name: string, args: Record<string, unknown>): Promise<Json> => {
+      const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 50_000 });
+      const text = (r.content as { text: string }[])[0]?.text ?? "";
+      expect(r.isError, text).toBeFalsy();
+      return JSON.parse(text);
+    };
+    try {
+      const failed = await call("subagents_run", {
+        agent: "mock",
+        prompt: "mock: provider=quota\nneeds the model",
+      });
+      expect(failed).toMatchObject({ status: "errored", providerError: { kind: "quota" } });
+      expect(failed.treePaused).toMatchObject({ kind: "quota", child: failed.id });
+      expect((await call("subagents_status", {})).treePaused).toMatchObject({ kind: "quota" });
+      const later = await call("subagents_run", { agent: "mock", prompt: "after", await: false });
+      expect(later.treePaused).toMatchObject({ kind: "quota" });
+      expect((await sb.json(["resume-tree"])).data.resumed).toMatchObject({ kind: "quota" });
+      const done = await call("subagents_await", { ids: [later.id] });
+      expect(done.results[0].status).toBe("completed");
+      expect(done.treePaused).toBeUndefined();
+    } finally {
+      await client.close();
+      await sb.run(["resume-tree"]);
+    }
   });
 
   it("a rate limit with no reset time, or one too far off, fails the turn as before", async () => {
