@@ -89,6 +89,7 @@ const remoteEntries = {
   "dist/runners/mock/agent": "src/runners/mock/agent.ts",
   "dist/cli/child-commands": "src/cli/child-commands.ts",
   "dist/cli/ask": "src/cli/ask.ts",
+  "dist/isolation/setup-main": "src/isolation/setup-main.ts",
 };
 await build({
   ...common,

@@ -1,5 +1,7 @@
 /** The artifact protocol's event records (spec: artifacts/README.md, schemas: artifacts/schema/). */
 
+import type { RestartPolicy } from "./restart.js";
+
 export const PROTOCOL_VERSION = 1;
 
 /** Terminal outcomes of a turn. */
@@ -11,7 +13,9 @@ export type CompletionStatus =
   | "incomplete"
   | "lost"
   /** The parent stopped the turn (`send --mode now|stop`); the child stays for its next turn. */
-  | "interrupted";
+  | "interrupted"
+  /** The agent answered, but the child's acceptance check (`--verify`) did not pass, retries included. */
+  | "failed_verification";
 
 export interface Usage {
   input: number;
@@ -218,8 +222,64 @@ export interface CompletionEvent extends Base {
   stderr?: string;
   /** The turn failed on a provider error muster recognised (quota and auth pause the tree). */
   providerError?: ProviderError;
+  /** The acceptance check's last run, for a child that has one (`--verify`) and a turn that reached it. */
+  verified?: Verified;
   /** Who wrote it: the child host, or a parent that found the host dead. */
   by: "child" | "parent";
+}
+
+/**
+ * A turn whose host or agent died is started again on the same conversation (its restart policy): the turn
+ * keeps its id and is replayed with a note of what happened. `by`: a parent that found the host dead, or the
+ * host whose agent died.
+ */
+export interface RestartedEvent extends Base {
+  type: "restarted";
+  turnId: string;
+  /** Why the turn had to be restarted (how its host or agent died). */
+  reason: string;
+  /** 1 = the turn's first restart. */
+  attempt: number;
+  /** The policy's bound (`on-lost:N`). */
+  max: number;
+  by: "child" | "parent";
+}
+
+/** How a turn's acceptance check ended: its last run, and how many runs the turn took. */
+export interface Verified {
+  /** The check as the user gave it (a shell command line, or argv joined by spaces). */
+  command: string;
+  /** null: killed (its time bound, or the turn was stopped). */
+  exitCode: number | null;
+  signal?: string | null;
+  durationMs: number;
+  /** The end of its output (stdout and stderr together), bounded. */
+  outputTail: string;
+  /** Runs of the check in this turn: 1 + the corrective turns the agent was given. */
+  attempts: number;
+  timedOut?: boolean;
+}
+
+/** The child's acceptance check started on the agent's answer (one per attempt). */
+export interface VerifyStartedEvent extends Base {
+  type: "verify_started";
+  turnId: string;
+  attempt: number;
+  command: string;
+}
+
+/** One run of the acceptance check ended; a failed one with attempts left sends the agent a corrective prompt. */
+export interface VerifyFinishedEvent extends Base {
+  type: "verify_finished";
+  turnId: string;
+  attempt: number;
+  exitCode: number | null;
+  signal?: string | null;
+  durationMs: number;
+  outputTail: string;
+  timedOut?: boolean;
+  /** The agent is sent the failure to fix (a corrective prompt in the same turn). */
+  retrying: boolean;
 }
 
 export interface ChildExitedEvent extends Base {
@@ -229,7 +289,24 @@ export interface ChildExitedEvent extends Base {
   by: "child" | "parent";
 }
 
+/**
+ * What a new worktree got before the child's host started (isolation/setup.ts), written by the spawn as the
+ * log's first record: the files `.muster/worktree-include` copied in, and the `.muster/worktree-setup` run
+ * (only one that ended well: a failing one refuses the spawn).
+ */
+export interface WorktreeSetupEvent extends Base {
+  type: "worktree_setup";
+  included?: { files: number; bytes: number };
+  /** The set-up script, relative to the checkout's top (`.muster/worktree-setup`). */
+  script?: string;
+  exitCode?: number;
+  durationMs?: number;
+  /** The end of what it printed (stdout and stderr together), at most 16 KiB. */
+  outputTail?: string;
+}
+
 export type MusterEvent =
+  | WorktreeSetupEvent
   | ChildStartedEvent
   | TurnStartedEvent
   | RunnerStartedEvent
@@ -245,6 +322,9 @@ export type MusterEvent =
   | QuestionEvent
   | AnsweredEvent
   | CompletionEvent
+  | RestartedEvent
+  | VerifyStartedEvent
+  | VerifyFinishedEvent
   | ChildExitedEvent;
 
 export type EventType = MusterEvent["type"];
@@ -307,4 +387,20 @@ export interface ChildMeta {
   caps?: Caps;
   /** The child whose conversation this one started from (`spawn --fork`). */
   forkedFrom?: string;
+  /** Its restart policy (artifacts/restart.ts): a turn lost to a dead host or agent is restarted. */
+  restart?: RestartPolicy;
+  /** The acceptance check every turn's answer must pass (`spawn --verify`), run by the host where it runs. */
+  verify?: VerifySpec;
+}
+
+/** An acceptance check as the host runs it (checked and made whole at spawn: core/verify-spec.ts). */
+export interface VerifySpec {
+  /** What it runs, in the child's working directory: `sh -c <line>` for a command line. */
+  argv: string[];
+  /** How it reads to a person: the command line, or the argv joined. */
+  command: string;
+  /** Corrective turns the agent is given when the check fails (0: none). */
+  retries: number;
+  /** Each run's bound in time. */
+  timeoutMs: number;
 }

@@ -30,11 +30,18 @@ export type MusterErrorCode =
 export class MusterError extends Error {
   readonly code: MusterErrorCode;
   readonly next: NextStep | undefined;
-  constructor(code: MusterErrorCode, message: string, options?: { cause?: unknown; next?: NextStep }) {
+  /** Lines that back the message up (the end of a failed command's output), shown under it. */
+  readonly detail: string | undefined;
+  constructor(
+    code: MusterErrorCode,
+    message: string,
+    options?: { cause?: unknown; next?: NextStep; detail?: string },
+  ) {
     super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = "MusterError";
     this.code = code;
     this.next = options?.next;
+    this.detail = options?.detail;
   }
 }
 

@@ -138,6 +138,8 @@ async function main(): Promise<void> {
   const source = new TurnSource(files.inbox, typing, (why) => render.stderr(why), pollMs);
   // Questions this host's agent asked and still waits on (muster ask): the idle clock pauses meanwhile.
   const asking = new Set<string>();
+  // The turn's acceptance check is running: like a question, that is no idle agent.
+  let checking = false;
   const controls = new ControlWatcher(
     files.control,
     (req) => {
@@ -170,7 +172,7 @@ async function main(): Promise<void> {
           });
           render.info(req.outcome === "answered" ? `answer: ${req.text}` : "no answer in time");
         }
-        caps.setWaiting(asking.size > 0);
+        caps.setWaiting(asking.size > 0 || checking);
       } else if (req.kind === "progress") {
         log.append({
           type: "progress",
@@ -322,7 +324,14 @@ async function main(): Promise<void> {
       turn.exhaust(why);
     });
     const { completion, reap } = await runTurn(
-      { files, meta, log, render, runner, env, conversation, refuse, reserve, engine, pauseTree: pauseFor },
+      {
+        ...{ files, meta, log, render, runner, env, conversation, refuse, reserve, engine },
+        pauseTree: pauseFor,
+        checking: (running) => {
+          checking = running;
+          caps.setWaiting(asking.size > 0 || checking);
+        },
+      },
       item,
       file,
       n,

@@ -161,6 +161,11 @@ export class LiveSession {
     return this.exitedWith === undefined;
   }
 
+  /** How the process ended ("the agent process ended (killed by SIGKILL): …"), once it has. */
+  get endedWith(): string | undefined {
+    return this.exitedWith;
+  }
+
   /**
    * Runs one turn: the prompt, its streamed messages into `onMessage`, and the end of turn. A stop from the
    * host that ends only the turn (interrupt, steering) goes through the protocol; any other (cancel, lost, a

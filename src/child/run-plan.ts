@@ -54,6 +54,8 @@ export interface Outcome {
   stderr?: string;
   /** The provider error the turn failed on, as the runner classified it. */
   providerError?: ProviderError;
+  /** The agent's process died mid-turn (a signal, or a live session's process gone) with no answer given. */
+  died?: boolean;
 }
 
 export const STOP_STATUS: Record<StopReason, { status: CompletionStatus; reason: string }> = {
@@ -274,7 +276,12 @@ export function decide(
     .filter((l) => l.trim())
     .pop();
   const why = signal ? `killed by ${signal}` : `exit code ${code}`;
-  return { ...base, status: "errored", reason: lastErr ? `${why}: ${lastErr.trim()}` : why };
+  return {
+    ...base,
+    status: "errored",
+    reason: lastErr ? `${why}: ${lastErr.trim()}` : why,
+    ...(signal ? { died: true } : {}),
+  };
 }
 
 /** Why `dir` cannot be a working directory, or undefined when it can. */

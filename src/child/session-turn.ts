@@ -9,7 +9,7 @@ import { transcriptPrompt } from "../sessions/store.js";
 import { LiveSession, SessionOpenError, specKey } from "./live-session.js";
 import { firstLine, turnMessages } from "./messages.js";
 import type { PermissionBroker } from "./permissions.js";
-import { decide, decideLiveTurn, missingDir, type Outcome } from "./run-plan.js";
+import { decide, decideLiveTurn, finalResult, missingDir, type Outcome } from "./run-plan.js";
 import type { LiveTurn, LiveTurnRun, TurnEngine } from "./turn-engine.js";
 
 /** What may share a process: everything but the session to reload and the first prompt's preamble. */
@@ -78,8 +78,25 @@ export class SessionEngine implements TurnEngine {
     if (live.id) onMessage({ type: "session", id: live.id });
     const request = lostHistory ? transcriptPrompt(earlier(), prompt) : prompt;
     const text = fresh && spec.preamble ? `${spec.preamble}\n\n---\n\n${request}` : request;
-    const end = await live.prompt(turnId, text, onMessage, control);
+    const stoppedOrFailed = () => control.reason !== undefined || control.failure !== undefined;
+    // The process gone mid-turn with no answer and no stop: the agent died (a restart policy may run it again).
+    const died = (): Outcome => ({
+      status: "errored",
+      reason: live.endedWith ?? "the agent process ended",
+      exitCode: null,
+      signal: null,
+      died: true,
+    });
+    let end: Awaited<ReturnType<typeof live.prompt>>;
+    try {
+      end = await live.prompt(turnId, text, onMessage, control);
+    } catch (e) {
+      if (live.alive || stoppedOrFailed()) throw e;
+      this.live = undefined;
+      return died();
+    }
     if (end.exited) this.live = undefined;
+    if (end.exited && !stoppedOrFailed() && !finalResult(control, state)) return died();
     return decideLiveTurn(control, state, end.stderrTail, spec.argv[0]!);
   }
 

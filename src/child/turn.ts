@@ -1,16 +1,23 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { readCancelSnapshot, snapshotText } from "../artifacts/cancel-snapshot.js";
 import type {
   ChildMeta,
   CompletionEvent,
   EventInput,
+  MusterEvent,
   OutputError,
   OutputRef,
   ProviderError,
+  RestartedEvent,
+  Verified,
+  VerifySpec,
 } from "../artifacts/events.js";
 import type { InboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, promptFile } from "../artifacts/layout.js";
 import type { EventLog } from "../artifacts/log.js";
+import { readAllRecords } from "../artifacts/reader.js";
+import { everyReason, replayPrompt, restartBackoffMs } from "../artifacts/restart.js";
 import { MAX_SNAPSHOT_BYTES, outputTooLarge, sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
 import { isTerminal } from "../artifacts/tree-pause.js";
 import { watchParentCheckout } from "../isolation/watch.js";
@@ -34,6 +41,7 @@ import type { DiskReserve } from "./reserve.js";
 import { type Outcome, outcomeWithoutRunner, type Reap, runPlan, type TurnState } from "./run-plan.js";
 import { boundText, type TurnControl } from "./turn-control.js";
 import type { TurnEngine } from "./turn-engine.js";
+import { correctivePrompt, failureLine, passed, runCheck } from "./verify.js";
 
 export { boundText, type StopReason, TurnControl } from "./turn-control.js";
 
@@ -66,6 +74,8 @@ export interface TurnDeps {
   reserve?: DiskReserve;
   /** How the child's turns run (its runner mode), chosen once by the host. */
   engine: TurnEngine;
+  /** The acceptance check runs (true) or ended (false): the idle cap does not count that time. */
+  checking?: (running: boolean) => void;
 }
 
 /** A turn settled at its start without running the agent. */
@@ -148,6 +158,7 @@ export async function runTurn(
   const state: TurnState = { sink, result: undefined, usage: undefined, runnerSessionId: undefined };
   let outcome: Outcome;
   let reap: Reap | undefined;
+  let verified: Verified | undefined;
   // The shared budget is checked as the turn starts: a turn already running always finishes.
   const refusal = control.failure ? undefined : deps.refuse?.();
   if (control.failure) {
@@ -155,66 +166,85 @@ export async function runTurn(
   } else if (refusal) {
     outcome = { ...refusal, exitCode: null, signal: null };
   } else {
-    try {
-      const forRunner = runnerPrompt(deps, item, pFile, history, !!conversation.runnerSessionId);
-      const input: TurnInput = {
-        turnId: item.turnId,
-        prompt: forRunner.prompt,
-        promptFile: forRunner.file,
-        cwd: meta.cwd,
-        runnerDir: files.runner,
-        env: deps.env,
-        ...(model ? { model } : {}),
-        ...(reasoning ? { reasoning } : {}),
-        ...(conversation.runnerSessionId ? { runnerSessionId: conversation.runnerSessionId } : {}),
-        ...(meta.profile.systemPrompt ? { systemPrompt: meta.profile.systemPrompt } : {}),
-        ...(meta.profile.command ? { command: meta.profile.command } : {}),
-        ...(meta.profile.protocol ? { protocol: meta.profile.protocol } : {}),
-        ...(meta.profile.tools ? { tools: meta.profile.tools } : {}),
-        ...(meta.profile.disallowedTools ? { disallowedTools: meta.profile.disallowedTools } : {}),
-        ...(meta.profile.maxTurns !== undefined ? { maxTurns: meta.profile.maxTurns } : {}),
-        ...(meta.profile.permissions === "ask" ? { permissions: "ask" as const } : {}),
-        ...(meta.profile.acpMode ? { acpMode: meta.profile.acpMode } : {}),
-        ...(isSchema(item.outputSchema) ? { outputSchema: item.outputSchema } : {}),
-      };
-      for (let waits = 0; ; waits++) {
-        const live = deps.engine.liveTurn(deps.runner, input);
-        if (live) {
-          // A long-lived process takes the turn; it stays for the next one (nothing to reap).
-          // A new process whose agent could not reload the conversation gets it as a transcript.
-          const earlier = () => transcript(history);
-          outcome = await live({ deps, control, state, earlier });
-        } else {
-          const plan = deps.runner.plan(input);
-          ({ outcome, reap } = await runPlan(deps, item.turnId, plan, control, state));
+    let asked: Asked = { item, pFile, history };
+    let checks = 0;
+    let waits = 0;
+    for (;;) {
+      ({ outcome, reap } = await runAgent(deps, asked, control, state));
+      if (outcome.died && meta.restart && !control.reason && !control.failure) {
+        // The agent's process died mid-turn: under the child's restart policy it runs the turn again.
+        const next = await restartAgent(deps, asked, outcome, control);
+        if ("outcome" in next) {
+          outcome = next.outcome;
+          break;
         }
-        const ms = control.reason || control.failure ? undefined : rateLimitWait(outcome, waits);
-        if (ms === undefined) break;
+        if (state.runnerSessionId) conversation.runnerSessionId = state.runnerSessionId;
+        sink.replace("");
+        state.result = undefined;
+        control.explicit = undefined;
+        asked = next.asked;
+        continue;
+      }
+      // A rate limit that lifts soon: wait for it, then the agent runs the turn again.
+      const waitMs = control.reason || control.failure ? undefined : rateLimitWait(outcome, waits);
+      if (waitMs !== undefined) {
+        waits += 1;
         const resetAt = outcome.providerError!.resetAt!;
         log.append({
           type: "rate_limited",
           turnId: item.turnId,
           resetAt,
-          attempt: waits + 1,
+          attempt: waits,
           reason: boundText(outcome.reason ?? "rate limited"),
         });
         render.info(`rate limited: running the turn again at ${resetAt}`);
         // The failed attempt's process goes first; its words are not the answer.
         await reap?.done;
         reap = undefined;
-        if (!(await sleepUnlessStopped(control, ms))) {
+        if (!(await sleepUnlessStopped(control, waitMs))) {
           outcome = outcomeWithoutRunner(control, control.failure ?? new Error("stopped"));
           break;
         }
-        state.result = undefined;
+        if (state.runnerSessionId) conversation.runnerSessionId = state.runnerSessionId;
         sink.replace("");
+        state.result = undefined;
+        control.explicit = undefined;
+        continue;
       }
-    } catch (e) {
-      // A file the runner needs that could not be written is a failed record like any other (a full disk).
-      if ((e as NodeJS.ErrnoException).syscall) failed(e as Error);
-      // `failed` just set the failure (TypeScript still sees it unset from the check above).
-      const reason = (control.failure as Error | undefined)?.message ?? (e as Error).message;
-      outcome = { status: "errored", reason, exitCode: null, signal: null };
+      const check = meta.verify;
+      if (!check || outcome.status !== "completed" || control.explicit?.status === "errored") break;
+      // The check judges what the agent left behind: its process is gone first.
+      await reap?.done;
+      reap = undefined;
+      checks += 1;
+      const attempt = checks;
+      const judged = await verifyAnswer(deps, item.turnId, check, attempt, control);
+      verified = judged.verified;
+      if (judged.outcome) {
+        outcome = judged.outcome;
+        break;
+      }
+      if (!judged.corrective) break;
+      // The failure goes back to the agent in the same turn: its answer and the correction join the conversation.
+      if (control.explicit?.text) sink.replace(control.explicit.text);
+      try {
+        const before = recordAttempt(deps, item.turnId, sink.tail().text, state, judged.corrective, {
+          model,
+          reasoning,
+        });
+        const next = path.join(path.dirname(pFile), `${item.turnId}.verify-${attempt}.txt`);
+        writeFileAtomic(next, judged.corrective);
+        const { context: _snapshotOnce, ...rest } = item;
+        asked = { item: { ...rest, prompt: judged.corrective }, pFile: next, history: before };
+      } catch (e) {
+        failed(new Error(`the correction could not be recorded: ${(e as Error).message}`, { cause: e }));
+        outcome = outcomeWithoutRunner(control, control.failure ?? (e as Error));
+        break;
+      }
+      if (state.runnerSessionId) conversation.runnerSessionId = state.runnerSessionId;
+      sink.replace("");
+      state.result = undefined;
+      control.explicit = undefined;
     }
   }
 
@@ -268,6 +298,7 @@ export async function runTurn(
     ...(state.usage ? { usage: state.usage } : {}),
     ...snap,
     ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
+    ...(verified ? { verified } : {}),
     by: "child",
   });
   // A completion the disk refuses is written with the reserve, saying the turn failed for it.
@@ -281,6 +312,214 @@ export async function runTurn(
   if (state.runnerSessionId) conversation.runnerSessionId = state.runnerSessionId;
   render.completion(completion, state.usage);
   return { completion, reap: afterSettle(deps, item.turnId, reap) };
+}
+
+/** What one run of the agent in a turn is asked: the turn's request, or a correction after a failed check. */
+interface Asked {
+  item: InboxItem;
+  pFile: string;
+  history: LoadedSession;
+}
+
+/** Runs the agent once on `asked`: on the engine's live process, or the runner's one-shot plan. */
+async function runAgent(
+  deps: TurnDeps,
+  asked: Asked,
+  control: TurnControl,
+  state: TurnState,
+): Promise<{ outcome: Outcome; reap: Reap | undefined }> {
+  const { files, meta, conversation } = deps;
+  const { item, pFile, history } = asked;
+  const model = item.model ?? conversation.model;
+  const reasoning = item.reasoning ?? conversation.reasoning;
+  try {
+    const forRunner = runnerPrompt(deps, item, pFile, history, !!conversation.runnerSessionId);
+    const input: TurnInput = {
+      turnId: item.turnId,
+      prompt: forRunner.prompt,
+      promptFile: forRunner.file,
+      cwd: meta.cwd,
+      runnerDir: files.runner,
+      env: deps.env,
+      ...(model ? { model } : {}),
+      ...(reasoning ? { reasoning } : {}),
+      ...(conversation.runnerSessionId ? { runnerSessionId: conversation.runnerSessionId } : {}),
+      ...(meta.profile.systemPrompt ? { systemPrompt: meta.profile.systemPrompt } : {}),
+      ...(meta.profile.command ? { command: meta.profile.command } : {}),
+      ...(meta.profile.protocol ? { protocol: meta.profile.protocol } : {}),
+      ...(meta.profile.tools ? { tools: meta.profile.tools } : {}),
+      ...(meta.profile.disallowedTools ? { disallowedTools: meta.profile.disallowedTools } : {}),
+      ...(meta.profile.maxTurns !== undefined ? { maxTurns: meta.profile.maxTurns } : {}),
+      ...(meta.profile.permissions === "ask" ? { permissions: "ask" as const } : {}),
+      ...(meta.profile.acpMode ? { acpMode: meta.profile.acpMode } : {}),
+      ...(isSchema(item.outputSchema) ? { outputSchema: item.outputSchema } : {}),
+    };
+    const live = deps.engine.liveTurn(deps.runner, input);
+    if (live) {
+      // A long-lived process takes the turn; it stays for the next one (nothing to reap).
+      // A new process whose agent could not reload the conversation gets it as a transcript.
+      const earlier = () => transcript(history);
+      return { outcome: await live({ deps, control, state, earlier }), reap: undefined };
+    }
+    const plan = deps.runner.plan(input);
+    return await runPlan(deps, item.turnId, plan, control, state);
+  } catch (e) {
+    // A file the runner needs that could not be written is a failed record like any other (a full disk).
+    if ((e as NodeJS.ErrnoException).syscall) control.fail(e as Error);
+    const reason = control.failure?.message ?? (e as Error).message;
+    return { outcome: { status: "errored", reason, exitCode: null, signal: null }, reap: undefined };
+  }
+}
+
+/**
+ * The agent died mid-turn (its process killed, its session's process gone) under a restart policy: the turn runs
+ * again on the same conversation after a backoff, its prompt a note of what happened ahead of the task; restarts
+ * a parent made for this turn (its host died) count too. Past the bound the turn settles lost, naming every death.
+ */
+async function restartAgent(
+  deps: TurnDeps,
+  asked: Asked,
+  died: Outcome,
+  control: TurnControl,
+): Promise<{ asked: Asked } | { outcome: Outcome }> {
+  const { meta, files, log, render } = deps;
+  const turnId = asked.item.turnId;
+  const max = meta.restart!.onLost;
+  const reason = died.reason ?? "the agent's process died";
+  const before = readAllRecords<MusterEvent>(files.events).filter(
+    (e): e is RestartedEvent => e.type === "restarted" && e.turnId === turnId,
+  );
+  const attempt = before.length + 1;
+  if (attempt > max)
+    return { outcome: { ...died, status: "lost", reason: everyReason(reason, before, max) } };
+  log.append({ type: "restarted", turnId, reason: boundText(reason, 1000), attempt, max, by: "child" });
+  render.info(`the agent died (${reason}); restarting it on the same conversation (${attempt} of ${max})`);
+  // A stop during the backoff ends the wait and the turn.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, restartBackoffMs(attempt));
+    control.onStop(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  control.onStop(() => {});
+  if (control.reason || control.failure)
+    return { outcome: outcomeWithoutRunner(control, control.failure ?? new Error("stopped")) };
+  const prompt = replayPrompt(asked.item.prompt, reason, attempt, max);
+  const file = path.join(path.dirname(asked.pFile), `${turnId}.restart-${attempt}.txt`);
+  writeFileAtomic(file, prompt);
+  const { context: _snapshotOnce, ...rest } = asked.item;
+  return { asked: { item: { ...rest, prompt }, pFile: file, history: asked.history } };
+}
+
+/** How one run of the child's check judged the answer: settled (`outcome`), or a correction to send, or passed. */
+interface Judged {
+  verified: Verified;
+  /** The turn ends so: failed verification, or a stop that came while the check ran. */
+  outcome?: Outcome;
+  /** The prompt that sends the failure back to the agent. */
+  corrective?: string;
+}
+
+/** Runs the child's acceptance check on the answer just given, recording it. */
+async function verifyAnswer(
+  deps: TurnDeps,
+  turnId: string,
+  check: VerifySpec,
+  attempt: number,
+  control: TurnControl,
+): Promise<Judged> {
+  const { log, render, meta } = deps;
+  render.info(`verifying: ${check.command}${attempt > 1 ? ` (run ${attempt})` : ""}`);
+  log.append({ type: "verify_started", turnId, attempt, command: boundText(check.command, 1000) });
+  // The agent is quiet while its answer is checked: that is no idle agent.
+  deps.checking?.(true);
+  const run = await runCheck(check, meta.cwd, deps.env, control).finally(() => deps.checking?.(false));
+  const ok = passed(run);
+  const retrying = !ok && !run.stopped && !control.reason && !control.failure && attempt <= check.retries;
+  log.append({
+    type: "verify_finished",
+    turnId,
+    attempt,
+    exitCode: run.exitCode,
+    ...(run.signal ? { signal: run.signal } : {}),
+    durationMs: run.durationMs,
+    outputTail: run.outputTail,
+    ...(run.timedOut ? { timedOut: true } : {}),
+    retrying,
+  });
+  const verified: Verified = {
+    command: check.command,
+    exitCode: run.exitCode,
+    ...(run.signal ? { signal: run.signal } : {}),
+    durationMs: run.durationMs,
+    outputTail: run.outputTail,
+    attempts: attempt,
+    ...(run.timedOut ? { timedOut: true } : {}),
+  };
+  if (ok) {
+    render.info(`verified: ${check.command} passed`);
+    return { verified };
+  }
+  if (control.reason || control.failure)
+    return { verified, outcome: outcomeWithoutRunner(control, control.failure ?? new Error("stopped")) };
+  const why = failureLine(check, run);
+  if (retrying) {
+    render.info(`${why}; the agent is asked to fix it (correction ${attempt} of ${check.retries})`);
+    return { verified, corrective: correctivePrompt(check, run, attempt) };
+  }
+  render.info(why);
+  const tries = attempt > 1 ? ` after ${attempt - 1} correction${attempt > 2 ? "s" : ""}` : "";
+  return {
+    verified,
+    outcome: { status: "failed_verification", reason: `${why}${tries}`, exitCode: null, signal: null },
+  };
+}
+
+/**
+ * An attempt the check failed: its answer and the correction that follows it join the conversation. Returns the
+ * conversation before the correction (what a runner without native resume is given ahead of it).
+ */
+function recordAttempt(
+  deps: TurnDeps,
+  turnId: string,
+  answer: string,
+  state: TurnState,
+  corrective: string,
+  settings: { model: string | undefined; reasoning: string | undefined },
+): LoadedSession {
+  const file = deps.conversation.sessionFile;
+  const ts = new Date().toISOString();
+  appendSession(file, [
+    {
+      type: "message",
+      role: "assistant",
+      text: answer,
+      ts,
+      metadata: {
+        turnId,
+        status: "completed",
+        ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
+      },
+    },
+  ]);
+  const before = loadSession(file);
+  const { model, reasoning } = settings;
+  appendSession(file, [
+    {
+      type: "message",
+      role: "user",
+      text: corrective,
+      ts,
+      metadata: {
+        turnId,
+        source: "verify",
+        ...(model ? { model } : {}),
+        ...(reasoning ? { reasoning } : {}),
+      },
+    },
+  ]);
+  return before;
 }
 
 /** A runner still running when its turn settled: a bad exit is recorded after the completion, never changing it. */

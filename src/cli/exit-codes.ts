@@ -13,6 +13,7 @@ export const EXIT = {
   cancelled: 3,
   exhausted: 4,
   lost: 5,
+  failedVerification: 6,
   timeout: 124,
   interrupted: 130,
 } as const;
@@ -20,7 +21,8 @@ export const EXIT = {
 export const EXIT_TABLE = `Exit codes:
   0    completed / ok            3    cancelled or interrupted   124  timed out waiting (the child keeps running)
   1    errored / runtime error   4    exhausted or incomplete    130  interrupted
-  2    usage or validation error (nothing created)                5    lost (child host or pane died)`;
+  2    usage or validation error (nothing created)                5    lost (child host or pane died)
+  6    failed verification (the answer did not pass --verify)`;
 
 /** A settled turn's outcome. */
 export const STATUS_EXIT: Record<CompletionStatus, number> = {
@@ -32,6 +34,7 @@ export const STATUS_EXIT: Record<CompletionStatus, number> = {
   lost: EXIT.lost,
   // A turn the parent stopped is a kind of cancel; the child itself stays.
   interrupted: EXIT.cancelled,
+  failed_verification: EXIT.failedVerification,
 };
 
 /** An error by its code: whatever the caller can fix by asking differently is a usage error (nothing was created). */

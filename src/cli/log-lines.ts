@@ -48,8 +48,22 @@ function describe(e: MusterEvent): string {
       return `question: ${e.text}`;
     case "completion":
       return `${e.status}${e.durationMs !== undefined ? ` in ${humanDuration(e.durationMs)}` : ""}${e.reason ? ` · ${e.reason}` : ""}`;
+    case "restarted":
+      return `↻ restarted (${e.attempt} of ${e.max}, by ${e.by === "parent" ? "a parent: new host" : "the host: new agent"}): ${e.reason}`;
     case "child_exited":
       return `host exited (${e.reason}${e.detail ? `: ${e.detail}` : ""})`;
+    case "worktree_setup":
+      return [
+        "worktree set up",
+        e.included
+          ? `${e.included.files} file${e.included.files === 1 ? "" : "s"} (${e.included.bytes} B) copied in`
+          : "",
+        e.script
+          ? `${e.script} exited ${e.exitCode ?? "?"}${e.durationMs !== undefined ? ` in ${humanDuration(e.durationMs)}` : ""}`
+          : "",
+      ]
+        .filter(Boolean)
+        .join(" · ");
     default:
       return (e as { type: string }).type;
   }
@@ -60,6 +74,16 @@ export function logLine(e: MusterEvent, n: TurnNumber): string {
   const time = typeof e.ts === "string" ? e.ts.slice(11, 23) : "            ";
   const tag = turnTag("turnId" in e ? e.turnId : undefined, n);
   return `${time}  ${tag.padEnd(7)}  ${clip(visibleLine(describe(e)), LINE_MAX)}`;
+}
+
+/** The last lines of what a worktree's set-up printed, each made visible. */
+export function setupPreview(e: MusterEvent): string[] {
+  if (e.type !== "worktree_setup" || !e.outputTail) return [];
+  const lines = e.outputTail.replace(/\n$/, "").split("\n");
+  const shown = lines.slice(-PREVIEW_LINES).map((l) => `  │ ${clip(visibleLine(l), LINE_MAX)}`);
+  if (lines.length > PREVIEW_LINES)
+    shown.unshift(`  │ … its last ${PREVIEW_LINES} lines (the rest: muster logs --json)`);
+  return shown;
 }
 
 /**

@@ -4,7 +4,7 @@ import { storageError } from "../base/storage-errors.js";
 import { selfCommand } from "../util/self-bin.js";
 import { ERROR_EXIT, EXIT } from "./exit-codes.js";
 import { cliErrorText } from "./next-step.js";
-import { visible } from "./sanitize.js";
+import { visible, visibleLine } from "./sanitize.js";
 
 /** Thrown by commands to end with a given exit code after their output is written. */
 export class ExitWith extends Error {
@@ -62,8 +62,10 @@ export function reportError(thrown: unknown, json: boolean): number {
   const exit = isMusterError(e) ? ERROR_EXIT[e.code] : EXIT.errored;
   // `next` as data too, for a program that wants to act on it rather than read the message.
   const next = isMusterError(e) && e.next ? { next: e.next } : {};
-  if (json) printJson({ error: { code, message, ...next } });
+  const detail = isMusterError(e) && e.detail ? e.detail : undefined;
+  if (json) printJson({ error: { code, message, ...next, ...(detail !== undefined ? { detail } : {}) } });
   warn(`muster: ${message.split("\n")[0]}\n`);
+  if (detail !== undefined) for (const l of detail.split("\n")) warn(`  │ ${visibleLine(l)}\n`);
   if (!isMusterError(e) && setting(process.env, "debug")) process.stderr.write(`${(e as Error)?.stack}\n`);
   return exit;
 }

@@ -48,6 +48,8 @@ export interface LiveFold {
   asking?: { requestId: string; text: string; ts: string };
   /** The runner its host runs (child_started): a command child makes no model call. */
   runner?: string;
+  /** The turn's acceptance check is running on the answer (bounded by its own time limit, so never a stall). */
+  verifying?: { command: string; attempt: number; ts: string };
 }
 
 /** The stall limit when neither MUSTER_STALL_SECONDS nor the config's stallSeconds sets one. */
@@ -95,7 +97,17 @@ export function foldLive(f: LiveFold, e: MusterEvent): void {
       f.note = undefined;
       f.pending = undefined;
       f.denied = undefined;
+      f.verifying = undefined;
       if (f.queued?.turnId === ev.turnId) f.queued = undefined;
+      break;
+    case "verify_started":
+      f.tool = undefined;
+      f.verifying = { command: ev.command, attempt: ev.attempt, ts: ev.ts };
+      break;
+    case "verify_finished":
+      f.verifying = undefined;
+      if (ev.retrying)
+        f.note = { text: `its check failed (run ${ev.attempt}); the agent is fixing it`, ts: ev.ts };
       break;
     case "tool_activity":
       f.pending = undefined;
@@ -129,6 +141,7 @@ export function foldLive(f: LiveFold, e: MusterEvent): void {
       f.tool = undefined;
       f.pending = undefined;
       f.asking = undefined;
+      f.verifying = undefined;
       if (f.queued?.turnId === ev.turnId) f.queued = undefined;
       if (f.held?.turnId === ev.turnId) f.held = undefined;
       break;
@@ -184,6 +197,7 @@ export function deriveLive(c: LiveInput, now: number, stallMs: number = DEFAULT_
       const what = f.pending.summary ? `${f.pending.tool}: ${f.pending.summary}` : f.pending.tool;
       return withDetail("waiting-permission", f.pending.ts, `asks permission for ${what}`);
     }
+    if (f.verifying) return withDetail("working", c.open.startedAt, `verifying: ${f.verifying.command}`);
     const lastMs = Date.parse(f.lastTs ?? c.open.startedAt);
     if (now - lastMs >= stallMs) {
       const where = f.tool ? ` (in ${f.tool.name})` : "";

@@ -1,13 +1,12 @@
 import * as fs from "node:fs";
 import { closedDetail } from "../artifacts/closing.js";
-import type { CompletionStatus } from "../artifacts/events.js";
+import type { CompletionStatus, MusterEvent } from "../artifacts/events.js";
 import { childFiles } from "../artifacts/layout.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
 import { readAllRecords } from "../artifacts/reader.js";
+import type { EventAppender } from "../artifacts/store.js";
 import type { Backend, HostControl, PaneRef } from "../mux/backend.js";
-import type { LoadedChild } from "./children.js";
-import type { CoreContext } from "./context.js";
-import { applyEvents, emptyState, openTurn } from "./state.js";
+import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
 import { storeAt } from "./stores.js";
 
 // A pane that never produced child_started gets this long before it counts as lost.
@@ -82,58 +81,81 @@ async function stuckHost(backend: Backend, dir: string, pane: PaneRef): Promise<
  * the open turn and every turn still queued in the inbox get a completion, the runner's group is killed,
  * and child_exited closes the log. Idempotent: a child already exited is left alone.
  */
-export async function settleFromParent(
+export function settleFromParent(
   dir: string,
   status: Extract<CompletionStatus, "lost" | "cancelled">,
   reason: string,
   host: HostControl,
   pane: PaneRef | null = null,
 ): Promise<boolean> {
-  const store = storeAt(dir);
-  const files = store.files;
-  return store.appendAsParent(async (events, log) => {
-    const state = applyEvents(emptyState(), events);
-    if (state.exited) return false;
-    const open = openTurn(state);
-    if (open) {
-      // The runner's group lives where the host ran: its backend's host control reaches it.
-      if (open.runnerPid !== undefined)
-        await host
-          .signalGroup({ pid: state.hostPid ?? 0, dir, pane }, open.runnerPid, "SIGKILL")
-          .catch(() => undefined);
-      log.append({
-        type: "completion",
-        turnId: open.turnId,
-        status,
-        reason,
-        exitCode: null,
-        signal: null,
-        by: "parent",
-      });
-    }
-    const dropped = completeQueuedTurns(files.inbox, log, {
+  return storeAt(dir).appendAsParent((events, log) =>
+    settleLocked(events, log, dir, status, reason, host, pane),
+  );
+}
+
+/** settleFromParent's records, for a caller already holding the child's lock with its log read (`events`). */
+export async function settleLocked(
+  events: MusterEvent[],
+  log: EventAppender,
+  dir: string,
+  status: Extract<CompletionStatus, "lost" | "cancelled">,
+  reason: string,
+  host: HostControl,
+  pane: PaneRef | null,
+): Promise<boolean> {
+  const files = childFiles(dir);
+  const state = applyEvents(emptyState(), events);
+  if (state.exited) return false;
+  const open = openTurn(state);
+  if (open) {
+    await killTurnRunner(state, dir, host, pane);
+    log.append({
+      type: "completion",
+      turnId: open.turnId,
       status,
       reason,
+      exitCode: null,
+      signal: null,
       by: "parent",
-      skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
     });
-    // A cancel that found no turn to stop closed an idle child: closed, not cancelled.
-    if (status === "cancelled" && !open && dropped === 0)
-      log.append({
-        type: "child_exited",
-        reason: "closed",
-        detail: closedDetail(files.closing),
-        by: "parent",
-      });
-    else
-      log.append({
-        type: "child_exited",
-        reason: status === "lost" ? "lost" : "cancelled",
-        detail: reason,
-        by: "parent",
-      });
-    return true;
+  }
+  const dropped = completeQueuedTurns(files.inbox, log, {
+    status,
+    reason,
+    by: "parent",
+    skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
   });
+  // A cancel that found no turn to stop closed an idle child: closed, not cancelled.
+  if (status === "cancelled" && !open && dropped === 0)
+    log.append({
+      type: "child_exited",
+      reason: "closed",
+      detail: closedDetail(files.closing),
+      by: "parent",
+    });
+  else
+    log.append({
+      type: "child_exited",
+      reason: status === "lost" ? "lost" : "cancelled",
+      detail: reason,
+      by: "parent",
+    });
+  return true;
+}
+
+/** Kills the open turn's runner group of a dead host (it leads its own group and outlives the host). */
+export async function killTurnRunner(
+  state: ChildState,
+  dir: string,
+  host: HostControl,
+  pane: PaneRef | null,
+): Promise<void> {
+  const open = openTurn(state);
+  // The runner's group lives where the host ran: its backend's host control reaches it.
+  if (open?.runnerPid !== undefined)
+    await host
+      .signalGroup({ pid: state.hostPid ?? 0, dir, pane }, open.runnerPid, "SIGKILL")
+      .catch(() => undefined);
 }
 
 /**
@@ -164,24 +186,4 @@ export async function settleQueuedFromParent(dir: string, reason: string): Promi
       skip: (t) => state.completions.has(t) || state.turns.some((x) => x.turnId === t),
     });
   });
-}
-
-/** Turns a dead host into a recorded `lost` (see settleDeadHost); returns the child's fresh state. */
-export async function reconcileChild(
-  m: Pick<CoreContext, "backendOf" | "reload">,
-  c: LoadedChild,
-): Promise<LoadedChild> {
-  // An unreadable child's events.ndjson may be a FIFO or a device: never append to it.
-  if (c.status === "closed" || c.status === "lost" || c.status === "unreadable") return c;
-  let backend: Backend;
-  try {
-    backend = m.backendOf(c.entry);
-  } catch {
-    // Its backend is not loaded in this process: nothing here can prove its host dead.
-    return c;
-  }
-  const v = await probeChild(backend, c.files.dir, c.entry.pane, c.entry.createdAt, c.state.hostPid);
-  if (!v.dead) return c;
-  await settleDeadHost(c.files.dir, v.reason, backend.host, c.entry.pane);
-  return m.reload(c.entry);
 }

@@ -86,24 +86,26 @@ export async function removeChildren(
 /**
  * Removes what a child left on disk, once it is out of the registry: its worktree (and its branch once
  * merged; uncommitted work is committed onto it first), its artifact dir, its conversation, and what its
- * place keeps there for it. Returns the branch's fate.
+ * place keeps there for it. Returns the branch's fate. `drop`: a spawn undone, whose child never worked —
+ * what its worktree holds is its set-up's, and the branch goes whatever it holds.
  */
 export async function discardChildFiles(
   m: CoreContext,
   dir: string,
   id: string,
   place: () => Place,
+  work: "keep" | "drop" = "keep",
 ): Promise<BranchFate | null> {
   // A worktree on another machine: its work comes to its branch here first; if it cannot, its files there stay.
   const far = readIsolation(dir);
   let reached = true;
-  if (far?.place)
+  if (far?.place && work === "keep")
     await Promise.resolve()
       .then(() => fetchFarWork(place(), far, "commit"))
       .catch(() => {
         reached = false;
       });
-  const branch = discardIsolation(dir, id);
+  const branch = discardIsolation(dir, id, work);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.rmSync(sessionFileOf(dir), { force: true });
   // Best effort: a place that is not reachable (or not loaded here) keeps its copy.

@@ -5,6 +5,7 @@ import type {
   OutputRef,
   ProviderError,
   Usage,
+  Verified,
 } from "../artifacts/events.js";
 import { MusterError, type NextStep } from "../base/errors.js";
 import { appendReceiptsIfWritable } from "../delivery/receipts.js";
@@ -31,6 +32,8 @@ export interface TurnResult {
   stderr?: string;
   /** The provider error the turn failed on (rate limit, quota, auth, overloaded), with its reset time if known. */
   providerError?: ProviderError;
+  /** The child's acceptance check (`--verify`): its last run on this turn's answer, and how many runs it took. */
+  verified?: Verified;
   artifactDir: string;
   /** Whether the child can be continued (`muster spawn --resume`): some turn of it completed with a result. */
   resumable: boolean;
@@ -64,6 +67,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     ...(completion.outputError ? { outputError: completion.outputError } : {}),
     ...(completion.stderr ? { stderr: completion.stderr } : {}),
     ...(completion.providerError ? { providerError: completion.providerError } : {}),
+    ...(completion.verified ? { verified: completion.verified } : {}),
     ...isolationResult(c.files.dir, completion.turnId),
   };
   if (withText && completion.output) {

@@ -2,7 +2,6 @@
  * Resume: continues a settled child owned by this primary, in its pane, or — when the pane's host is gone —
  * in a new pane of its own backend, from its stored conversation.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
@@ -10,9 +9,9 @@ import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { continueHint } from "./hints.js";
-import { checkPrompt, handOverForResume } from "./host-launch.js";
+import { checkPrompt } from "./host-launch.js";
 import { settleQueuedFromParent } from "./liveness.js";
-import { paneNaming } from "./names.js";
+import { relaunchHost } from "./relaunch.js";
 import { type FollowUp, findOwner, queueTurn, type TurnSettings } from "./send.js";
 import { lastSnapshot } from "./snapshot.js";
 
@@ -47,53 +46,17 @@ export async function resumeChild(
   // The cancel that closed it is over: the new host may start turns again.
   c.store.clearClosing();
   const follow = queueTurn(c, prompt, { ...opts, ...context }, m.env);
-  // A resumed child starts again where it ran: its own backend, whatever the default is now.
-  const backend = m.backendOf(c.entry);
-  handOverForResume(c.files.envFile, c.meta, m.env, m.cwd, backend.place);
-  await backend.place.carry?.(c.files.dir, m.env).catch((e: unknown) => {
-    fs.rmSync(c.files.envFile, { force: true });
-    throw e;
+  const pane = await relaunchHost(m, c, {
+    ...(opts.placement ? { placement: opts.placement } : {}),
+    whyNot: `the resumed child ${c.entry.id} did not start in its new pane`,
+    // The turn queued for it will not run: it is settled, so no waiter waits for it forever.
+    onNoStart: () => settleQueuedFromParent(c.files.dir, "the resumed child host did not start"),
   });
-  const pane = await backend
-    .spawn({
-      argv: backend.place.hostArgv(c.files.dir, ["--resume"]),
-      start: "immediate",
-      cwd: c.entry.cwd,
-      ...paneNaming(c.entry),
-      ...(opts.placement ? { placement: opts.placement } : {}),
-    })
-    .catch((e: unknown) => {
-      fs.rmSync(c.files.envFile, { force: true });
-      throw e;
-    });
-  await m.registry.update((doc) => {
-    const e = doc.children[c.entry.id];
-    if (!e) return;
-    // Every pane the child ever had is remembered: gc closes the old ones too.
-    if (e.pane && paneLabel(e.pane) !== paneLabel(pane)) e.panes = [...(e.panes ?? []), e.pane];
-    e.pane = pane;
-  });
-  // Return once the new host runs, so every later reader sees a live child, not the old exit.
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const now = m.reload(c.entry);
-    if (!now.state.exited && now.state.hostPid !== c.state.hostPid) break;
-    if (Date.now() > deadline || (await backend.alive(pane)) === "dead") {
-      await backend.kill(pane).catch(() => {});
-      fs.rmSync(c.files.envFile, { force: true });
-      await settleQueuedFromParent(c.files.dir, "the resumed child host did not start");
-      throw new MusterError(
-        "mux_unavailable",
-        `the resumed child ${c.entry.id} did not start in its new pane`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 15));
-  }
   return {
     ...follow,
     queued: false,
     newPane: paneLabel(pane),
-    warnings: [...follow.warnings, ...placementWarning(backend, opts.placement)],
+    warnings: [...follow.warnings, ...placementWarning(m.backendOf(c.entry), opts.placement)],
   };
 }
 

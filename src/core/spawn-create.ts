@@ -2,9 +2,11 @@ import type { ChildMeta } from "../artifacts/events.js";
 import { writeHostEnv } from "../artifacts/host-env.js";
 import { writeInboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, childFiles } from "../artifacts/layout.js";
+import { ENV } from "../base/settings/resolve.js";
 import { addGroupMember } from "../delivery/groups.js";
 import { createFarWorktree } from "../isolation/far.js";
 import { worktreePath } from "../isolation/result.js";
+import { type SetupDone, setUpFarWorktree, setUpWorktree } from "../isolation/setup.js";
 import { createWorktree } from "../isolation/worktree.js";
 import { LOCAL_PLACE } from "../place/place.js";
 import { appendFork } from "../sessions/fork.js";
@@ -15,6 +17,7 @@ import type { CoreContext } from "./context.js";
 import { assertNameFree } from "./names.js";
 import type { RegistryEntry } from "./registry.js";
 import type { SpawnPlan } from "./spawn-plan.js";
+import { storeAt } from "./stores.js";
 
 /** What the create phase writes for a child: its artifact dir, its meta file and its registry entry. */
 export interface ChildRecords {
@@ -26,8 +29,23 @@ export interface ChildRecords {
 
 /** The child's meta and registry entry, built in memory; called once the primary's state exists (meta names it). */
 export function childRecords(m: CoreContext, plan: SpawnPlan): ChildRecords {
-  const { opts, profile, runner, command, cwd, mode, parent, depth, caps, backend, fork, id, childEnv } =
-    plan;
+  const {
+    opts,
+    profile,
+    runner,
+    command,
+    cwd,
+    mode,
+    parent,
+    depth,
+    caps,
+    restart,
+    verify,
+    backend,
+    fork,
+    id,
+    childEnv,
+  } = plan;
   const dir = m.paths.artifactDir(id);
   const files = childFiles(dir);
   const meta: ChildMeta = {
@@ -58,6 +76,8 @@ export function childRecords(m: CoreContext, plan: SpawnPlan): ChildRecords {
     envNames: Object.keys(childEnv).sort(),
     ...(caps ? { caps } : {}),
     ...(fork ? { forkedFrom: fork.id } : {}),
+    ...(restart ? { restart } : {}),
+    ...(verify ? { verify } : {}),
   };
   const entry: RegistryEntry = {
     id,
@@ -94,10 +114,18 @@ export async function createChild(m: CoreContext, plan: SpawnPlan, rec: ChildRec
   for (const d of [files.dir, files.inbox, files.outputs, files.prompts, files.control, files.runner])
     ensureDir(d);
   const there = backend.place.pathThere?.bind(backend.place);
-  if (isolation === "worktree")
+  let setUp: SetupDone | undefined;
+  if (isolation === "worktree") {
+    const top = there ? there(worktreePath(m.root, id)) : worktreePath(m.root, id);
     meta.cwd = entry.cwd = there
-      ? await createFarWorktree(backend.place, cwd, id, there(worktreePath(m.root, id)), dir, opts.name)
-      : createWorktree(cwd, id, worktreePath(m.root, id), dir, opts.name);
+      ? await createFarWorktree(backend.place, cwd, id, top, dir, opts.name)
+      : createWorktree(cwd, id, top, dir, opts.name);
+    if (plan.setup) {
+      setUp = await setUpChildWorktree(m, plan, top);
+      // The child's clock starts now: a host not started soon after createdAt counts as stuck.
+      meta.createdAt = entry.createdAt = new Date().toISOString();
+    }
+  }
   writeJsonAtomic(files.meta, meta);
   writeFileAtomic(files.events, "");
   writeHostEnv(files.envFile, hostEnv);
@@ -124,9 +152,33 @@ export async function createChild(m: CoreContext, plan: SpawnPlan, rec: ChildRec
   });
   // A place whose hosts see another disk has the start files carried there before the host looks.
   await backend.place.carry?.(dir, m.env);
+  // The set-up's record goes first in the log, before the host's (on another machine, through the mirror).
+  const record = setUp;
+  if (record)
+    await storeAt(dir).appendAsParent((_, log) => log.append({ type: "worktree_setup", ...record }));
   await m.registry.update((doc) => {
     // Under the lock: two spawns with the same name at once cannot both get it.
     if (opts.name !== undefined) assertNameFree(doc, opts.name);
     doc.children[id] = entry;
   });
+}
+
+/** Runs the checkout's worktree set-up in the new worktree `top` (here or on the child's place). */
+function setUpChildWorktree(m: CoreContext, plan: SpawnPlan, top: string): Promise<SetupDone> {
+  const { backend, id, depth, hostEnv, setup, opts } = plan;
+  // The spawning child's own artifact dir is not this one's: nothing of the set-up may act as that child.
+  const { [ENV.artifactDir]: _, ...handed } = hostEnv.env;
+  const env = {
+    env: {
+      ...handed,
+      [ENV.childId]: id,
+      [ENV.primary]: m.primary,
+      [ENV.depth]: String(depth),
+      [ENV.worktree]: top,
+    },
+    inherit: hostEnv.inherit === true,
+  };
+  return backend.place.pathThere
+    ? setUpFarWorktree(backend.place, setup!, top, env, opts.onProgress)
+    : setUpWorktree(setup!, top, env, opts.onProgress);
 }

@@ -1,11 +1,15 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Caps } from "../artifacts/events.js";
+import type { Caps, VerifySpec } from "../artifacts/events.js";
 import type { HostEnv } from "../artifacts/host-env.js";
+import { parseRestart, RESTART_RULE, type RestartPolicy } from "../artifacts/restart.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import { ENV, rawSetting, setting } from "../base/settings/resolve.js";
+import type { VerifyRequest } from "../base/verify-request.js";
+import { loadSettings } from "../config/settings.js";
 import { assertGroupId } from "../delivery/groups.js";
+import { planSetup, type SetupPlan } from "../isolation/setup.js";
 import { checkIsolationMode, planWorktree } from "../isolation/worktree.js";
 import type { Placement } from "../mux/backend.js";
 import { LOCAL_PLACE, type Place } from "../place/place.js";
@@ -27,6 +31,7 @@ import { checkPrompt } from "./host-launch.js";
 import { checkLineage } from "./limits.js";
 import { assertChildName, assertNameFree } from "./names.js";
 import { placeNameOf } from "./panes.js";
+import { verifySpecFor } from "./verify.js";
 
 export interface SpawnOptions {
   /** The profile (default: a fork's source's agent, else $MUSTER_AGENT, else the default agent). */
@@ -60,11 +65,20 @@ export interface SpawnOptions {
   caps?: Caps;
   /** Run the agent CLI's own TUI in the pane (as the profile's `mode: tui`). */
   tui?: boolean;
+  /** The acceptance check every turn's answer must pass, over the profile's `verify:` (see core/verify.ts). */
+  verify?: VerifyRequest;
+  /**
+   * `on-lost[:N]`: a turn whose host or agent dies is restarted on the same conversation, at most N times
+   * (default 3, at most 20); `no` (the default, over a profile's `restart:`) never.
+   */
+  restart?: string;
   /**
    * Start from this child's conversation so far (an id, short id or name of this primary's). With no agent
    * of its own, the fork goes on as its source went: same agent, and its last model and reasoning.
    */
   fork?: string;
+  /** Told, in a line, of a step of the spawn that takes a while (a worktree's set-up still running after a second). */
+  onProgress?: (text: string) => void;
 }
 
 /** The child a fork starts from and its conversation. */
@@ -88,6 +102,10 @@ export interface SpawnPlan {
   parent: string | null;
   depth: number;
   caps: Caps | undefined;
+  /** Its restart policy (the call's, else its profile's); undefined: none. */
+  restart: RestartPolicy | undefined;
+  /** The acceptance check the host runs on every answer. */
+  verify: VerifySpec | undefined;
   backend: ReturnType<CoreContext["backends"]["get"]>;
   id: string;
   turnId: string;
@@ -95,6 +113,8 @@ export interface SpawnPlan {
   childEnv: Record<string, string>;
   /** What env.json hands the host: the environment, and whether it goes over the host's own (another machine). */
   hostEnv: HostEnv;
+  /** What a new worktree gets from its checkout's `.muster/` (isolation/setup.ts); null: nothing. */
+  setup: SetupPlan | null;
 }
 
 /**
@@ -117,6 +137,8 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
     throw new MusterError("invalid_argument", `working directory ${cwd} does not exist`);
   const { parent, depth } = checkedLineage(m);
   const caps = capsForSpawn(m.paths, parent, opts.caps, profile.caps);
+  const restart = restartFor(opts.restart, profile.restart);
+  const verify = verifySpecFor(opts.verify, profile.verify);
   const id = uuidv7();
   const turnId = uuidv7();
   const isolation = checkIsolationMode(opts.isolation ?? profile.isolation);
@@ -133,7 +155,8 @@ export async function planSpawn(m: CoreContext, opts: SpawnOptions): Promise<Spa
   try {
     return await planPlaced(m, opts, {
       ...{ profile, runner, settings, command, cwd, mode, fork, backend, id, turnId, isolation },
-      ...{ parent, depth, caps },
+      ...{ parent, depth, caps, restart },
+      ...{ parent, depth, caps, verify },
     });
   } catch (e) {
     // A place made for this child alone (its container) goes with the refused spawn.
@@ -189,6 +212,8 @@ async function planPlaced(
     | "parent"
     | "depth"
     | "caps"
+    | "restart"
+    | "verify"
   >,
 ): Promise<SpawnPlan> {
   const { profile, runner, cwd, mode, backend, id, isolation } = p;
@@ -206,8 +231,15 @@ async function planPlaced(
       "unsupported",
       `--isolation worktree is not available in place ${backend.place.name}; its children work in its own folder`,
     );
-  // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created.
-  if (isolation === "worktree") planWorktree(cwd, id, opts.name);
+  // A directory that cannot be isolated (not a git checkout) refuses here, before anything is created, and
+  // so does a set-up of its checkout that cannot run (a script not executable, a list leading out of it).
+  const setup =
+    isolation === "worktree"
+      ? planSetup(
+          planWorktree(cwd, id, opts.name).repo,
+          loadSettings(m.env).values.worktreeSetupSeconds * 1000,
+        )
+      : null;
   // A child on another machine works in a folder there, which its place names; an isolated one in the
   // worktree made for it there.
   const workdir = backend.place.workdir && isolation !== "worktree" ? await backend.place.workdir(cwd) : cwd;
@@ -228,7 +260,23 @@ async function planPlaced(
     opts,
     cwd: workdir,
     childEnv,
+    setup,
   };
+}
+
+/** The call's restart policy (refused when misspelt), else the profile's; `no` turns the profile's off. */
+function restartFor(
+  asked: string | undefined,
+  profile: RestartPolicy | undefined,
+): RestartPolicy | undefined {
+  if (asked === undefined) return profile;
+  const p = parseRestart(asked);
+  if (p === undefined)
+    throw new MusterError(
+      "invalid_argument",
+      `restart must be ${RESTART_RULE}, not ${JSON.stringify(asked)}`,
+    );
+  return p ?? undefined;
 }
 
 /** The agent's profile and runner, and the model, reasoning and command its first turn runs with. */

@@ -68,7 +68,8 @@ async function rollbackSpawn(m: CoreContext, plan: SpawnPlan, rec: ChildRecords)
       delete doc.children[id];
     })
     .catch(() => {});
-  await discardChildFiles(m, rec.dir, id, () => backend.place);
+  // The child never ran: what its worktree holds (its set-up's files) is nobody's work, and its branch goes.
+  await discardChildFiles(m, rec.dir, id, () => backend.place, "drop");
   if (opts.group) await removeGroupMember(m.paths.groups, opts.group, id).catch(() => {});
 }
 
@@ -96,6 +97,7 @@ function spawnResult(
       ...settings.warnings,
       ...ignoredFields(runner, profile),
       ...placementWarning(backend, opts.placement),
+      ...(plan.setup?.include?.warnings ?? []),
     ],
   };
 }

@@ -6,6 +6,7 @@
 import type { Caps } from "../artifacts/events.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
+import type { VerifyRequest } from "../base/verify-request.js";
 import type { Placement } from "../mux/backend.js";
 import type { FollowUp, TurnSettings } from "./send.js";
 import type { SpawnOptions, SpawnResult } from "./spawn.js";
@@ -33,12 +34,18 @@ export interface StartRequest extends TurnSettings {
   group?: string;
   seal?: boolean;
   caps?: Caps;
+  /** New children only: `on-lost[:N]` restarts a turn whose host or agent died (a resumed child keeps its policy). */
+  restart?: string;
   /** A label for the new child, usable wherever its id is. */
   name?: string;
   /** New children only: the agent CLI's own TUI in the pane (a resumed child keeps its mode). */
   tui?: boolean;
   /** New children only: start from this child's conversation so far (default agent: that child's). */
   fork?: string;
+  /** New children only: the acceptance check every answer must pass (a resumed child keeps its own). */
+  verify?: VerifyRequest;
+  /** New children only: told, in a line, of a slow step of the spawn (a worktree's set-up running). */
+  onProgress?: (text: string) => void;
 }
 
 /** What is wrong with a start request, as data: each front end says it in its own words. */
@@ -62,7 +69,11 @@ export type StartConflict =
   /** a resumed child runs in the mode it ran in: no tui */
   | "tui_with_resume"
   /** caps are set when a child is spawned */
-  | "caps_with_resume";
+  | "caps_with_resume"
+  /** a restart policy is set when a child is spawned */
+  | "restart_with_resume"
+  /** a child's acceptance check is set when it is spawned */
+  | "verify_with_resume";
 
 /**
  * The one rule of which start options combine, for the CLI, MCP and the library alike: the first conflict
@@ -85,6 +96,8 @@ export function startConflict(req: Omit<StartRequest, "prompt">): StartConflict 
   if (req.fork !== undefined) return "fork_with_resume";
   if (req.tui) return "tui_with_resume";
   if (req.caps !== undefined) return "caps_with_resume";
+  if (req.restart !== undefined) return "restart_with_resume";
+  if (req.verify !== undefined) return "verify_with_resume";
   if (
     (req.command !== undefined && req.command.length > 0) ||
     req.cwd !== undefined ||
@@ -105,6 +118,8 @@ const CONFLICT_TEXT: Record<StartConflict, string> = {
   fork_with_resume: "a fork starts a new child; a resumed child continues its own conversation",
   tui_with_resume: "a resumed child continues in the mode it ran in: no tui",
   caps_with_resume: "caps are set when a child is spawned, not on resume",
+  restart_with_resume: "a restart policy is set when a child is spawned, not on resume",
+  verify_with_resume: "a child's acceptance check (verify) is set when it is spawned, not on resume",
 };
 
 /** What start() needs of the core. */
@@ -141,8 +156,11 @@ export async function startTurn(m: Starter, req: StartRequest): Promise<SpawnRes
     ...(req.container !== undefined ? { container: req.container } : {}),
     ...(req.isolation !== undefined ? { isolation: req.isolation } : {}),
     ...(req.caps ? { caps: req.caps } : {}),
+    ...(req.restart !== undefined ? { restart: req.restart } : {}),
     ...(req.name !== undefined ? { name: req.name } : {}),
     ...(req.tui ? { tui: true } : {}),
     ...(req.fork !== undefined ? { fork: req.fork } : {}),
+    ...(req.verify !== undefined ? { verify: req.verify } : {}),
+    ...(req.onProgress ? { onProgress: req.onProgress } : {}),
   });
 }

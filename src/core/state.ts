@@ -3,6 +3,7 @@ import type {
   ChildExitedEvent,
   CompletionEvent,
   MusterEvent,
+  RestartedEvent,
   Usage,
 } from "../artifacts/events.js";
 import { foldLive, type LiveFold } from "./live-state.js";
@@ -18,6 +19,8 @@ export interface TurnState {
   /** The model it runs with, when its host named one (turn_started). */
   model?: string;
   runnerPid?: number;
+  /** Each time it was started again after its host or agent died (restart policy), oldest first. */
+  restarts?: RestartedEvent[];
   completion?: CompletionEvent;
 }
 
@@ -63,8 +66,12 @@ const activity = (e: MusterEvent): string | undefined => {
       return `asks: ${e.text}`;
     case "completion":
       return e.reason ? `${e.status}: ${e.reason}` : e.status;
+    case "restarted":
+      return `restarted (${e.attempt} of ${e.max}): ${e.reason}`;
     case "child_exited":
       return `exited (${e.reason})`;
+    case "worktree_setup":
+      return "worktree set up";
     default:
       return undefined;
   }
@@ -87,8 +94,16 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
       case "turn_queued":
         state.queued = e.turnId;
         break;
-      case "turn_started":
+      case "turn_started": {
         if (state.queued === e.turnId) state.queued = undefined;
+        // A restarted turn starts again under its own id: the same turn, started anew (its number stays).
+        const again = state.turns.find((x) => x.turnId === e.turnId && !x.completion);
+        if (again) {
+          Object.assign(again, { seq: e.seq, startedAt: e.ts, promptBytes: e.promptBytes });
+          delete again.runnerPid;
+          if (e.model) again.model = e.model;
+          break;
+        }
         state.turns.push({
           turnId: e.turnId,
           n: state.turns.length + 1,
@@ -99,6 +114,12 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
           ...(e.model ? { model: e.model } : {}),
         });
         break;
+      }
+      case "restarted": {
+        const t = state.turns.find((x) => x.turnId === e.turnId);
+        if (t) t.restarts = [...(t.restarts ?? []), e];
+        break;
+      }
       case "runner_started": {
         const t = state.turns.find((x) => x.turnId === e.turnId);
         if (t) t.runnerPid = e.pid;

@@ -7,6 +7,7 @@ export type {
   ProviderError,
   ProviderErrorKind,
   Usage,
+  Verified,
 } from "../artifacts/events.js";
 export type { MalformedLine } from "../artifacts/reader.js";
 export type { DeliveryRecord, Manifest } from "../delivery/records.js";

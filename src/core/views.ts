@@ -9,7 +9,9 @@ import type {
   OutputError,
   OutputRef,
   Usage,
+  Verified,
 } from "../artifacts/events.js";
+import type { RestartPolicy } from "../artifacts/restart.js";
 import type { PaneRef } from "../mux/backend.js";
 import { shortId } from "../util/ids.js";
 import type { LoadedChild, MalformedReport } from "./children.js";
@@ -43,6 +45,19 @@ export interface TurnView {
   outputError?: OutputError;
   /** One line on why it ended so (as recorded: may be empty). */
   reason?: string;
+  /** Its answer's acceptance check (`--verify`), for a child that has one. */
+  verified?: Verified;
+  /** Each time it was started again after its host or agent died, oldest first (its restart policy). */
+  restarts?: RestartView[];
+}
+
+/** One restart of a turn: why, which attempt of how many, when, and who noticed (a parent, or the host). */
+export interface RestartView {
+  reason: string;
+  attempt: number;
+  max: number;
+  at: string;
+  by: "child" | "parent";
 }
 
 /** A settled turn's outcome: the newest completion, also of a turn that never started. */
@@ -89,6 +104,8 @@ export interface ChildView {
   /** Why its files could not be read (status "unreadable"; nothing but its registry entry is known then). */
   unreadable?: string;
   caps?: Caps;
+  /** Its restart policy: a turn lost to a dead host or agent is restarted at most `onLost` times. */
+  restart?: RestartPolicy;
   /** The child it was forked from. */
   forkedFrom?: string;
   /** What its agent's live session offers (ACP modes, models), from its newest opening. */
@@ -119,6 +136,18 @@ export function turnView(t: TurnState): TurnView {
     ...(done?.output ? { output: done.output } : {}),
     ...(done?.outputError ? { outputError: done.outputError } : {}),
     ...(done?.reason !== undefined ? { reason: done.reason } : {}),
+    ...(t.restarts
+      ? {
+          restarts: t.restarts.map((r) => ({
+            reason: r.reason,
+            attempt: r.attempt,
+            max: r.max,
+            at: r.ts,
+            by: r.by,
+          })),
+        }
+      : {}),
+    ...(done?.verified ? { verified: done.verified } : {}),
   };
 }
 
@@ -160,6 +189,7 @@ export function childView(c: LoadedChild): ChildView {
     malformed: c.malformed,
     ...(c.unreadable !== undefined ? { unreadable: c.unreadable } : {}),
     ...(c.meta?.caps ? { caps: c.meta.caps } : {}),
+    ...(c.meta?.restart ? { restart: c.meta.restart } : {}),
     ...(c.meta?.forkedFrom ? { forkedFrom: c.meta.forkedFrom } : {}),
     ...(c.state.agentSession ? { agentSession: c.state.agentSession } : {}),
   };

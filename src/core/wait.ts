@@ -7,8 +7,9 @@ import { recordIdOf } from "../delivery/records.js";
 import { timerDelay } from "../util/timer-limit.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
-import { probeChild, settleDeadHost } from "./liveness.js";
+import { probeChild } from "./liveness.js";
 import { type PendingRequest, requestsHolding } from "./requests.js";
+import { onHostDeath } from "./restart.js";
 import { type TurnResult, toResult } from "./results.js";
 import { applyEvents, emptyState, resumable } from "./state.js";
 import { pauseNotice, type TreePauseView } from "./tree-pause.js";
@@ -204,7 +205,9 @@ class TurnWait {
       () => ({ dead: false as const }),
     );
     if (v.dead) {
-      await settleDeadHost(c.files.dir, v.reason, backend.host, c.entry.pane).catch(() => false);
+      await onHostDeath(this.muster, c.entry, c.files.dir, v.reason, backend, c.entry.pane).catch(
+        () => false,
+      );
       o.sub?.pump();
     }
   }

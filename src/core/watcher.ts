@@ -8,7 +8,8 @@ import { isFullId, uuidv7Time } from "../util/ids.js";
 import { liveOf } from "./children.js";
 import type { CoreContext } from "./context.js";
 import type { LiveState } from "./live-state.js";
-import { probeChild, settleDeadHost } from "./liveness.js";
+import { probeChild } from "./liveness.js";
+import { onHostDeath } from "./restart.js";
 import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
 import { childStores } from "./stores.js";
 
@@ -127,7 +128,7 @@ export class PrimaryWatcher {
         state.hostPid,
       ).catch(() => ({ dead: false as const }));
       if (v.dead) {
-        await settleDeadHost(store.dir, v.reason, backend.host, pane).catch(() => false);
+        await onHostDeath(this.muster, entry, store.dir, v.reason, backend, pane).catch(() => false);
         tail.pump();
       }
     }

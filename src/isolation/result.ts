@@ -43,18 +43,23 @@ export interface BranchFate {
 
 /**
  * Before a child's artifact dir is removed: its uncommitted work is committed onto its branch, the worktree
- * goes, and the branch too once merged. Null for a child that is not isolated.
+ * goes, and the branch too once merged (`drop`: a spawn undone, nothing committed, the branch goes). Null for
+ * a child that is not isolated.
  */
-export function discardIsolation(artifactDir: string, childId: string): BranchFate | null {
+export function discardIsolation(
+  artifactDir: string,
+  childId: string,
+  work: "keep" | "drop" = "keep",
+): BranchFate | null {
   const r = readIsolation(artifactDir);
   if (!r) return null;
   try {
-    commitLeftovers(r, childId);
+    if (work === "keep") commitLeftovers(r, childId);
   } catch {
     // A worktree git cannot commit in: its branch still holds every commit the child made.
   }
   try {
-    const { branch } = removeWorktree(r, { deleteBranch: "if-merged" });
+    const { branch } = removeWorktree(r, { deleteBranch: work === "keep" ? "if-merged" : "always" });
     return { name: r.branch, kept: branch === "kept" };
   } catch {
     // No git here any more: the branch stays, and `git worktree prune` tidies the rest later.

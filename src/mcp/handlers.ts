@@ -1,5 +1,6 @@
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
+import type { VerifyRequest } from "../base/verify-request.js";
 import { assertCaps, type Caps } from "../core/caps.js";
 import type { ModelQuery } from "../core/catalog.js";
 import { DEFAULT_WAIT_MODE } from "../core/defaults.js";
@@ -44,6 +45,10 @@ export interface RunArgs {
   container?: string | ContainerRequest;
   tui?: boolean;
   fork?: string;
+  /** A check's command line, or {command, retries, timeoutMs} (VerifyRequest). */
+  verify?: string | VerifyRequest;
+  /** `on-lost[:N]` or `no`: the restart policy (core/restart.ts). */
+  restart?: string;
 }
 
 const usage = (message: string): MusterError => new MusterError("invalid_argument", message);
@@ -53,6 +58,13 @@ function containerOf(c: unknown): ContainerRequest {
   if (typeof c === "string") return c === "" ? {} : { image: c };
   if (c !== null && typeof c === "object" && !Array.isArray(c)) return c as ContainerRequest;
   throw usage("container is an image's name or an object of image, network, mount, cpus, memory, env");
+}
+
+/** `verify`: a command line, or the check's fields. */
+function verifyOf(v: unknown): VerifyRequest {
+  if (typeof v === "string") return { command: v };
+  if (v !== null && typeof v === "object" && !Array.isArray(v)) return v as VerifyRequest;
+  throw usage("verify is a command line or an object of command, retries, timeoutMs");
 }
 
 /** Each refused combination of parameters, in the tools' words (core/start.ts decides which). */
@@ -67,6 +79,8 @@ const CONFLICT: Record<StartConflict, string> = {
   name_with_resume: "id continues a child under its name",
   tui_with_resume: "id continues a child in the mode it ran in (no tui)",
   caps_with_resume: "caps are set when a child starts (agent), not on resume (id)",
+  restart_with_resume: "a restart policy is set when a child starts (agent), not on resume (id)",
+  verify_with_resume: "verify is set when a child starts (agent), not on resume (id)",
 };
 
 /** Waits for the named children, reporting their events as progress; an already-aborted call does not wait. */
@@ -101,6 +115,8 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
     ...(a.tui ? { tui: true } : {}),
     ...(a.caps ? { caps: a.caps } : {}),
+    ...(a.verify !== undefined ? { verify: verifyOf(a.verify) } : {}),
+    ...(a.restart !== undefined ? { restart: a.restart } : {}),
   });
   if (conflict) throw usage(CONFLICT[conflict]);
   const started = await ctx.m.start({
@@ -119,6 +135,8 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.container !== undefined ? { container: containerOf(a.container) } : {}),
     ...(a.tui ? { tui: true } : {}),
     ...(a.fork !== undefined ? { fork: a.fork } : {}),
+    ...(a.verify !== undefined ? { verify: verifyOf(a.verify) } : {}),
+    ...(a.restart !== undefined ? { restart: a.restart } : {}),
   });
   const warnings = {
     ...(started.warnings.length > 0 ? { warnings: started.warnings } : {}),

@@ -52,9 +52,13 @@ function unknownStep(n: never): string {
   return `(next step ${JSON.stringify(n)})`;
 }
 
-/** A failed call's one line: `code: message`, and the next step as a tool call when there is one. */
+/**
+ * A failed call's line: `code: message`, and the next step as a tool call when there is one; the lines that
+ * back it up (a failed command's output) under it.
+ */
 export function mcpErrorText(thrown: unknown): string {
   const e = storageError(thrown);
   if (!isMusterError(e)) return `internal: ${(e as Error)?.message ?? String(e)}`;
-  return `${e.code}: ${e.next ? `${e.message}; ${mcpNextStep(e.next)}` : e.message}`;
+  const text = `${e.code}: ${e.next ? `${e.message}; ${mcpNextStep(e.next)}` : e.message}`;
+  return e.detail ? `${text}\n${e.detail}` : text;
 }

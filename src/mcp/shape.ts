@@ -14,6 +14,8 @@ export interface McpResult {
   usage: Usage | null;
   /** A child in a git worktree of its own: branch, commit range, diff stat, writes into the parent's checkout. */
   isolation?: TurnResult["isolation"];
+  /** The child's acceptance check on this answer: its last run (output's end as evidence) and the runs it took. */
+  verified?: TurnResult["verified"];
 }
 
 /** A TurnResult in the tools' shape: the snapshot text as `output`, the reason as `error` when not completed. */
@@ -35,6 +37,7 @@ export function shapeResult(r: TurnResult): McpResult {
     usage: r.usage ?? null,
     ...(r.isolation ? { isolation: r.isolation } : {}),
     ...(r.providerError ? { providerError: r.providerError } : {}),
+    ...(r.verified ? { verified: r.verified } : {}),
   };
 }
 

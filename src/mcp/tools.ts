@@ -68,15 +68,15 @@ export function toolTable(agentsDescription: string): Tool[] {
           isolation: { enum: ["worktree"] },
           caps: { type: "object", description: `Caps: ${CAP_NAMES.join(" ")}` },
           name: S,
-          backend: str("tmux, zellij or pty."),
+          backend: S,
           place: S,
           on: S,
-          container: {
-            type: ["string", "object"],
-            description: "Image, or {image,network,cpus,memory}",
-          },
+          // Either a string or an object: typed by the handler, which refuses anything else in one line.
+          container: { description: "Image, or {image,network,cpus,memory}" },
           tui: { type: "boolean", description: "The CLI's own TUI." },
           fork: str("Start from this child's conversation."),
+          verify: { description: "Check per answer: sh -c line or {command,retries,timeoutMs}" },
+          restart: str("on-lost[:N]: rerun a turn whose host/agent died."),
         },
         ["prompt"],
       ),
@@ -108,7 +108,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     {
       name: "subagents_send",
       description:
-        "A running child's next turn. mode: queue (after the current turn), now (interrupt it, then this), stop (interrupt; no prompt).",
+        "A child's next turn. mode: queue (after the current), now (interrupt, then this), stop (interrupt only).",
       inputSchema: object(
         {
           id: ID,

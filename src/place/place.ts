@@ -113,6 +113,12 @@ export interface Place {
    */
   pathThere?(local: string): string;
   /**
+   * For a place on another machine, once ready: the argv that runs one of muster's own scripts there (`file`:
+   * its path under the package root, shipped with muster's far side, e.g. `dist/isolation/setup-main.js`) with
+   * the node there.
+   */
+  scriptArgv?(file: string): string[];
+  /**
    * For a place whose hosts see another disk: from now on keep the child's artifact dir `dir` (on this
    * machine) a mirror of its dir there (place/mirror/carry.ts), resolving once the far dir holds what the
    * host reads at start. The core calls it after writing a child's start files and before its host starts

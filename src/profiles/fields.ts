@@ -1,10 +1,12 @@
 import { createRequire } from "node:module";
 import type matterFn from "gray-matter";
-import { durationMs } from "../artifacts/caps.js";
 import type { Caps } from "../artifacts/events.js";
+import { parseRestart, RESTART_RULE, type RestartPolicy } from "../artifacts/restart.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
 import type { PodRequest } from "../base/pod-request.js";
+import { VERIFY_MAX_RETRIES, type VerifyRequest } from "../base/verify-request.js";
+import { durationMs } from "../util/duration.js";
 import { MAX_TIMER_MS, MAX_TIMER_TEXT } from "../util/timer-limit.js";
 
 /** A profile name: what `--agent` accepts and what a file's resolved name must be. */
@@ -128,6 +130,15 @@ export class FieldReader {
     return this.warn(key, "must be a whole number from 1 to 1000000");
   }
 
+  /** A restart policy: `on-lost`, `on-lost:N` or `no` (none: the same as leaving it out). */
+  restart(key: string): RestartPolicy | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    const p = typeof v === "string" ? parseRestart(v) : undefined;
+    if (p === undefined) return this.warn(key, `must be ${RESTART_RULE}`);
+    return p ?? undefined;
+  }
+
   /**
    * Caps: a map of maxTime and idleTimeout (a duration: seconds, or 30s, 5m, 1h) and maxTurns, maxToolCalls,
    * maxTokens, maxCost (positive numbers). A bad entry is dropped with a warning; the others stay.
@@ -178,6 +189,40 @@ export class FieldReader {
       else this.warn(`${key}.${k}`, `is not a container field (${known.join(", ")})`);
     }
     return out as ContainerRequest;
+  }
+
+  /**
+   * An acceptance check (`verify:`): a command line, an argv list, or a map of command, retries and timeout (a
+   * duration). Checked whole at spawn (core/verify.ts).
+   */
+  verify(key: string): VerifyRequest | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.data[key];
+    if (typeof v === "string" && v.trim() !== "") return { command: v };
+    if (Array.isArray(v)) return this.argv(key) ? { command: v as string[] } : undefined;
+    if (typeof v !== "object" || v === null)
+      return this.warn(key, "must be a command line, an argv list, or a map (command, retries, timeout)");
+    const out: VerifyRequest = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (k === "command") {
+        if ((typeof val === "string" && val.trim() !== "") || (Array.isArray(val) && val.length > 0))
+          out.command = val as string | string[];
+        else this.warn(`${key}.command`, "must be a command line or an argv list");
+      } else if (k === "retries") {
+        if (typeof val === "number" && Number.isInteger(val) && val >= 0 && val <= VERIFY_MAX_RETRIES)
+          out.retries = val;
+        else this.warn(`${key}.retries`, `must be a whole number from 0 to ${VERIFY_MAX_RETRIES}`);
+      } else if (k === "timeout") {
+        const ms = durationMs(val);
+        if (ms === undefined || ms > MAX_TIMER_MS)
+          this.warn(
+            `${key}.timeout`,
+            `must be a duration (seconds, or 30s, 5m, 1h), at most ${MAX_TIMER_TEXT}`,
+          );
+        else out.timeoutMs = ms;
+      } else this.warn(`${key}.${k}`, "is not a verify field (command, retries, timeout)");
+    }
+    return out.command === undefined ? this.warn(key, "names no command to run") : out;
   }
 
   /** A Pod (`k8s:` a map of context, namespace, image, cpu, memory, serviceAccount, env); checked at spawn. */

@@ -40,10 +40,12 @@ export function parseProfile(file: string, text: string, format: ProfileFormat =
     maxTurns: r.positiveInt("maxTurns"),
     permissions: r.oneOf("permissions", ["allow", "ask"] as const),
     caps: r.caps("caps"),
+    restart: r.restart("restart"),
     spawn: r.bool("spawn"),
     command: r.argv("command"),
     protocol: r.oneOf("protocol", ["text", "muster-jsonl"] as const),
     acpMode: r.str("acpMode"),
+    verify: r.verify("verify"),
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) Object.assign(profile, { [k]: v });
   return profile;

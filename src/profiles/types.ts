@@ -1,6 +1,8 @@
 import type { Caps } from "../artifacts/events.js";
+import type { RestartPolicy } from "../artifacts/restart.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import type { PodRequest } from "../base/pod-request.js";
+import type { VerifyRequest } from "../base/verify-request.js";
 import type { StreamProtocol } from "../runners/types.js";
 
 /** Which harness's frontmatter a profile file was read as. */
@@ -39,6 +41,8 @@ export interface Profile {
   on?: string[];
   /** Its children run each in a container of their own (place/container/): the image, network, mounts, limits. */
   container?: ContainerRequest;
+  /** Every turn's answer must pass this check (a command run where the child works), with corrections. */
+  verify?: VerifyRequest;
   /** Its children run each in a Kubernetes Pod of its own (place/k8s/): where, the image, resources. */
   k8s?: PodRequest;
   /** Working directory for the child, as written (relative paths are the caller's to resolve). */
@@ -50,6 +54,8 @@ export interface Profile {
   permissions?: "allow" | "ask";
   /** Caps muster enforces on this agent's children (the `caps:` map; maxTurns there counts muster turns). */
   caps?: Caps;
+  /** `restart: on-lost[:N]`: a turn of its children whose host or agent dies is restarted (artifacts/restart.ts). */
+  restart?: RestartPolicy;
   /** false: this agent's children may not start children of their own. */
   spawn?: boolean;
   command?: string[];

@@ -50,7 +50,8 @@ export type SessionMessage =
       ts: string;
       metadata: {
         turnId: string;
-        source: "inbox" | "typed";
+        /** verify: muster sent the agent its failed acceptance check, within the same turn. */
+        source: "inbox" | "typed" | "verify";
         model?: string;
         reasoning?: string;
         runnerSessionId?: string;
@@ -137,9 +138,12 @@ export function lastRunnerSession(s: LoadedSession): string | undefined {
   return undefined;
 }
 
+/** An answer the agent gave: completed, or given but refused by the child's acceptance check. */
+const answered = (status: string): boolean => status === "completed" || status === "failed_verification";
+
 /** Resumable once a turn has completed with a result; a child whose first turn failed is not. */
 export const isResumable = (s: LoadedSession): boolean =>
-  s.messages.some((m) => m.role === "assistant" && m.metadata.status === "completed");
+  s.messages.some((m) => m.role === "assistant" && answered(m.metadata.status));
 
 /** A request after the conversation so far (and any other context), for an agent that does not have it. */
 export function transcriptPrompt(before: string, request: string, context: string[] = []): string {
@@ -153,7 +157,7 @@ export function transcriptPrompt(before: string, request: string, context: strin
 /** The conversation so far as text, for runners without native resume. */
 export function transcript(s: LoadedSession): string {
   const turns = s.messages.filter(
-    (m) => m.role === "user" || (m.role === "assistant" && m.metadata.status === "completed"),
+    (m) => m.role === "user" || (m.role === "assistant" && answered(m.metadata.status)),
   );
   return turns.map((m) => `${m.role === "user" ? "User" : "Assistant"}:\n${m.text}`).join("\n\n");
 }

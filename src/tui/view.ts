@@ -20,6 +20,8 @@ export interface ChildRow {
   /** ISO time the elapsed column counts from: the running turn's start, else the child's creation. */
   since: string;
   turns: number;
+  /** Restarts of its newest turn (its restart policy): shown as ↻N beside its state. */
+  restarts: number;
   model: string;
   tokens: number | null;
   cost: number | null;
@@ -38,7 +40,15 @@ export const hostLabel = (place: string): string =>
 /** A child's row, from the core's view of it. */
 export function childRow(v: ChildView): ChildRow {
   const open = v.turns.find((t) => t.status === "running");
-  const act = v.live.detail ?? v.unreadable ?? v.lastActivity?.text ?? "";
+  // A failed check's own words go first: the column is cut at its width, and the reason after it is longer.
+  const evidence = open ? "" : checkEvidence(v);
+  const act = [
+    evidence && `check failed: ${evidence}`,
+    v.live.detail ?? v.unreadable ?? v.lastActivity?.text ?? "",
+  ]
+    .filter(Boolean)
+    .join(" · ");
+  const restarts = v.turns.at(-1)?.restarts?.length ?? 0;
   return {
     kind: "child",
     id: v.id,
@@ -46,17 +56,30 @@ export function childRow(v: ChildView): ChildRow {
     label: visibleLine(v.name ?? shortId(v.id)),
     agent: visibleLine(v.agent),
     host: v.placed ? visibleLine(hostLabel(v.place)) : "",
-    state: visibleLine(v.live.state),
+    state: visibleLine(restarts > 0 ? `${v.live.state} ↻${restarts}` : v.live.state),
     settled: SETTLED.has(v.status),
     active: open !== undefined,
     activity: visibleLine(act),
     since: open?.startedAt ?? v.createdAt,
     turns: v.turns.length,
+    restarts,
     model: visibleLine(v.model ?? "-"),
     tokens: v.usage ? v.usage.input + v.usage.output : null,
     cost: v.usage?.cost ?? null,
     createdAt: v.createdAt,
   };
+}
+
+/** The last turn failed its acceptance check: the last line its check printed, where the reason stops short. */
+function checkEvidence(v: ChildView): string {
+  const last = v.turns.at(-1);
+  if (last?.status !== "failed_verification" || !last.verified) return "";
+  return (
+    last.verified.outputTail
+      .split("\n")
+      .map((l) => l.trim())
+      .findLast(Boolean) ?? ""
+  );
 }
 
 /** A workflow run and its steps, as top shows them. */

@@ -1,5 +1,6 @@
 import type { ProviderError } from "../artifacts/events.js";
 import type { ContainerRequest } from "../base/container-request.js";
+import type { VerifyRequest } from "../base/verify-request.js";
 import type { Muster } from "../core/muster.js";
 import type { CompletionStatus } from "../core/types.js";
 import { getRunner } from "../runners/registry.js";
@@ -31,8 +32,12 @@ export interface StepSpawn {
   container?: ContainerRequest;
   /** The child's working directory (default: the primary's). */
   cwd?: string;
+  /** The acceptance check every answer of its child must pass (a step's `verify`). */
+  verify?: VerifyRequest;
   /** A JSON Schema the runner's CLI enforces on the answer (only when `nativeOutput` said yes). */
   outputSchema?: object;
+  /** `on-lost[:N]`: its turn is restarted when its host or agent dies. */
+  restart?: string;
 }
 
 /**
@@ -116,7 +121,9 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
         ...(o.cwd ? { cwd: o.cwd } : {}),
         ...(o.on ? { on: o.on } : {}),
         ...(o.container ? { container: o.container } : {}),
+        ...(o.verify ? { verify: o.verify } : {}),
         ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
+        ...(o.restart !== undefined ? { restart: o.restart } : {}),
       };
       // A multiplexer that fails one call (a loaded machine, a server coming up) fails a spawn that made
       // nothing (a failed spawn removes what it made): the step tries once more before it errors.

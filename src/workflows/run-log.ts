@@ -34,6 +34,7 @@ export type StepStatus =
   | "incomplete"
   | "lost"
   | "interrupted"
+  | "failed_verification"
   | "skipped";
 export type RunStatus = "running" | "paused" | "completed" | "failed" | "cancelled" | "interrupted";
 

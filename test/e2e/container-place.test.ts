@@ -15,7 +15,7 @@ import { CONTAINER_ENGINES, type DockerEngine, startDockerEngine } from "../help
 import { attachAndDetach, withTop } from "../helpers/far-views.js";
 import { makeRepo } from "../helpers/git-repo.js";
 import { connectMcp } from "../helpers/mcp.js";
-import { placeKeeperOf } from "../helpers/place-keeper.js";
+import { stopPlacedChildren } from "../helpers/place-keeper.js";
 
 const containerOf = (id: string) => `muster-${id}`;
 
@@ -50,12 +50,7 @@ for (const { kind, available, start } of CONTAINER_ENGINES) {
       }, 120_000);
 
       afterAll(async () => {
-        const ls = await sb.json(["ls"]).catch(() => undefined);
-        const places = new Set<string>();
-        for (const c of (ls?.data.children ?? []) as { place: string }[])
-          if (c.place !== "local") places.add(c.place);
-        await sb.run(["cancel", "--all"]);
-        for (const place of places) await placeKeeperOf(sb.home, place).stop();
+        await stopPlacedChildren(sb);
         await engine?.stop();
         const left = await sb.cleanup();
         expect(left).toEqual([]);

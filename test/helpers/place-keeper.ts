@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as net from "node:net";
 import { placeSocket } from "../../src/place/mirror/place-socket.js";
-import { pidAlive, processesMentioning, until } from "./cli.js";
+import { pidAlive, processesMentioning, type Sandbox, until } from "./cli.js";
 
 export interface PlaceKeeperView {
   socket: string;
@@ -68,4 +68,14 @@ function parentOf(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Cancels every child of the sandbox and stops the keepers of the places they ran at (a test file's end). */
+export async function stopPlacedChildren(sb: Sandbox): Promise<void> {
+  const ls = await sb.json(["ls"]).catch(() => undefined);
+  const places = new Set<string>();
+  for (const c of (ls?.data.children ?? []) as { place: string }[])
+    if (c.place !== "local") places.add(c.place);
+  await sb.run(["cancel", "--all"]);
+  for (const place of places) await placeKeeperOf(sb.home, place).stop();
 }

@@ -27,6 +27,14 @@ function without(obj: Rec, key: string): Rec {
 }
 
 const valid = {
+  worktree_setup: ev({
+    type: "worktree_setup",
+    included: { files: 2, bytes: 120 },
+    script: ".muster/worktree-setup",
+    exitCode: 0,
+    durationMs: 2400,
+    outputTail: "added 12 packages\n",
+  }),
   child_started: ev({ type: "child_started", pid: 4242, runner: "mock", by: "spawn" }),
   turn_started: ev({
     type: "turn_started",
@@ -104,6 +112,24 @@ const valid = {
     },
     COMPLETION_ID,
   ),
+  restarted: ev({
+    type: "restarted",
+    turnId: TURN,
+    reason: "child host (pid 4242) is gone (signal SIGKILL)",
+    attempt: 1,
+    max: 3,
+    by: "parent",
+  }),
+  verify_started: ev({ type: "verify_started", turnId: TURN, attempt: 1, command: "npm test" }),
+  verify_finished: ev({
+    type: "verify_finished",
+    turnId: TURN,
+    attempt: 1,
+    exitCode: 1,
+    durationMs: 2400,
+    outputTail: "1 failing",
+    retrying: true,
+  }),
   child_exited: ev({ type: "child_exited", reason: "closed", by: "child" }),
 };
 

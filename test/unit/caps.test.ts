@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  capSpent,
-  capsProblem,
-  durationMs,
-  narrowCaps,
-  remainingCaps,
-  usageOfEvents,
-} from "../../src/artifacts/caps.js";
+import { capSpent, capsProblem, narrowCaps, remainingCaps, usageOfEvents } from "../../src/artifacts/caps.js";
 import type { MusterEvent } from "../../src/artifacts/events.js";
+import { durationMs } from "../../src/util/duration.js";
 
 const T1 = "01970c2e-8f3a-7b21-9c4d-1a2b3c4d5e6f";
 const T2 = "01970c2e-8f3a-7b21-9c4d-1a2b3c4d5e70";

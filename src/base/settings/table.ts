@@ -197,6 +197,18 @@ export const SETTINGS = {
     },
     doc: "set by muster in a child's pane: the child's artifact folder (`muster ask`, `progress`, `done`, `error` work only there)",
   },
+  worktree: {
+    env: "MUSTER_WORKTREE",
+    type: path,
+    setByMuster: true,
+    forward: {
+      child: false,
+      mcp: false,
+      popup: false,
+      why: "set for a checkout's worktree set-up only, naming the worktree made for one child",
+    },
+    doc: "set by muster for a checkout's `.muster/worktree-setup`: the top of the new worktree it runs in (its working directory)",
+  },
   noSpawn: {
     env: "MUSTER_NO_SPAWN",
     type: bool,
@@ -287,6 +299,14 @@ export const SETTINGS = {
     default: 60,
     forward: everywhere("a wait anywhere gives up on an unreachable place after the same time"),
     doc: "a wait gives up on a child whose place (an SSH host) has not answered for this long: `lost`, not delivered",
+  },
+  worktreeSetupSeconds: {
+    env: "MUSTER_WORKTREE_SETUP_SECONDS",
+    config: "worktreeSetupSeconds",
+    type: seconds,
+    default: 300,
+    forward: spawning("a child that spawns isolated children bounds their set-up as its parent does"),
+    doc: "how long a checkout's `.muster/worktree-setup` may run in a new worktree before the spawn is refused",
   },
   permissionTimeout: {
     env: "MUSTER_PERMISSION_TIMEOUT",

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { paneWhere } from "../../core/panes.js";
 import type { QueuedTurn } from "../../core/state.js";
+import type { Verified } from "../../core/types.js";
 import type { ChildView } from "../../core/views.js";
 import { formatUsd } from "../../util/cost.js";
 import { agentSessionJson, agentSessionLines } from "../agent-session.js";
@@ -10,7 +11,7 @@ import { lsTable } from "../ls-table.js";
 import { watchList } from "../ls-watch.js";
 import { printJson, say, withSelf } from "../output.js";
 import { treePausedLine } from "../pause-line.js";
-import { visibleLine } from "../sanitize.js";
+import { visible, visibleLine } from "../sanitize.js";
 
 /** "N malformed line(s) at offset …" for events.ndjson (the spans are skipped by every reader). */
 function malformedLine(m: ChildView["malformed"]): string {
@@ -114,6 +115,8 @@ export function registerInspect(program: Command): void {
       output: t.output ?? null,
       outputError: t.outputError ?? null,
       reason: t.reason ?? null,
+      restarts: t.restarts ?? [],
+      ...(t.verified ? { verified: t.verified } : {}),
     }));
     const attach = v.attachCommand;
     const snapshot = v.snapshot;
@@ -126,6 +129,7 @@ export function registerInspect(program: Command): void {
         attachCommand: attach,
         malformed: v.malformed,
         ...(v.caps ? { caps: v.caps } : {}),
+        ...(v.restart ? { restart: v.restart } : {}),
         ...(v.forkedFrom ? { forkedFrom: v.forkedFrom } : {}),
         ...(snapshot ? { snapshot } : {}),
         ...(v.agentSession ? { agentSession: agentSessionJson(v.agentSession) } : {}),
@@ -152,6 +156,7 @@ export function registerInspect(program: Command): void {
               .join(" ")}`,
           ]
         : []),
+      ...(v.restart ? [`restart    on-lost:${v.restart.onLost}`] : []),
       ...(snapshot
         ? [
             `snapshot   ${snapshot.path} (kept ${since(snapshot.takenAt)} ago${snapshot.openTool ? ` · open tool: ${visibleLine(snapshot.openTool)}` : ""}; spawn --resume continues from it)`,
@@ -160,10 +165,14 @@ export function registerInspect(program: Command): void {
       ...(v.agentSession ? agentSessionLines(v.agentSession) : []),
       ...(v.malformed.count > 0 ? [`events     ${malformedLine(v.malformed)}`] : []),
       "turns",
-      ...turns.map(
-        (t) =>
-          `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${visibleLine(t.reason)}` : ""}`,
-      ),
+      ...turns.flatMap((t) => [
+        `  ${t.n}. ${t.turnId}  ${t.status}${t.durationMs !== null ? ` ${humanDuration(t.durationMs)}` : ""}  ${t.promptBytes} B prompt${t.output ? ` · ${t.output.bytes} B → ${t.output.path}` : ""}${t.outputError ? ` · ${t.outputError.code}` : ""}${t.reason ? ` · ${visibleLine(t.reason)}` : ""}`,
+        // Each restart under the turn it replayed: which attempt, when, and why its host or agent died.
+        ...t.restarts.map(
+          (r) => `     ↻ restart ${r.attempt} of ${r.max} (${since(r.at)} ago): ${visibleLine(r.reason)}`,
+        ),
+        ...(t.verified ? verifiedLines(t.verified) : []),
+      ]),
       ...(summary.queuedTurns.length > 0
         ? ["queued", ...summary.queuedTurns.map((q) => queuedLine(q, turns.length))]
         : []),
@@ -183,4 +192,14 @@ export function registerInspect(program: Command): void {
     if (flags.json) return printJson(out);
     process.stdout.write(out.text.endsWith("\n") ? out.text : `${out.text}\n`);
   });
+}
+
+/** A turn's acceptance check under its line: how its last run ended and, for a failure, its output's end. */
+function verifiedLines(v: Verified): string[] {
+  const how = v.timedOut ? "timed out" : v.exitCode === 0 ? "passed" : `exit ${v.exitCode ?? v.signal}`;
+  const runs = v.attempts > 1 ? ` after ${v.attempts} runs` : "";
+  const head = `     verify ${visibleLine(v.command)}: ${how}${runs} (${humanDuration(v.durationMs)})`;
+  if (v.exitCode === 0) return [head];
+  const tail = visible(v.outputTail.trimEnd()).split("\n").slice(-8);
+  return [head, ...tail.map((l) => `       │ ${l}`)];
 }

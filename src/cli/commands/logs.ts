@@ -5,7 +5,7 @@ import type { MalformedLine, MusterEvent } from "../../core/types.js";
 import { muster } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { takeInterrupt } from "../interrupt.js";
-import { answerPreview, logLine } from "../log-lines.js";
+import { answerPreview, logLine, setupPreview } from "../log-lines.js";
 import { ExitWith, warn } from "../output.js";
 
 interface LogsFlags {
@@ -29,7 +29,9 @@ function printer(json: boolean, log: ChildLog) {
       return;
     }
     // Lines are made visible (control characters shown, never obeyed) as they are built.
-    process.stdout.write(`${[logLine(e, turnNumber), ...answerPreview(log, e)].join("\n")}\n`);
+    process.stdout.write(
+      `${[logLine(e, turnNumber), ...setupPreview(e), ...answerPreview(log, e)].join("\n")}\n`,
+    );
   };
 }
 

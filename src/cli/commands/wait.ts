@@ -89,6 +89,18 @@ const indented = (text: string): string =>
     .map((l) => `  ${l}`)
     .join("\n")}\n`;
 
+/** How the acceptance check judged the answer: a failure with its output's end, a pass after corrections. */
+function verifyNote(r: TurnResult): string {
+  const v = r.verified;
+  if (!v) return "";
+  const runs =
+    v.attempts > 1 ? ` (${v.attempts} runs, ${v.attempts - 1} correction${v.attempts > 2 ? "s" : ""})` : "";
+  if (r.status === "completed")
+    return v.attempts > 1 ? `muster: verified: ${visibleLine(v.command)} passed${runs}\n` : "";
+  if (r.status !== "failed_verification") return "";
+  return `muster: verify failed${runs}; the end of its output:\n${indented(v.outputTail)}`;
+}
+
 /** One line per request a still-running child waits on, with the command that answers it. */
 const waitingLine = (r: PendingRequest): string =>
   r.type === "permission"
@@ -119,6 +131,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
       else if (r.status !== "completed" || r.reason)
         warn(`muster: ${shortId(r.id)} ${r.status}${r.reason ? `: ${visibleLine(r.reason)}` : ""}\n`);
       if (r.stderr) warn(`muster: the agent's stderr:\n${indented(r.stderr)}`);
+      warn(verifyNote(r));
       if (r.text !== undefined) printAnswerBlock(r.text, !single);
       else if (r.outputError) warn(`muster: ${visibleLine(r.outputError.message)}\n`);
       warn(isolationNote(r));

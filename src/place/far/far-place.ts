@@ -204,6 +204,11 @@ export abstract class FarPlace implements Place {
     ];
   }
 
+  scriptArgv(file: string): string[] {
+    const { info, install } = this.readyNow();
+    return [info.node, path.posix.join(install, ...file.split("/"))];
+  }
+
   async findCommand(command: string): Promise<string | undefined> {
     const r = await this.exec(["sh", "-c", 'command -v -- "$1"', "sh", command], {
       env: {},

@@ -114,6 +114,7 @@ export async function executeCode(
       ...(call.cwd ? { cwd: call.cwd } : {}),
       ...(call.on ? { on: call.on } : {}),
       ...(call.container ? { container: call.container } : {}),
+      ...(call.verify ? { verify: call.verify } : {}),
     };
     const spawn = validate && call.output ? structuredSpawn(host, plain, call.output) : plain;
     starting += 1;

@@ -222,6 +222,8 @@ export async function execute(
       ...(step.reasoning ? { reasoning: step.reasoning } : {}),
       ...(step.on ? { on: step.on } : {}),
       ...(step.container ? { container: step.container } : {}),
+      ...(step.restart !== undefined ? { restart: step.restart } : {}),
+      ...(step.verify ? { verify: step.verify } : {}),
     };
     const spawn = step.output ? structuredSpawn(host, plain, step.output) : plain;
     try {

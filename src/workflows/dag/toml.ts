@@ -1,6 +1,9 @@
 import { parse, TomlError } from "smol-toml";
+import { parseRestart, RESTART_RULE } from "../../artifacts/restart.js";
 import type { ContainerRequest } from "../../base/container-request.js";
 import { MusterError } from "../../base/errors.js";
+import type { VerifyRequest } from "../../base/verify-request.js";
+import { durationMs } from "../../util/duration.js";
 import { compileOutput, type OutputSpec } from "../structured.js";
 
 /** One step of a TOML workflow: a child started with `agent` once every step in `needs` has completed. */
@@ -16,6 +19,10 @@ export interface WorkflowStep {
   on?: string;
   /** Or a container of its own: `container = "<image>"`, or a table of the container's fields. */
   container?: ContainerRequest;
+  /** `on-lost[:N]`: its child's turn is restarted when its host or agent dies (see `muster spawn --restart`). */
+  restart?: string;
+  /** The acceptance check its child's answer must pass: a command line, an argv, or {command, retries, timeout}. */
+  verify?: VerifyRequest;
   /** Makes the step a one-shot structured worker: its answer is one JSON value matching `schema`. */
   output?: OutputSpec;
 }
@@ -42,7 +49,9 @@ const STEP_KEYS = new Set([
   "reasoning",
   "on",
   "container",
+  "verify",
   "output",
+  "restart",
 ]);
 
 const bad = (source: string, message: string): MusterError =>
@@ -122,6 +131,10 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
   const container = stepContainer(t.container, where, source);
   if (on !== undefined && container !== undefined)
     throw bad(source, `${where}: give "on" or "container", not both`);
+  const restart = str(t.restart, `${where}: "restart"`, source, false);
+  if (restart !== undefined && parseRestart(restart) === undefined)
+    throw bad(source, `${where}: "restart" must be ${RESTART_RULE}, not ${JSON.stringify(restart)}`);
+  const verify = stepVerify(t.verify, where, source);
   const output = t.output === undefined ? undefined : parseOutput(t.output, `workflow ${source}: ${where}`);
   return {
     id,
@@ -132,8 +145,41 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
     ...(reasoning !== undefined ? { reasoning } : {}),
     ...(on !== undefined ? { on } : {}),
     ...(container !== undefined ? { container } : {}),
+    ...(verify !== undefined ? { verify } : {}),
     ...(output !== undefined ? { output } : {}),
+    ...(restart !== undefined ? { restart } : {}),
   };
+}
+
+/**
+ * A step's `verify`: a command line, an argv list, or a table of command, retries and timeout (a duration:
+ * seconds, or "30s", "5m"). Its values are checked whole at spawn, like a flag's.
+ */
+function stepVerify(v: unknown, where: string, source: string): VerifyRequest | undefined {
+  if (v === undefined) return undefined;
+  const command = (c: unknown): c is string | string[] =>
+    (typeof c === "string" && c.trim() !== "") ||
+    (Array.isArray(c) && c.length > 0 && c.every((w) => typeof w === "string"));
+  if (command(v)) return { command: v };
+  const shape = `${where}: "verify" must be a command line, an argv list or a table of command, retries, timeout`;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw bad(source, shape);
+  const t = v as Record<string, unknown>;
+  for (const k of Object.keys(t))
+    if (!["command", "retries", "timeout"].includes(k))
+      throw bad(source, `${where}: verify: unknown key "${k}"`);
+  if (!command(t.command)) throw bad(source, shape);
+  const out: VerifyRequest = { command: t.command };
+  if (t.retries !== undefined) {
+    if (typeof t.retries !== "number" || !Number.isInteger(t.retries))
+      throw bad(source, `${where}: verify.retries must be a whole number`);
+    out.retries = t.retries;
+  }
+  if (t.timeout !== undefined) {
+    const ms = durationMs(t.timeout);
+    if (ms === undefined) throw bad(source, `${where}: verify.timeout must be a duration (30s, 5m)`);
+    out.timeoutMs = ms;
+  }
+  return out;
 }
 
 /** A step's `container`: an image's name, `true` (the default image), or a table (its values checked at spawn). */

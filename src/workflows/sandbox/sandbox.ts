@@ -327,6 +327,8 @@ function checkCall(c: unknown): string | undefined {
   if (o.cwd !== undefined) return "ctx.agent: cwd is not available in a sandboxed program";
   if (o.on !== undefined) return "ctx.agent: on is not available in a sandboxed program";
   if (o.container !== undefined) return "ctx.agent: container is not available in a sandboxed program";
+  // A check is a command run on this machine: not the program's to write.
+  if (o.verify !== undefined) return "ctx.agent: verify is not available in a sandboxed program";
   for (const k of ["model", "reasoning"])
     if (o[k] !== undefined && typeof o[k] !== "string") return `ctx.agent: ${k} must be a string`;
   return undefined;
