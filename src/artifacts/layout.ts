@@ -3,7 +3,7 @@
  * Every path under the state root is spelled here and nowhere else:
  *
  *   <root>/primaries/<primary>/{registry.json, receipts.ndjson, budget.json, pause.json, groups/, slots/,
- *                               artifacts/<child>/…, subagents/<child>.jsonl}
+ *                               best-of/<group>.json, artifacts/<child>/…, subagents/<child>.jsonl}
  *   <root>/workspaces/<sha256(dir)[:32]>.json
  *   <root>/bin/<hash>/muster
  *   <root>/backends/<name>/                (a backend's own state)
@@ -49,6 +49,8 @@ export function primaryPathsAt(dir: string) {
     /** Consumed delivery records (append + fsync). */
     receipts: path.join(dir, "receipts.ndjson"),
     groups: path.join(dir, "groups"),
+    /** Each best-of run's record (its task, children and the judge's verdict), `best-of/<group>.json`. */
+    bestOf: path.join(dir, "best-of"),
     /** The tree's shared budget. */
     budget: path.join(dir, "budget.json"),
     /** The tree's pause after a provider refused it (a quota, a credential): no turn starts while it holds. */

@@ -65,3 +65,16 @@ export function resultExit(r: TurnResult): number {
   if (!r.outputError) return EXIT.ok;
   return r.outputError.code === "output_too_large" ? EXIT.exhausted : EXIT.errored;
 }
+
+/**
+ * A best-of run's code: interrupted → 130; else 0 when some candidate completed (its check, if it had one,
+ * passed), also when others are still running past a timeout; else timed out → 124; else the first
+ * candidate's failure, in the run's order.
+ */
+export function bestOfExit(o: { results: TurnResult[]; timedOut: boolean; interrupted: boolean }): number {
+  if (o.interrupted) return EXIT.interrupted;
+  if (o.results.some((r) => r.status === "completed")) return EXIT.ok;
+  if (o.timedOut) return EXIT.timeout;
+  const failed = o.results.find((r) => r.status !== "completed");
+  return failed ? STATUS_EXIT[failed.status] : EXIT.errored;
+}

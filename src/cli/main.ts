@@ -3,6 +3,7 @@ import { loadBackendModules } from "../mux/builtin.js";
 import { CHILD_HELP } from "./child-commands.js";
 import { registerAct } from "./commands/act.js";
 import { registerAgents } from "./commands/agents.js";
+import { registerCompare } from "./commands/best-of.js";
 import { registerBudget } from "./commands/budget.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   registerDemo(program);
   registerWorkflow(program);
   registerWorktree(program);
+  registerCompare(program);
   registerTop(program);
   program.commands.forEach((c) => {
     c.exitOverride();

@@ -3,6 +3,7 @@ import type { MusterEvent } from "../artifacts/events.js";
 import { type Group, sealGroup } from "../delivery/groups.js";
 import { appendReceipts } from "../delivery/receipts.js";
 import type { PaneRef, Placement, PopupOptions } from "../mux/backend.js";
+import { type BestOfRequest, type BestOfStarted, startBestOf, waitBestOf } from "./best-of.js";
 import { type CancelOptions, type CancelResult, cancelChildren, subtreeOf } from "./cancel.js";
 import {
   type AgentInfo,
@@ -14,10 +15,12 @@ import {
   showAgent,
 } from "./catalog.js";
 import { type LoadedChild, loadChild } from "./children.js";
+import { type CompareView, compareGroup } from "./compare.js";
 import { type DoctorReport, doctor } from "./doctor.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
 import { buildInbox, type InboxRead } from "./inbox.js";
 import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isolation.js";
+import { type JudgeOptions, type JudgeOutcome, judgeGroup } from "./judge.js";
 import { type ChildLog, childLog } from "./logs-follow.js";
 import { findChildren, listChildren, resolveIds } from "./lookup.js";
 import { attachCommandOf, attachTo, capturePane, focusPane, popupOver } from "./pane-actions.js";
@@ -115,6 +118,32 @@ export class Muster extends CoreSetup {
   /** Answers a child's pending question (`muster ask`): the asker prints the text and goes on. */
   answer(requestId: string, text: string, type?: PendingRequest["type"]): PendingRequest {
     return answerRequest(this, requestId, text, type);
+  }
+
+  /**
+   * Best-of-N: N children on the same task, each in a git worktree of its own, in a completion group of their
+   * own; returns the group and the candidates at once. A failed spawn undoes the whole run.
+   */
+  bestOf(req: BestOfRequest): Promise<BestOfStarted> {
+    return startBestOf(this, req);
+  }
+
+  /** Waits for every candidate of a best-of run; the results in the run's order (see waitGroup). */
+  waitBestOf(
+    group: string,
+    opts: Omit<WaitOptions, "mode" | "turns"> & { onMembers?: (ids: string[]) => void } = {},
+  ): Promise<WaitOutcome> {
+    return waitBestOf(this, group, opts);
+  }
+
+  /** A best-of run's candidates side by side (outcome, check, branch, diff size, usage, duration, verdict). */
+  compare(group: string): Promise<CompareView> {
+    return compareGroup(this, group);
+  }
+
+  /** Asks `agent` to pick a settled best-of run's winner; a verdict naming a candidate is recorded. */
+  judge(group: string, agent: string, opts: JudgeOptions = {}): Promise<JudgeOutcome> {
+    return judgeGroup(this, group, agent, opts);
   }
 
   /** Seals an explicit group: it takes no more members and is delivered once every member has settled. */

@@ -32,12 +32,14 @@ const busy = (c: LoadedChild): boolean =>
 /**
  * Removes children in one step: closes an idle host, kills the pane, deletes the artifact dir, the
  * conversation file and the registry entry. Every id is resolved and checked before anything is
- * touched, so an unknown id or a running child (without force) removes nothing.
+ * touched, so an unknown id or a running child (without force) removes nothing. `drop`: spawns undone (see
+ * discardChildFiles), whose branches go whatever they hold.
  */
 export async function removeChildren(
   m: CoreContext,
   ids: string[],
   opts: RemoveOptions = {},
+  work: "keep" | "drop" = "keep",
 ): Promise<RemovedChild[]> {
   if (ids.length === 0) throw new MusterError("invalid_argument", "give at least one child id");
   const doc = m.registry.read();
@@ -67,7 +69,7 @@ export async function removeChildren(
     await m.registry.update((d) => {
       delete d.children[id];
     });
-    const branch = await discardChildFiles(m, c.files.dir, id, () => m.backendOf(c.entry).place);
+    const branch = await discardChildFiles(m, c.files.dir, id, () => m.backendOf(c.entry).place, work);
     out.push({
       id,
       agent: c.entry.agent,

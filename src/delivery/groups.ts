@@ -126,3 +126,9 @@ export async function sealGroup(dir: string, groupId: string): Promise<Group> {
     return g;
   });
 }
+
+/** Removes a group whole (a best-of run undone: none of its children stays). */
+export async function dropGroup(dir: string, groupId: string): Promise<void> {
+  const file = groupFile(dir, groupId);
+  await withFileLock(file, () => fs.rmSync(file, { force: true }));
+}

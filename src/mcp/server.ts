@@ -26,7 +26,7 @@ import { WorkflowRuns } from "./workflow.js";
 /** Writes one line to stderr (stdout is the protocol). */
 export type Log = (line: string) => void;
 
-const stderrLog: Log = (line) => {
+export const stderrLog: Log = (line) => {
   process.stderr.write(`muster mcp: ${line}\n`);
 };
 

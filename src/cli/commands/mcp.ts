@@ -16,7 +16,23 @@ Configure a client (see docs/mcp.md for what is written and why):
   muster mcp doctor ${CLIENTS.join("|")}
 
 stdout carries only the protocol; logs go to stderr. The server stops when stdin closes;
-children keep running (a cancelled subagents_run call cancels the child it started).`;
+children keep running (a cancelled subagents_run call cancels the child it started).
+
+Over HTTP (muster mcp --http): the endpoint is /mcp on 127.0.0.1:7421; a random token is
+printed on stderr (and written to --token-file): every request sends Authorization: Bearer
+<token>. Requests naming another Host or coming from another Origin are refused. Stop it
+with Ctrl-C; children keep running. Reach it from another machine through an SSH tunnel
+(ssh -L 7421:127.0.0.1:7421 host), not by opening the port.`;
+
+interface ServeFlags {
+  primary?: string;
+  http?: boolean;
+  listen?: string;
+  tokenFile?: string;
+  allowRemote?: boolean;
+}
+
+const kebab = (k: string): string => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 const CLIENT_WORDS = `${CLIENTS.slice(0, -1).join(", ")} or ${CLIENTS.at(-1)}`;
 
@@ -79,11 +95,34 @@ export function registerMcp(program: Command): void {
       "Run an MCP server on stdin/stdout for coding agents (Claude Code, Codex, OpenCode, Gemini CLI, any MCP client).",
     )
     .option("--primary <id>", "act for this primary (default: MUSTER_PRIMARY, else this directory's)")
+    .option("--http", "serve over Streamable HTTP at /mcp instead of stdio (a parent on another machine)")
+    .option(
+      "--listen <host:port>",
+      "with --http: where to listen (default 127.0.0.1:7421; port 0: any free one)",
+    )
+    .option("--token-file <file>", "with --http: also write the token here (mode 0600) for a client's config")
+    .option("--allow-remote", "with --http: allow an address other machines can reach (prints a warning)")
     .addHelpText("after", HELP)
-    .action(async (flags: { primary?: string }) => {
-      // The MCP SDK is heavy: load it only for `muster mcp`, not for every CLI call.
-      const { serveStdio } = await import("../../mcp/server.js");
-      await serveStdio(flags.primary ? { primary: flags.primary } : {});
+    .action(async (flags: ServeFlags) => {
+      const primary = flags.primary ? { primary: flags.primary } : {};
+      if (!flags.http) {
+        const stray = (["listen", "tokenFile", "allowRemote"] as const).find((k) => flags[k] !== undefined);
+        if (stray) throw new MusterError("invalid_argument", `--${kebab(stray)} goes with --http`);
+        // The MCP SDK is heavy: load it only for `muster mcp`, not for every CLI call.
+        const { serveStdio } = await import("../../mcp/server.js");
+        return serveStdio(primary);
+      }
+      const { serveHttp, DEFAULT_HTTP_LISTEN } = await import("../../mcp/http/serve.js");
+      const { stderrLog } = await import("../../mcp/server.js");
+      await serveHttp(
+        {
+          listen: flags.listen ?? DEFAULT_HTTP_LISTEN,
+          ...(flags.tokenFile ? { tokenFile: flags.tokenFile } : {}),
+          ...(flags.allowRemote ? { allowRemote: true } : {}),
+          ...primary,
+        },
+        stderrLog,
+      );
     });
 
   scoped(

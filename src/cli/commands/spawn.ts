@@ -14,9 +14,10 @@ import { printJson, say, warn, withSelf } from "../output.js";
 import { treePausedLine } from "../pause-line.js";
 import { promptAndCommand } from "../prompt.js";
 import { type VerifyFlags, verifyFrom, verifyOptions } from "../verify-flags.js";
+import { type BestOfFlags, bestOfFrom, runBestOf } from "./best-of.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
-interface SpawnFlags extends CommonOptions, CapFlags, ContainerFlags, VerifyFlags {
+interface SpawnFlags extends CommonOptions, CapFlags, ContainerFlags, VerifyFlags, BestOfFlags {
   agent?: string;
   resume?: string;
   reasoning?: string;
@@ -134,6 +135,14 @@ export function registerSpawn(program: Command): void {
             "worktree: run in a git worktree of its own, on branch muster/<name or short id>",
           )
           .option(
+            "--best-of <n>",
+            "best-of-N: n children (2-8) on the same task, each in a git worktree of its own, in a completion group of their own; prints the group (muster compare <group>)",
+          )
+          .option(
+            "--agents <list>",
+            "with --best-of: the candidates' agents, comma-separated, taken in turn (alone: one candidate each)",
+          )
+          .option(
             "--restart <policy>",
             `on-lost[:N]: a turn whose host or agent dies is restarted on the same conversation with a note of what happened, at most N times (default ${DEFAULT_RESTARTS}, at most ${MAX_RESTARTS}) with backoff, then settles lost naming every death; no (the default) overrides the agent's restart:`,
           )
@@ -180,8 +189,19 @@ export function registerSpawn(program: Command): void {
       ...(flags.fork !== undefined ? { fork: flags.fork } : {}),
       ...(verify ? { verify } : {}),
     };
+    // A best-of run's refusals first, in its own words; then the rules every start follows.
+    const best = bestOfFrom(flags);
     const conflict = m.startConflict(req);
     if (conflict) throw new MusterError("invalid_argument", CONFLICT[conflict]);
+    if (best) {
+      const { resume: _r, group: _g, seal: _s, name: _n, fork: _f, ...spawn } = req;
+      return runBestOf(
+        m,
+        best,
+        { ...spawn, prompt: readPrompt(prompt, flags.file), onProgress: (text) => warn(`muster: ${text}\n`) },
+        { json: !!flags.json, wait: !!flags.wait, ...timeout },
+      );
+    }
     const started: { id: string; turnId: string; warnings: string[]; paused?: TreePauseView } = await m.start(
       {
         ...req,

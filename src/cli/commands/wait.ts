@@ -19,7 +19,7 @@ import { visible, visibleLine } from "../sanitize.js";
 /** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
 export async function waitWithProgress(
   m: Muster,
-  target: string[] | { group: string },
+  target: string[] | { group: string; bestOf?: boolean },
   opts: WaitOptions,
   json: boolean,
 ): Promise<WaitOutcome> {
@@ -51,12 +51,15 @@ export async function waitWithProgress(
     };
     if (Array.isArray(target)) return await m.wait(ids, waitOpts);
     const { mode: _all, ...groupOpts } = waitOpts;
-    return await m.waitGroup(target.group, {
-      ...groupOpts,
-      onMembers: (members) => {
-        ids = members;
-      },
-    });
+    const onMembers = (members: string[]): void => {
+      ids = members;
+    };
+    // A best-of run's candidates come back in the run's order.
+    if (target.bestOf) {
+      const { turns: _own, ...bestOpts } = groupOpts;
+      return await m.waitBestOf(target.group, { ...bestOpts, onMembers });
+    }
+    return await m.waitGroup(target.group, { ...groupOpts, onMembers });
   } finally {
     release();
     if (timer) clearInterval(timer);
@@ -111,7 +114,12 @@ const header = (r: TurnResult): string =>
   `── ${shortId(r.id)} · ${r.name !== undefined ? visibleLine(r.name) : r.agent} · ${r.status}${r.durationMs !== undefined ? ` · ${humanDuration(r.durationMs)}` : ""}${r.reason ? ` · ${visibleLine(r.reason)}` : ""}`;
 
 /** Prints settled results (text for one, headed sections for several) and throws ExitWith for a non-zero outcome. */
-export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<string, unknown> = {}): void {
+export function printResults(
+  outcome: WaitOutcome,
+  json: boolean,
+  extra: Record<string, unknown> = {},
+  exitOf: (o: WaitOutcome) => number = exitCodeOf,
+): void {
   if (json)
     printJson({
       ...extra,
@@ -144,7 +152,7 @@ export function printResults(outcome: WaitOutcome, json: boolean, extra: Record<
       for (const r of outcome.requests ?? []) warn(waitingLine(r));
     }
   }
-  const code = exitCodeOf(outcome);
+  const code = exitOf(outcome);
   if (code !== 0) throw new ExitWith(code);
 }
 

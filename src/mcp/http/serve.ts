@@ -1,0 +1,158 @@
+/**
+ * `muster mcp --http`: the same MCP server as stdio (one server core: tools, prompts, progress) over Streamable
+ * HTTP at `/mcp`, so a parent on another machine can drive children here. Every request passes guard.ts first
+ * (Host, Origin, the token); each client session gets a server of its own over one shared Muster.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { MusterError } from "../../base/errors.js";
+import { createMuster } from "../../core/muster.js";
+import { loadBackendModules } from "../../mux/builtin.js";
+import { writeFileAtomic } from "../../util/fsx.js";
+import { createMcpServer, type Log } from "../server.js";
+import { isLoopback, type Listening, refuse } from "./guard.js";
+
+export interface HttpServeOptions {
+  /** `host:port` (`[::1]:port` for IPv6); port 0 takes a free one. */
+  listen: string;
+  /** Where the token is also written (mode 0600), for a client's config to read. */
+  tokenFile?: string;
+  /** Listen on an address beyond this machine (refused without it). */
+  allowRemote?: boolean;
+  primary?: string;
+}
+
+export const DEFAULT_HTTP_LISTEN = "127.0.0.1:7421";
+const ENDPOINT = "/mcp";
+
+/** `host:port` as the user wrote it, checked. */
+export function parseListen(text: string): Listening {
+  const m = /^(?:\[([0-9a-fA-F:]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535)
+    throw new MusterError(
+      "invalid_argument",
+      `--listen must be host:port (e.g. ${DEFAULT_HTTP_LISTEN}), not "${text}"`,
+    );
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+/** The token, for a client's config to read: the owner's alone, its folder made if missing. */
+function writeToken(file: string, token: string): void {
+  try {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
+    writeFileAtomic(file, `${token}\n`, 0o600);
+  } catch (e) {
+    throw new MusterError("storage", `cannot write the token file ${file}: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  close(): Promise<void>;
+}
+
+/** Serves until SIGINT or SIGTERM; the children keep running. */
+export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void> {
+  const asked = parseListen(opts.listen);
+  if (!isLoopback(asked.host) && !opts.allowRemote)
+    throw new MusterError(
+      "invalid_argument",
+      `${asked.host} is reachable from other machines: add --allow-remote to mean it (better: keep 127.0.0.1 and use an SSH tunnel)`,
+    );
+  await loadBackendModules(process.env);
+  const m = createMuster(opts.primary ? { primary: opts.primary } : {});
+  const token = randomBytes(32).toString("base64url");
+  if (opts.tokenFile) writeToken(opts.tokenFile, token);
+  const sessions = new Map<string, Session>();
+
+  const open = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const { server, idle } = createMcpServer(m, log);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        const close = async (): Promise<void> => {
+          await server.close();
+          await idle();
+        };
+        sessions.set(id, { transport, close });
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  };
+
+  const answer = (res: http.ServerResponse, status: number, message: string): void => {
+    res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end(`${JSON.stringify({ error: message })}\n`);
+  };
+
+  let at: Listening = asked;
+  const httpServer = http.createServer((req, res) => {
+    const refused = refuse(
+      { host: req.headers.host, origin: req.headers.origin, authorization: req.headers.authorization },
+      at,
+      token,
+    );
+    if (refused) return answer(res, refused.status, refused.message);
+    const url = new URL(req.url ?? "/", "http://here");
+    if (url.pathname !== ENDPOINT) return answer(res, 404, `nothing here: the MCP endpoint is ${ENDPOINT}`);
+    const id = req.headers["mcp-session-id"];
+    const handle = async (): Promise<void> => {
+      if (typeof id === "string") {
+        const s = sessions.get(id);
+        if (!s) return answer(res, 404, "no such session (it ended): start a new one with initialize");
+        return s.transport.handleRequest(req, res);
+      }
+      if (req.method !== "POST") return answer(res, 400, "start a session with an initialize POST");
+      return open(req, res);
+    };
+    handle().catch((e: unknown) => {
+      log(`request failed: ${(e as Error)?.stack ?? String(e)}`);
+      if (!res.headersSent) answer(res, 500, "internal error");
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once("error", (e: NodeJS.ErrnoException) =>
+      reject(
+        new MusterError(
+          e.code === "EADDRINUSE" ? "busy" : "unsupported",
+          `cannot listen on ${opts.listen}: ${e.code === "EADDRINUSE" ? "the port is in use" : e.message}`,
+        ),
+      ),
+    );
+    httpServer.listen(asked.port, asked.host, () => resolve());
+  });
+  at = { host: asked.host, port: (httpServer.address() as AddressInfo).port };
+  const shown = at.host.includes(":") ? `[${at.host}]` : at.host;
+  log(`serving primary ${m.primary} for ${m.cwd} at http://${shown}:${at.port}${ENDPOINT}`);
+  log(
+    `token ${token}${opts.tokenFile ? ` (also in ${opts.tokenFile})` : ""}: send it as Authorization: Bearer <token>`,
+  );
+  if (!isLoopback(at.host))
+    log(
+      "warning: listening beyond this machine; anyone who reaches this port and has the token controls your agents",
+    );
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  httpServer.close();
+  await Promise.allSettled([...sessions.values()].map((s) => s.close()));
+  httpServer.closeAllConnections();
+}
