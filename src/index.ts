@@ -25,6 +25,7 @@ export type { PendingRequest } from "./core/requests.js";
 export type { TurnResult } from "./core/results.js";
 export type { FollowUp, SendMode, TurnSettings } from "./core/send.js";
 export type { ChildStatus, QueuedTurn } from "./core/state.js";
+export type { TreePauseView } from "./core/tree-pause.js";
 export type {
   Budget,
   ChildMeta,
@@ -32,6 +33,8 @@ export type {
   DeliveryRecord,
   Manifest,
   MusterEvent,
+  ProviderError,
+  ProviderErrorKind,
   TreeUsage,
 } from "./core/types.js";
 export type {
@@ -85,6 +88,12 @@ export { resumeCodeWorkflow } from "./workflows/code/code-resume.js";
 export { type Progress, type RunResult, runWorkflow, type StepResult } from "./workflows/dag/run.js";
 export { parseWorkflow, type WorkflowDef, type WorkflowStep } from "./workflows/dag/toml.js";
 export { discoverWorkflows, loadWorkflow } from "./workflows/discover.js";
-export { type HostOptions, musterHost, type StepOutcome, type WorkflowHost } from "./workflows/host.js";
+export {
+  type HostOptions,
+  type HostPause,
+  musterHost,
+  type StepOutcome,
+  type WorkflowHost,
+} from "./workflows/host.js";
 export { runSandboxed, type SandboxOptions } from "./workflows/sandbox/sandbox.js";
 export type { OutputSpec, StructuredOutcome } from "./workflows/structured.js";

@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeFileAtomic } from "../util/fsx.js";
 import { READ_CAPS, readJsonBoundedIfExists } from "../util/safe-read.js";
+import type { TreePause } from "./tree-pause.js";
 
 export const ADMISSION_FILE = "admission.json";
 export const GRANT_FILE = "grant.json";
@@ -32,6 +33,8 @@ export interface AdmissionGrant {
   limit: number;
   /** Why the tree's budget refuses the turn, when it does (granted turns only). */
   budget?: string;
+  /** Queued because the parent's tree is paused (artifacts/tree-pause.ts): the pause, as the parent's disk holds it. */
+  paused?: TreePause;
 }
 
 export const isFarDir = (dir: string): boolean => fs.existsSync(path.join(dir, FAR_MARK));

@@ -23,6 +23,18 @@ export interface Usage {
   cost?: number;
 }
 
+/** What a provider's refusal means: a rate limit, an exhausted quota, a refused credential, an overloaded upstream. */
+export type ProviderErrorKind = "rate_limit" | "quota" | "auth" | "overloaded";
+
+/** A turn's provider error, read from its agent CLI's own structured output (runners/common/provider-error.ts). */
+export interface ProviderError {
+  kind: ProviderErrorKind;
+  /** When the limit lifts, if the provider or the CLI said (ISO 8601). */
+  resetAt?: string;
+  /** The CLI's message, bounded. */
+  message: string;
+}
+
 export interface OutputRef {
   /** Path relative to the artifact dir, e.g. `outputs/<eventId>.md`. */
   path: string;
@@ -71,6 +83,27 @@ export interface TurnQueuedEvent extends Base {
   /** Turns running across the primary when this one had to wait, and the limit. */
   running: number;
   limit: number;
+}
+
+/** The turn waits because the tree is paused (a provider refused a turn of it: quota, credential). */
+export interface TurnHeldEvent extends Base {
+  type: "turn_held";
+  turnId: string;
+  kind: ProviderErrorKind;
+  /** What the provider said, one line. */
+  reason: string;
+  /** When the pause lifts by itself, if known. */
+  resetAt?: string;
+}
+
+/** The turn hit a rate limit that lifts soon: the host waits until `resetAt` and runs the turn again. */
+export interface RateLimitedEvent extends Base {
+  type: "rate_limited";
+  turnId: string;
+  resetAt: string;
+  /** 1 for the first wait of this turn. */
+  attempt: number;
+  reason: string;
 }
 
 export interface RunnerStartedEvent extends Base {
@@ -187,6 +220,8 @@ export interface CompletionEvent extends Base {
   runnerSessionId?: string;
   /** An agent that failed before the turn's prompt (its session did not open): its stderr until then, bounded. */
   stderr?: string;
+  /** The turn failed on a provider error muster recognised (quota and auth pause the tree). */
+  providerError?: ProviderError;
   /** The acceptance check's last run, for a child that has one (`--verify`) and a turn that reached it. */
   verified?: Verified;
   /** Who wrote it: the child host, or a parent that found the host dead. */
@@ -278,6 +313,8 @@ export type MusterEvent =
   | AgentSessionEvent
   | RunnerExitedEvent
   | TurnQueuedEvent
+  | TurnHeldEvent
+  | RateLimitedEvent
   | ToolActivityEvent
   | UsageEvent
   | ProgressEvent

@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ADMISSION_FILE, GRANT_FILE, readGrant, writeAdmission } from "../artifacts/admission.js";
+import type { TreePause } from "../artifacts/tree-pause.js";
 import { uuidv7 } from "../util/ids.js";
 
 // The answer travels a round trip away; the host waits on nothing else meanwhile.
@@ -16,6 +17,10 @@ export class FarAdmission {
   private limit: number;
   /** The budget's verdict on the turn last granted (undefined: within budget, or none set). */
   budgetVerdict: string | undefined;
+  /** The parent's tree pause the request waits under, as the last answer said (undefined: none). */
+  pause: TreePause | undefined;
+  /** Hears each pause of the parent's tree a request waits under (once each). */
+  onHeld: ((p: TreePause) => void) | undefined;
 
   constructor(
     private readonly dir: string,
@@ -29,6 +34,7 @@ export class FarAdmission {
     const request = uuidv7();
     writeAdmission(this.dir, { v: 1, request, turnId });
     let told = false;
+    let held: string | undefined;
     for (;;) {
       if (stopped()) {
         this.release();
@@ -37,12 +43,19 @@ export class FarAdmission {
       const g = readGrant(this.dir);
       if (g?.request === request) {
         this.limit = g.limit;
+        this.pause = g.paused;
         if (g.state === "granted") {
           this.budgetVerdict = g.budget;
           return true;
         }
-        if (!told) onQueued(g.running ?? g.limit);
-        told = true;
+        if (g.paused) {
+          // The keeper holds the grant while the parent's tree is paused: said once per pause, not as a slot wait.
+          if (g.paused.pauseId !== held) this.onHeld?.(g.paused);
+          held = g.paused.pauseId;
+        } else if (!told) {
+          onQueued(g.running ?? g.limit);
+          told = true;
+        }
       }
       await sleep(POLL_MS);
     }

@@ -8,12 +8,13 @@ import * as path from "node:path";
 import { isFarDir } from "../artifacts/admission.js";
 import { treeBudgetSpent } from "../artifacts/budget.js";
 import { closedDetail } from "../artifacts/closing.js";
-import type { ChildMeta } from "../artifacts/events.js";
+import type { ChildMeta, ProviderError } from "../artifacts/events.js";
 import { takeHostEnv } from "../artifacts/host-env.js";
 import { readInboxItem } from "../artifacts/inbox.js";
 import { type ChildFiles, childFiles, pathsOfArtifactDir, selfBinRoot } from "../artifacts/layout.js";
 import { EventLog } from "../artifacts/log.js";
 import { completeQueuedTurns } from "../artifacts/queued.js";
+import { pauseLine, pauseTree, type TreePause } from "../artifacts/tree-pause.js";
 import { ENV } from "../base/settings/resolve.js";
 import { isStorageFailure } from "../base/storage-errors.js";
 import { limitsFrom } from "../config/limits.js";
@@ -27,6 +28,7 @@ import { divertFailedRecords, turnFailure } from "./disk-full.js";
 import { FarAdmission } from "./far-admission.js";
 import { TurnSource } from "./input.js";
 import { killOwnGroup, whenDirGone } from "./orphan-watch.js";
+import { localPause, waitWhilePaused } from "./pause-gate.js";
 import { PermissionBroker, permissionTimeoutMs } from "./permissions.js";
 import { listenForPokes, safetyPollMs } from "./pokes.js";
 import { PaneRenderer } from "./render.js";
@@ -239,6 +241,19 @@ async function main(): Promise<void> {
     ? new FarAdmission(dir, maxRunning)
     : new RunSlots(layout.primary.slots, maxRunning, meta.id, dir, meta.parent);
   process.on("exit", () => slots.release());
+  // Far from the parent its keeper holds the run slot's grant while the parent's tree is paused (the held
+  // turn is recorded as here); on this machine the host reads the primary's pause itself.
+  const pauseOf = slots instanceof FarAdmission ? () => undefined : localPause(layout.primary.dir);
+  const pauseFor = (e: ProviderError, turnId: string): void => {
+    // Far from the parent the pause is the parent's keeper's to write (it reads this completion there).
+    if (slots instanceof FarAdmission) return;
+    try {
+      const p = pauseTree(layout.primary.dir, e, { child: meta.id, turnId });
+      render.info(`${pauseLine(p)}: no new turn of this tree starts until muster resume-tree`);
+    } catch (err) {
+      render.stderr(`could not pause the tree: ${(err as Error).message}`);
+    }
+  };
   let n = 0;
   for (;;) {
     const file = await source.next();
@@ -249,6 +264,20 @@ async function main(): Promise<void> {
       render.stderr(`unreadable inbox file ${file} (renamed to .bad)`);
       continue;
     }
+    // A paused tree starts no turn: this one waits (holding no run slot) until the pause lifts.
+    const held = (p: TreePause): void => {
+      log.append({
+        type: "turn_held",
+        turnId: item.turnId,
+        kind: p.kind,
+        reason: p.reason,
+        ...(p.resetAt ? { resetAt: p.resetAt } : {}),
+      });
+      render.info(`${pauseLine(p)}; waiting (muster resume-tree lifts it)`);
+    };
+    if (slots instanceof FarAdmission) slots.onHeld = held;
+    const unpaused = await waitWhilePaused(pauseOf, held, () => exitReason !== undefined || closing());
+    if (!unpaused) finish(exitReason ?? "cancelled", "cancelled while the tree was paused");
     // A ticket the disk refuses: the turn goes on without one, failed at once, so it settles errored saying why.
     let slotFailure: Error | undefined;
     const granted = await slots
@@ -297,6 +326,7 @@ async function main(): Promise<void> {
     const { completion, reap } = await runTurn(
       {
         ...{ files, meta, log, render, runner, env, conversation, refuse, reserve, engine },
+        pauseTree: pauseFor,
         checking: (running) => {
           checking = running;
           caps.setWaiting(asking.size > 0 || checking);

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
-import type { CompletionStatus } from "../artifacts/events.js";
+import type { CompletionStatus, ProviderError } from "../artifacts/events.js";
 import { droppedLineNote, LineSplitter } from "../artifacts/lines.js";
 import type { EventLog } from "../artifacts/log.js";
 import { parseStdoutLine } from "../runners/protocol.js";
@@ -52,6 +52,8 @@ export interface Outcome {
   signal: string | null;
   /** The agent's stderr when it failed before its turn could start (a session that did not open). */
   stderr?: string;
+  /** The provider error the turn failed on, as the runner classified it. */
+  providerError?: ProviderError;
   /** The agent's process died mid-turn (a signal, or a live session's process gone) with no answer given. */
   died?: boolean;
 }
@@ -261,7 +263,12 @@ export function decide(
     if (result.status === "completed")
       return { ...base, status: "completed", ...(result.reason ? { reason: result.reason } : {}) };
     if (result.status === "exhausted") return { ...base, status: "exhausted", reason: why };
-    return { ...base, status: "errored", reason: why };
+    return {
+      ...base,
+      status: "errored",
+      reason: why,
+      ...(result.providerError ? { providerError: result.providerError } : {}),
+    };
   }
   if (code === 0) return { ...base, status: "completed" };
   const lastErr = stderrTail

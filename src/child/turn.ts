@@ -8,6 +8,7 @@ import type {
   MusterEvent,
   OutputError,
   OutputRef,
+  ProviderError,
   RestartedEvent,
   Verified,
   VerifySpec,
@@ -18,6 +19,7 @@ import type { EventLog } from "../artifacts/log.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import { everyReason, replayPrompt, restartBackoffMs } from "../artifacts/restart.js";
 import { MAX_SNAPSHOT_BYTES, outputTooLarge, sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
+import { isTerminal } from "../artifacts/tree-pause.js";
 import { watchParentCheckout } from "../isolation/watch.js";
 import { readIsolation } from "../isolation/worktree.js";
 import type { Runner, TurnInput } from "../runners/types.js";
@@ -33,6 +35,7 @@ import { writeFileAtomic } from "../util/fsx.js";
 import { uuidv7 } from "../util/ids.js";
 import { AnswerSink } from "./answer.js";
 import { appendEnding } from "./disk-full.js";
+import { rateLimitWait, sleepUnlessStopped } from "./rate-limit.js";
 import type { PaneRenderer } from "./render.js";
 import type { DiskReserve } from "./reserve.js";
 import { type Outcome, outcomeWithoutRunner, type Reap, runPlan, type TurnState } from "./run-plan.js";
@@ -62,6 +65,11 @@ export interface TurnDeps {
   conversation: Conversation;
   /** Why this turn may not run at all (the tree's budget is spent, a cancel began), checked as it starts. */
   refuse?: () => Refusal | undefined;
+  /**
+   * The turn failed on a provider error that will refuse every turn of the tree alike (quota, credential): the
+   * host pauses the tree, before the completion is written, so whoever reads the completion finds the pause.
+   */
+  pauseTree?: (error: ProviderError, turnId: string) => void;
   /** Space held back for recording the turn's end when the disk fills up. */
   reserve?: DiskReserve;
   /** How the child's turns run (its runner mode), chosen once by the host. */
@@ -160,6 +168,7 @@ export async function runTurn(
   } else {
     let asked: Asked = { item, pFile, history };
     let checks = 0;
+    let waits = 0;
     for (;;) {
       ({ outcome, reap } = await runAgent(deps, asked, control, state));
       if (outcome.died && meta.restart && !control.reason && !control.failure) {
@@ -174,6 +183,32 @@ export async function runTurn(
         state.result = undefined;
         control.explicit = undefined;
         asked = next.asked;
+        continue;
+      }
+      // A rate limit that lifts soon: wait for it, then the agent runs the turn again.
+      const waitMs = control.reason || control.failure ? undefined : rateLimitWait(outcome, waits);
+      if (waitMs !== undefined) {
+        waits += 1;
+        const resetAt = outcome.providerError!.resetAt!;
+        log.append({
+          type: "rate_limited",
+          turnId: item.turnId,
+          resetAt,
+          attempt: waits,
+          reason: boundText(outcome.reason ?? "rate limited"),
+        });
+        render.info(`rate limited: running the turn again at ${resetAt}`);
+        // The failed attempt's process goes first; its words are not the answer.
+        await reap?.done;
+        reap = undefined;
+        if (!(await sleepUnlessStopped(control, waitMs))) {
+          outcome = outcomeWithoutRunner(control, control.failure ?? new Error("stopped"));
+          break;
+        }
+        if (state.runnerSessionId) conversation.runnerSessionId = state.runnerSessionId;
+        sink.replace("");
+        state.result = undefined;
+        control.explicit = undefined;
         continue;
       }
       const check = meta.verify;
@@ -245,6 +280,8 @@ export async function runTurn(
   }
   outcome = withFailure(outcome, control);
   parentCheck?.();
+  if (outcome.status === "errored" && isTerminal(outcome.providerError))
+    deps.pauseTree?.(outcome.providerError, item.turnId);
   const completionOf = (): EventInput => ({
     type: "completion",
     eventId,
@@ -252,6 +289,9 @@ export async function runTurn(
     status: outcome.status,
     ...(outcome.reason ? { reason: boundText(outcome.reason) } : {}),
     ...(outcome.stderr ? { stderr: boundText(outcome.stderr) } : {}),
+    ...(outcome.providerError && outcome.status === "errored"
+      ? { providerError: outcome.providerError }
+      : {}),
     exitCode: outcome.exitCode,
     signal: outcome.signal,
     durationMs: Date.now() - started,

@@ -26,6 +26,10 @@ function describe(e: MusterEvent): string {
       return `${e.by === "resume" ? "host resumed" : "host started"} (pid ${e.pid}, runner ${e.runner})`;
     case "turn_queued":
       return `queued: ${e.running} of ${e.limit} run slots busy`;
+    case "turn_held":
+      return `paused (${e.kind}): ${e.reason}${e.resetAt ? `, until ${e.resetAt}` : ""}; muster resume-tree continues`;
+    case "rate_limited":
+      return `rate limited (wait ${e.attempt}): running the turn again at ${e.resetAt}`;
     case "turn_started":
       return `started: ${e.source} prompt, ${e.promptBytes} B${e.model ? `, model ${e.model}` : ""}`;
     case "runner_started":

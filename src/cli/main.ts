@@ -19,6 +19,7 @@ import { registerPane } from "./commands/pane.js";
 import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
 import { registerTop } from "./commands/top.js";
+import { registerTree } from "./commands/tree.js";
 import { registerWait } from "./commands/wait.js";
 import { registerWorkflow } from "./commands/workflow.js";
 import { registerWorktree } from "./commands/worktree.js";
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerModels(program);
   registerInbox(program);
   registerBudget(program);
+  registerTree(program);
   registerRm(program);
   registerGc(program);
   registerHosts(program);

@@ -10,6 +10,7 @@ import {
 import { loadChildOrUnreadable } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { type PendingRequest, pendingRequests } from "./requests.js";
+import { type TreePauseView, untoldPause } from "./tree-pause.js";
 
 /** A group whose members are held back from the inbox: not sealed yet, or not every member settled. */
 export interface WaitingGroup {
@@ -25,7 +26,13 @@ export const MAX_LISTED_REQUESTS = 32;
 /** See Muster.inbox: pending records (completions without receipts), groups held back until ready. */
 /** The inbox as read: the manifest to hand on, and `consume` to record its receipts once it was. */
 export interface InboxRead {
-  manifest: Manifest & { waitingGroups: WaitingGroup[]; requests: PendingRequest[]; moreRequests: number };
+  manifest: Manifest & {
+    waitingGroups: WaitingGroup[];
+    requests: PendingRequest[];
+    moreRequests: number;
+    /** The tree is paused (quota, credential) and the parent was not told yet: told once, on consume. */
+    treePaused?: TreePauseView;
+  };
   consume: () => void;
 }
 
@@ -57,18 +64,17 @@ export function buildInbox(m: CoreContext): InboxRead {
   // Pending requests (questions) wait on an answer, not on delivery: listed every time until answered, the
   // oldest first and bounded like the records (an agent flooding requests cannot make the manifest huge).
   const requests = pendingRequests(m);
+  const untold = untoldPause(m);
   const manifest = {
     ...buildManifest(pending.filter((r) => !withheld.has(r.recordId))),
     waitingGroups,
     requests: requests.slice(0, MAX_LISTED_REQUESTS),
     moreRequests: Math.max(0, requests.length - MAX_LISTED_REQUESTS),
+    ...(untold ? { treePaused: untold.view } : {}),
   };
   return {
     manifest,
     consume: () =>
-      m.consume(
-        manifest.records.map((r) => r.recordId),
-        "inbox",
-      ),
+      m.consume([...manifest.records.map((r) => r.recordId), ...(untold ? [untold.receipt] : [])], "inbox"),
   };
 }

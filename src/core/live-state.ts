@@ -40,6 +40,8 @@ export interface LiveFold {
   pending?: { tool: string; summary?: string; ts: string };
   /** Permissions refused in the latest turn: once it settles, the child waits for a person to allow them. */
   denied?: { turnId: string; tools: string[]; ts: string };
+  /** The latest turn_held: the turn waits because the tree is paused. */
+  held?: { turnId: string; ts: string; reason: string; resetAt?: string };
   /** The latest turn_queued: the turn waits for a run slot. */
   queued?: { turnId: string; ts: string; running: number; limit: number };
   /** A question the agent asked its parent (`muster ask`) and is waiting on. */
@@ -78,7 +80,19 @@ export function foldLive(f: LiveFold, e: MusterEvent): void {
     case "turn_queued":
       f.queued = { turnId: ev.turnId, ts: ev.ts, running: ev.running, limit: ev.limit };
       break;
+    case "turn_held":
+      f.held = {
+        turnId: ev.turnId,
+        ts: ev.ts,
+        reason: ev.reason,
+        ...(ev.resetAt ? { resetAt: ev.resetAt } : {}),
+      };
+      break;
+    case "rate_limited":
+      f.note = { text: `rate limited: running the turn again at ${ev.resetAt}`, ts: ev.ts };
+      break;
     case "turn_started":
+      if (f.held?.turnId === ev.turnId) f.held = undefined;
       f.tool = undefined;
       f.note = undefined;
       f.pending = undefined;
@@ -129,6 +143,7 @@ export function foldLive(f: LiveFold, e: MusterEvent): void {
       f.asking = undefined;
       f.verifying = undefined;
       if (f.queued?.turnId === ev.turnId) f.queued = undefined;
+      if (f.held?.turnId === ev.turnId) f.held = undefined;
       break;
   }
 }
@@ -191,6 +206,10 @@ export function deriveLive(c: LiveInput, now: number, stallMs: number = DEFAULT_
     const busy = f.runner === "command" ? "running its command" : "model call";
     const doing = f.tool ? `${f.tool.name} ${f.tool.summary}`.trim() : (f.note?.text ?? busy);
     return withDetail("working", c.open.startedAt, doing);
+  }
+  if (f.held) {
+    const h = f.held;
+    return withDetail("queued", h.ts, `paused: ${h.reason}${h.resetAt ? `, until ${h.resetAt}` : ""}`);
   }
   if (f.queued || c.pending > 0) {
     const q = f.queued;

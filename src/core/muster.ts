@@ -35,6 +35,7 @@ import { type FollowUp, type SendMode, sendTo, stopTurnOf, type TurnSettings } f
 import { CoreSetup, type MusterOptions } from "./setup.js";
 import { type SpawnOptions, type SpawnResult, spawnChild } from "./spawn.js";
 import { type StartConflict, type StartRequest, startConflict, startTurn } from "./start.js";
+import { resumeTreeOf, type TreePauseView, treePauseOf } from "./tree-pause.js";
 import { type ChildDetailView, type ChildView, childView, detailView } from "./views.js";
 import { type WaitOptions, type WaitOutcome, waitDelivering, waitForGroup } from "./wait.js";
 import { eventStream, PrimaryWatcher, type WatchOptions } from "./watcher.js";
@@ -148,6 +149,16 @@ export class Muster extends CoreSetup {
   /** Seals an explicit group: it takes no more members and is delivered once every member has settled. */
   sealGroup(groupId: string): Promise<Group> {
     return sealGroup(this.paths.groups, groupId);
+  }
+
+  /** The tree's pause (a provider refused a turn of it: quota, credential), or undefined when none holds. */
+  treePause(): TreePauseView | undefined {
+    return treePauseOf(this);
+  }
+
+  /** Lifts the tree's pause: turns held by it start again. `resumed`: the pause that was in force, if any. */
+  resumeTree(): { resumed: TreePauseView | null } {
+    return resumeTreeOf(this);
   }
 
   /** The tree's shared budget and what the tree has used so far. */

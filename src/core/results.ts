@@ -3,6 +3,7 @@ import type {
   CompletionStatus,
   OutputError,
   OutputRef,
+  ProviderError,
   Usage,
   Verified,
 } from "../artifacts/events.js";
@@ -29,6 +30,8 @@ export interface TurnResult {
   outputError?: OutputError;
   /** The agent's stderr when it failed before the turn's prompt (its session did not open). */
   stderr?: string;
+  /** The provider error the turn failed on (rate limit, quota, auth, overloaded), with its reset time if known. */
+  providerError?: ProviderError;
   /** The child's acceptance check (`--verify`): its last run on this turn's answer, and how many runs it took. */
   verified?: Verified;
   artifactDir: string;
@@ -63,6 +66,7 @@ export function toResult(c: LoadedChild, completion: CompletionEvent, withText: 
     ...(completion.output ? { output: completion.output } : {}),
     ...(completion.outputError ? { outputError: completion.outputError } : {}),
     ...(completion.stderr ? { stderr: completion.stderr } : {}),
+    ...(completion.providerError ? { providerError: completion.providerError } : {}),
     ...(completion.verified ? { verified: completion.verified } : {}),
     ...isolationResult(c.files.dir, completion.turnId),
   };

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
-import { primariesDir, primaryPaths } from "../artifacts/layout.js";
+import { pathsOfArtifactDir, primariesDir, primaryPaths } from "../artifacts/layout.js";
+import { pauseInForce } from "../artifacts/tree-pause.js";
 import { MusterError } from "../base/errors.js";
 import { resolveResumeSettings } from "../profiles/settings.js";
 import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
@@ -10,6 +11,7 @@ import { continueHint, NOT_RESUMABLE_NOTE } from "./hints.js";
 import { checkPrompt } from "./host-launch.js";
 import { isChildName } from "./names.js";
 import { openTurn } from "./state.js";
+import { pauseView, type TreePauseView } from "./tree-pause.js";
 
 /** Per-turn overrides; an omitted one keeps the child's last value. */
 export interface TurnSettings {
@@ -29,6 +31,8 @@ export interface FollowUp {
   newPane?: string;
   /** `mode: "now"`: the running turn this follow-up interrupts (it settles `interrupted`). */
   interrupts?: string;
+  /** The tree is paused (a provider's quota or credential): the turn waits until `resume-tree`. */
+  paused?: TreePauseView;
 }
 
 /** How a follow-up meets a running turn: after it (queue), in its place (now); stop ends it and adds nothing. */
@@ -124,6 +128,8 @@ export function queueTurn(
     ...(opts.context ? { context: opts.context } : {}),
     createdAt: new Date().toISOString(),
   });
+  const held = pauseInForce(pathsOfArtifactDir(c.files.dir).primary.dir);
+  const paused = held ? pauseView(held) : undefined;
   return {
     id: c.entry.id,
     turnId,
@@ -131,6 +137,7 @@ export function queueTurn(
     ...(settings.model ? { model: settings.model } : {}),
     ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
     warnings: settings.warnings,
+    ...(paused ? { paused } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { pauseInForce } from "../artifacts/tree-pause.js";
 import { removeGroupMember } from "../delivery/groups.js";
 import { branchOf } from "../isolation/worktree.js";
 import { paneLabel, placementWarning } from "../mux/backend.js";
@@ -9,6 +10,7 @@ import { discardChildFiles } from "./remove.js";
 import { type ChildRecords, childRecords, createChild, joinGroup } from "./spawn-create.js";
 import { launchChild } from "./spawn-launch.js";
 import { planSpawn, type SpawnOptions, type SpawnPlan } from "./spawn-plan.js";
+import { pauseView, type TreePauseView } from "./tree-pause.js";
 
 export type { SpawnOptions } from "./spawn-plan.js";
 
@@ -29,6 +31,8 @@ export interface SpawnResult {
   /** The branch of a child isolated in a worktree. */
   branch?: string;
   name?: string;
+  /** The tree is paused (a provider refused it: quota, credential): the child exists, its first turn waits. */
+  paused?: TreePauseView;
 }
 
 /**
@@ -45,7 +49,8 @@ export async function spawnChild(m: CoreContext, opts: SpawnOptions): Promise<Sp
   try {
     await createChild(m, plan, rec);
     const pane = await launchChild(m, plan, rec);
-    return spawnResult(plan, rec, pane);
+    const paused = pauseInForce(m.paths.dir);
+    return { ...spawnResult(plan, rec, pane), ...(paused ? { paused: pauseView(paused) } : {}) };
   } catch (e) {
     await rollbackSpawn(m, plan, rec);
     throw e;

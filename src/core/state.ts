@@ -54,6 +54,10 @@ const activity = (e: MusterEvent): string | undefined => {
       return `turn started (${e.promptBytes} bytes)`;
     case "turn_queued":
       return `queued: ${e.running} of ${e.limit} run slots busy`;
+    case "turn_held":
+      return `paused: ${e.reason}${e.resetAt ? `, until ${e.resetAt}` : ""}`;
+    case "rate_limited":
+      return `rate limited until ${e.resetAt}: ${e.reason}`;
     case "tool_activity":
       return `${e.phase === "start" ? "⚙" : "✓"} ${e.name} ${e.summary}`.trim();
     case "progress":

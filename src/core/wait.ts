@@ -12,6 +12,7 @@ import { type PendingRequest, requestsHolding } from "./requests.js";
 import { onHostDeath } from "./restart.js";
 import { type TurnResult, toResult } from "./results.js";
 import { applyEvents, emptyState, resumable } from "./state.js";
+import { pauseNotice, type TreePauseView } from "./tree-pause.js";
 
 export interface WaitOptions {
   mode?: "all" | "first";
@@ -38,6 +39,11 @@ export interface WaitOutcome {
   receiptError?: string;
   /** What the still-running children (or their descendants) wait on: pending questions and permissions. */
   requests?: PendingRequest[];
+  /**
+   * The tree is paused (a provider refused a turn of it: quota, credential): no new turn starts until
+   * `resume-tree`. Carried once per pause, by the first wait that ends while it holds.
+   */
+  treePaused?: TreePauseView;
 }
 
 const inInbox = (c: LoadedChild, turnId: string): boolean => c.store.queuedTurns().includes(turnId);
@@ -266,10 +272,12 @@ export async function waitDelivering(
     "wait",
   );
   const waitingOn = requestsHolding(m, outcome.pending);
+  const paused = pauseNotice(m, "wait");
   return {
     ...outcome,
     ...(receiptError ? { receiptError } : {}),
     ...(waitingOn.length > 0 ? { requests: waitingOn } : {}),
+    ...(paused ? { treePaused: paused } : {}),
   };
 }
 

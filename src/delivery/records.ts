@@ -1,4 +1,10 @@
-import type { CompletionEvent, CompletionStatus, OutputError, OutputRef } from "../artifacts/events.js";
+import type {
+  CompletionEvent,
+  CompletionStatus,
+  OutputError,
+  OutputRef,
+  ProviderError,
+} from "../artifacts/events.js";
 
 /** A terminal completion as the parent is told of it: statuses and references, never the output itself. */
 export interface DeliveryRecord {
@@ -14,6 +20,8 @@ export interface DeliveryRecord {
   /** The immutable snapshot, by absolute path, with its size and hash. */
   output?: OutputRef & { file: string };
   outputError?: OutputError;
+  /** The provider error the turn failed on (a quota or a refused credential pauses the tree). */
+  providerError?: ProviderError;
   completedAt: string;
 }
 
@@ -37,6 +45,7 @@ export function toRecord(
     ...(c.reason ? { reason: c.reason } : {}),
     ...(c.output ? { output: { ...c.output, file: `${artifactDir}/${c.output.path}` } } : {}),
     ...(c.outputError ? { outputError: c.outputError } : {}),
+    ...(c.providerError ? { providerError: c.providerError } : {}),
     completedAt: c.ts,
   };
 }

@@ -149,7 +149,11 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     ...(a.verify !== undefined ? { verify: verifyOf(a.verify) } : {}),
     ...(a.restart !== undefined ? { restart: a.restart } : {}),
   });
-  const warnings = started.warnings.length > 0 ? { warnings: started.warnings } : {};
+  const warnings = {
+    ...(started.warnings.length > 0 ? { warnings: started.warnings } : {}),
+    // The tree is paused (a provider's quota or credential): the child exists, its turn waits for resume-tree.
+    ...("paused" in started && started.paused ? { treePaused: started.paused } : {}),
+  };
   // The status subagents_status would say now: one derivation (core/state.ts) for every answer.
   const statusNow = async () => (await ctx.m.view(started.id)).status;
   if (a.await === false) return { id: started.id, status: await statusNow(), ...warnings };
@@ -160,7 +164,12 @@ export async function run(a: RunArgs, ctx: CallContext): Promise<McpResult | Rec
     turns: new Map([[started.id, started.turnId]]),
   });
   const settled = outcome.results[0];
-  if (settled) return { ...shapeResult(settled), ...warnings };
+  if (settled)
+    return {
+      ...shapeResult(settled),
+      ...warnings,
+      ...(outcome.treePaused ? { treePaused: outcome.treePaused } : {}),
+    };
   if (!ctx.signal.aborted || (await ctx.abortReason()) === "closed")
     return { id: started.id, status: await statusNow() };
   // The client cancelled this call: cancel exactly the child it started.
@@ -191,6 +200,8 @@ export async function awaitChildren(
     results: outcome.results.map(shapeResult),
     pending: outcome.pending,
     ...(outcome.timedOut ? { timedOut: true } : {}),
+    // Once per pause: the tree no longer starts turns until resume-tree.
+    ...(outcome.treePaused ? { treePaused: outcome.treePaused } : {}),
   };
 }
 
@@ -201,7 +212,13 @@ export const LIST_MAX = 100;
 export async function status(a: { id?: string }, ctx: CallContext) {
   if (a.id !== undefined) return childDetail(await ctx.m.view(a.id));
   const all = await ctx.m.views();
-  return { primary: ctx.m.primary, total: all.length, children: all.slice(-LIST_MAX).map(childRow) };
+  const paused = ctx.m.treePause();
+  return {
+    primary: ctx.m.primary,
+    ...(paused ? { treePaused: paused } : {}),
+    total: all.length,
+    children: all.slice(-LIST_MAX).map(childRow),
+  };
 }
 
 /** subagents_result: a settled turn's output (default the latest). */
@@ -223,6 +240,7 @@ export async function send(a: { id: string; prompt?: string; mode?: SendMode }, 
     queued: f.queued,
     ...(f.interrupts ? { interrupts: f.interrupts } : {}),
     ...(f.warnings.length > 0 ? { warnings: f.warnings } : {}),
+    ...(f.paused ? { treePaused: f.paused } : {}),
   };
 }
 

@@ -14,6 +14,8 @@ export const HEARTBEAT_MS = 10_000;
 
 const STATUS_OF: Record<string, string> = {
   turn_queued: "queued",
+  turn_held: "paused",
+  rate_limited: "rate-limited",
   turn_started: "running",
   runner_started: "running",
   tool_activity: "running",

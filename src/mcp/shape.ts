@@ -36,6 +36,7 @@ export function shapeResult(r: TurnResult): McpResult {
     resumable: r.resumable,
     usage: r.usage ?? null,
     ...(r.isolation ? { isolation: r.isolation } : {}),
+    ...(r.providerError ? { providerError: r.providerError } : {}),
     ...(r.verified ? { verified: r.verified } : {}),
   };
 }

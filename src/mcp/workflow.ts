@@ -120,6 +120,8 @@ function progressLine(p: WorkflowProgress): string | undefined {
       return `step ${p.stepId} started: child ${shortId(p.childId)} (${p.agent})`;
     case "agent_started":
       return `step ${p.id} started: child ${shortId(p.childId)} (${p.agent})`;
+    case "step_paused":
+      return `step ${p.stepId} paused with the tree: ${p.reason}`;
     case "step_settled":
     case "agent_settled":
     case "agent_replayed": {

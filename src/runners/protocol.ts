@@ -1,3 +1,4 @@
+import type { ProviderError } from "../artifacts/events.js";
 import type { AgentMessage, StreamProtocol } from "./types.js";
 
 const isStr = (v: unknown): v is string => typeof v === "string";
@@ -57,11 +58,32 @@ export function parseAgentLine(line: string): AgentMessage {
           status: o.status,
           ...(isStr(o.text) ? { text: o.text } : {}),
           ...(isStr(o.reason) ? { reason: o.reason } : {}),
+          ...(o.status === "errored" && providerErrorOf(o.providerError)
+            ? { providerError: providerErrorOf(o.providerError)! }
+            : {}),
         };
       }
       break;
   }
   return { type: "raw", text: line };
+}
+
+const KINDS = new Set(["rate_limit", "quota", "auth", "overloaded"]);
+
+/** An agent's own `providerError` on its result: kept when its kind is one muster knows. */
+function providerErrorOf(v: unknown): ProviderError | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const p = v as Record<string, unknown>;
+  if (!isStr(p.kind) || !KINDS.has(p.kind)) return undefined;
+  const resetAt =
+    isStr(p.resetAt) && Number.isFinite(Date.parse(p.resetAt))
+      ? new Date(p.resetAt).toISOString()
+      : undefined;
+  return {
+    kind: p.kind as ProviderError["kind"],
+    ...(resetAt ? { resetAt } : {}),
+    message: isStr(p.message) ? p.message.slice(0, 2000) : p.kind,
+  };
 }
 
 /** Maps a stdout line to messages under the given protocol (plain text: every line is answer text). */

@@ -1,4 +1,4 @@
-import type { Usage } from "../artifacts/events.js";
+import type { ProviderError, Usage } from "../artifacts/events.js";
 
 /** One message of a runner's output stream, normalised (muster's JSONL agent protocol, artifacts/README.md). */
 export type AgentMessage =
@@ -10,7 +10,14 @@ export type AgentMessage =
   /** A permission asked for (pending), answered (granted) or refused (denied) → a `permission` event. */
   | { type: "permission"; state: "pending" | "granted" | "denied"; tool: string; summary?: string }
   /** The end of the turn as the agent reports it; `text` is the answer (the last reply, not the whole stream). */
-  | { type: "result"; status: "completed" | "errored" | "exhausted"; text?: string; reason?: string }
+  | {
+      type: "result";
+      status: "completed" | "errored" | "exhausted";
+      text?: string;
+      reason?: string;
+      /** An errored turn's provider error, as the CLI reported it (a rate limit, a quota, …). */
+      providerError?: ProviderError;
+    }
   /** A line that is not protocol: shown in the pane, otherwise ignored. */
   | { type: "raw"; text: string };
 

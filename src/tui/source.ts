@@ -149,7 +149,11 @@ export class TopSource {
   private budgetNow(full: boolean): string {
     const now = Date.now();
     if (full || now - this.budget.at >= BUDGET_MS) this.budget = { text: budgetText(this.muster), at: now };
-    return this.budget.text;
+    // The tree's pause is one small file: read each time, so a pause or a resume-tree shows at once.
+    const paused = this.muster.treePause();
+    return paused
+      ? `${this.budget.text} · TREE PAUSED (${paused.kind}): muster resume-tree`
+      : this.budget.text;
   }
 
   private async update(full: boolean): Promise<void> {

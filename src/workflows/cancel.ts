@@ -15,11 +15,13 @@ export async function cancelRun(
 ): Promise<RunView> {
   const stateDir = host.stateDir();
   const view = readRun(stateDir, runId);
-  if (view.status !== "running" && view.status !== "interrupted")
+  if (view.status !== "running" && view.status !== "paused" && view.status !== "interrupted")
     throw new MusterError("not_running", `workflow run ${runId} has already settled (${view.status})`);
   const files = runFiles(stateDir, runId);
   writeFileAtomic(files.cancel, `${new Date().toISOString()}\n`);
-  const children = view.steps.filter((s) => s.status === "running" && s.childId).map((s) => s.childId!);
+  const children = view.steps
+    .filter((s) => (s.status === "running" || s.status === "paused") && s.childId)
+    .map((s) => s.childId!);
   await host.cancel(children);
   if (view.status === "interrupted") {
     const log = RunLog.open(files);

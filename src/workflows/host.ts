@@ -1,3 +1,4 @@
+import type { ProviderError } from "../artifacts/events.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import type { VerifyRequest } from "../base/verify-request.js";
 import type { Muster } from "../core/muster.js";
@@ -9,6 +10,15 @@ export interface StepOutcome {
   status: CompletionStatus;
   reason?: string;
   text?: string;
+  /** The provider error its turn failed on (a quota or a refused credential pauses the run). */
+  providerError?: ProviderError;
+}
+
+/** The tree's pause as a run sees it: why, and when it lifts by itself (if known). */
+export interface HostPause {
+  kind: string;
+  reason: string;
+  resetAt?: string;
 }
 
 export interface StepSpawn {
@@ -50,6 +60,8 @@ export interface WorkflowHost {
   send(id: string, prompt: string): Promise<{ turnId: string }>;
   /** Waits for that turn to settle; never throws for a failed child (its failure is the outcome). */
   wait(id: string, turnId: string): Promise<StepOutcome>;
+  /** The tree's pause in force (a provider refused a turn: quota, credential), if any. Absent: never paused. */
+  treePause?(): HostPause | undefined;
   /**
    * Cancels these children (and their panes); unknown ids are ignored. `closeReason`: an idle one is closed
    * for this reason (its step is done), which its end record gives instead of "closed by muster cancel".
@@ -131,12 +143,14 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
           status: r.status,
           ...(r.reason ? { reason: r.reason } : {}),
           ...(r.text !== undefined ? { text: r.text } : {}),
+          ...(r.providerError ? { providerError: r.providerError } : {}),
         };
       } catch (e) {
         // An unreadable or tampered snapshot is this step's failure, not the run's.
         return { status: "errored", reason: (e as Error).message };
       }
     },
+    treePause: () => m.treePause(),
     cancel,
     release: async (id) => {
       if (opts.keep) return;

@@ -36,7 +36,7 @@ export type StepStatus =
   | "interrupted"
   | "failed_verification"
   | "skipped";
-export type RunStatus = "running" | "completed" | "failed" | "cancelled" | "interrupted";
+export type RunStatus = "running" | "paused" | "completed" | "failed" | "cancelled" | "interrupted";
 
 /** One record of a run's `events.ndjson` (append + fsync, one line each). */
 export type RunEvent = { v: 1; seq: number; ts: string } & (
@@ -62,6 +62,20 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
     }
   /** A structured worker's corrective turn (its first answer did not match the output schema). */
   | { type: "step_retried"; stepId: string; turnId: string }
+  /**
+   * A step's child failed on a provider's quota or a refused credential: the tree is paused, and so is the
+   * run (no step starts); once the pause lifts the step runs again on the same child (its conversation kept).
+   */
+  | {
+      type: "step_paused";
+      stepId: string;
+      childId: string;
+      kind: string;
+      reason: string;
+      resetAt?: string;
+    }
+  /** The pause lifted: the paused step runs again, as `turnId` of its child. */
+  | { type: "step_continued"; stepId: string; childId: string; turnId: string }
   | {
       type: "step_settled";
       stepId: string;
@@ -92,7 +106,7 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
       /** Steps that will be waited for or run again (every step that had not completed). */
       rerun: string[];
     }
-  | { type: "run_settled"; status: Exclude<RunStatus, "running" | "interrupted"> }
+  | { type: "run_settled"; status: Exclude<RunStatus, "running" | "paused" | "interrupted"> }
 );
 
 type Body<T> = T extends unknown ? Omit<T, "v" | "seq" | "ts"> : never;
@@ -198,7 +212,7 @@ export interface RunView {
   steps: {
     id: string;
     /** `queued`: every need completed, waiting for one of the run's in-flight places (its concurrency). */
-    status: StepStatus | "pending" | "queued" | "running";
+    status: StepStatus | "pending" | "queued" | "running" | "paused";
     childId?: string;
     phase?: string;
     reason?: string;
@@ -256,6 +270,13 @@ export function readRun(stateDir: string, runId: string): RunView {
     if (e.type === "step_started") {
       Object.assign(step(e.stepId), { status: "running", childId: e.childId });
       if (e.phase) step(e.stepId).phase = e.phase;
+    } else if (e.type === "step_paused") {
+      const resets = e.resetAt ? `, until ${e.resetAt}` : "";
+      Object.assign(step(e.stepId), { status: "paused", reason: `paused (${e.kind}): ${e.reason}${resets}` });
+    } else if (e.type === "step_continued") {
+      const s = step(e.stepId);
+      s.status = "running";
+      delete s.reason;
     } else if (e.type === "phase") {
       phase = e.name;
     } else if (e.type === "step_settled") {
@@ -289,6 +310,8 @@ export function readRun(stateDir: string, runId: string): RunView {
   }
   if (status === "running" && !runnerAlive(runner.pid, runner.pidStart)) status = "interrupted";
   if (status === "running") markQueued(files, steps);
+  // A live run with a step held by the tree's pause is paused (resume-tree continues it).
+  if (status === "running" && [...steps.values()].some((s) => s.status === "paused")) status = "paused";
   return {
     runId,
     workflow: start.workflow,
@@ -320,6 +343,11 @@ function markQueued(files: RunFiles, steps: Map<string, RunView["steps"][number]
 /** Refuses a run that is running or has completed: only an interrupted, cancelled or failed run resumes. */
 export function assertResumable(stateDir: string, runId: string): void {
   const view = readRun(stateDir, runId);
+  if (view.status === "paused")
+    throw new MusterError(
+      "not_running",
+      `workflow run ${runId} is paused with its tree (a provider's quota or credential); muster resume-tree continues it`,
+    );
   if (view.status === "running")
     throw new MusterError(
       "not_running",

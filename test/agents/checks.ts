@@ -19,6 +19,11 @@ export interface Endpoint {
   requests: { path: string; api: string | null; body: unknown; scenario: string }[];
   lastModelBody(before: number): string;
   setScenario(s: string): void;
+  /** Requests whose body holds `marker` get the provider error `kind` in the provider's own format. */
+  failWhen(marker: string, kind: string): void;
+  clearFailures(): void;
+  setRetryHint(ms: number | undefined): void;
+  setResetSeconds(n: number): void;
   close(): Promise<void>;
 }
 
@@ -32,6 +37,8 @@ export interface CliCase {
   session?: boolean;
   /** Extra env for this CLI in the tests (e.g. fewer retries against the scripted 500). */
   env?: Record<string, string>;
+  /** The CLI says when a provider's rate limit lifts (Claude Code and Codex say only that it was hit). */
+  saysRateLimitReset?: boolean;
 }
 
 /** One child's settled turn, read back through the CLI (`--json`). */
@@ -311,6 +318,67 @@ export function defineCliChecks(c: CliCase): void {
         expect(new Set(starts.map((e) => e.pid)).size).toBe(1);
         expect(groupAlive(starts[0]!.pid as number)).toBe(true);
         await sb.run(["cancel", id], { env });
+      });
+    }
+
+    it("8. a quota error (the provider's own 429/400 body) is classified, pauses the tree, and resume-tree continues", async () => {
+      ep.setScenario("text");
+      ep.failWhen("QUOTA-MARK", "quota");
+      // OpenCode retries a 429 itself five times with backoff; the hint makes those retries instant.
+      ep.setRetryHint(0);
+      try {
+        for (const mode of c.session ? ["session", "oneshot"] : ["oneshot"]) {
+          const modeEnv = mode === "oneshot" ? { ...env, MUSTER_RUNNER_MODE: "oneshot" } : env;
+          const r = await waitedJson(
+            sb,
+            ["spawn", ...childArgs(workDir(`quota-${mode}`), "QUOTA-MARK hi")],
+            modeEnv,
+          );
+          const result = r.data.results?.[0];
+          expect(result?.status, `${mode}: ${JSON.stringify(r.data).slice(0, 1500)}`).toBe("errored");
+          expect(result.providerError, mode).toMatchObject({ kind: "quota" });
+          expect(completions(result.artifactDir).at(-1)!.providerError.kind).toBe("quota");
+          // The parent hears of the pause once, with the completion that caused it.
+          expect(r.data.treePaused, mode).toMatchObject({ kind: "quota", child: r.data.spawned.id });
+          // Nothing new starts: a sibling spawned now waits, shown as paused, until resume-tree.
+          const sib = await sb.json(["spawn", "--agent", "mock", "after the quota"], { env });
+          expect(sib.data.paused, sib.stderr).toMatchObject({ kind: "quota" });
+          await until(() => readEvents(sib.data.artifactDir).some((e) => e.type === "turn_held"), 30_000);
+          expect(readEvents(sib.data.artifactDir).some((e) => e.type === "turn_started")).toBe(false);
+          const resumed = await sb.json(["resume-tree"], { env });
+          expect(resumed.data.resumed).toMatchObject({ kind: "quota" });
+          const done = await sb.json(["wait", sib.data.id, "--timeout", "60s"], { env });
+          expect(done.data.results[0].status).toBe("completed");
+        }
+      } finally {
+        ep.clearFailures();
+        ep.setRetryHint(undefined);
+        await sb.run(["resume-tree"], { env });
+      }
+    });
+
+    if (c.saysRateLimitReset) {
+      it("9. a rate limit lifting in a few seconds (the provider's own 429) is waited out: the turn runs again and completes", async () => {
+        ep.setScenario("text");
+        ep.setResetSeconds(3);
+        ep.failWhen("RATE-MARK", "rate_limit");
+        ep.setRetryHint(0);
+        try {
+          const s = await sb.json(["spawn", ...childArgs(workDir("rate"), "RATE-MARK hi")], { env });
+          expect(s.exitCode, s.stderr).toBe(0);
+          // The limit lifts once the host has said it waits for it.
+          await until(() => readEvents(s.data.artifactDir).some((e) => e.type === "rate_limited"), 90_000);
+          ep.clearFailures();
+          const done = await sb.json(["wait", s.data.id, "--timeout", "120s"], { env, timeout: 150_000 });
+          expect(done.data.results[0]?.status, JSON.stringify(done.data).slice(0, 1500)).toBe("completed");
+          const limited = readEvents(s.data.artifactDir).filter((e) => e.type === "rate_limited");
+          expect(limited[0]).toMatchObject({ attempt: 1 });
+          expect(completions(s.data.artifactDir)).toHaveLength(1);
+        } finally {
+          ep.clearFailures();
+          ep.setRetryHint(undefined);
+          ep.setResetSeconds(3600);
+        }
       });
     }
 

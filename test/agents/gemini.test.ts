@@ -4,5 +4,6 @@ defineCliChecks({
   name: "gemini",
   session: true,
   streamsText: true,
+  saysRateLimitReset: true,
   errorMessage: /500|scripted upstream failure/,
 });

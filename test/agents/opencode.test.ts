@@ -1,3 +1,8 @@
 import { defineCliChecks } from "./checks.js";
 
-defineCliChecks({ name: "opencode", session: true, errorMessage: /500|scripted upstream failure/ });
+defineCliChecks({
+  name: "opencode",
+  session: true,
+  saysRateLimitReset: true,
+  errorMessage: /500|scripted upstream failure/,
+});

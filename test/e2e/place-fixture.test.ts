@@ -320,4 +320,30 @@ describe("a place from test/fixtures (a mount namespace), reached only through t
       await sb.run(["budget", "--clear"]);
     }
   }, 120_000);
+
+  it("the tree's pause holds across places: a far child's quota error pauses the tree, a far turn waits until resume-tree", async () => {
+    try {
+      const failing = await sb.json([
+        "spawn",
+        "--place",
+        ns.name,
+        "--wait",
+        "mock: provider=quota\nneeds the model",
+      ]);
+      expect(failing.data.results[0]).toMatchObject({ status: "errored", providerError: { kind: "quota" } });
+      // The far host cannot reach the parent's state root: the keeper here pauses the tree once it has the completion.
+      await until(
+        async () => (await sb.json(["ls"])).data.treePaused?.child === failing.data.spawned.id,
+        15_000,
+      );
+      const held = await nsChild("after the quota");
+      await until(() => readEvents(held.dir).some((e) => e.type === "turn_held"), 20_000);
+      expect(readEvents(held.dir).some((e) => e.type === "turn_started")).toBe(false);
+      expect((await sb.json(["resume-tree"])).data.resumed).toMatchObject({ kind: "quota" });
+      const done = await sb.json(["wait", held.id, "--timeout", "40s"]);
+      expect(done.data.results[0].status, done.stderr).toBe("completed");
+    } finally {
+      await sb.run(["resume-tree"]);
+    }
+  }, 120_000);
 });

@@ -47,6 +47,20 @@ const valid = {
     reasoning: "low",
   }),
   turn_queued: ev({ type: "turn_queued", turnId: TURN, running: 4, limit: 4 }),
+  turn_held: ev({
+    type: "turn_held",
+    turnId: TURN,
+    kind: "quota",
+    reason: "You exceeded your current quota, please check your plan and billing details.",
+    resetAt: "2025-06-01T10:00:00.000Z",
+  }),
+  rate_limited: ev({
+    type: "rate_limited",
+    turnId: TURN,
+    resetAt: "2025-06-01T09:32:00.000Z",
+    attempt: 1,
+    reason: "429 Rate limit reached. Please try again in 20s.",
+  }),
   runner_started: ev({ type: "runner_started", turnId: TURN, pid: 4250, argv0: "node" }),
   agent_session: ev({
     type: "agent_session",

@@ -7,6 +7,7 @@ import { EXIT, resultExit } from "../exit-codes.js";
 import { parseTimeout } from "../format.js";
 import { isolationNote } from "../isolation-note.js";
 import { ExitWith, printAnswer, printJson, say, warn } from "../output.js";
+import { treePausedLine } from "../pause-line.js";
 import { visibleLine } from "../sanitize.js";
 import { printResults, waitWithProgress } from "./wait.js";
 
@@ -114,6 +115,7 @@ export function registerAct(program: Command): void {
         ...(flags.reasoning ? { reasoning: flags.reasoning } : {}),
       });
       for (const w of sent.warnings) warn(`muster: warning: ${visibleLine(w)}\n`);
+      if (sent.paused) warn(`muster: ${treePausedLine(sent.paused)}: this turn waits until then\n`);
       if (!flags.wait) {
         if (flags.json) printJson(sent);
         else say(`${sent.turnId}\n`);

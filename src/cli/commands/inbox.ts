@@ -5,6 +5,7 @@ import { shortId } from "../../util/ids.js";
 import { shellQuote } from "../../util/text.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { printJson, say, withSelf } from "../output.js";
+import { treePausedLine } from "../pause-line.js";
 import { visibleLine } from "../sanitize.js";
 
 /** One pending request, one line: who asked (through whom), what, and the answers it takes. */
@@ -30,7 +31,8 @@ export function registerInbox(program: Command): void {
     else if (
       manifest.records.length === 0 &&
       manifest.waitingGroups.length === 0 &&
-      manifest.requests.length === 0
+      manifest.requests.length === 0 &&
+      !manifest.treePaused
     )
       say("nothing new\n");
     else {
@@ -43,6 +45,7 @@ export function registerInbox(program: Command): void {
       if (manifest.more > 0) say(withSelf(`…and ${manifest.more} more: run muster inbox again\n`));
     }
     if (!flags.json) {
+      if (manifest.treePaused) say(`${treePausedLine(manifest.treePaused)}\n`);
       for (const g of manifest.waitingGroups) {
         say(
           withSelf(

@@ -10,6 +10,7 @@ import { clip, humanDuration, parsePositiveInt, shellQuote, since } from "../for
 import { lsTable } from "../ls-table.js";
 import { watchList } from "../ls-watch.js";
 import { printJson, say, withSelf } from "../output.js";
+import { treePausedLine } from "../pause-line.js";
 import { visible, visibleLine } from "../sanitize.js";
 
 /** "N malformed line(s) at offset …" for events.ndjson (the spans are skipped by every reader). */
@@ -77,6 +78,7 @@ export function registerInspect(program: Command): void {
     const m = muster(flags);
     if (flags.watch) return watchList(m, flags);
     const groups = flags.all ? await m.viewsAll() : [{ primary: m.primary, children: await m.views() }];
+    const paused = flags.all ? undefined : m.treePause();
     if (flags.json) {
       const shaped = groups.map((g) => ({
         primary: g.primary,
@@ -84,8 +86,11 @@ export function registerInspect(program: Command): void {
           v.unreadable !== undefined ? unreadableSummary(v) : childSummary(v),
         ),
       }));
-      return printJson(flags.all ? { primaries: shaped } : shaped[0]);
+      return printJson(
+        flags.all ? { primaries: shaped } : { ...shaped[0], ...(paused ? { treePaused: paused } : {}) },
+      );
     }
+    if (paused) say(`${treePausedLine(paused)}\n`);
     if (groups.every((g) => g.children.length === 0)) {
       say(withSelf('no children yet — try: muster spawn --agent mock "hello"\n'));
       return;
@@ -115,9 +120,11 @@ export function registerInspect(program: Command): void {
     }));
     const attach = v.attachCommand;
     const snapshot = v.snapshot;
+    const paused = m.treePause();
     if (flags.json)
       return printJson({
         ...summary,
+        ...(paused ? { treePaused: paused } : {}),
         turnList: turns,
         attachCommand: attach,
         malformed: v.malformed,
@@ -134,6 +141,7 @@ export function registerInspect(program: Command): void {
       `agent      ${v.agent} (runner ${v.runner})`,
       `status     ${v.status}${summary.lastOutcome ? ` · last turn ${summary.lastOutcome}` : ""}${queued ? ` · ${queued} queued` : ""}`,
       `state      ${v.live.state} (${since(v.live.since)})${v.live.detail ? ` · ${visibleLine(v.live.detail)}` : ""}`,
+      ...(paused ? [`tree       ${treePausedLine(paused)}`] : []),
       `created    ${v.createdAt} (${since(v.createdAt)} ago)${v.forkedFrom ? ` · forked from ${v.forkedFrom}` : ""}`,
       `pane       ${summary.paneClosed ? "- (closed)" : paneWhere(v.pane)}`,
       ...(v.placed ? [`place      ${v.place} (its artifacts are mirrored here)`] : []),

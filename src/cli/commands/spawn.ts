@@ -4,12 +4,14 @@ import { TUI_RUNNERS } from "../../core/catalog.js";
 import { NAME_RULE } from "../../core/names.js";
 import { DEFAULT_RESTARTS, MAX_RESTARTS, parseRestart, RESTART_RULE } from "../../core/restart.js";
 import type { StartConflict } from "../../core/start.js";
+import type { TreePauseView } from "../../core/tree-pause.js";
 import { shortId } from "../../util/ids.js";
 import { type CapFlags, capOptions, capsFrom } from "../caps-flags.js";
 import { type ContainerFlags, containerFrom, containerOptions } from "../container-flags.js";
 import { type CommonOptions, common, muster, readPrompt } from "../context.js";
 import { parseTimeout } from "../format.js";
 import { printJson, say, warn, withSelf } from "../output.js";
+import { treePausedLine } from "../pause-line.js";
 import { promptAndCommand } from "../prompt.js";
 import { type VerifyFlags, verifyFrom, verifyOptions } from "../verify-flags.js";
 import { type BestOfFlags, bestOfFrom, runBestOf } from "./best-of.js";
@@ -200,12 +202,16 @@ export function registerSpawn(program: Command): void {
         { json: !!flags.json, wait: !!flags.wait, ...timeout },
       );
     }
-    const started: { id: string; turnId: string; warnings: string[] } = await m.start({
-      ...req,
-      prompt: readPrompt(prompt, flags.file),
-      onProgress: (text) => warn(`muster: ${text}\n`),
-    });
+    const started: { id: string; turnId: string; warnings: string[]; paused?: TreePauseView } = await m.start(
+      {
+        ...req,
+        prompt: readPrompt(prompt, flags.file),
+        onProgress: (text) => warn(`muster: ${text}\n`),
+      },
+    );
     for (const w of started.warnings) warn(`muster: warning: ${w}\n`);
+    if (started.paused)
+      warn(`muster: ${treePausedLine(started.paused)}: this child's first turn waits until then\n`);
     if (!flags.wait) {
       if (flags.json) printJson(started);
       else {

@@ -13,6 +13,7 @@ import { clip, humanDuration, parseTimeout } from "../format.js";
 import { takeInterrupt } from "../interrupt.js";
 import { isolationNote } from "../isolation-note.js";
 import { ExitWith, printAnswerBlock, printJson, say, warn } from "../output.js";
+import { treePausedLine } from "../pause-line.js";
 import { visible, visibleLine } from "../sanitize.js";
 
 /** Waits, showing one live status line on a terminal's stderr; Ctrl-C ends the wait (exit 130), not the children. */
@@ -128,6 +129,7 @@ export function printResults(
       interrupted: outcome.interrupted,
       ...(outcome.receiptError ? { receiptError: outcome.receiptError } : {}),
       ...(outcome.requests ? { requests: outcome.requests } : {}),
+      ...(outcome.treePaused ? { treePaused: outcome.treePaused } : {}),
     });
   else {
     const single = outcome.results.length + outcome.pending.length === 1;
@@ -142,6 +144,7 @@ export function printResults(
       else if (r.outputError) warn(`muster: ${visibleLine(r.outputError.message)}\n`);
       warn(isolationNote(r));
     }
+    if (outcome.treePaused) warn(`muster: ${treePausedLine(outcome.treePaused)}\n`);
     if (outcome.receiptError) warn(`muster: warning: ${outcome.receiptError}\n`);
     if (outcome.pending.length > 0) {
       const why = outcome.timedOut ? "timed out" : outcome.interrupted ? "interrupted" : "still running";

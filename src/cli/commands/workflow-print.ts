@@ -13,6 +13,8 @@ function progressLine(p: WorkflowProgress): string | undefined {
       return `workflow run ${shortId(p.runId)} started (${p.dir})`;
     case "step_started":
       return `step ${p.stepId} started: child ${shortId(p.childId)} (${p.agent})`;
+    case "step_paused":
+      return `step ${p.stepId} paused with the tree (child ${shortId(p.childId)}): ${visibleLine(p.reason)}; muster resume-tree continues it`;
     case "step_settled": {
       const s = p.step;
       const why = s.reason ? `: ${visibleLine(s.reason)}` : "";

@@ -10,6 +10,7 @@ import { type AdmissionGrant, readAdmissionRequest, writeAdmission } from "../..
 import { treeBudgetSpent } from "../../artifacts/budget.js";
 import type { ChildMeta } from "../../artifacts/events.js";
 import { childFiles, pathsOfArtifactDir } from "../../artifacts/layout.js";
+import { pauseInForce } from "../../artifacts/tree-pause.js";
 import { RunSlots } from "../../child/slots.js";
 import { READ_CAPS, readJsonBoundedIfExists } from "../../util/safe-read.js";
 
@@ -51,6 +52,13 @@ export class AdmissionDesk {
     if (this.serving !== request) return;
     const slots = this.slotsOf();
     if (!slots) return;
+    // A paused tree grants no turn (a local host waits the same way): the host hears the pause, and waits.
+    const paused = pauseInForce(pathsOfArtifactDir(this.dir).primary.dir);
+    if (paused) {
+      writeAdmission(this.dir, { v: 1, request, state: "queued", running: 0, limit: this.limit, paused });
+      this.timer = setTimeout(() => this.try(request), RETRY_MS);
+      return;
+    }
     slots
       .tryAcquire()
       .then((running) => {

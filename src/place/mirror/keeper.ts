@@ -13,8 +13,10 @@ import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ADMISSION_FILE } from "../../artifacts/admission.js";
-import { childFiles } from "../../artifacts/layout.js";
+import type { CompletionEvent } from "../../artifacts/events.js";
+import { childFiles, pathsOfArtifactDir } from "../../artifacts/layout.js";
 import { NdjsonReader } from "../../artifacts/reader.js";
+import { isTerminal, pauseTree } from "../../artifacts/tree-pause.js";
 import { sessionFileOf } from "../../sessions/store.js";
 import { writeJsonAtomic } from "../../util/fsx.js";
 import { AdmissionDesk } from "./admission-desk.js";
@@ -130,11 +132,30 @@ export class ChildMirror extends EventEmitter {
     }
   }
 
+  /**
+   * A far child's turn that failed on a quota or a refused credential pauses the parent's tree, as a local
+   * host's does (its host cannot reach the parent's state root). Written once the completion is mirrored.
+   */
+  private pauseFor(c: CompletionEvent): void {
+    // A record from the far side is data: only a well-formed error pauses anything.
+    if (c.status !== "errored" || !isTerminal(c.providerError) || typeof c.turnId !== "string") return;
+    if (typeof c.providerError.message !== "string") return;
+    try {
+      pauseTree(pathsOfArtifactDir(this.dir).primary.dir, c.providerError, {
+        child: path.basename(this.dir),
+        turnId: c.turnId,
+      });
+    } catch (e) {
+      this.log(`could not pause the tree: ${(e as Error).message}`);
+    }
+  }
+
   private checkEnd(lingerMs: number): void {
     let ended: boolean | undefined;
     for (const r of this.reader.readNew()) {
       if (r.type === "child_started") ended = false;
       else if (r.type === "child_exited") ended = true;
+      else if (r.type === "completion") this.pauseFor(r as CompletionEvent);
     }
     if (ended) this.timers.push(setTimeout(() => this.stop("the child host's end is recorded"), lingerMs));
   }

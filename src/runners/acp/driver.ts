@@ -7,7 +7,14 @@ import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../typ
 import { authHint, authMethods, methodFor, needsAuth } from "./auth.js";
 import { RpcError, RpcPeer } from "./rpc.js";
 import { applySettings, readOffer } from "./session-setup.js";
-import { type AcpTurnReader, acpTurnReader, errorMessage, failureOf, toolName } from "./updates.js";
+import {
+  type AcpTurnReader,
+  acpProviderError,
+  acpTurnReader,
+  errorMessage,
+  failureOf,
+  toolName,
+} from "./updates.js";
 
 // The answer to a permission request once the turn is being cancelled (the protocol asks for exactly this).
 const CANCELLED = { outcome: { outcome: "cancelled" } };
@@ -86,7 +93,7 @@ export function acpDriver(spec: SessionSpec, io: SessionIo): SessionDriver {
         });
         for (const m of reader.end(response)) onMessage(m);
       } catch (e) {
-        for (const m of reader.failed(failureOf(e))) onMessage(m);
+        for (const m of reader.failed(failureOf(e), acpProviderError(e))) onMessage(m);
       } finally {
         turn = undefined;
       }

@@ -3,6 +3,7 @@
  * muster's agent messages (the same ones a headless CLI's stdout parser gives). One reader per turn.
  */
 import { oneLine } from "../../util/text.js";
+import { bodyCodes, classifyProvider, classifyText, type ProviderError } from "../common/provider-error.js";
 import { num, obj, str, toolSummary } from "../common/shared.js";
 import type { AgentMessage } from "../types.js";
 import { RpcError } from "./rpc.js";
@@ -12,7 +13,7 @@ export interface AcpTurnReader {
   /** The turn's `session/prompt` response: its usage and how it ended. */
   end(response: unknown): AgentMessage[];
   /** The turn's `session/prompt` request failed (an upstream error, a refused prompt). */
-  failed(message: string): AgentMessage[];
+  failed(message: string, providerError?: ProviderError): AgentMessage[];
   /** The parent refused a tool this turn asked for (`tool`: its name and summary). */
   denied(tool: string): void;
 }
@@ -88,8 +89,10 @@ export function acpTurnReader(): AcpTurnReader {
       // Any other "cancelled": the turn was stopped from here; the host's stop reason decides its outcome.
       return out;
     },
-    failed(message) {
-      return [{ type: "result", status: "errored", reason: message }];
+    failed(message, providerError) {
+      return [
+        { type: "result", status: "errored", reason: message, ...(providerError ? { providerError } : {}) },
+      ];
     },
     denied(tool) {
       if (!refused.includes(tool)) refused.push(tool);
@@ -174,6 +177,28 @@ function parsed(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A failed `session/prompt` as a provider error. Gemini CLI answers with the HTTP status as the JSON-RPC code
+ * and the API's error body or its own words as the message; OpenCode with -32603, `data.errorName: "APIError"`
+ * and the provider's message after "Internal error: ". Neither carries more structure than that.
+ */
+export function acpProviderError(e: unknown): ProviderError | undefined {
+  if (!(e instanceof RpcError)) return undefined;
+  if (e.code >= 400 && e.code < 600) {
+    if (e.message.trimStart().startsWith("{")) {
+      const found = classifyProvider({
+        status: e.code,
+        codes: bodyCodes(e.message).codes,
+        message: e.message,
+      });
+      if (found) return found;
+    }
+    return classifyText(e.message, e.code);
+  }
+  if (obj(e.data).errorName === "APIError") return classifyText(e.message.replace(/^Internal error: /, ""));
+  return undefined;
 }
 
 /** Why a request to the agent failed: an RpcError with its data, else the error's message. */

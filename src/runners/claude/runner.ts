@@ -1,4 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
+import { classifyProvider, type ProviderSignal } from "../common/provider-error.js";
 import { inlineObjectSchema } from "../common/schema.js";
 import {
   arr,
@@ -21,10 +22,19 @@ export function claudeParser() {
   const toolNames = new Map<string, string>();
   // Messages whose text already arrived as deltas (--include-partial-messages): their full record adds no text.
   const streamed = new Set<string>();
+  // The API error of this turn's synthetic assistant record (`is_api_error_message`), and a subscription
+  // limit's reset time (`rate_limit_event` rejected): the turn's result names the error, not its kind.
+  let apiError: ProviderSignal | undefined;
+  let limitResetsAt: number | undefined;
   return jsonlParser((o): AgentMessage[] => {
     const out: AgentMessage[] = [];
     const sid = str(o.session_id);
     switch (o.type) {
+      case "rate_limit_event": {
+        const info = obj(o.rate_limit_info);
+        if (info.status === "rejected") limitResetsAt = num(info.resetsAt);
+        break;
+      }
       case "system":
         if (o.subtype === "init" && sid) out.push({ type: "session", id: sid });
         if (o.subtype === "api_retry") {
@@ -46,6 +56,12 @@ export function claudeParser() {
         break;
       }
       case "assistant": {
+        if (o.is_api_error_message === true && !o.parent_tool_use_id)
+          apiError = {
+            ...(num(o.api_error_status) !== undefined ? { status: num(o.api_error_status) } : {}),
+            codes: [str(o.error), str(o.api_error_type)],
+            message: "",
+          };
         // Sub-agent (Task) chatter carries a parent tool id: the pane shows its tools, not its text.
         const message = obj(o.message);
         const live = streamed.has(str(message.id) ?? "");
@@ -115,7 +131,24 @@ export function claudeParser() {
             reason: errors[0] ?? "reached the maximum number of turns",
           });
         } else if (o.is_error || o.subtype !== "success") {
-          out.push({ type: "result", status: "errored", reason: text ?? errors[0] ?? String(o.subtype) });
+          const reason = text ?? errors[0] ?? String(o.subtype);
+          const status = num(o.api_error_status) ?? apiError?.status;
+          const providerError =
+            status !== undefined || apiError
+              ? classifyProvider({
+                  ...(status !== undefined ? { status } : {}),
+                  codes: [...(apiError?.codes ?? []), str(o.api_error_type)],
+                  ...(limitResetsAt !== undefined ? { resetAt: limitResetsAt } : {}),
+                  message: reason,
+                })
+              : undefined;
+          out.push({
+            type: "result",
+            status: "errored",
+            reason,
+            ...(providerError ? { providerError } : {}),
+          });
+          apiError = undefined;
         } else out.push({ type: "result", status: "completed", text: text ?? "" });
         break;
       }

@@ -6,6 +6,7 @@
  * `item/fileChange/requestApproval`) go to the parent through `io.askPermission`.
  */
 import { RpcError, RpcPeer } from "../acp/rpc.js";
+import { classifyProvider, classifyText, type ProviderError } from "../common/provider-error.js";
 import { num, obj, str, toolSummary } from "../common/shared.js";
 import type { AgentMessage, SessionDriver, SessionIo, SessionSpec } from "../types.js";
 
@@ -100,16 +101,30 @@ export function codexAppTurnReader() {
         : [];
       const status = str(turn.status);
       if (status === "completed") out.push({ type: "result", status: "completed", text: answer });
-      else if (status === "failed")
-        out.push({
-          type: "result",
-          status: "errored",
-          reason: str(obj(turn.error).message) ?? "the turn failed",
-        });
+      else if (status === "failed") {
+        const reason = str(obj(turn.error).message) ?? "the turn failed";
+        const providerError = codexProviderError(obj(turn.error).codexErrorInfo, reason);
+        out.push({ type: "result", status: "errored", reason, ...(providerError ? { providerError } : {}) });
+      }
       // "interrupted": the turn was stopped from here; the host's stop reason decides its outcome.
       return out;
     },
   };
+}
+
+/**
+ * The app-server's `codexErrorInfo` (a name, or `{<name>: {httpStatusCode}}`) → a provider error: its names
+ * for a quota (usageLimitExceeded), a refused credential (unauthorized) and an overloaded model
+ * (serverOverloaded), else the HTTP status it carries. Its message adds a retry delay when it says one.
+ */
+export function codexProviderError(info: unknown, message: string): ProviderError | undefined {
+  const name = typeof info === "string" ? info : Object.keys(obj(info))[0];
+  if (!name) return undefined;
+  const status = num(obj(obj(info)[name]).httpStatusCode);
+  const fromText = classifyText(message, status);
+  const kind = classifyProvider({ ...(status !== undefined ? { status } : {}), codes: [name], message });
+  if (!kind) return undefined;
+  return fromText?.kind === kind.kind && fromText.resetAt ? { ...kind, resetAt: fromText.resetAt } : kind;
 }
 
 type Reader = ReturnType<typeof codexAppTurnReader>;

@@ -1,4 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
+import { classifyText } from "../common/provider-error.js";
 import { schemaFile, strictSchema } from "../common/schema.js";
 import {
   binaryOf,
@@ -73,9 +74,14 @@ export function codexParser() {
           { type: "result", status: "completed", text: lastMessage },
         ];
       }
-      case "turn.failed":
+      case "turn.failed": {
         failed = str(obj(o.error).message) ?? "the turn failed";
-        return [{ type: "result", status: "errored", reason: failed }];
+        // `codex exec --json` says only its own words (the app-server says more: codexErrorInfo).
+        const providerError = classifyText(failed);
+        return [
+          { type: "result", status: "errored", reason: failed, ...(providerError ? { providerError } : {}) },
+        ];
+      }
       case "error":
         // Reconnect notices arrive as errors before the final one: progress, not the outcome.
         return str(o.message) ? [{ type: "progress", text: o.message as string }] : [];

@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileNoFollow } from "../../util/fsx.js";
+import { bodyCodes, classifyProvider, classifyText, type ProviderError } from "../common/provider-error.js";
 import {
   binaryOf,
   cliPlan,
@@ -56,10 +57,13 @@ export function geminiParser() {
         if (o.status === "success") out.push({ type: "result", status: "completed", text: segment });
         else {
           const e = obj(o.error);
+          const reason = str(e.message) ?? `gemini: ${str(o.status) ?? "error"}`;
+          const providerError = geminiProviderError(reason);
           out.push({
             type: "result",
             status: "errored",
-            reason: str(e.message) ?? `gemini: ${str(o.status) ?? "error"}`,
+            reason,
+            ...(providerError ? { providerError } : {}),
           });
         }
         return out;
@@ -67,6 +71,29 @@ export function geminiParser() {
     }
     return [];
   });
+}
+
+/**
+ * Gemini CLI's stream-json error (`type: "unknown"` always) is its own wording around the API's:
+ * `[API Error: <message or the API's JSON error body>]`. A JSON body is read for its status and reasons
+ * (API_KEY_INVALID, RESOURCE_EXHAUSTED); otherwise its fixed phrases say which ("exhausted your daily quota",
+ * "Suggested retry after 20s.").
+ */
+export function geminiProviderError(message: string): ProviderError | undefined {
+  const inner = /^\[API Error: ([\s\S]*)\]/.exec(message)?.[1];
+  if (inner?.trimStart().startsWith("{")) {
+    const { codes } = bodyCodes(inner);
+    let status: number | undefined;
+    try {
+      const code = (JSON.parse(inner) as { error?: { code?: unknown } }).error?.code;
+      if (typeof code === "number") status = code;
+    } catch {
+      // Not JSON after all: the phrases below decide.
+    }
+    const found = classifyProvider({ ...(status !== undefined ? { status } : {}), codes, message });
+    if (found) return found;
+  }
+  return classifyText(message);
 }
 
 /** Tool narrowing for gemini lives in settings: a per-child system settings file (the user's files stay as they are). */

@@ -140,6 +140,21 @@ async function main(): Promise<void> {
     emit({ type: "progress", text: "hanging until cancelled (mock: hang)" });
     await sleep(SELF_DESTRUCT_MS);
   }
+  // A provider's refusal, as an agent CLI reports it (`mock: provider=quota`, `provider-until=<epoch ms>`).
+  const refused =
+    (opts.providerUntil === undefined || Date.now() < opts.providerUntil) &&
+    (opts.providerUnless === undefined || !existsSync(opts.providerUnless));
+  if (opts.provider && refused) {
+    const resetAt = opts.providerUntil !== undefined ? new Date(opts.providerUntil).toISOString() : undefined;
+    const message = `mock provider error: ${opts.provider}`;
+    emit({
+      type: "result",
+      status: "errored",
+      reason: message,
+      providerError: { kind: opts.provider, ...(resetAt ? { resetAt } : {}), message },
+    });
+    return;
+  }
   if (opts.exit !== undefined && opts.exit !== 0) {
     process.stderr.write(`mock: failing with exit code ${opts.exit} as asked\n`);
     process.exit(opts.exit);

@@ -22,6 +22,12 @@ export interface MockOptions {
   ask?: string;
   /** Report this tool's permission refused before the final record. */
   deny?: string;
+  /** End the turn errored with this provider error (rate_limit, quota, auth, overloaded). */
+  provider?: string;
+  /** …only until this wall-clock time (epoch ms), which is also the error's reset time; answers after it. */
+  providerUntil?: number;
+  /** …only while this file does not exist (a test lifts the provider's refusal by creating it). */
+  providerUnless?: string;
 }
 
 const NUM = /^\d+(\.\d+)?$/;
@@ -44,6 +50,9 @@ export function parseMockOptions(prompt: string): MockOptions {
       else if (key === "gate" && value) opts.gate = decodeURIComponent(value);
       else if (key === "ask" && value) opts.ask = decodeURIComponent(value);
       else if (key === "deny" && value) opts.deny = decodeURIComponent(value);
+      else if (key === "provider" && value) opts.provider = value;
+      else if (key === "provider-until" && NUM.test(value)) opts.providerUntil = Number(value);
+      else if (key === "provider-unless" && value) opts.providerUnless = decodeURIComponent(value);
       else if (NUM.test(value)) {
         const n = Number(value);
         if (key === "sleep") opts.sleep = n;

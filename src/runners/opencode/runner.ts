@@ -1,4 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
+import { bodyCodes, classifyProvider, lowerHeaders, type ProviderError } from "../common/provider-error.js";
 import {
   binaryOf,
   cliPlan,
@@ -60,7 +61,13 @@ export function opencodeParser() {
       } else if (o.type === "error") {
         const e = obj(o.error);
         error = str(obj(e.data).message) ?? str(e.message) ?? str(e.name) ?? "opencode reported an error";
-        out.push({ type: "result", status: "errored", reason: error });
+        const providerError = opencodeProviderError(e, error);
+        out.push({
+          type: "result",
+          status: "errored",
+          reason: error,
+          ...(providerError ? { providerError } : {}),
+        });
       }
       return out;
     },
@@ -144,6 +151,28 @@ export const opencodeRunner: Runner = {
     };
   },
 };
+
+/**
+ * OpenCode's `APIError` carries the provider's answer whole: `data.statusCode`, `data.responseHeaders` (the
+ * reset headers) and `data.responseBody` (the provider's error type and code).
+ */
+export function opencodeProviderError(
+  e: Record<string, unknown>,
+  message: string,
+): ProviderError | undefined {
+  if (e.name !== "APIError") return undefined;
+  const data = obj(e.data);
+  const status = num(data.statusCode);
+  const headers = lowerHeaders(data.responseHeaders);
+  // A zero hint only says "retry now"; it is no reset time.
+  if (headers["retry-after-ms"] === "0") delete headers["retry-after-ms"];
+  return classifyProvider({
+    ...(status !== undefined ? { status } : {}),
+    codes: bodyCodes(str(data.responseBody) ?? "").codes,
+    headers,
+    message,
+  });
+}
 
 /** muster's `provider:model` in opencode's `provider/model` spelling (a bare or opencode id as is). */
 export function opencodeModel(spec: string | undefined): string | undefined {

@@ -1,4 +1,5 @@
 import { ENV } from "../../base/settings/table.js";
+import { classifyText } from "../common/provider-error.js";
 import {
   arr,
   binaryOf,
@@ -74,9 +75,10 @@ export function piParser() {
         const m = last ?? {};
         const stop = str(m.stopReason);
         if (stop === "error" || stop === "aborted") {
-          return [
-            { type: "result", status: "errored", reason: str(m.errorMessage) ?? `pi stopped: ${stop}` },
-          ];
+          const reason = str(m.errorMessage) ?? `pi stopped: ${stop}`;
+          // Pi words a provider error "<HTTP status> <provider's message>", with no structured field.
+          const providerError = stop === "error" && str(m.errorMessage) ? classifyText(reason) : undefined;
+          return [{ type: "result", status: "errored", reason, ...(providerError ? { providerError } : {}) }];
         }
         return [{ type: "result", status: "completed", text: textOf(m) }];
       }

@@ -32,6 +32,8 @@ export async function resumeWorkflow(
   const started = new Map<string, { childId: string; turnId: string }>();
   for (const e of readAllRecords<RunEvent>(files.events)) {
     if (e.type === "step_started") started.set(e.stepId, { childId: e.childId, turnId: e.turnId });
+    // A step continued after a pause: its child's newest turn is the one to wait for.
+    else if (e.type === "step_continued") started.set(e.stepId, { childId: e.childId, turnId: e.turnId });
     else if (e.type === "step_settled") started.delete(e.stepId);
     else if (e.type === "run_resumed") for (const id of e.rerun) prior.completed.delete(id);
     if (e.type === "step_settled" && e.status === "completed") {

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { MusterError } from "../../base/errors.js";
 import { uuidv7 } from "../../util/ids.js";
-import type { StepSpawn, WorkflowHost } from "../host.js";
+import type { StepOutcome, StepSpawn, WorkflowHost } from "../host.js";
 import { processStart, RunLog, type RunStatus, runFiles, type StepStatus, stepSettled } from "../run-log.js";
 import {
   compileOutput,
@@ -35,7 +35,7 @@ export interface StepResult {
 export interface RunResult {
   runId: string;
   workflow: string;
-  status: Exclude<RunStatus, "running" | "interrupted">;
+  status: Exclude<RunStatus, "running" | "paused" | "interrupted">;
   dir: string;
   /** Every step, in declaration order. */
   steps: StepResult[];
@@ -46,6 +46,7 @@ export interface RunResult {
 export type Progress =
   | { type: "run_started"; runId: string; dir: string }
   | { type: "step_started"; stepId: string; childId: string; agent: string }
+  | { type: "step_paused"; stepId: string; childId: string; reason: string }
   | { type: "step_settled"; step: StepResult };
 
 export interface RunOptions {
@@ -62,6 +63,15 @@ export interface RunOptions {
 }
 
 const DEFAULT_CONCURRENCY = 4;
+// How often a paused run looks whether its tree's pause has lifted.
+const PAUSE_LOOK_MS = 500;
+// A step continued this many times after pauses and still refused settles errored (a pause that will not hold).
+const MAX_CONTINUES = 5;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A step outcome that pauses the run with its tree: a provider's quota, or a refused credential. */
+const pausing = (out: StepOutcome): boolean =>
+  out.status === "errored" && (out.providerError?.kind === "quota" || out.providerError?.kind === "auth");
 
 function concurrencyOf(n: number): number {
   if (!Number.isSafeInteger(n) || n < 1)
@@ -140,6 +150,8 @@ export async function execute(
     if (host.release) releasing.push(host.release(childId));
   };
   let cancelled = false;
+  // Steps waiting for the tree's pause to lift: while any does, no other step starts.
+  let pausedSteps = 0;
   let finish!: () => void;
   const done = new Promise<void>((r) => {
     finish = r;
@@ -169,7 +181,13 @@ export async function execute(
     if (left && step.output) await host.cancel([left.childId]).catch(() => {});
     if (left && !step.output) {
       running.set(step.id, left.childId);
-      const out = await host.wait(left.childId, left.turnId);
+      let out = await host.wait(left.childId, left.turnId);
+      // Left paused by a run that stopped meanwhile: once the tree's pause lifts, the same child goes on.
+      for (let n = 0; pausing(out) && !cancelled && n < MAX_CONTINUES; n++) {
+        const turnId = await pauseStep(step, left.childId, out);
+        if (!turnId) break;
+        out = await host.wait(left.childId, turnId);
+      }
       running.delete(step.id);
       release(left.childId);
       if (out.status === "completed") {
@@ -225,7 +243,7 @@ export async function execute(
     opts.onProgress?.({ type: "step_started", stepId: step.id, childId: child.id, agent: step.agent });
     // A cancel that came while this child was being started must reach it too.
     if (cancelled) await host.cancel([child.id]).catch(() => {});
-    const out: StructuredOutcome = step.output
+    let out: StructuredOutcome = step.output
       ? await finishStructured(
           host,
           child,
@@ -235,6 +253,13 @@ export async function execute(
           modeOf(spawn),
         )
       : await host.wait(child.id, child.turnId);
+    // A quota or a refused credential pauses the run with its tree; once the pause lifts the same child runs the
+    // step again, its conversation kept (never a blank context), and the run goes on from there.
+    for (let n = 0; !step.output && pausing(out as StepOutcome) && !cancelled && n < MAX_CONTINUES; n++) {
+      const turnId = await pauseStep(step, child.id, out as StepOutcome);
+      if (!turnId) break;
+      out = await host.wait(child.id, turnId);
+    }
     running.delete(step.id);
     const r: StepResult = { ...base, childId: child.id, ...outcomeFields(out) };
     let output: { path: string; bytes: number } | undefined;
@@ -247,6 +272,38 @@ export async function execute(
     settle(r, output);
     // A structured worker's child was closed by finishStructured already.
     if (!step.output) release(child.id);
+  };
+
+  /** Holds the step until the tree's pause lifts, then sends its prompt again; the new turn, or undefined. */
+  const pauseStep = async (
+    step: WorkflowStep,
+    childId: string,
+    out: StepOutcome,
+  ): Promise<string | undefined> => {
+    const e = out.providerError!;
+    const reason = e.message.split("\n", 1)[0]!.slice(0, 500);
+    pausedSteps += 1;
+    log.append({
+      type: "step_paused",
+      stepId: step.id,
+      childId,
+      kind: e.kind,
+      reason,
+      ...(e.resetAt ? { resetAt: e.resetAt } : {}),
+    });
+    opts.onProgress?.({ type: "step_paused", stepId: step.id, childId, reason });
+    try {
+      while (!cancelled && host.treePause?.()) await sleep(PAUSE_LOOK_MS);
+    } finally {
+      pausedSteps -= 1;
+    }
+    if (cancelled) return undefined;
+    const sent = await host.send(childId, stepPrompt(step, input, outputs)).catch(() => undefined);
+    if (!sent) return undefined;
+    log.append({ type: "step_continued", stepId: step.id, childId, turnId: sent.turnId });
+    // Steps held back while the run was paused may start now.
+    schedule();
+    return sent.turnId;
   };
 
   // The graph, indexed once: a step is looked at when its last need settles, not on every settle (a run may
@@ -275,7 +332,8 @@ export async function execute(
     // A cancel request may have cancelled a child before the poll saw it: look before deciding anything.
     if (!cancelled && fs.existsSync(files.cancel)) cancel();
     log.batch(() => {
-      while (unblocked.length > 0 || (readyHead < ready.length && (cancelled || inFlight < limit))) {
+      const room = (): boolean => cancelled || (inFlight < limit && pausedSteps === 0);
+      while (unblocked.length > 0 || (readyHead < ready.length && room())) {
         const now = unblocked;
         unblocked = [];
         for (const step of now) {
@@ -284,7 +342,7 @@ export async function execute(
           if (failed || cancelled) skip(step, failed);
           else ready.push(step);
         }
-        while (readyHead < ready.length && (cancelled || inFlight < limit)) {
+        while (readyHead < ready.length && room()) {
           const step = ready[readyHead++]!;
           if (cancelled) skip(step, undefined);
           else start(step);

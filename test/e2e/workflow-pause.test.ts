@@ -1,0 +1,107 @@
+// A TOML workflow whose step fails on a provider's quota (the mock agent's `mock: provider=quota`) pauses
+// with its tree: finished steps stand, nothing else starts, the run shows as paused; resume-tree continues
+// the paused step on the same child (its conversation kept) and the run goes on from there. A runner that
+// dies while paused is resumed (`workflow resume`) from its last finished step too.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { readEvents, until, useSandbox } from "../helpers/cli.js";
+import { runInBackground } from "../helpers/workflow.js";
+
+const sb = useSandbox("mt-wfpause");
+
+// biome-ignore lint/suspicious/noExplicitAny: loosely read CLI output
+type Json = any;
+
+const write = (rel: string, text: string): string => {
+  const file = path.join(sb.cwd, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  return file;
+};
+
+const step = (id: string, prompt: string, needs: string[] = []) =>
+  `[[steps]]\nid = "${id}"\nagent = "mock"\nprompt = """${prompt}"""\n${needs.length ? `needs = ${JSON.stringify(needs)}\n` : ""}`;
+
+/** The run of `workflow` once `workflow runs` shows it paused. */
+function whenPaused(workflow: string): Promise<Json> {
+  let last: unknown;
+  return until(async () => {
+    const runs = (await sb.json(["workflow", "runs"])).data.runs;
+    const r = runs.find((x: { workflow: string }) => x.workflow === workflow);
+    last = r;
+    return r?.status === "paused" ? r : undefined;
+  }, 45_000).catch((e: Error) => {
+    throw new Error(`${e.message}: ${workflow} not paused; last seen ${JSON.stringify(last)}`);
+  });
+}
+
+const flow = (name: string, gate: string) =>
+  write(
+    `flows/${name}.toml`,
+    `name = "${name}"\n${step("a", "A.")}${step("b", `B.\nmock: provider=quota provider-unless=${encodeURIComponent(gate)}`, ["a"])}${step("c", "C.", ["b"])}`,
+  );
+
+describe("a workflow pauses with its tree and continues from its last finished step", () => {
+  it("resume-tree continues the paused step on the same child; the run completes", async () => {
+    const gate = path.join(sb.cwd, "quota-restored-1");
+    const runner = runInBackground(sb, flow("paused-flow", gate), true);
+    const run = await whenPaused("paused-flow");
+    expect(run.steps.map((s: Json) => s.status)).toEqual(["completed", "paused", "pending"]);
+    expect(run.steps[1].reason).toContain("paused (quota)");
+    expect((await sb.json(["ls"])).data.treePaused).toMatchObject({ kind: "quota" });
+    const bChild = run.steps[1].childId as string;
+
+    fs.writeFileSync(gate, "");
+    expect((await sb.json(["resume-tree"])).data.resumed).toMatchObject({ kind: "quota", child: bChild });
+    const done = await runner;
+    expect(done.exitCode, String(done.stderr)).toBe(0);
+    const r = JSON.parse(String(done.stdout));
+    expect(r.status).toBe("completed");
+    expect(r.steps.map((s: Json) => s.status)).toEqual(["completed", "completed", "completed"]);
+    // The same child ran the step again: two turns in one conversation, the first refused.
+    expect(r.steps[1].childId).toBe(bChild);
+    const completions = readEvents(
+      path.join(
+        sb.home,
+        "primaries",
+        fs.readdirSync(path.join(sb.home, "primaries"))[0]!,
+        "artifacts",
+        bChild,
+      ),
+    )
+      .filter((e) => e.type === "completion")
+      .map((e) => e.status);
+    expect(completions).toEqual(["errored", "completed"]);
+    const events = fs
+      .readFileSync(path.join(r.dir, "events.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events.filter((e) => e.type === "step_paused")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "step_continued")).toHaveLength(1);
+    // c started only after b was continued and completed.
+    const at = (t: string, id: string) => events.findIndex((e) => e.type === t && e.stepId === id);
+    expect(at("step_started", "c")).toBeGreaterThan(at("step_continued", "b"));
+  });
+
+  it("a runner killed while paused: workflow resume keeps the finished step and goes on after resume-tree", async () => {
+    const gate = path.join(sb.cwd, "quota-restored-2");
+    const runner = runInBackground(sb, flow("killed-flow", gate));
+    const run = await whenPaused("killed-flow");
+    const refused = await sb.json(["workflow", "resume", run.runId]);
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toContain("paused with its tree");
+    runner.kill("SIGKILL");
+    await runner;
+    expect((await sb.json(["workflow", "status", run.runId])).data.status).toBe("interrupted");
+    fs.writeFileSync(gate, "");
+    expect((await sb.json(["resume-tree"])).exitCode).toBe(0);
+    const r = await sb.json(["workflow", "resume", run.runId]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.data.steps.map((s: Json) => s.status)).toEqual(["completed", "completed", "completed"]);
+    // a kept its result (not run again); b went on with its own child.
+    expect(r.data.steps[0].childId).toBe(run.steps[0].childId);
+    expect(r.data.steps[1].childId).toBe(run.steps[1].childId);
+  });
+});

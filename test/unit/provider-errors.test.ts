@@ -1,0 +1,144 @@
+// Each agent CLI's provider errors as the real CLI printed them (test/fixtures/streams/<cli>-<kind>.jsonl for
+// the one-shot stream, <cli>-session-<kind>.jsonl for the long-lived protocol, recorded against the scripted
+// endpoint answering 429 / quota / 401 / overloaded in the provider's own format): each is classified.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { RpcError } from "../../src/runners/acp/rpc.js";
+import { acpProviderError } from "../../src/runners/acp/updates.js";
+import { claudeParser } from "../../src/runners/claude/runner.js";
+import { codexAppTurnReader } from "../../src/runners/codex/app-server.js";
+import { codexParser } from "../../src/runners/codex/runner.js";
+import { classifyProvider, classifyText, durationSeconds } from "../../src/runners/common/provider-error.js";
+import { geminiParser } from "../../src/runners/gemini/runner.js";
+import { opencodeParser } from "../../src/runners/opencode/runner.js";
+import { piParser } from "../../src/runners/pi/runner.js";
+import { parseAgentLine } from "../../src/runners/protocol.js";
+import type { AgentMessage, StreamParser } from "../../src/runners/types.js";
+
+const STREAMS = path.join(import.meta.dirname, "..", "fixtures", "streams");
+const lines = (name: string) =>
+  fs
+    .readFileSync(path.join(STREAMS, `${name}.jsonl`), "utf8")
+    .split("\n")
+    .filter((l) => l.trim());
+const PARSERS: Record<string, () => StreamParser> = {
+  claude: claudeParser,
+  codex: codexParser,
+  pi: piParser,
+  opencode: opencodeParser,
+  gemini: geminiParser,
+};
+
+/** The one-shot stream's final result. */
+function resultOf(cli: string, kind: string) {
+  const parser = PARSERS[cli]!();
+  const msgs: AgentMessage[] = [
+    ...lines(`${cli}-${kind}`).flatMap((l) => parser.line(l)),
+    ...(parser.end?.({ code: 1, signal: null }) ?? []),
+  ];
+  const results = msgs.filter((m): m is Extract<AgentMessage, { type: "result" }> => m.type === "result");
+  return results.at(-1);
+}
+
+const KINDS = ["rate_limit", "quota", "auth", "overloaded"] as const;
+// Recorded with the rate limit's reset 120 s ahead (opencode: 3 s, its own retries honour the header).
+const RESET_SECONDS: Record<string, number> = { claude: 0, codex: 0, pi: 120, gemini: 120, opencode: 3 };
+
+describe("one-shot streams: each CLI's provider errors are classified", () => {
+  for (const cli of Object.keys(PARSERS)) {
+    for (const kind of KINDS) {
+      it(`${cli} ${kind}`, () => {
+        const r = resultOf(cli, kind);
+        expect(r?.status).toBe("errored");
+        expect(r?.providerError?.kind).toBe(kind);
+        expect(r?.providerError?.message).toBeTruthy();
+      });
+    }
+    if (RESET_SECONDS[cli])
+      it(`${cli} rate_limit carries the reset time the CLI printed`, () => {
+        const r = resultOf(cli, "rate_limit")!;
+        expect(Date.parse(r.providerError!.resetAt!)).toBeGreaterThan(Date.now());
+      });
+  }
+  it("an upstream 500 is no provider error of the four", () => {
+    for (const cli of Object.keys(PARSERS)) expect(resultOf(cli, "error500")?.providerError).toBeUndefined();
+  });
+});
+
+describe("session protocols: codex app-server and ACP (gemini, opencode)", () => {
+  for (const kind of KINDS) {
+    it(`codex app-server ${kind}: codexErrorInfo`, () => {
+      const done = lines(`codex-session-${kind}`)
+        .map((l) => JSON.parse(l))
+        .find((o) => o.method === "turn/completed");
+      const out = codexAppTurnReader().end(done.params.turn);
+      const r = out.find((m) => m.type === "result");
+      expect(r).toMatchObject({ status: "errored", providerError: { kind } });
+    });
+    for (const cli of ["gemini", "opencode"])
+      it(`${cli} ACP ${kind}: the session/prompt error`, () => {
+        const err = lines(`${cli}-session-${kind}`)
+          .map((l) => JSON.parse(l))
+          .find((o) => o.error && o.id !== undefined).error;
+        const e = acpProviderError(new RpcError(err.code, err.message, err.data));
+        expect(e?.kind).toBe(kind);
+        if (kind === "rate_limit") expect(Date.parse(e!.resetAt!)).toBeGreaterThan(Date.now());
+      });
+  }
+});
+
+describe("the shared classifier", () => {
+  const now = Date.parse("2026-01-01T00:00:00Z");
+  it("reads provider types, statuses and reset headers", () => {
+    expect(classifyProvider({ status: 429, codes: ["insufficient_quota"], message: "m" }, now)?.kind).toBe(
+      "quota",
+    );
+    expect(classifyProvider({ status: 429, headers: { "retry-after": "30" }, message: "m" }, now)).toEqual({
+      kind: "rate_limit",
+      resetAt: "2026-01-01T00:00:30.000Z",
+      message: "m",
+    });
+    expect(
+      classifyProvider({ status: 429, headers: { "x-ratelimit-reset-requests": "1m30s" }, message: "m" }, now)
+        ?.resetAt,
+    ).toBe("2026-01-01T00:01:30.000Z");
+    expect(
+      classifyProvider(
+        {
+          codes: ["rate_limit_error"],
+          headers: { "anthropic-ratelimit-unified-reset": "1767225700" },
+          message: "m",
+        },
+        now,
+      )?.resetAt,
+    ).toBe("2026-01-01T00:01:40.000Z");
+    expect(classifyProvider({ status: 401, message: "m" })?.kind).toBe("auth");
+    expect(classifyProvider({ status: 529, message: "m" })?.kind).toBe("overloaded");
+    expect(classifyProvider({ status: 500, message: "m" })).toBeUndefined();
+    expect(classifyProvider({ status: 400, codes: ["invalid_request_error"], message: "m" })).toBeUndefined();
+  });
+  it("reads a CLI's own words only for what they say", () => {
+    expect(classifyText("500 scripted upstream failure (500)")).toBeUndefined();
+    expect(classifyText("the model said something about a rate")).toBeUndefined();
+    expect(classifyText("429 Rate limit reached. Please try again in 20s.", undefined, now)?.resetAt).toBe(
+      "2026-01-01T00:00:20.000Z",
+    );
+    expect(durationSeconds("6m0.5s")).toBe(360.5);
+  });
+  it("muster's own agent protocol carries a provider error on an errored result", () => {
+    const m = parseAgentLine(
+      JSON.stringify({
+        type: "result",
+        status: "errored",
+        reason: "x",
+        providerError: { kind: "quota", resetAt: "2026-01-01T01:00:00Z", message: "x" },
+      }),
+    );
+    expect(m).toMatchObject({ providerError: { kind: "quota", resetAt: "2026-01-01T01:00:00.000Z" } });
+    const odd = parseAgentLine(
+      JSON.stringify({ type: "result", status: "errored", providerError: { kind: "weather" } }),
+    );
+    expect(odd).not.toHaveProperty("providerError");
+  });
+});
