@@ -209,12 +209,15 @@ export async function awaitChildren(
 export const LIST_MAX = 100;
 
 /** subagents_status: one child in detail, or this primary's children. */
-export async function status(a: { id?: string }, ctx: CallContext) {
-  if (a.id !== undefined) return childDetail(await ctx.m.view(a.id));
+export async function status(a: { id?: string; resumeTree?: boolean }, ctx: CallContext) {
+  // The tree's pause lifted first (quota or credentials fixed): what follows shows the tree going on.
+  const resumed = a.resumeTree ? { resumed: ctx.m.resumeTree().resumed } : {};
+  if (a.id !== undefined) return { ...childDetail(await ctx.m.view(a.id)), ...resumed };
   const all = await ctx.m.views();
   const paused = ctx.m.treePause();
   return {
     primary: ctx.m.primary,
+    ...resumed,
     ...(paused ? { treePaused: paused } : {}),
     total: all.length,
     children: all.slice(-LIST_MAX).map(childRow),

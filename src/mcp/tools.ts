@@ -74,7 +74,7 @@ export function toolTable(agentsDescription: string): Tool[] {
           on: S,
           // Either a string or an object: typed by the handler, which refuses anything else in one line.
           container: { description: "Image, or {image,network,cpus,memory}" },
-          tui: { type: "boolean", description: "The CLI's own TUI." },
+          tui: { type: "boolean" },
           fork: str("Start from this child's conversation."),
           verify: { description: "Check per answer: sh -c line or {command,retries,timeoutMs}" },
           restart: str("on-lost[:N]: rerun a turn whose host/agent died."),
@@ -100,7 +100,10 @@ export function toolTable(agentsDescription: string): Tool[] {
     {
       name: "subagents_status",
       description: "One child in detail (turns, usage, attach command); no id: this workspace's children.",
-      inputSchema: object({ id: ID }),
+      inputSchema: object({
+        id: ID,
+        resumeTree: { type: "boolean", description: "Lift the tree's pause first." },
+      }),
       handler: (a, c) => h.status(a, c),
     },
     {
@@ -185,7 +188,7 @@ export function toolTable(agentsDescription: string): Tool[] {
     },
     {
       name: "subagents_compare",
-      description: "A best-of group's candidates side by side; judge: an agent picks one.",
+      description: "Best-of candidates side by side; judge: an agent picks one.",
       inputSchema: object({ group: S, judge: S }, ["group"]),
       handler: (a, c) => compareBestOf(a as { group: string; judge?: string }, c),
     },

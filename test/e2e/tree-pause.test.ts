@@ -166,7 +166,11 @@ describe("the tree pauses on a quota error and resume-tree continues it", () => 
       expect((await call("subagents_status", {})).treePaused).toMatchObject({ kind: "quota" });
       const later = await call("subagents_run", { agent: "mock", prompt: "after", await: false });
       expect(later.treePaused).toMatchObject({ kind: "quota" });
-      expect((await sb.json(["resume-tree"])).data.resumed).toMatchObject({ kind: "quota" });
+      // The parent lifts the pause itself (subagents_status {resumeTree}); a second lift finds none.
+      const lifted = await call("subagents_status", { resumeTree: true });
+      expect(lifted.resumed).toMatchObject({ kind: "quota" });
+      expect(lifted.treePaused).toBeUndefined();
+      expect((await call("subagents_status", { resumeTree: true })).resumed).toBeNull();
       const done = await call("subagents_await", { ids: [later.id] });
       expect(done.results[0].status).toBe("completed");
       expect(done.treePaused).toBeUndefined();
