@@ -17,7 +17,7 @@ import { controlDirFor } from "../../src/place/ssh/place.js";
 import { prepareCli } from "../fixtures/cli-setup.mjs";
 import { readEvents, sandbox, until, waitedJson } from "../helpers/cli.js";
 import { type NetnsEndpoint, startEndpointIn } from "../helpers/netns-endpoint.js";
-import { placeKeeperOf } from "../helpers/place-keeper.js";
+import { cancelAndStopKeeper } from "../helpers/place-keeper.js";
 import {
   existsOn,
   farDirOf,
@@ -98,10 +98,7 @@ describe.skipIf(!available.ok && !process.env.CI)(
     }, 60_000);
 
     afterAll(async () => {
-      await sb.run(["cancel", "--all"]);
-      const k = placeKeeperOf(sb.home, "ssh:h1");
-      await until(async () => (await k.dirs()).length === 0, 15_000).catch(() => undefined);
-      await k.stop();
+      await cancelAndStopKeeper(sb, "ssh:h1");
       await endpoint?.stop();
       host?.stop();
       expect(await sb.cleanup()).toEqual([]);

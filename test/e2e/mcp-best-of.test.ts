@@ -27,10 +27,11 @@ fs.appendFileSync(path.join(sb.cwd, ".git", "info", "exclude"), ".muster/\n");
 
 let client: Client;
 // biome-ignore lint/suspicious/noExplicitAny: tool results are read loosely
+type Json = any;
 const call = async (
   name: string,
   args: Record<string, unknown>,
-): Promise<{ isError: boolean; data: any; text: string }> => {
+): Promise<{ isError: boolean; data: Json; text: string }> => {
   const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 90_000 });
   const text = (r.content as { text: string }[])[0]?.text ?? "";
   return { isError: !!r.isError, text, data: r.isError ? undefined : JSON.parse(text) };

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlDirFor } from "../../src/place/ssh/place.js";
 import { readEvents, sandbox, until } from "../helpers/cli.js";
-import { placeKeeperOf } from "../helpers/place-keeper.js";
+import { cancelAndStopKeeper } from "../helpers/place-keeper.js";
 import { type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
 
 const available = sshHostsAvailable();
@@ -36,10 +36,7 @@ describe.skipIf(!available.ok && !process.env.CI)("--restart on-lost on an SSH h
   }, 60_000);
 
   afterAll(async () => {
-    await sb.run(["cancel", "--all"]);
-    const k = placeKeeperOf(sb.home, "ssh:h1");
-    await until(async () => (await k.dirs()).length === 0, 15_000).catch(() => undefined);
-    await k.stop();
+    await cancelAndStopKeeper(sb, "ssh:h1");
     host?.stop();
     expect(await sb.cleanup()).toEqual([]);
     fs.rmSync(base, { recursive: true, force: true });

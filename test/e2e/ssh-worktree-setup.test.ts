@@ -9,9 +9,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlDirFor } from "../../src/place/ssh/place.js";
-import { readEvents, sandbox, until } from "../helpers/cli.js";
+import { readEvents, sandbox } from "../helpers/cli.js";
 import { makeRepo } from "../helpers/git-repo.js";
-import { placeKeeperOf } from "../helpers/place-keeper.js";
+import { cancelAndStopKeeper } from "../helpers/place-keeper.js";
 import { existsOn, type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
 
 const available = sshHostsAvailable();
@@ -48,10 +48,7 @@ describe.skipIf(!available.ok && !process.env.CI)("worktree set-up on an SSH hos
   }, 60_000);
 
   afterAll(async () => {
-    await sb.run(["cancel", "--all"]);
-    const k = placeKeeperOf(sb.home, "ssh:h1");
-    await until(async () => (await k.dirs()).length === 0, 15_000).catch(() => undefined);
-    await k.stop();
+    await cancelAndStopKeeper(sb, "ssh:h1");
     host?.stop();
     expect(await sb.cleanup()).toEqual([]);
     if (base) fs.rmSync(base, { recursive: true, force: true });

@@ -79,3 +79,11 @@ export async function stopPlacedChildren(sb: Sandbox): Promise<void> {
   await sb.run(["cancel", "--all"]);
   for (const place of places) await placeKeeperOf(sb.home, place).stop();
 }
+
+/** Cancels every child of the sandbox and stops the keeper of `place` once it keeps nothing (a test file's end). */
+export async function cancelAndStopKeeper(sb: Sandbox, place: string): Promise<void> {
+  await sb.run(["cancel", "--all"]);
+  const k = placeKeeperOf(sb.home, place);
+  await until(async () => (await k.dirs()).length === 0, 15_000).catch(() => undefined);
+  await k.stop();
+}
