@@ -3,21 +3,12 @@
  * (`resume-tree`), and the parent's one notice of it — a wait that ends while a pause holds carries it once
  * per pause (its receipt, `pause:<pauseId>`, is appended like a delivered completion's).
  */
-import type { ProviderErrorKind } from "../artifacts/events.js";
 import { pauseInForce, resumeTree, type TreePause } from "../artifacts/tree-pause.js";
 import { appendReceiptsIfWritable, readReceipts } from "../delivery/receipts.js";
 import type { CoreContext } from "./context.js";
 
-/** A pause of the tree, JSON-safe: why, since when, until when (if known), and whose turn paused it. */
-export interface TreePauseView {
-  kind: ProviderErrorKind;
-  reason: string;
-  resetAt?: string;
-  /** The child and turn whose provider error paused the tree. */
-  child: string;
-  turnId: string;
-  since: string;
-}
+/** A pause of the tree, JSON-safe: the record without its format version and id (what a front end shows). */
+export type TreePauseView = Omit<TreePause, "v" | "pauseId">;
 
 export const pauseView = (p: TreePause): TreePauseView => ({
   kind: p.kind,
