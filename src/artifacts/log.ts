@@ -12,6 +12,9 @@ export class EventLog {
    */
   divert: ((e: unknown, input: EventInput) => boolean) | undefined;
 
+  /** Told of each record once it is written (never of one that was not); what it does cannot fail an append. */
+  onAppended: ((e: MusterEvent) => void) | undefined;
+
   private constructor(
     readonly file: string,
     private fd: number,
@@ -48,6 +51,11 @@ export class EventLog {
       throw e;
     }
     this.seq += 1;
+    try {
+      this.onAppended?.(event);
+    } catch {
+      // An observer's trouble is its own: the record is written.
+    }
     return event;
   }
 

@@ -18,6 +18,8 @@ import { pauseLine, pauseTree, type TreePause } from "../artifacts/tree-pause.js
 import { ENV } from "../base/settings/resolve.js";
 import { isStorageFailure } from "../base/storage-errors.js";
 import { limitsFrom } from "../config/limits.js";
+import { Notifier } from "../notify/notifier.js";
+import { listTargets } from "../notify/targets.js";
 import { getRunner } from "../runners/registry.js";
 import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
 import { readJson } from "../util/fsx.js";
@@ -98,6 +100,11 @@ async function main(): Promise<void> {
     render.info(`muster is not on this child's PATH: ${(e as Error).message}`);
   }
 
+  // The person's notification targets (muster notify): told of what this child waits on, finishes or fails.
+  const notifier = new Notifier(listTargets(env), { child: meta.id, agent: meta.agent }, (l) =>
+    render.info(l),
+  );
+  log.onAppended = (e) => notifier.consider(e);
   render.banner(meta.id, meta.agent, meta.runner, dir);
   // A resumed host picks the conversation up where the session file left it.
   const sessionFile = sessionFileOf(dir);

@@ -15,6 +15,7 @@ import { registerInspect } from "./commands/inspect.js";
 import { registerLogs } from "./commands/logs.js";
 import { registerMcp } from "./commands/mcp.js";
 import { registerModels } from "./commands/models.js";
+import { registerNotify } from "./commands/notify.js";
 import { registerPane } from "./commands/pane.js";
 import { registerRm } from "./commands/rm.js";
 import { registerSpawn } from "./commands/spawn.js";
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
   registerRm(program);
   registerGc(program);
   registerHosts(program);
+  registerNotify(program);
   registerImage(program);
   registerDoctor(program);
   registerMcp(program);

@@ -1,5 +1,9 @@
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { MusterError } from "../base/errors.js";
+import { writeJsonAtomic } from "../util/fsx.js";
+import { withFileLock } from "../util/lock.js";
 import { READ_CAPS, readFileBounded } from "../util/safe-read.js";
 
 /** User configuration: `${XDG_CONFIG_HOME:-~/.config}/muster/config.json` (all fields optional). */
@@ -61,4 +65,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): {
 } {
   const { config, problem } = readConfigFile(env);
   return { config: config as MusterConfig, warnings: problem ? [`${problem}; ignored`] : [] };
+}
+
+/**
+ * Changes one part of the config file under its lock; the file is rewritten whole, atomically. A file that cannot
+ * be read is refused (rewriting it would lose what it holds).
+ */
+export async function updateConfig(
+  env: NodeJS.ProcessEnv,
+  change: (config: Record<string, unknown>) => Record<string, unknown>,
+): Promise<void> {
+  const file = configFile(env);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  await withFileLock(file, () => {
+    const { config, problem } = readConfigFile(env);
+    if (problem) throw new MusterError("invalid_config", `${problem}; fix it first`);
+    writeJsonAtomic(file, change(config));
+  });
 }

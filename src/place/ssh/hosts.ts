@@ -4,12 +4,9 @@
  * reach the host (its alias or user@host, an ssh config file, options) and what muster needs there: the
  * folder children work in when they are not isolated, and the names of the variables handed to them.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
-import { configFile, readConfigFile } from "../../config/config.js";
-import { writeJsonAtomic } from "../../util/fsx.js";
-import { withFileLock } from "../../util/lock.js";
+import { readConfigFile, updateConfig } from "../../config/config.js";
 import { checkSshHost, type SshHost } from "./transport.js";
 
 export interface HostEntry {
@@ -145,14 +142,9 @@ async function changeConfig(
   env: NodeJS.ProcessEnv,
   change: (hosts: Record<string, HostEntry>) => void,
 ): Promise<void> {
-  const file = configFile(env);
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  await withFileLock(file, () => {
-    // The file is rewritten whole: one that cannot be read would lose what it holds.
-    const { config, problem } = readConfigFile(env);
-    if (problem) throw new MusterError("invalid_config", `${problem}; fix it first`);
+  await updateConfig(env, (config) => {
     const hosts = { ...hostsIn(config) };
     change(hosts);
-    writeJsonAtomic(file, { ...config, hosts });
+    return { ...config, hosts };
   });
 }
