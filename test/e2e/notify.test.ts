@@ -64,8 +64,7 @@ describe("muster notify", () => {
     };
     await add(["webhook", rx.url("/hook")]);
     await add(["ntfy", rx.url("/topic"), "--events", "waiting"]);
-    const appendNotice =
-      "require('fs').appendFileSync(process.argv[1], process.env.NOTIFY_JSON + '\\n')";
+    const appendNotice = "require('fs').appendFileSync(process.argv[1], process.env.NOTIFY_JSON + '\\n')";
     await add(["command", "--events", "failed", "--", process.execPath, "-e", appendNotice, commandLog]);
   });
 
