@@ -39,7 +39,9 @@ describe("what every HTTP request passes before routing", () => {
     expect(refuse({ ...noAuth, cookie: `a=1; muster_token=${T}; b=2` }, at, T)).toBeUndefined();
     for (const cookie of [`muster_token=${T}x`, `other=${T}`, `xmuster_token=${T}`, "muster_token="])
       expect(refuse({ ...noAuth, cookie }, at, T)?.status, cookie).toBe(401);
-    expect(refuse({ ...ok, authorization: "Bearer wrong", cookie: `muster_token=${T}` }, at, T)?.status).toBe(401);
+    expect(refuse({ ...ok, authorization: "Bearer wrong", cookie: `muster_token=${T}` }, at, T)?.status).toBe(
+      401,
+    );
     // Host and Origin are checked first, cookie or not.
     expect(refuse({ host: "evil.example.com:7421", cookie: `muster_token=${T}` }, at, T)?.status).toBe(403);
     expect(
