@@ -19,7 +19,8 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
-const short = (id) => String(id).slice(0, 8);
+// The last 8 hex digits, as the CLI names a child (the first ones are a timestamp, shared by siblings).
+const short = (id) => String(id).slice(-8);
 const label = (c) => (c.name ? `${c.name}` : `${c.agent} ${short(c.id)}`);
 const cost = (u) => (u && typeof u.cost === "number" ? `$${u.cost.toFixed(2)}` : "");
 
@@ -229,9 +230,11 @@ async function loadDetail() {
   $("d-result").textContent = d.result
     ? d.result.text + (d.result.truncated ? "\n… (truncated)" : "")
     : "(none yet)";
-  const settled = d.status !== "running";
-  $("send-text").disabled = settled;
-  $("cancel").disabled = settled;
+  // A child whose host has ended takes no follow-up here and has nothing left to cancel.
+  const ended = d.status === "closed" || d.status === "lost" || d.status === "unreadable";
+  $("send-text").disabled = ended;
+  $("send").disabled = ended;
+  $("cancel").disabled = ended;
 }
 
 async function loadPane() {
