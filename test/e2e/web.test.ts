@@ -2,7 +2,8 @@
  * `muster web` in a real headless Chromium (the system's, driven by playwright-core): the tree arrives live,
  * a child's pane and answer show, a question is answered from the page, a follow-up is sent, a child is
  * cancelled behind a confirmation; and the guard refuses what it must (no token, a foreign Origin or Host, a
- * cross-site form post), before any routing, `/` included. Screenshots go to a temp folder kept after the run.
+ * cross-site form post), before any routing, `/` included. Screenshots go to a temp folder kept after the run
+ * (muster-web-screens-*); MUSTER_UPDATE_DOCS_SCREENSHOT=1 also copies the inbox view to docs/web.png.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -252,7 +253,7 @@ describe("muster web in a browser", () => {
       await until(async () => await page.getByTestId("cancel").isDisabled(), 20_000);
 
       if (process.env.MUSTER_UPDATE_DOCS_SCREENSHOT)
-        fs.copyFileSync(path.join(shots, "tree.png"), path.join(REPO, "docs", "web.png"));
+        fs.copyFileSync(path.join(shots, "inbox.png"), path.join(REPO, "docs", "web.png"));
     } finally {
       await page.context().close();
     }
