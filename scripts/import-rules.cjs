@@ -1,11 +1,11 @@
 /**
  * The import rules of docs/architecture.md ("Modules and dependency direction"), enforced:
- *   front ends (cli, mcp, tui, the library entry) → core → parts → base (util)
+ *   front ends (cli, mcp, tui, web, the library entry) → core → parts → base (util)
  * Run: npm run check:imports. Paths are relative to where depcruise runs (the project, or a test fixture).
  */
 // workflows is a front end too (nothing below may import it); its own imports are not constrained yet:
 // it still reads its run log with artifacts/reader.ts.
-const FRONT = "^src/(cli|mcp|tui|workflows)/|^src/index\\.ts$";
+const FRONT = "^src/(cli|mcp|tui|web|workflows)/|^src/index\\.ts$";
 // The entry points are where backends are wired in: they import the backend entry (registers tmux, loads
 // MUSTER_BACKEND_MODULE), and the library entry re-exports the API a backend plugin is written against.
 // The SSH hosts a user names are managed by `muster hosts`, container images by `muster image` and
@@ -31,7 +31,7 @@ module.exports = {
       name: "front-end-only-core",
       comment: "A front end parses arguments and renders; everything it shows comes from the core.",
       severity: "error",
-      from: { path: "^src/(cli|mcp|tui)/" },
+      from: { path: "^src/(cli|mcp|tui|web)/" },
       to: { path: PARTS, pathNot: BACKEND_ENTRY },
     },
     {

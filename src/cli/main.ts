@@ -22,6 +22,7 @@ import { registerSpawn } from "./commands/spawn.js";
 import { registerTop } from "./commands/top.js";
 import { registerTree } from "./commands/tree.js";
 import { registerWait } from "./commands/wait.js";
+import { registerWeb } from "./commands/web.js";
 import { registerWorkflow } from "./commands/workflow.js";
 import { registerWorktree } from "./commands/worktree.js";
 import { EXIT, EXIT_TABLE } from "./exit-codes.js";
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerWorktree(program);
   registerCompare(program);
   registerTop(program);
+  registerWeb(program);
   program.commands.forEach((c) => {
     c.exitOverride();
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isLoopback, ownAuthorities, refuse } from "../../src/mcp/http/guard.js";
-import { parseListen } from "../../src/mcp/http/serve.js";
+import { cookieValue, isLoopback, ownAuthorities, refuse } from "../../src/util/http-guard.js";
+import { parseListen } from "../../src/util/http-listen.js";
 
 const at = { host: "127.0.0.1", port: 7421 };
 const T = "s3cret-token";
@@ -31,6 +31,24 @@ describe("what every HTTP request passes before routing", () => {
     for (const authorization of [undefined, "", `Bearer ${T}x`, `Bearer ${T.slice(1)}`, `Basic ${T}`, T])
       expect(refuse({ ...ok, authorization }, at, T)?.status, String(authorization)).toBe(401);
     expect(refuse({ ...ok, authorization: `bearer ${T}` }, at, T)).toBeUndefined();
+  });
+
+  it("the token as the muster_token cookie (the web page's); a wrong Bearer is not rescued by a cookie", () => {
+    const noAuth = { host: ok.host };
+    expect(refuse({ ...noAuth, cookie: `muster_token=${T}` }, at, T)).toBeUndefined();
+    expect(refuse({ ...noAuth, cookie: `a=1; muster_token=${T}; b=2` }, at, T)).toBeUndefined();
+    for (const cookie of [`muster_token=${T}x`, `other=${T}`, `xmuster_token=${T}`, "muster_token="])
+      expect(refuse({ ...noAuth, cookie }, at, T)?.status, cookie).toBe(401);
+    expect(refuse({ ...ok, authorization: "Bearer wrong", cookie: `muster_token=${T}` }, at, T)?.status).toBe(
+      401,
+    );
+    // Host and Origin are checked first, cookie or not.
+    expect(refuse({ host: "evil.example.com:7421", cookie: `muster_token=${T}` }, at, T)?.status).toBe(403);
+    expect(
+      refuse({ ...noAuth, origin: "http://evil.example.com", cookie: `muster_token=${T}` }, at, T)?.status,
+    ).toBe(403);
+    expect(cookieValue(" a=1 ;b= 2", "b")).toBe("2");
+    expect(cookieValue(undefined, "b")).toBeUndefined();
   });
 
   it("listen addresses: host:port, IPv6 in brackets; loopback told apart", () => {

@@ -4,17 +4,15 @@
  * (Host, Origin, the token); each client session gets a server of its own over one shared Muster.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import * as fs from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import * as path from "node:path";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { MusterError } from "../../base/errors.js";
 import { createMuster } from "../../core/muster.js";
 import { loadBackendModules } from "../../mux/builtin.js";
-import { writeFileAtomic } from "../../util/fsx.js";
+import { isLoopback, type Listening, refuse } from "../../util/http-guard.js";
+import { checkReach, parseListen, urlHost, writeToken } from "../../util/http-listen.js";
 import { createMcpServer, type Log } from "../server.js";
-import { isLoopback, type Listening, refuse } from "./guard.js";
 
 export interface HttpServeOptions {
   /** `host:port` (`[::1]:port` for IPv6); port 0 takes a free one. */
@@ -29,30 +27,6 @@ export interface HttpServeOptions {
 export const DEFAULT_HTTP_LISTEN = "127.0.0.1:7421";
 const ENDPOINT = "/mcp";
 
-/** `host:port` as the user wrote it, checked. */
-export function parseListen(text: string): Listening {
-  const m = /^(?:\[([0-9a-fA-F:]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(text.trim());
-  const port = m ? Number(m[3]) : Number.NaN;
-  if (!m || port > 65535)
-    throw new MusterError(
-      "invalid_argument",
-      `--listen must be host:port (e.g. ${DEFAULT_HTTP_LISTEN}), not "${text}"`,
-    );
-  return { host: (m[1] ?? m[2])!, port };
-}
-
-/** The token, for a client's config to read: the owner's alone, its folder made if missing. */
-function writeToken(file: string, token: string): void {
-  try {
-    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
-    writeFileAtomic(file, `${token}\n`, 0o600);
-  } catch (e) {
-    throw new MusterError("storage", `cannot write the token file ${file}: ${(e as Error).message}`, {
-      cause: e,
-    });
-  }
-}
-
 interface Session {
   transport: StreamableHTTPServerTransport;
   close(): Promise<void>;
@@ -60,12 +34,8 @@ interface Session {
 
 /** Serves until SIGINT or SIGTERM; the children keep running. */
 export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void> {
-  const asked = parseListen(opts.listen);
-  if (!isLoopback(asked.host) && !opts.allowRemote)
-    throw new MusterError(
-      "invalid_argument",
-      `${asked.host} is reachable from other machines: add --allow-remote to mean it (better: keep 127.0.0.1 and use an SSH tunnel)`,
-    );
+  const asked = parseListen(opts.listen, DEFAULT_HTTP_LISTEN);
+  checkReach(asked, opts.allowRemote);
   await loadBackendModules(process.env);
   const m = createMuster(opts.primary ? { primary: opts.primary } : {});
   const token = randomBytes(32).toString("base64url");
@@ -137,7 +107,7 @@ export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void>
     httpServer.listen(asked.port, asked.host, () => resolve());
   });
   at = { host: asked.host, port: (httpServer.address() as AddressInfo).port };
-  const shown = at.host.includes(":") ? `[${at.host}]` : at.host;
+  const shown = urlHost(at.host);
   log(`serving primary ${m.primary} for ${m.cwd} at http://${shown}:${at.port}${ENDPOINT}`);
   log(
     `token ${token}${opts.tokenFile ? ` (also in ${opts.tokenFile})` : ""}: send it as Authorization: Bearer <token>`,

@@ -1,9 +1,13 @@
 /**
- * What every request to muster's HTTP server passes before anything is routed: its Host names this server
- * (a DNS-rebound name does not), its Origin, when a browser sends one, is this server's own, and it carries the
- * server's token as `Authorization: Bearer <token>`. Pure, so each rule is tested on its own.
+ * What every request to muster's HTTP servers (`mcp --http`, `web`) passes before anything is routed: its Host
+ * names this server (a DNS-rebound name does not), its Origin, when a browser sends one, is this server's own,
+ * and it carries the server's token as `Authorization: Bearer <token>` or, from the web page, as the
+ * `muster_token` cookie. Pure, so each rule is tested on its own.
  */
 import { timingSafeEqual } from "node:crypto";
+
+/** The cookie a page load's one-time `?token=` is traded for (HttpOnly, SameSite=Strict). */
+export const TOKEN_COOKIE = "muster_token";
 
 /** Where the server listens, as a request's Host header may name it. */
 export interface Listening {
@@ -31,7 +35,7 @@ export function ownAuthorities(at: Listening): Set<string> {
 
 /** Checks one request's headers, in the order that reveals least: Host, Origin, then the token. */
 export function refuse(
-  headers: { host?: string; origin?: string; authorization?: string },
+  headers: { host?: string; origin?: string; authorization?: string; cookie?: string },
   at: Listening,
   token: string,
 ): Refusal | undefined {
@@ -40,9 +44,20 @@ export function refuse(
     return { status: 403, message: "this server does not answer to that Host" };
   if (headers.origin !== undefined && !sameOrigin(headers.origin, own))
     return { status: 403, message: "requests from another origin are refused" };
-  const given = /^Bearer (\S+)$/i.exec(headers.authorization ?? "")?.[1];
+  const bearer = /^Bearer (\S+)$/i.exec(headers.authorization ?? "")?.[1];
+  // A wrong Bearer is not rescued by a cookie: what a client says explicitly is what is checked.
+  const given = bearer ?? cookieValue(headers.cookie, TOKEN_COOKIE);
   if (given === undefined || !sameSecret(given, token))
     return { status: 401, message: "a valid token is required (Authorization: Bearer <token>)" };
+  return undefined;
+}
+
+/** One cookie's value from a Cookie header; undefined when absent. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
   return undefined;
 }
 

@@ -1,0 +1,126 @@
+/**
+ * The live feed behind `/api/events`: one core watcher for every page open, each event folded into the core's
+ * views (LiveViews, as `muster top` does), and the tree with its pending requests sent to every stream as a
+ * Server-Sent Event when it reads differently. The page never polls files; this reads the list only when the
+ * views say they are stale.
+ */
+import type http from "node:http";
+import { LiveViews } from "../core/live-views.js";
+import type { Muster } from "../core/muster.js";
+import type { PendingRequest } from "../core/requests.js";
+import type { ChildView } from "../core/views.js";
+import type { PrimaryWatcher } from "../core/watcher.js";
+
+/** What one update of the page carries: the core's views and requests, nothing of its own. */
+export interface TreeUpdate {
+  primary: string;
+  children: ChildView[];
+  requests: PendingRequest[];
+}
+
+// Bursts of events (a busy turn) become at most one update per this many ms.
+const COALESCE_MS = 250;
+// A comment line keeps an idle stream open through proxies and tunnels.
+const KEEPALIVE_MS = 25_000;
+
+export class TreeFeed {
+  private watcher: PrimaryWatcher | undefined;
+  private readonly views: LiveViews;
+  private readonly streams = new Set<http.ServerResponse>();
+  private timer: NodeJS.Timeout | undefined;
+  private keepalive: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private last = "";
+  private closed = false;
+
+  constructor(
+    private readonly muster: Muster,
+    private readonly log: (line: string) => void,
+  ) {
+    this.views = new LiveViews(muster);
+  }
+
+  async start(): Promise<void> {
+    this.watcher = await this.muster.watch({
+      onEvent: (id, e) => {
+        this.views.apply(id, e);
+        this.schedule();
+      },
+      // Time alone moves a live state (a stall): the watcher says so on its tick.
+      onLive: () => this.schedule(),
+    });
+    this.keepalive = setInterval(() => {
+      for (const s of this.streams) s.write(": keepalive\n\n");
+    }, KEEPALIVE_MS);
+    this.keepalive.unref();
+  }
+
+  /** The tree as it is now (the list read again). */
+  async snapshot(): Promise<TreeUpdate> {
+    return this.read(true);
+  }
+
+  /** Opens an event stream on `res` and sends it the tree at once. */
+  async subscribe(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    this.streams.add(res);
+    req.on("close", () => this.streams.delete(res));
+    const now = await this.read(true);
+    this.last = JSON.stringify(now);
+    res.write(`event: tree\ndata: ${this.last}\n\n`);
+  }
+
+  /** Sends the tree soon: coalesces bursts. */
+  schedule(): void {
+    if (this.closed || this.timer || this.streams.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.push();
+    }, COALESCE_MS);
+  }
+
+  private push(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.send()
+      .catch((e: unknown) => this.log(`web: reading the tree failed: ${(e as Error).message}`))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && !this.closed) {
+          this.again = false;
+          void this.push();
+        }
+      });
+    return this.running;
+  }
+
+  private async send(): Promise<void> {
+    const text = JSON.stringify(await this.read(false));
+    if (this.closed || text === this.last) return;
+    this.last = text;
+    for (const s of this.streams) s.write(`event: tree\ndata: ${text}\n\n`);
+  }
+
+  private async read(full: boolean): Promise<TreeUpdate> {
+    const children = (full ? undefined : this.views.current()) ?? (await this.views.reload());
+    return { primary: this.muster.primary, children, requests: this.muster.requests() };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.keepalive) clearInterval(this.keepalive);
+    for (const s of this.streams) s.end();
+    this.streams.clear();
+    await this.running;
+    await this.watcher?.close();
+  }
+}

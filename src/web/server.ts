@@ -1,0 +1,183 @@
+/**
+ * `muster web`: a page over the core's views, served on loopback. Every request passes the shared HTTP guard
+ * (Host, Origin, the token) before it is routed, `/` included; a page load may carry the token once as
+ * `?token=`, traded for an HttpOnly SameSite=Strict cookie and a redirect that drops it from the address bar.
+ * GETs change nothing; a POST must carry a JSON body (a cross-site form cannot send one).
+ */
+import { randomBytes } from "node:crypto";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { MusterError } from "../base/errors.js";
+import { createMuster, type Muster } from "../core/muster.js";
+import { loadBackendModules } from "../mux/builtin.js";
+import { isLoopback, type Listening, refuse, TOKEN_COOKIE } from "../util/http-guard.js";
+import { checkReach, parseListen, urlHost, writeToken } from "../util/http-listen.js";
+import { callApi, isApi } from "./api.js";
+import { type Asset, loadAssets } from "./assets.js";
+import { TreeFeed } from "./feed.js";
+
+export interface WebOptions {
+  /** `host:port` (`[::1]:port` for IPv6); port 0 takes a free one. */
+  listen: string;
+  tokenFile?: string;
+  allowRemote?: boolean;
+  primary?: string;
+}
+
+export const DEFAULT_WEB_LISTEN = "127.0.0.1:7420";
+const MAX_BODY = 2 * 1024 * 1024;
+
+// The page runs only its own script and style, talks only to this server, and is framed by nobody.
+const HEADERS = {
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+function reply(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { ...HEADERS, "content-type": "application/json; charset=utf-8" });
+  res.end(`${JSON.stringify(body)}\n`);
+}
+
+function readJson(req: http.IncomingMessage): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    req.on("data", (d: Buffer) => {
+      size += d.length;
+      if (size > MAX_BODY) {
+        reject(new MusterError("invalid_argument", "the request body is too large"));
+        req.destroy();
+      } else chunks.push(d);
+    });
+    req.on("error", reject);
+    req.on("end", () => {
+      try {
+        const text = Buffer.concat(chunks).toString("utf8");
+        const v: unknown = text.trim() === "" ? {} : JSON.parse(text);
+        if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("not an object");
+        resolve(v as Record<string, unknown>);
+      } catch {
+        reject(new MusterError("invalid_argument", "the request body must be a JSON object"));
+      }
+    });
+  });
+}
+
+/** The request handler, on its own so a test could drive it; `at()` is where the server listens. */
+export function webHandler(
+  m: Muster,
+  feed: TreeFeed,
+  assets: Map<string, Asset>,
+  token: string,
+  at: () => Listening,
+  log: (line: string) => void,
+): http.RequestListener {
+  return (req, res) => {
+    const url = new URL(req.url ?? "/", "http://here");
+    const headers = {
+      host: req.headers.host,
+      origin: req.headers.origin,
+      authorization: req.headers.authorization,
+      cookie: req.headers.cookie,
+    };
+    const refused = refuse(headers, at(), token);
+    const offered = url.searchParams.get("token");
+    if (refused?.status === 401 && offered !== null && req.method === "GET" && !isApi(url.pathname)) {
+      // A page load with the token in its address: trade it for the cookie, then drop it from the address.
+      if (!refuse({ ...headers, authorization: `Bearer ${offered}`, cookie: undefined }, at(), token)) {
+        url.searchParams.delete("token");
+        res.writeHead(303, {
+          ...HEADERS,
+          "set-cookie": `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+          location: `${url.pathname}${url.search}`,
+        });
+        return res.end();
+      }
+    }
+    if (refused) return reply(res, refused.status, { error: refused.message });
+    void route(req, res, url).catch((e: unknown) => {
+      if (e instanceof MusterError && e.code === "invalid_argument") {
+        if (!res.headersSent) reply(res, 400, { error: e.message });
+        return;
+      }
+      log(`web: request failed: ${(e as Error)?.stack ?? String(e)}`);
+      if (!res.headersSent) reply(res, 500, { error: "internal error" });
+      else res.end();
+    });
+  };
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    const method = req.method ?? "GET";
+    if (method === "GET" && url.pathname === "/api/events") return feed.subscribe(req, res);
+    if (isApi(url.pathname)) {
+      let body: Record<string, unknown> = {};
+      if (method === "POST") {
+        const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+        if (type !== "application/json")
+          return reply(res, 415, { error: "a POST must be content-type: application/json" });
+        body = await readJson(req);
+      } else if (method !== "GET") return reply(res, 405, { error: `${method} is not allowed` });
+      const r = await callApi(m, method, url.pathname, body);
+      if (!r) return reply(res, 404, { error: "no such API" });
+      return reply(res, r.status, r.body);
+    }
+    const asset = assets.get(url.pathname);
+    if (!asset) return reply(res, 404, { error: "nothing here" });
+    if (method !== "GET" && method !== "HEAD") return reply(res, 405, { error: `${method} is not allowed` });
+    res.writeHead(200, { ...HEADERS, "content-type": asset.type, "content-length": asset.body.length });
+    res.end(method === "HEAD" ? undefined : asset.body);
+  }
+}
+
+/** Serves until SIGINT or SIGTERM; the children keep running. */
+export async function serveWeb(opts: WebOptions, log: (line: string) => void): Promise<void> {
+  const asked = parseListen(opts.listen, DEFAULT_WEB_LISTEN);
+  checkReach(asked, opts.allowRemote);
+  const assets = loadAssets();
+  await loadBackendModules(process.env);
+  const m = createMuster(opts.primary ? { primary: opts.primary } : {});
+  const token = randomBytes(32).toString("base64url");
+  if (opts.tokenFile) writeToken(opts.tokenFile, token);
+  const feed = new TreeFeed(m, log);
+  await feed.start();
+
+  let at: Listening = asked;
+  const server = http.createServer(webHandler(m, feed, assets, token, () => at, log));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (e: NodeJS.ErrnoException) =>
+        reject(
+          new MusterError(
+            e.code === "EADDRINUSE" ? "busy" : "unsupported",
+            `cannot listen on ${opts.listen}: ${e.code === "EADDRINUSE" ? "the port is in use" : e.message}`,
+          ),
+        ),
+      );
+      server.listen(asked.port, asked.host, () => resolve());
+    });
+  } catch (e) {
+    await feed.close();
+    throw e;
+  }
+  at = { host: asked.host, port: (server.address() as AddressInfo).port };
+  const base = `http://${urlHost(at.host)}:${at.port}/`;
+  log(`muster web: primary ${m.primary} for ${m.cwd}`);
+  log(`open ${base}?token=${token}${opts.tokenFile ? ` (token also in ${opts.tokenFile})` : ""}`);
+  if (!isLoopback(at.host))
+    log(
+      "warning: listening beyond this machine; anyone who reaches this port and has the token controls your agents",
+    );
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  server.close();
+  await feed.close();
+  server.closeAllConnections();
+}

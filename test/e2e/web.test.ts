@@ -1,0 +1,280 @@
+/**
+ * `muster web` in a real headless Chromium (the system's, driven by playwright-core): the tree arrives live,
+ * a child's pane and answer show, a question is answered from the page, a follow-up is sent, a child is
+ * cancelled behind a confirmation; and the guard refuses what it must (no token, a foreign Origin or Host, a
+ * cross-site form post), before any routing, `/` included. Screenshots go to a temp folder kept after the run
+ * (muster-web-screens-*); MUSTER_UPDATE_DOCS_SCREENSHOT=1 also copies the inbox view to docs/web.png.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as os from "node:os";
+import * as path from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, REPO, until, useSandbox } from "../helpers/cli.js";
+
+const sb = useSandbox("mt-web");
+const tokenFile = path.join(sb.home, "tokens", "web-token");
+// Kept after the run: the main views as a person sees them.
+const shots = fs.mkdtempSync(path.join(os.tmpdir(), "muster-web-screens-"));
+const CHROMIUM = process.env.MUSTER_CHROMIUM ?? "/usr/bin/chromium";
+
+let server: ChildProcess | undefined;
+let port = 0;
+let token = "";
+let browser: Browser | undefined;
+let stderr = "";
+
+function request(opts: {
+  path?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: opts.path ?? "/",
+        method: opts.method ?? "GET",
+        headers: opts.headers,
+      },
+      (res) => {
+        let body = "";
+        res.on("data", (d: Buffer) => {
+          body += d.toString();
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end(opts.body);
+  });
+}
+
+const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+async function spawnChild(args: string[]): Promise<string> {
+  const r = await sb.run(["spawn", "--json", ...args]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return JSON.parse(r.stdout).id as string;
+}
+
+async function newPage(viewport = { width: 1200, height: 860 }): Promise<Page> {
+  const context = await browser!.newContext({ viewport });
+  const page = await context.newPage();
+  // A child-supplied string that ran as script would open a dialog: none may.
+  page.on("dialog", (d) => {
+    throw new Error(`unexpected dialog: ${d.message()}`);
+  });
+  return page;
+}
+
+beforeAll(async () => {
+  server = spawn(process.execPath, [BIN, "web", "--listen", "127.0.0.1:0", "--token-file", tokenFile], {
+    cwd: sb.cwd,
+    env: sb.env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  server.stderr!.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const m = await until(() => /http:\/\/127\.0\.0\.1:(\d+)\/\?token=(\S+)/.exec(stderr), 15_000).catch(
+    (e: Error) => {
+      throw new Error(`${e.message}; the server said: ${stderr}`);
+    },
+  );
+  port = Number(m[1]);
+  token = m[2]!;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server!.once("exit", r));
+    server.kill("SIGTERM");
+    await exited;
+  }
+});
+
+describe("muster web: the guard, before any routing", () => {
+  it("prints the URL with the token once, and writes the token file for the owner alone", () => {
+    expect(stderr.match(/\?token=/g)).toHaveLength(1);
+    expect(fs.readFileSync(tokenFile, "utf8").trim()).toBe(token);
+    expect(fs.statSync(tokenFile).mode & 0o777).toBe(0o600);
+  });
+
+  it("refuses a request without the token (/ included), a foreign Origin or Host, a form post", async () => {
+    for (const p of ["/", "/app.js", "/api/children", "/api/events", "/nope"])
+      expect((await request({ path: p })).status, p).toBe(401);
+    expect((await request({ path: "/?token=wrong" })).status).toBe(401);
+    expect((await request({ path: "/api/children", headers: { cookie: "muster_token=wrong" } })).status).toBe(
+      401,
+    );
+    expect((await request({ path: "/", headers: { ...auth(), origin: "http://evil.example" } })).status).toBe(
+      403,
+    );
+    expect((await request({ path: "/", headers: { ...auth(), host: `evil.example:${port}` } })).status).toBe(
+      403,
+    );
+    // A form's content type is refused even with the right token and no Origin.
+    const form = await request({
+      path: "/api/children/x/cancel",
+      method: "POST",
+      headers: { ...auth(), "content-type": "application/x-www-form-urlencoded" },
+      body: "a=1",
+    });
+    expect(form.status).toBe(415);
+    // With the token: the page, its assets, nothing from the disk by path.
+    expect((await request({ path: "/", headers: auth() })).status).toBe(200);
+    for (const p of ["/../package.json", "/app.js/../../package.json", "/%2e%2e/package.json", "/web/app.js"])
+      expect((await request({ path: p, headers: auth() })).status, p).toBe(404);
+    // No state change on GET.
+    expect((await request({ path: "/api/children/x/cancel", headers: auth() })).status).toBe(405);
+  });
+
+  it("trades a page load's ?token= for an HttpOnly SameSite=Strict cookie and drops it from the address", async () => {
+    const r = await request({ path: "/?token=" + encodeURIComponent(token) + "&x=1" });
+    expect(r.status).toBe(303);
+    expect(r.headers.location).toBe("/?x=1");
+    expect(r.headers["set-cookie"]?.[0]).toBe(`muster_token=${token}; HttpOnly; SameSite=Strict; Path=/`);
+    // The API takes the token in a header or the cookie, never in the URL.
+    expect((await request({ path: `/api/children?token=${token}` })).status).toBe(401);
+  });
+
+  it("a cross-site form post from another page in the browser is refused and changes nothing", async () => {
+    const id = await spawnChild(["--name", "target", "kept\nmock: sleep=0"]);
+    // The attacker's page: another origin (another port), a form that posts to the web server on load.
+    const evil = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(
+        `<form id="f" method="POST" action="http://127.0.0.1:${port}/api/children/${id}/cancel" enctype="text/plain"><input name='{"a":"' value='"}'></form><script>document.getElementById("f").submit()</script>`,
+      );
+    });
+    await new Promise<void>((r) => evil.listen(0, "127.0.0.1", r));
+    const page = await newPage();
+    try {
+      // The victim has the cookie: the page was opened with the token in this browser first.
+      await page.goto(`http://127.0.0.1:${port}/?token=${token}`);
+      const evilPort = (evil.address() as { port: number }).port;
+      const answered = page.waitForResponse((r) => r.url().includes("/cancel"));
+      await page.goto(`http://127.0.0.1:${evilPort}/`);
+      const res = await answered;
+      expect([401, 403]).toContain(res.status());
+      expect((await sb.json(["status", id])).data.status).not.toMatch(/closed|lost/);
+    } finally {
+      await page.context().close();
+      await new Promise((r) => evil.close(r));
+    }
+  });
+});
+
+describe("muster web in a browser", () => {
+  it("shows children live, a pane and an answer; answers a question; sends a follow-up; cancels after confirming", async () => {
+    const page = await newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${port}/?token=${token}`);
+      // The token left the address bar for a cookie the page script cannot read.
+      expect(page.url()).toBe(`http://127.0.0.1:${port}/`);
+      expect(await page.evaluate(() => document.cookie)).toBe("");
+      await page.getByTestId("conn").filter({ hasText: "live" }).waitFor();
+      const before = await page.getByTestId("child").count();
+
+      // Two children spawned after the page loaded appear without a reload.
+      const a = await spawnChild([
+        "--name",
+        "alpha",
+        "first task <img src=x onerror=alert(1)>\nmock: sleep=1 tools=2",
+      ]);
+      const b = await spawnChild(["--name", "beta", "second task\nmock: sleep=1"]);
+      await until(async () => (await page.getByTestId("child").count()) === before + 2, 20_000);
+      await page.locator(`[data-id="${b}"]`).getByText("beta").waitFor();
+      await until(
+        async () =>
+          (await page.locator(`[data-id="${a}"] [data-testid=state]`).textContent()) === "waiting-input",
+        30_000,
+      );
+      await page.screenshot({ path: path.join(shots, "tree.png"), fullPage: true });
+
+      // Open alpha: its pane text and its answer, the child's markup shown as text, never run.
+      await page.locator(`[data-id="${a}"]`).click();
+      await until(async () => (await page.getByTestId("pane").textContent())?.includes("first task"), 20_000);
+      await until(
+        async () => (await page.getByTestId("result").textContent())?.includes("Task: first task <img"),
+        20_000,
+      );
+      expect(await page.locator("#detail-pane img").count()).toBe(0);
+      await page.screenshot({ path: path.join(shots, "child.png"), fullPage: true });
+
+      // A follow-up: a second turn runs in the same child.
+      await page.getByTestId("send-text").fill("follow-up please\nmock: sleep=0.5");
+      await page.getByTestId("send").click();
+      await page.getByTestId("msg").filter({ hasText: "sent" }).waitFor();
+      await until(async () => (await page.getByTestId("turn").count()) === 2, 30_000);
+      await until(
+        async () => (await page.getByTestId("result").textContent())?.includes("Task: follow-up please"),
+        30_000,
+      );
+
+      // A question from a child (muster ask) is answered from the page, and the child goes on.
+      const asker = await spawnChild([
+        "--agent",
+        "command",
+        "--name",
+        "asker",
+        "task",
+        "--",
+        "sh",
+        "-c",
+        'a=$(muster ask "Which branch?" --choices main,dev) && echo "got $a"',
+        "sh",
+      ]);
+      const q = page.locator(`[data-testid=request]`).filter({ hasText: "Which branch?" });
+      await q.waitFor({ timeout: 20_000 });
+      await page.screenshot({ path: path.join(shots, "inbox.png"), fullPage: true });
+      await q.getByRole("button", { name: "dev" }).click();
+      await q.waitFor({ state: "detached", timeout: 20_000 });
+      await until(async () => (await sb.json(["status", asker])).data.lastOutcome === "completed", 30_000);
+      await page.locator(`[data-id="${asker}"]`).click();
+      await until(async () => (await page.getByTestId("result").textContent())?.includes("got dev"), 20_000);
+
+      // Cancel asks first; "Keep it" keeps it, "Yes, cancel" cancels.
+      await page.locator(`[data-id="${b}"]`).click();
+      await page.getByTestId("cancel").click();
+      await page.getByRole("button", { name: "Keep it" }).click();
+      expect(await page.getByTestId("cancel-yes").isVisible()).toBe(false);
+      await page.getByTestId("cancel").click();
+      await page.getByTestId("cancel-yes").click();
+      await page.getByTestId("msg").filter({ hasText: "cancelled" }).waitFor();
+      await until(async () => /closed|lost/.test((await sb.json(["status", b])).data.status), 30_000);
+      await until(async () => await page.getByTestId("cancel").isDisabled(), 20_000);
+
+      if (process.env.MUSTER_UPDATE_DOCS_SCREENSHOT)
+        fs.copyFileSync(path.join(shots, "inbox.png"), path.join(REPO, "docs", "web.png"));
+    } finally {
+      await page.context().close();
+    }
+  }, 180_000);
+
+  it("on a phone-width screen an open child takes the screen, with a way back", async () => {
+    const page = await newPage({ width: 390, height: 844 });
+    try {
+      await page.goto(`http://127.0.0.1:${port}/?token=${token}`);
+      const first = page.getByTestId("child").first();
+      await first.waitFor();
+      await first.click();
+      await page.getByTestId("detail").waitFor();
+      expect(await page.locator("#list-pane").isVisible()).toBe(false);
+      // Nothing wider than the screen: no sideways scrolling of the page.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.screenshot({ path: path.join(shots, "phone-child.png"), fullPage: true });
+      await page.getByRole("button", { name: "← All children" }).click();
+      expect(await page.locator("#list-pane").isVisible()).toBe(true);
+    } finally {
+      await page.context().close();
+    }
+  }, 60_000);
+});
