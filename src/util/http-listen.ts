@@ -1,8 +1,11 @@
 /**
- * What muster's HTTP servers (`mcp --http`, `web`) share before they listen: the `--listen` address checked,
- * loopback unless the user means otherwise, and the token written for a client to read.
+ * What muster's HTTP servers (`mcp --http`, `web`) share around their listening: the `--listen` address checked,
+ * loopback unless the user means otherwise, the token written for a client to read, the listen itself with its
+ * one-line errors and warning, and the wait for Ctrl-C.
  */
 import * as fs from "node:fs";
+import type * as http from "node:http";
+import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
 import { writeFileAtomic } from "./fsx.js";
@@ -40,3 +43,35 @@ export function writeToken(file: string, token: string): void {
 
 /** The host as a URL names it (IPv6 in brackets). */
 export const urlHost = (host: string): string => (host.includes(":") ? `[${host}]` : host);
+
+/** Listens where asked; resolves with where it listens (a port 0 made real), or throws one line. */
+export function listenOn(server: http.Server, asked: Listening, text: string): Promise<Listening> {
+  return new Promise<Listening>((resolve, reject) => {
+    server.once("error", (e: NodeJS.ErrnoException) =>
+      reject(
+        new MusterError(
+          e.code === "EADDRINUSE" ? "busy" : "unsupported",
+          `cannot listen on ${text}: ${e.code === "EADDRINUSE" ? "the port is in use" : e.message}`,
+        ),
+      ),
+    );
+    server.listen(asked.port, asked.host, () =>
+      resolve({ host: asked.host, port: (server.address() as AddressInfo).port }),
+    );
+  });
+}
+
+/** Says, once, what listening beyond this machine means. */
+export function warnIfRemote(at: Listening, log: (line: string) => void): void {
+  if (!isLoopback(at.host))
+    log(
+      "warning: listening beyond this machine; anyone who reaches this port and has the token controls your agents",
+    );
+}
+
+/** Resolves on Ctrl-C or SIGTERM: a server's end (its children keep running). */
+export const untilStopped = (): Promise<void> =>
+  new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });

@@ -6,12 +6,19 @@
  */
 import { randomBytes } from "node:crypto";
 import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { MusterError } from "../base/errors.js";
 import { createMuster, type Muster } from "../core/muster.js";
 import { loadBackendModules } from "../mux/builtin.js";
-import { isLoopback, type Listening, refuse, TOKEN_COOKIE } from "../util/http-guard.js";
-import { checkReach, parseListen, urlHost, writeToken } from "../util/http-listen.js";
+import { type Listening, refuse, TOKEN_COOKIE } from "../util/http-guard.js";
+import {
+  checkReach,
+  listenOn,
+  parseListen,
+  untilStopped,
+  urlHost,
+  warnIfRemote,
+  writeToken,
+} from "../util/http-listen.js";
 import { callApi, isApi } from "./api.js";
 import { type Asset, loadAssets } from "./assets.js";
 import { TreeFeed } from "./feed.js";
@@ -148,35 +155,16 @@ export async function serveWeb(opts: WebOptions, log: (line: string) => void): P
   let at: Listening = asked;
   const server = http.createServer(webHandler(m, feed, assets, token, () => at, log));
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", (e: NodeJS.ErrnoException) =>
-        reject(
-          new MusterError(
-            e.code === "EADDRINUSE" ? "busy" : "unsupported",
-            `cannot listen on ${opts.listen}: ${e.code === "EADDRINUSE" ? "the port is in use" : e.message}`,
-          ),
-        ),
-      );
-      server.listen(asked.port, asked.host, () => resolve());
-    });
+    at = await listenOn(server, asked, opts.listen);
   } catch (e) {
     await feed.close();
     throw e;
   }
-  at = { host: asked.host, port: (server.address() as AddressInfo).port };
   const base = `http://${urlHost(at.host)}:${at.port}/`;
   log(`muster web: primary ${m.primary} for ${m.cwd}`);
   log(`open ${base}?token=${token}${opts.tokenFile ? ` (token also in ${opts.tokenFile})` : ""}`);
-  if (!isLoopback(at.host))
-    log(
-      "warning: listening beyond this machine; anyone who reaches this port and has the token controls your agents",
-    );
-
-  await new Promise<void>((resolve) => {
-    const stop = (): void => resolve();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
+  warnIfRemote(at, log);
+  await untilStopped();
   server.close();
   await feed.close();
   server.closeAllConnections();

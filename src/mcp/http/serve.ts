@@ -5,13 +5,19 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { MusterError } from "../../base/errors.js";
 import { createMuster } from "../../core/muster.js";
 import { loadBackendModules } from "../../mux/builtin.js";
-import { isLoopback, type Listening, refuse } from "../../util/http-guard.js";
-import { checkReach, parseListen, urlHost, writeToken } from "../../util/http-listen.js";
+import { type Listening, refuse } from "../../util/http-guard.js";
+import {
+  checkReach,
+  listenOn,
+  parseListen,
+  untilStopped,
+  urlHost,
+  warnIfRemote,
+  writeToken,
+} from "../../util/http-listen.js";
 import { createMcpServer, type Log } from "../server.js";
 
 export interface HttpServeOptions {
@@ -95,33 +101,14 @@ export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void>
       else res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once("error", (e: NodeJS.ErrnoException) =>
-      reject(
-        new MusterError(
-          e.code === "EADDRINUSE" ? "busy" : "unsupported",
-          `cannot listen on ${opts.listen}: ${e.code === "EADDRINUSE" ? "the port is in use" : e.message}`,
-        ),
-      ),
-    );
-    httpServer.listen(asked.port, asked.host, () => resolve());
-  });
-  at = { host: asked.host, port: (httpServer.address() as AddressInfo).port };
+  at = await listenOn(httpServer, asked, opts.listen);
   const shown = urlHost(at.host);
   log(`serving primary ${m.primary} for ${m.cwd} at http://${shown}:${at.port}${ENDPOINT}`);
   log(
     `token ${token}${opts.tokenFile ? ` (also in ${opts.tokenFile})` : ""}: send it as Authorization: Bearer <token>`,
   );
-  if (!isLoopback(at.host))
-    log(
-      "warning: listening beyond this machine; anyone who reaches this port and has the token controls your agents",
-    );
-
-  await new Promise<void>((resolve) => {
-    const stop = (): void => resolve();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
+  warnIfRemote(at, log);
+  await untilStopped();
   httpServer.close();
   await Promise.allSettled([...sessions.values()].map((s) => s.close()));
   httpServer.closeAllConnections();
