@@ -5,13 +5,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
-import * as http from "node:http";
 import * as path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO, until, useSandbox } from "../helpers/cli.js";
+import { type RawRequest, rawRequest } from "../helpers/http.js";
 
 const sb = useSandbox("mt-mcphttp");
 // In a folder not made yet: the server makes it.
@@ -43,32 +43,7 @@ async function serve(extra: string[] = []): Promise<Served> {
   return { proc, port, stderr: () => err };
 }
 
-/** One raw request: its status and body. */
-function request(
-  port: number,
-  opts: { path?: string; method?: string; headers?: Record<string, string>; body?: string },
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: "127.0.0.1",
-        port,
-        path: opts.path ?? "/mcp",
-        method: opts.method ?? "GET",
-        headers: opts.headers,
-      },
-      (res) => {
-        let body = "";
-        res.on("data", (d: Buffer) => {
-          body += d.toString();
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on("error", reject);
-    req.end(opts.body);
-  });
-}
+const request = (port: number, opts: RawRequest) => rawRequest(port, opts, "/mcp");
 
 const INIT = JSON.stringify({
   jsonrpc: "2.0",

@@ -13,6 +13,7 @@ import * as path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO, until, useSandbox } from "../helpers/cli.js";
+import { type RawRequest, rawRequest } from "../helpers/http.js";
 
 const sb = useSandbox("mt-web");
 const tokenFile = path.join(sb.home, "tokens", "web-token");
@@ -33,33 +34,7 @@ let token = "";
 let browser: Browser | undefined;
 let stderr = "";
 
-function request(opts: {
-  path?: string;
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string;
-}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: "127.0.0.1",
-        port,
-        path: opts.path ?? "/",
-        method: opts.method ?? "GET",
-        headers: opts.headers,
-      },
-      (res) => {
-        let body = "";
-        res.on("data", (d: Buffer) => {
-          body += d.toString();
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on("error", reject);
-    req.end(opts.body);
-  });
-}
+const request = (opts: RawRequest) => rawRequest(port, opts);
 
 const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
 
