@@ -34,8 +34,11 @@ async function serve(extra: string[] = []): Promise<Served> {
   proc.stderr!.on("data", (d: Buffer) => {
     err += d.toString();
   });
+  // Both lines, the address and the token, may come in separate writes: wait for the token's too.
   const port = await until(
-    () => Number(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)?.[1]) || undefined,
+    () =>
+      (/^muster mcp: token \S+/m.test(err) && Number(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)?.[1])) ||
+      undefined,
     15_000,
   ).catch((e: Error) => {
     throw new Error(`${e.message}; the server said: ${err}`);

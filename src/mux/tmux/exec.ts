@@ -29,6 +29,9 @@ export interface TmuxExecOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 5_000;
+// A client at another place (an SSH host, a container, a Pod) pays its transport (`ssh`, `<engine> exec`, the
+// API's exec) inside the same bound, and that transport slows most on a loaded machine.
+const FAR_TIMEOUT_MS = 15_000;
 
 /**
  * Short tmux commands in flight per server from this process. The server runs commands one at a time; a
@@ -93,8 +96,8 @@ export async function runTmux(
 ): Promise<TmuxRun> {
   const env = opts.env ?? process.env;
   const bin = tmuxBin(env);
-  const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const place = opts.place ?? localPlace;
+  const timeout = opts.timeoutMs ?? (place === localPlace ? DEFAULT_TIMEOUT_MS : FAR_TIMEOUT_MS);
   const gate = opts.held ? undefined : gateFor(place, server);
   const call = async () => {
     try {

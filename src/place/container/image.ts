@@ -324,7 +324,11 @@ async function fromBase(
         maxBuffer: 2 ** 31 - 1,
       },
     );
-    const cp = await runEngine(engine, ["cp", "-", `${name}:/`], { input: tar, timeoutMs: 600_000 });
+    // Podman's cp from stdin now and then loses its own untar helper ("broken pipe"), most on a loaded
+    // machine: the same bytes are copied once more before the build gives up.
+    let cp = await runEngine(engine, ["cp", "-", `${name}:/`], { input: tar, timeoutMs: 600_000 });
+    if (cp.exitCode !== 0 && /broken pipe/i.test(engineSaid(cp)))
+      cp = await runEngine(engine, ["cp", "-", `${name}:/`], { input: tar, timeoutMs: 600_000 });
     if (cp.exitCode !== 0)
       throw new MusterError("unsupported", `could not copy into ${base}: ${engineSaid(cp)}`);
     const changes = Object.entries(labels).map(([k, v]) => `LABEL ${k}=${v}`);
