@@ -1,28 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { readCancelSnapshot, snapshotText } from "../artifacts/cancel-snapshot.js";
-import type {
-  ChildMeta,
-  CompletionEvent,
-  EventInput,
-  MusterEvent,
-  OutputError,
-  OutputRef,
-  ProviderError,
-  RestartedEvent,
-  Verified,
-  VerifySpec,
-} from "../artifacts/events.js";
+import type { CompletionEvent, EventInput, OutputError, OutputRef, Verified } from "../artifacts/events.js";
 import type { InboxItem } from "../artifacts/inbox.js";
-import { type ChildFiles, promptFile } from "../artifacts/layout.js";
-import type { EventLog } from "../artifacts/log.js";
-import { readAllRecords } from "../artifacts/reader.js";
-import { everyReason, replayPrompt, restartBackoffMs } from "../artifacts/restart.js";
+import { promptFile } from "../artifacts/layout.js";
 import { MAX_SNAPSHOT_BYTES, outputTooLarge, sha256Hex, snapshotOutput } from "../artifacts/snapshot.js";
 import { isTerminal } from "../artifacts/tree-pause.js";
 import { watchParentCheckout } from "../isolation/watch.js";
 import { readIsolation } from "../isolation/worktree.js";
-import type { Runner, TurnInput } from "../runners/types.js";
+import type { TurnInput } from "../runners/types.js";
 import { isFork } from "../sessions/fork.js";
 import {
   appendSession,
@@ -36,53 +22,13 @@ import { uuidv7 } from "../util/ids.js";
 import { AnswerSink } from "./answer.js";
 import { appendEnding } from "./disk-full.js";
 import { rateLimitWait, sleepUnlessStopped } from "./rate-limit.js";
-import type { PaneRenderer } from "./render.js";
-import type { DiskReserve } from "./reserve.js";
 import { type Outcome, outcomeWithoutRunner, type Reap, runPlan, type TurnState } from "./run-plan.js";
 import { boundText, type TurnControl } from "./turn-control.js";
-import type { TurnEngine } from "./turn-engine.js";
-import { correctivePrompt, failureLine, passed, runCheck } from "./verify.js";
+import type { Asked, TurnDeps } from "./turn-deps.js";
+import { recordAttempt, restartAgent, verifyAnswer } from "./turn-retries.js";
 
 export { boundText, type StopReason, TurnControl } from "./turn-control.js";
-
-/** The conversation the host carries from turn to turn (seeded from the session file on start). */
-export interface Conversation {
-  sessionFile: string;
-  /** Model and reasoning of the last turn: defaults for a typed line, which names none. */
-  model?: string;
-  reasoning?: string;
-  /** The runner's own session id from the last turn (native resume). */
-  runnerSessionId?: string;
-}
-
-export interface TurnDeps {
-  files: ChildFiles;
-  meta: ChildMeta;
-  log: EventLog;
-  render: PaneRenderer;
-  runner: Runner;
-  env: Record<string, string>;
-  conversation: Conversation;
-  /** Why this turn may not run at all (the tree's budget is spent, a cancel began), checked as it starts. */
-  refuse?: () => Refusal | undefined;
-  /**
-   * The turn failed on a provider error that will refuse every turn of the tree alike (quota, credential): the
-   * host pauses the tree, before the completion is written, so whoever reads the completion finds the pause.
-   */
-  pauseTree?: (error: ProviderError, turnId: string) => void;
-  /** Space held back for recording the turn's end when the disk fills up. */
-  reserve?: DiskReserve;
-  /** How the child's turns run (its runner mode), chosen once by the host. */
-  engine: TurnEngine;
-  /** The acceptance check runs (true) or ended (false): the idle cap does not count that time. */
-  checking?: (running: boolean) => void;
-}
-
-/** A turn settled at its start without running the agent. */
-export interface Refusal {
-  status: "exhausted" | "cancelled";
-  reason: string;
-}
+export type { Conversation, Refusal, TurnDeps } from "./turn-deps.js";
 
 /**
  * Runs one turn end to end: records turn_started, runs the runner, snapshots the answer, records the completion.
@@ -314,13 +260,6 @@ export async function runTurn(
   return { completion, reap: afterSettle(deps, item.turnId, reap) };
 }
 
-/** What one run of the agent in a turn is asked: the turn's request, or a correction after a failed check. */
-interface Asked {
-  item: InboxItem;
-  pFile: string;
-  history: LoadedSession;
-}
-
 /** Runs the agent once on `asked`: on the engine's live process, or the runner's one-shot plan. */
 async function runAgent(
   deps: TurnDeps,
@@ -369,157 +308,6 @@ async function runAgent(
     const reason = control.failure?.message ?? (e as Error).message;
     return { outcome: { status: "errored", reason, exitCode: null, signal: null }, reap: undefined };
   }
-}
-
-/**
- * The agent died mid-turn (its process killed, its session's process gone) under a restart policy: the turn runs
- * again on the same conversation after a backoff, its prompt a note of what happened ahead of the task; restarts
- * a parent made for this turn (its host died) count too. Past the bound the turn settles lost, naming every death.
- */
-async function restartAgent(
-  deps: TurnDeps,
-  asked: Asked,
-  died: Outcome,
-  control: TurnControl,
-): Promise<{ asked: Asked } | { outcome: Outcome }> {
-  const { meta, files, log, render } = deps;
-  const turnId = asked.item.turnId;
-  const max = meta.restart!.onLost;
-  const reason = died.reason ?? "the agent's process died";
-  const before = readAllRecords<MusterEvent>(files.events).filter(
-    (e): e is RestartedEvent => e.type === "restarted" && e.turnId === turnId,
-  );
-  const attempt = before.length + 1;
-  if (attempt > max)
-    return { outcome: { ...died, status: "lost", reason: everyReason(reason, before, max) } };
-  log.append({ type: "restarted", turnId, reason: boundText(reason, 1000), attempt, max, by: "child" });
-  render.info(`the agent died (${reason}); restarting it on the same conversation (${attempt} of ${max})`);
-  // A stop during the backoff ends the wait and the turn.
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, restartBackoffMs(attempt));
-    control.onStop(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-  control.onStop(() => {});
-  if (control.reason || control.failure)
-    return { outcome: outcomeWithoutRunner(control, control.failure ?? new Error("stopped")) };
-  const prompt = replayPrompt(asked.item.prompt, reason, attempt, max);
-  const file = path.join(path.dirname(asked.pFile), `${turnId}.restart-${attempt}.txt`);
-  writeFileAtomic(file, prompt);
-  const { context: _snapshotOnce, ...rest } = asked.item;
-  return { asked: { item: { ...rest, prompt }, pFile: file, history: asked.history } };
-}
-
-/** How one run of the child's check judged the answer: settled (`outcome`), or a correction to send, or passed. */
-interface Judged {
-  verified: Verified;
-  /** The turn ends so: failed verification, or a stop that came while the check ran. */
-  outcome?: Outcome;
-  /** The prompt that sends the failure back to the agent. */
-  corrective?: string;
-}
-
-/** Runs the child's acceptance check on the answer just given, recording it. */
-async function verifyAnswer(
-  deps: TurnDeps,
-  turnId: string,
-  check: VerifySpec,
-  attempt: number,
-  control: TurnControl,
-): Promise<Judged> {
-  const { log, render, meta } = deps;
-  render.info(`verifying: ${check.command}${attempt > 1 ? ` (run ${attempt})` : ""}`);
-  log.append({ type: "verify_started", turnId, attempt, command: boundText(check.command, 1000) });
-  // The agent is quiet while its answer is checked: that is no idle agent.
-  deps.checking?.(true);
-  const run = await runCheck(check, meta.cwd, deps.env, control).finally(() => deps.checking?.(false));
-  const ok = passed(run);
-  const retrying = !ok && !run.stopped && !control.reason && !control.failure && attempt <= check.retries;
-  log.append({
-    type: "verify_finished",
-    turnId,
-    attempt,
-    exitCode: run.exitCode,
-    ...(run.signal ? { signal: run.signal } : {}),
-    durationMs: run.durationMs,
-    outputTail: run.outputTail,
-    ...(run.timedOut ? { timedOut: true } : {}),
-    retrying,
-  });
-  const verified: Verified = {
-    command: check.command,
-    exitCode: run.exitCode,
-    ...(run.signal ? { signal: run.signal } : {}),
-    durationMs: run.durationMs,
-    outputTail: run.outputTail,
-    attempts: attempt,
-    ...(run.timedOut ? { timedOut: true } : {}),
-  };
-  if (ok) {
-    render.info(`verified: ${check.command} passed`);
-    return { verified };
-  }
-  if (control.reason || control.failure)
-    return { verified, outcome: outcomeWithoutRunner(control, control.failure ?? new Error("stopped")) };
-  const why = failureLine(check, run);
-  if (retrying) {
-    render.info(`${why}; the agent is asked to fix it (correction ${attempt} of ${check.retries})`);
-    return { verified, corrective: correctivePrompt(check, run, attempt) };
-  }
-  render.info(why);
-  const tries = attempt > 1 ? ` after ${attempt - 1} correction${attempt > 2 ? "s" : ""}` : "";
-  return {
-    verified,
-    outcome: { status: "failed_verification", reason: `${why}${tries}`, exitCode: null, signal: null },
-  };
-}
-
-/**
- * An attempt the check failed: its answer and the correction that follows it join the conversation. Returns the
- * conversation before the correction (what a runner without native resume is given ahead of it).
- */
-function recordAttempt(
-  deps: TurnDeps,
-  turnId: string,
-  answer: string,
-  state: TurnState,
-  corrective: string,
-  settings: { model: string | undefined; reasoning: string | undefined },
-): LoadedSession {
-  const file = deps.conversation.sessionFile;
-  const ts = new Date().toISOString();
-  appendSession(file, [
-    {
-      type: "message",
-      role: "assistant",
-      text: answer,
-      ts,
-      metadata: {
-        turnId,
-        status: "completed",
-        ...(state.runnerSessionId ? { runnerSessionId: state.runnerSessionId } : {}),
-      },
-    },
-  ]);
-  const before = loadSession(file);
-  const { model, reasoning } = settings;
-  appendSession(file, [
-    {
-      type: "message",
-      role: "user",
-      text: corrective,
-      ts,
-      metadata: {
-        turnId,
-        source: "verify",
-        ...(model ? { model } : {}),
-        ...(reasoning ? { reasoning } : {}),
-      },
-    },
-  ]);
-  return before;
 }
 
 /** A runner still running when its turn settled: a bad exit is recorded after the completion, never changing it. */
