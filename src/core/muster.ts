@@ -23,7 +23,14 @@ import { type ChildDiff, diffChild, type MergeOutcome, mergeChild } from "./isol
 import { type JudgeOptions, type JudgeOutcome, judgeGroup } from "./judge.js";
 import { type ChildLog, childLog } from "./logs-follow.js";
 import { findChildren, listChildren, resolveIds } from "./lookup.js";
-import { attachCommandOf, attachTo, capturePane, focusPane, popupOver } from "./pane-actions.js";
+import {
+  attachCommandOf,
+  attachTo,
+  capturePane,
+  focusPane,
+  popupOver,
+  viewCommandOf,
+} from "./pane-actions.js";
 import { listPrimaries } from "./primary.js";
 import type { RegistryEntry } from "./registry.js";
 import { type RemovedChild, type RemoveOptions, removeChildren } from "./remove.js";
@@ -291,6 +298,11 @@ export class Muster extends CoreSetup {
   /** argv that attaches a terminal to a child's pane, from its own backend; null before it has one. */
   attachCommand(idOrPrefix: string): string[] | null {
     return attachCommandOf(this, this.child(idOrPrefix));
+  }
+
+  /** argv for one more viewer of a child's pane (a page's terminal); read-only unless `input`. */
+  viewCommand(idOrPrefix: string, opts: { input: boolean }): { id: string; command: string[] } {
+    return viewCommandOf(this, idOrPrefix, opts);
   }
 
   /** Brings a child's pane to the front of the calling client (inside its multiplexer). */

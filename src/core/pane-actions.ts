@@ -1,4 +1,5 @@
-/** What the core does with a child's pane: capture it, attach to it, focus it, show it in a popup. */
+/** What the core does with a child's pane: capture it, attach to it, view it, focus it, show it in a popup. */
+import { randomBytes } from "node:crypto";
 import { MusterError } from "../base/errors.js";
 import type { PaneRef, PopupOptions } from "../mux/backend.js";
 import type { LoadedChild } from "./children.js";
@@ -58,4 +59,21 @@ export function attachTo(
   const c = m.child(idOrPrefix);
   const pane = paneOf(c);
   return { id: c.entry.id, pane, command: m.backendOf(c.entry).attachCommand(pane) };
+}
+
+/**
+ * argv that shows a child's pane to one more viewer (a page's terminal) without moving anyone else's client:
+ * read-only unless `input`. Backends with no viewer of their own fall back to their attach command.
+ */
+export function viewCommandOf(
+  m: CoreContext,
+  idOrPrefix: string,
+  opts: { input: boolean },
+): { id: string; command: string[] } {
+  const c = m.child(idOrPrefix);
+  const pane = paneOf(c);
+  const backend = m.backendOf(c.entry);
+  const viewer = `muster-view-${randomBytes(4).toString("hex")}`;
+  const command = backend.viewCommand?.(pane, { input: opts.input, viewer }) ?? backend.attachCommand(pane);
+  return { id: c.entry.id, command };
 }

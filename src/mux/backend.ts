@@ -107,12 +107,25 @@ export interface Backend<R extends PaneRef = PaneRef> {
   /** argv that attaches a terminal to the pane from outside. */
   attachCommand(ref: R): string[];
   /**
+   * argv for a second viewer of the pane (a page's terminal) that disturbs no one attached already: tmux
+   * gives it a session of its own in the pane's group, read-only and ignored in sizing unless `input`.
+   * `viewer` names that session. A backend without one is viewed through attachCommand.
+   */
+  viewCommand?(ref: R, opts: ViewOptions): string[];
+  /**
    * Shows a pane, or runs a command, in a popup over the caller's client (for a supervisor); resolves
    * when the popup closes. A backend without popups leaves this out; Muster.popup then says so.
    */
   popup?(target: PopupTarget, opts?: PopupOptions): Promise<void>;
   /** Why `placement` cannot be honoured here and what is done instead; undefined when it can. */
   placementNote?(placement: Placement): string | undefined;
+}
+
+export interface ViewOptions {
+  /** Whether the viewer may type into the pane (and so size it, as any attached client does). */
+  input: boolean;
+  /** A name for what the viewer opens (a plain word muster made up). */
+  viewer: string;
 }
 
 /** The warning to show when `placement` was asked for but the backend could not honour it. */

@@ -140,6 +140,23 @@ describe("tmux argv builders", () => {
     ]);
     expect(A.runShellArgs("true")).toEqual(["run-shell", "true"]);
   });
+
+  it("a viewer's session: grouped with the pane's, gone when unattached, no status line, read-only unless input", () => {
+    const tail = [
+      ["set-option", "-t", "muster-view-1a", "destroy-unattached", "on"],
+      ["set-option", "-t", "muster-view-1a", "status", "off"],
+    ];
+    expect(A.viewSessionArgs("muster", "muster-view-1a", false)).toEqual([
+      ["new-session", "-t", "=muster", "-s", "muster-view-1a", "-f", "read-only,ignore-size"],
+      ...tail,
+    ]);
+    expect(A.viewSessionArgs("muster", "muster-view-1a", true)).toEqual([
+      ["new-session", "-t", "=muster", "-s", "muster-view-1a"],
+      ...tail,
+    ]);
+    // A user's session name with tmux's special characters stays one literal word.
+    expect(A.viewSessionArgs("my;session", "v", false)[0]![2]).toBe(A.escapeWord("=my;session"));
+  });
 });
 
 describe("display-popup", () => {

@@ -257,6 +257,20 @@ export function attachSessionArgs(target: string): string[] {
   return ["attach-session", "-t", escapeWord(target)];
 }
 
+/**
+ * A session of its own in the group of `session` (sharing its windows, not its current window), gone when its
+ * client detaches, with no status line: a viewer that moves nobody else's client. Read-only and left out of
+ * window sizing unless it takes input.
+ */
+export function viewSessionArgs(session: string, viewer: string, input: boolean): string[][] {
+  const flags = input ? [] : ["-f", "read-only,ignore-size"];
+  return [
+    ["new-session", "-t", escapeWord(`=${session}`), "-s", escapeWord(viewer), ...flags],
+    ["set-option", "-t", escapeWord(viewer), "destroy-unattached", "on"],
+    ["set-option", "-t", escapeWord(viewer), "status", "off"],
+  ];
+}
+
 export interface PopupArgs {
   /** A pane of the client the popup shows on (`-t`): the caller's own. */
   target: string;

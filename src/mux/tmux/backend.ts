@@ -16,6 +16,7 @@ import type {
   PopupOptions,
   PopupTarget,
   SpawnPaneOptions,
+  ViewOptions,
 } from "../backend.js";
 import { isTmuxRef } from "../backend.js";
 import * as A from "./argv.js";
@@ -255,6 +256,16 @@ export class TmuxBackend implements Backend<PaneRef> {
     const attach = A.chain(A.attachSessionArgs(ref.session), A.focusPaneArgs(ref.paneId, false));
     const argv = [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...attach];
     // The tmux of another place is reached the way that place runs a person's commands.
+    return this.place.interactive?.(argv) ?? argv;
+  }
+
+  /** A session of the viewer's own in the pane's group, on the pane's window: see ViewOptions. */
+  viewCommand(ref: PaneRef, opts: ViewOptions): string[] {
+    const view = A.chain(
+      ...A.viewSessionArgs(ref.session, opts.viewer, opts.input),
+      A.selectWindowArgs(ref.paneId),
+    );
+    const argv = [tmuxBin(this.config.env), ...A.serverArgs(ref.server), ...view];
     return this.place.interactive?.(argv) ?? argv;
   }
 
