@@ -3,6 +3,20 @@
 
 const $ = (id) => document.getElementById(id);
 const state = { tree: null, open: null, openJson: "", paneTimer: null };
+// The open child's live terminal: xterm.js, its fit add-on, the socket and what keeps its size.
+let term = null;
+
+// xterm.js writes <style> elements of its own; the page's CSP admits a style element only with this page
+// load's nonce, so every one created here carries it.
+{
+  const nonce = document.querySelector('meta[name="style-nonce"]')?.content ?? "";
+  const create = document.createElement.bind(document);
+  document.createElement = (tag, options) => {
+    const e = create(tag, options);
+    if (String(tag).toLowerCase() === "style") e.nonce = nonce;
+    return e;
+  };
+}
 
 /** An element with attributes and children; a string child becomes a text node (escaped by the DOM). */
 function el(tag, attrs, ...children) {
@@ -235,6 +249,96 @@ async function loadDetail() {
   $("send-text").disabled = ended;
   $("send").disabled = ended;
   $("cancel").disabled = ended;
+  retryTerminal(d);
+}
+
+function termState(text, error) {
+  const t = $("term-state");
+  t.textContent = text;
+  t.className = error ? "msg error" : "muted";
+}
+
+/**
+ * The child's pane as a live terminal: a WebSocket to the server, which runs a viewer of the pane in a
+ * pseudo-terminal of this size. Read-only unless "Take input" is on (then keys go to the child).
+ */
+function openTerminal(id) {
+  closeTerminal();
+  if (!window.Terminal || !window.FitAddon) return snapshots("the terminal script did not load");
+  const input = $("take-input").checked;
+  const xt = new window.Terminal({
+    fontSize: 13,
+    scrollback: 2000,
+    disableStdin: !input,
+    cursorBlink: input,
+  });
+  const fit = new window.FitAddon.FitAddon();
+  xt.loadAddon(fit);
+  $("d-term").hidden = false;
+  $("d-pane").hidden = true;
+  xt.open($("d-term"));
+  fit.fit();
+  const q = new URLSearchParams({ cols: String(xt.cols), rows: String(xt.rows), input: input ? "1" : "0" });
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(
+    `${scheme}://${location.host}/api/children/${encodeURIComponent(id)}/terminal?${q}`,
+  );
+  ws.binaryType = "arraybuffer";
+  const mine = { id, xt, fit, ws, resize: null, failed: false };
+  term = mine;
+  termState("connecting…");
+  ws.onopen = () => termState(input ? "live · your keys go to the child" : "live · read-only");
+  ws.onmessage = (ev) => {
+    if (typeof ev.data !== "string") return xt.write(new Uint8Array(ev.data));
+    const m = JSON.parse(ev.data);
+    if (m.type === "error") {
+      mine.failed = true;
+      if (/no live terminal here/.test(m.message)) snapshots(m.message);
+      else termState(m.message, true);
+    } else if (m.type === "exit") termState("the pane's viewer ended");
+  };
+  ws.onclose = () => {
+    if (term === mine && !mine.failed && $("term-state").textContent.startsWith("live"))
+      termState("disconnected");
+  };
+  xt.onData((d) => {
+    if (input && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "input", data: d }));
+  });
+  xt.onResize(({ cols, rows }) => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "resize", cols, rows }));
+  });
+  mine.resize = new ResizeObserver(() => fit.fit());
+  mine.resize.observe($("d-term"));
+  if (input) xt.focus();
+}
+
+function closeTerminal() {
+  clearInterval(state.paneTimer);
+  if (!term) return;
+  const t = term;
+  term = null;
+  t.resize?.disconnect();
+  t.ws.onclose = null;
+  t.ws.close();
+  t.xt.dispose();
+  $("d-term").replaceChildren();
+}
+
+/** Where no live terminal can run: the pane's text, captured every 2 s while the child is open. */
+function snapshots(why) {
+  closeTerminal();
+  $("d-term").hidden = true;
+  $("d-pane").hidden = false;
+  termState(`snapshots (${why})`);
+  clearInterval(state.paneTimer);
+  state.paneTimer = setInterval(loadPane, 2000);
+  void loadPane();
+}
+
+/** A terminal that could not open (no pane yet) is tried again when the child's view changes. */
+function retryTerminal(d) {
+  const ended = d.status === "closed" || d.status === "lost" || d.status === "unreadable";
+  if (term && term.id === d.id && term.failed && !ended && d.attach) openTerminal(d.id);
 }
 
 async function loadPane() {
@@ -257,16 +361,16 @@ function openChild(id) {
   $("d-pane").textContent = "";
   $("d-result").textContent = "";
   say("");
-  clearInterval(state.paneTimer);
-  state.paneTimer = setInterval(loadPane, 2000);
-  void loadPane();
+  // Each child opens read-only: typing into one is a choice made for that child.
+  $("take-input").checked = false;
+  openTerminal(id);
   if (state.tree) renderTree();
   else void loadDetail();
 }
 
 function closeChild() {
   state.open = null;
-  clearInterval(state.paneTimer);
+  closeTerminal();
   document.body.classList.remove("open");
   $("detail-pane").hidden = true;
   if (state.tree) renderTree();
@@ -288,6 +392,9 @@ function connect() {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("back").addEventListener("click", closeChild);
+  $("take-input").addEventListener("change", () => {
+    if (state.open) openTerminal(state.open);
+  });
   $("send-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const text = $("send-text").value;

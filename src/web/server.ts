@@ -6,6 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import * as http from "node:http";
+import type { Duplex } from "node:stream";
 import { MusterError } from "../base/errors.js";
 import { createMuster, type Muster } from "../core/muster.js";
 import { loadBackendModules } from "../mux/builtin.js";
@@ -20,8 +21,9 @@ import {
   writeToken,
 } from "../util/http-listen.js";
 import { callApi, isApi } from "./api.js";
-import { type Asset, loadAssets } from "./assets.js";
+import { type Asset, loadAssets, NONCE_MARK } from "./assets.js";
 import { TreeFeed } from "./feed.js";
+import { isTerminalPath, TerminalRelay } from "./terminal.js";
 
 export interface WebOptions {
   /** `host:port` (`[::1]:port` for IPv6); port 0 takes a free one. */
@@ -34,14 +36,16 @@ export interface WebOptions {
 export const DEFAULT_WEB_LISTEN = "127.0.0.1:7420";
 const MAX_BODY = 2 * 1024 * 1024;
 
-// The page runs only its own script and style, talks only to this server, and is framed by nobody.
+// The page runs only its own scripts and styles, talks only to this server, and is framed by nobody. The
+// terminal (xterm.js) writes its own <style> elements: a page load's nonce lets those, and nothing else, in.
+const csp = (nonce?: string): string =>
+  `default-src 'none'; script-src 'self'; style-src 'self'${nonce ? ` 'nonce-${nonce}'` : ""}; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 const HEADERS = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "x-frame-options": "DENY",
-  "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "content-security-policy": csp(),
 };
 
 function reply(res: http.ServerResponse, status: number, body: unknown): void {
@@ -135,9 +139,48 @@ export function webHandler(
     const asset = assets.get(url.pathname);
     if (!asset) return reply(res, 404, { error: "nothing here" });
     if (method !== "GET" && method !== "HEAD") return reply(res, 405, { error: `${method} is not allowed` });
-    res.writeHead(200, { ...HEADERS, "content-type": asset.type, "content-length": asset.body.length });
-    res.end(method === "HEAD" ? undefined : asset.body);
+    let body = asset.body;
+    let headers: http.OutgoingHttpHeaders = HEADERS;
+    if (url.pathname === "/") {
+      const nonce = randomBytes(16).toString("base64");
+      body = Buffer.from(body.toString("utf8").replaceAll(NONCE_MARK, nonce));
+      headers = { ...HEADERS, "content-security-policy": csp(nonce) };
+    }
+    res.writeHead(200, { ...headers, "content-type": asset.type, "content-length": body.length });
+    res.end(method === "HEAD" ? undefined : body);
   }
+}
+
+/**
+ * The upgrade handler: a WebSocket passes the same guard as any request (a browser sends the page's Origin and
+ * cookie with it), and only a terminal's path is upgraded.
+ */
+export function webUpgrade(
+  terminals: TerminalRelay,
+  token: string,
+  at: () => Listening,
+): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
+  return (req, socket, head) => {
+    const url = new URL(req.url ?? "/", "http://here");
+    const refused = refuse(
+      {
+        host: req.headers.host,
+        origin: req.headers.origin,
+        authorization: req.headers.authorization,
+        cookie: req.headers.cookie,
+      },
+      at(),
+      token,
+    );
+    const status = refused?.status ?? (isTerminalPath(url.pathname) ? 0 : 404);
+    if (status !== 0) {
+      socket.end(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,
+      );
+      return;
+    }
+    terminals.upgrade(req, socket, head, url);
+  };
 }
 
 /** Serves until SIGINT or SIGTERM; the children keep running. */
@@ -154,6 +197,11 @@ export async function serveWeb(opts: WebOptions, log: (line: string) => void): P
 
   let at: Listening = asked;
   const server = http.createServer(webHandler(m, feed, assets, token, () => at, log));
+  const terminals = new TerminalRelay(m, log);
+  server.on(
+    "upgrade",
+    webUpgrade(terminals, token, () => at),
+  );
   try {
     at = await listenOn(server, asked, opts.listen);
   } catch (e) {
@@ -166,6 +214,7 @@ export async function serveWeb(opts: WebOptions, log: (line: string) => void): P
   warnIfRemote(at, log);
   await untilStopped();
   server.close();
+  terminals.close();
   await feed.close();
   server.closeAllConnections();
 }

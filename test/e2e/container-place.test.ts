@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
 import { CONTAINER_ENGINES, type DockerEngine, startDockerEngine } from "../helpers/docker-engine.js";
-import { attachAndDetach, withTop } from "../helpers/far-views.js";
+import { attachAndDetach, viewInWeb, withTop } from "../helpers/far-views.js";
 import { makeRepo } from "../helpers/git-repo.js";
 import { connectMcp } from "../helpers/mcp.js";
 import { stopPlacedChildren } from "../helpers/place-keeper.js";
@@ -206,6 +206,9 @@ for (const { kind, available, start } of CONTAINER_ENGINES) {
         expect(printed.slice(1, 4)).toEqual(["exec", "-it", containerOf(id)]);
         expect(await attachAndDetach(sb, id, "a task to look at")).toBe(0);
         expect((await sb.json(["status", id])).data.status).toBe("idle");
+        // The web page's terminal: the viewer runs in the container through exec -it, read-only here.
+        const seen = await viewInWeb(sb, id, "a task to look at");
+        expect(seen.text).not.toContain("[server:");
       });
 
       it("a container killed mid-turn, or removed: the child settles lost within the liveness bound", async () => {

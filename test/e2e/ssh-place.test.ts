@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlDirFor } from "../../src/place/ssh/place.js";
 import { processesMentioning, readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
-import { attachAndDetach, withTop } from "../helpers/far-views.js";
+import { attachAndDetach, viewInWeb, withTop } from "../helpers/far-views.js";
 import { makeRepo } from "../helpers/git-repo.js";
 import { connectMcp } from "../helpers/mcp.js";
 import { pidsInNamespace } from "../helpers/ns-pids.js";
@@ -143,6 +143,9 @@ describe.skipIf(!available.ok && !process.env.CI)("children on SSH hosts (real s
     expect(printed.slice(0, 2)).toEqual(["ssh", "-t"]);
     expect(await attachAndDetach(sb, id, "a task to look at")).toBe(0);
     expect((await sb.json(["status", id])).data.status).toBe("idle");
+    // The web page's terminal: the viewer runs on the host through ssh -t, and a typed line is a turn there.
+    await viewInWeb(sb, id, "a task to look at", "typed from the page");
+    expect((await sb.json(["result", id])).data.text).toContain("Task: typed from the page");
 
     // From inside tmux: the pane there opens in a new window of the caller's session (not a nested client).
     execFileSync("tmux", ["-L", sb.socket, "new-session", "-d", "-s", "outer", "-x", "100", "-y", "30"]);

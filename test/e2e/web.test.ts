@@ -10,8 +10,10 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
+import { execa } from "execa";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { BIN, REPO, until, useSandbox } from "../helpers/cli.js";
 import { type RawRequest, rawRequest } from "../helpers/http.js";
 
@@ -52,6 +54,38 @@ async function newPage(viewport = { width: 1200, height: 860 }): Promise<Page> {
     throw new Error(`unexpected dialog: ${d.message()}`);
   });
   return page;
+}
+
+/** What the page's terminal shows, row by row, as xterm.js renders it. */
+const terminalText = (page: Page): Promise<string> =>
+  page.locator("[data-testid=terminal] .xterm-rows").innerText();
+
+/** The tmux sessions the page's terminals opened on the sandbox's server. */
+async function viewerSessions(): Promise<string[]> {
+  const r = await execa("tmux", ["-L", sb.socket, "list-sessions", "-F", "#{session_name}"], {
+    reject: false,
+  });
+  return r.stdout.split("\n").filter((n) => n.startsWith("muster-view-"));
+}
+
+/** The status of a WebSocket upgrade to the terminal path with these headers (101 when it opens). */
+function upgradeStatus(id: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/children/${id}/terminal`, {
+      headers: { host: `127.0.0.1:${port}`, ...headers },
+    });
+    ws.on("unexpected-response", (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      ws.terminate();
+    });
+    ws.on("open", () => {
+      resolve(101);
+      ws.close();
+    });
+    ws.on("error", (e) => {
+      if (!/Unexpected server response/.test(e.message)) reject(e);
+    });
+  });
 }
 
 beforeAll(async () => {
@@ -116,6 +150,17 @@ describe("muster web: the guard, before any routing", () => {
       expect((await request({ path: p, headers: auth() })).status, p).toBe(404);
     // No state change on GET.
     expect((await request({ path: "/api/children/x/cancel", headers: auth() })).status).toBe(405);
+  });
+
+  it("a terminal's WebSocket passes the same guard: no token, a foreign Origin or Host is refused", async () => {
+    const id = await spawnChild(["--name", "guarded", "kept\nmock: sleep=0"]);
+    expect(await upgradeStatus(id, {})).toBe(401);
+    expect(await upgradeStatus(id, { cookie: "muster_token=wrong" })).toBe(401);
+    expect(await upgradeStatus(id, { ...auth(), origin: "http://evil.example" })).toBe(403);
+    expect(await upgradeStatus(id, { ...auth(), host: `evil.example:${port}` })).toBe(403);
+    // Only the terminal's path upgrades.
+    expect(await upgradeStatus("x/../../api/events", auth())).toBe(404);
+    expect(await upgradeStatus(id, auth())).toBe(101);
   });
 
   it("trades a page load's ?token= for an HttpOnly SameSite=Strict cookie and drops it from the address", async () => {
@@ -184,9 +229,11 @@ describe.skipIf(noBrowser)("muster web in a browser", () => {
       );
       await page.screenshot({ path: path.join(shots, "tree.png"), fullPage: true });
 
-      // Open alpha: its pane text and its answer, the child's markup shown as text, never run.
+      // Open alpha: its pane as a live terminal (read-only) and its answer, the child's markup shown as
+      // text, never run.
       await page.locator(`[data-id="${a}"]`).click();
-      await until(async () => (await page.getByTestId("pane").textContent())?.includes("first task"), 20_000);
+      await page.getByTestId("term-state").filter({ hasText: "live · read-only" }).waitFor();
+      await until(async () => (await terminalText(page)).includes("first task"), 20_000);
       await until(
         async () => (await page.getByTestId("result").textContent())?.includes("Task: first task <img"),
         20_000,
@@ -243,6 +290,41 @@ describe.skipIf(noBrowser)("muster web in a browser", () => {
       await page.context().close();
     }
   }, 180_000);
+
+  it("a child's terminal is read-only until Take input; then a typed line reaches the child", async () => {
+    const id = await spawnChild(["--name", "typist", "ready for keys\nmock: sleep=0"]);
+    await until(async () => (await sb.json(["status", id])).data.lastOutcome === "completed", 30_000);
+    const page = await newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${port}/?token=${token}`);
+      await page.locator(`[data-id="${id}"]`).click();
+      await page.getByTestId("term-state").filter({ hasText: "live · read-only" }).waitFor();
+      await until(async () => (await terminalText(page)).includes("ready for keys"), 20_000);
+      // Keys typed read-only go nowhere: had they reached the pane, this line would be the next turn.
+      await page.getByTestId("terminal").click();
+      await page.keyboard.type("dropped line");
+      await page.keyboard.press("Enter");
+      await page.getByTestId("take-input").check();
+      await page.getByTestId("term-state").filter({ hasText: "your keys go to the child" }).waitFor();
+      await page.getByTestId("terminal").click();
+      await page.keyboard.type("typed in the page");
+      await page.keyboard.press("Enter");
+      await until(async () => (await sb.json(["status", id])).data.turns === 2, 30_000);
+      await until(async () => (await sb.json(["status", id])).data.lastOutcome === "completed", 30_000);
+      const r = await sb.json(["result", id]);
+      expect(r.data.text).toContain("Task: typed in the page");
+      expect(r.data.text).not.toContain("dropped line");
+      await until(async () => (await terminalText(page)).includes("typed in the page"), 20_000);
+      await page.screenshot({ path: path.join(shots, "terminal.png"), fullPage: true });
+      // The viewer had a tmux session of its own, which the person attached to muster's session never sees.
+      expect(await viewerSessions()).toHaveLength(1);
+    } finally {
+      await page.context().close();
+    }
+    // Closing the page ends the viewer and its session; the child runs on.
+    await until(async () => (await viewerSessions()).length === 0, 20_000);
+    expect((await sb.json(["status", id])).data.status).toBe("idle");
+  }, 90_000);
 
   it("on a phone-width screen an open child takes the screen, with a way back", async () => {
     const page = await newPage({ width: 390, height: 844 });

@@ -1,11 +1,14 @@
 /**
  * What a person does with a child on another machine, for the place tests (SSH hosts, containers): attach on a
- * real terminal and detach again, and read `muster top` as it draws.
+ * real terminal and detach again, read `muster top` as it draws, and watch (and type into) its pane from the
+ * web page's terminal.
  */
 
+import { spawn } from "node:child_process";
 import { render } from "ink-testing-library";
 import pty from "node-pty";
 import { createElement } from "react";
+import { WebSocket } from "ws";
 import { createMuster } from "../../src/index.js";
 import { coreActions } from "../../src/tui/actions.js";
 import { Top } from "../../src/tui/app.js";
@@ -61,5 +64,53 @@ export async function withTop(sb: Sandbox, look: (view: TopView) => Promise<void
     }
   } finally {
     await source.close();
+  }
+}
+
+/**
+ * `muster web` for the sandbox, and one child's pane through the page's terminal socket (what the browser's
+ * xterm.js gets): waits until `shows` is on it; with `type`, opens it taking input, types that line and
+ * waits until the child has one turn more. Stops the server.
+ */
+export async function viewInWeb(
+  sb: Sandbox,
+  id: string,
+  shows: string,
+  type?: string,
+): Promise<{ text: string }> {
+  const server = spawn(process.execPath, [BIN, "web", "--listen", "127.0.0.1:0"], {
+    cwd: sb.cwd,
+    env: sb.env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let said = "";
+  server.stderr!.on("data", (d: Buffer) => {
+    said += d.toString();
+  });
+  const exited = new Promise((r) => server.once("exit", r));
+  let ws: WebSocket | undefined;
+  try {
+    const m = await until(() => /127\.0\.0\.1:(\d+)\/\?token=(\S+)/.exec(said), 15_000);
+    const q = `cols=120&rows=30&input=${type ? 1 : 0}`;
+    ws = new WebSocket(`ws://127.0.0.1:${m[1]}/api/children/${id}/terminal?${q}`, {
+      headers: { authorization: `Bearer ${m[2]}` },
+    });
+    let text = "";
+    ws.on("message", (d: Buffer, binary: boolean) => {
+      text += binary ? d.toString("utf8") : `\n[server: ${d.toString()}]\n`;
+    });
+    await until(() => text.includes(shows), 30_000).catch((e: Error) => {
+      throw new Error(`${e.message}; the terminal showed: ${text.slice(-800)}; the server said: ${said}`);
+    });
+    if (type) {
+      const before = (await sb.json(["status", id])).data.turns as number;
+      ws.send(JSON.stringify({ type: "input", data: `${type}\r` }));
+      await until(async () => (await sb.json(["status", id])).data.turns === before + 1, 30_000);
+    }
+    return { text };
+  } finally {
+    ws?.close();
+    server.kill("SIGTERM");
+    await exited;
   }
 }
