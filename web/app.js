@@ -1,8 +1,9 @@
 // muster web: renders the core's views as the server streams them. Everything a child wrote is put on screen
 // as text (textContent, text nodes), never parsed as markup, so a child cannot inject into the page.
+import { renderMarkdown } from "/markdown.js";
 
 const $ = (id) => document.getElementById(id);
-const state = { tree: null, open: null, openJson: "", paneTimer: null };
+const state = { tree: null, open: null, openJson: "", paneTimer: null, raw: false, result: null };
 // The open child's live terminal: xterm.js, its fit add-on, the socket and what keeps its size.
 let term = null;
 
@@ -84,9 +85,60 @@ function treeOrder(children) {
   return out;
 }
 
+/** Usage over the whole tree: what every child's turns cost and used. */
+function totals(children) {
+  let cost = 0;
+  let tokens = 0;
+  for (const c of children) {
+    cost += c.usage?.cost ?? 0;
+    tokens += (c.usage?.input ?? 0) + (c.usage?.output ?? 0);
+  }
+  const n = children.length;
+  return `${n} ${n === 1 ? "child" : "children"} · $${cost.toFixed(2)} · ${tokens.toLocaleString("en")} tokens`;
+}
+
+function renderRuns(runs) {
+  $("runs-pane").hidden = runs.length === 0;
+  const items = [...runs].reverse().map((r) => {
+    const done = r.steps.filter((s) => s.status === "completed").length;
+    const steps = r.steps.map((s) =>
+      el(
+        "li",
+        { class: "step" },
+        s.childId
+          ? el(
+              "button",
+              { type: "button", class: "link", "data-testid": "step", onclick: () => openChild(s.childId) },
+              s.id,
+            )
+          : el("span", { "data-testid": "step" }, s.id),
+        " ",
+        el("span", { class: `state ${s.status}` }, s.status),
+        s.reason ? el("span", { class: "muted" }, ` ${s.reason}`) : null,
+      ),
+    );
+    return el(
+      "li",
+      { class: "run", "data-testid": "run", "data-id": r.runId },
+      el(
+        "div",
+        { class: "top" },
+        el("span", { class: "name" }, r.workflow),
+        el("span", { class: `state ${r.status}`, "data-testid": "run-state" }, r.status),
+        el("span", { class: "muted" }, `${done}/${r.steps.length} steps`),
+      ),
+      el("div", { class: "meta" }, `${short(r.runId)}${r.phase ? ` · ${r.phase}` : ""}`),
+      el("ul", { class: "steps" }, ...steps),
+    );
+  });
+  $("runs").replaceChildren(...items);
+}
+
 function renderTree() {
   const t = state.tree;
   $("primary").textContent = t.primary ? `primary ${short(t.primary)}` : "";
+  $("totals").textContent = totals(t.children);
+  renderRuns(t.runs ?? []);
   const d = depths(t.children);
   const items = treeOrder(t.children).map((c) => {
     const live = c.live?.state ?? c.status;
@@ -240,16 +292,52 @@ async function loadDetail() {
       ),
     ),
   );
-  // Preformatted text, not rendered Markdown: the answer is the child's, shown exactly and inertly.
-  $("d-result").textContent = d.result
-    ? d.result.text + (d.result.truncated ? "\n… (truncated)" : "")
-    : "(none yet)";
+  state.result = d.result ? d.result.text + (d.result.truncated ? "\n… (truncated)" : "") : null;
+  showResult();
   // A child whose host has ended takes no follow-up here and has nothing left to cancel.
   const ended = d.status === "closed" || d.status === "lost" || d.status === "unreadable";
   $("send-text").disabled = ended;
   $("send").disabled = ended;
   $("cancel").disabled = ended;
   retryTerminal(d);
+}
+
+/** The answer as Markdown built from DOM nodes (never parsed as HTML), or as its exact text. */
+function showResult() {
+  const box = $("d-result");
+  box.classList.toggle("raw", state.raw);
+  $("raw").textContent = state.raw ? "Show rendered" : "Show raw";
+  if (state.result === null) box.textContent = "(none yet)";
+  else if (state.raw) box.textContent = state.result;
+  else box.replaceChildren(renderMarkdown(state.result));
+}
+
+/** A worktree child's work against the HEAD it started from; nothing shown for other children. */
+async function loadDiff() {
+  const id = state.open;
+  let d;
+  try {
+    d = await api("GET", `/api/children/${encodeURIComponent(id)}/diff`);
+  } catch {
+    if (state.open === id) $("diff-pane").hidden = true;
+    return;
+  }
+  if (state.open !== id) return;
+  $("diff-pane").hidden = false;
+  $("d-diff-base").textContent =
+    `${d.branch} against ${String(d.base).slice(0, 12)}${d.problem ? ` (${d.problem})` : ""}`;
+  const lines = (d.diff || "(no changes)").split("\n").map((l) => {
+    const kind =
+      l.startsWith("+") && !l.startsWith("+++")
+        ? "add"
+        : l.startsWith("-") && !l.startsWith("---")
+          ? "del"
+          : l.startsWith("@@")
+            ? "hunk"
+            : "";
+    return el("span", { class: kind }, `${l}\n`);
+  });
+  $("d-diff").replaceChildren(...lines);
 }
 
 function termState(text, error) {
@@ -361,6 +449,9 @@ function openChild(id) {
   $("d-pane").textContent = "";
   $("d-result").textContent = "";
   say("");
+  $("diff-pane").hidden = true;
+  $("d-diff").textContent = "";
+  void loadDiff();
   // Each child opens read-only: typing into one is a choice made for that child.
   $("take-input").checked = false;
   openTerminal(id);
@@ -392,6 +483,11 @@ function connect() {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("back").addEventListener("click", closeChild);
+  $("raw").addEventListener("click", () => {
+    state.raw = !state.raw;
+    showResult();
+  });
+  $("diff-refresh").addEventListener("click", () => void loadDiff());
   $("take-input").addEventListener("change", () => {
     if (state.open) openTerminal(state.open);
   });

@@ -56,6 +56,11 @@ const ROUTES: { method: "GET" | "POST"; path: RegExp; run: Route }[] = [
     run: (m, [id]) => m.capture(id!, PANE_LINES),
   },
   {
+    method: "GET",
+    path: /^\/api\/children\/([^/]+)\/diff$/,
+    run: (m, [id]) => m.diff(id!),
+  },
+  {
     method: "POST",
     path: /^\/api\/children\/([^/]+)\/send$/,
     run: (m, [id], b) => m.send(id!, str(b, "prompt")),

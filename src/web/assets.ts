@@ -19,6 +19,7 @@ const CSS = "text/css; charset=utf-8";
 const OWN: Record<string, { file: string; type: string }> = {
   "/": { file: "index.html", type: "text/html; charset=utf-8" },
   "/app.js": { file: "app.js", type: JS },
+  "/markdown.js": { file: "markdown.js", type: JS },
   "/app.css": { file: "app.css", type: CSS },
 };
 

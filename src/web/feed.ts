@@ -1,7 +1,7 @@
 /**
  * The live feed behind `/api/events`: one core watcher for every page open, each event folded into the core's
- * views (LiveViews, as `muster top` does), and the tree with its pending requests sent to every stream as a
- * Server-Sent Event when it reads differently. The page never polls files; this reads the list only when the
+ * views (LiveViews, as `muster top` does), and the tree with its pending requests and workflow runs sent to
+ * every stream as a Server-Sent Event when it reads differently. The page never polls files; this reads the list only when the
  * views say they are stale.
  */
 import type http from "node:http";
@@ -10,18 +10,22 @@ import type { Muster } from "../core/muster.js";
 import type { PendingRequest } from "../core/requests.js";
 import type { ChildView } from "../core/views.js";
 import type { PrimaryWatcher } from "../core/watcher.js";
+import type { RunView } from "../workflows/run-log.js";
 
-/** What one update of the page carries: the core's views and requests, nothing of its own. */
+/** What one update of the page carries: the core's views, requests and workflow runs, nothing of its own. */
 export interface TreeUpdate {
   primary: string;
   children: ChildView[];
   requests: PendingRequest[];
+  runs: RunView[];
 }
 
 // Bursts of events (a busy turn) become at most one update per this many ms.
 const COALESCE_MS = 250;
 // A comment line keeps an idle stream open through proxies and tunnels.
 const KEEPALIVE_MS = 25_000;
+// A run's own record (a step queued, the run settled) moves with no child event: while one runs, look again.
+const RUNS_MS = 2000;
 
 export class TreeFeed {
   private watcher: PrimaryWatcher | undefined;
@@ -30,13 +34,16 @@ export class TreeFeed {
   private timer: NodeJS.Timeout | undefined;
   private keepalive: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private runsTimer: NodeJS.Timeout | undefined;
   private again = false;
   private last = "";
+  private runsRunning = false;
   private closed = false;
 
   constructor(
     private readonly muster: Muster,
     private readonly log: (line: string) => void,
+    private readonly runs: () => RunView[] = () => [],
   ) {
     this.views = new LiveViews(muster);
   }
@@ -54,6 +61,10 @@ export class TreeFeed {
       for (const s of this.streams) s.write(": keepalive\n\n");
     }, KEEPALIVE_MS);
     this.keepalive.unref();
+    this.runsTimer = setInterval(() => {
+      if (this.runsRunning) this.schedule();
+    }, RUNS_MS);
+    this.runsTimer.unref();
   }
 
   /** The tree as it is now (the list read again). */
@@ -111,13 +122,25 @@ export class TreeFeed {
 
   private async read(full: boolean): Promise<TreeUpdate> {
     const children = (full ? undefined : this.views.current()) ?? (await this.views.reload());
-    return { primary: this.muster.primary, children, requests: this.muster.requests() };
+    const runs = this.readRuns();
+    this.runsRunning = runs.some((r) => r.status === "running");
+    return { primary: this.muster.primary, children, requests: this.muster.requests(), runs };
+  }
+
+  private readRuns(): RunView[] {
+    try {
+      return this.runs();
+    } catch (e) {
+      this.log(`web: reading the workflow runs failed: ${(e as Error).message}`);
+      return [];
+    }
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.keepalive) clearInterval(this.keepalive);
+    if (this.runsTimer) clearInterval(this.runsTimer);
     for (const s of this.streams) s.end();
     this.streams.clear();
     await this.running;

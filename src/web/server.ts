@@ -20,6 +20,7 @@ import {
   warnIfRemote,
   writeToken,
 } from "../util/http-listen.js";
+import { createWorkflows } from "../workflows/api.js";
 import { callApi, isApi } from "./api.js";
 import { type Asset, loadAssets, NONCE_MARK } from "./assets.js";
 import { TreeFeed } from "./feed.js";
@@ -192,7 +193,8 @@ export async function serveWeb(opts: WebOptions, log: (line: string) => void): P
   const m = createMuster(opts.primary ? { primary: opts.primary } : {});
   const token = randomBytes(32).toString("base64url");
   if (opts.tokenFile) writeToken(opts.tokenFile, token);
-  const feed = new TreeFeed(m, log);
+  const workflows = createWorkflows(m);
+  const feed = new TreeFeed(m, log, () => workflows.runs());
   await feed.start();
 
   let at: Listening = asked;

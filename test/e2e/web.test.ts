@@ -15,6 +15,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { BIN, REPO, until, useSandbox } from "../helpers/cli.js";
+import { makeRepo } from "../helpers/git-repo.js";
 import { type RawRequest, rawRequest } from "../helpers/http.js";
 
 const sb = useSandbox("mt-web");
@@ -325,6 +326,77 @@ describe.skipIf(noBrowser)("muster web in a browser", () => {
     await until(async () => (await viewerSessions()).length === 0, 20_000);
     expect((await sb.json(["status", id])).data.status).toBe("idle");
   }, 90_000);
+
+  it("answers render as Markdown (links only to http(s)); a worktree child's diff; workflow runs and their steps; usage totals", async () => {
+    const repo = makeRepo(path.join(sb.cwd, "..", "web-repo"));
+    const answer = [
+      "# Heading here",
+      "",
+      "Some **bold** and `code`, a [safe link](https://example.com/x) and a [bad one](javascript:alert(1)).",
+      "",
+      "- one",
+      "- two <script>alert(2)</script>",
+      "",
+      "```",
+      "<img src=x onerror=alert(3)>",
+      "```",
+    ].join("\n");
+    const md = await spawnChild([
+      ...["--agent", "command", "--name", "marked", "--isolation", "worktree", "--cwd", repo.dir, "task"],
+      ...["--", "sh", "-c", 'printf "added\\n" > added.txt; printf "%s\\n" "$1"', "sh", answer],
+    ]);
+    await until(async () => (await sb.json(["status", md])).data.lastOutcome === "completed", 30_000);
+    const flow = path.join(sb.cwd, "..", "web-flow.toml");
+    fs.writeFileSync(
+      flow,
+      'name = "webflow"\n[[steps]]\nid = "first"\nagent = "mock"\nprompt = "step one\\nmock: sleep=0.5"\n[[steps]]\nid = "second"\nagent = "mock"\nprompt = "step two"\nneeds = ["first"]\n',
+    );
+    const page = await newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${port}/?token=${token}`);
+      await page.getByTestId("conn").filter({ hasText: "live" }).waitFor();
+      // The run starts after the page is open: it appears, its steps settle, and a step opens its child.
+      const run = sb.json(["workflow", "run", flow, "--keep"], { timeout: 90_000 });
+      const row = page.getByTestId("run").filter({ hasText: "webflow" });
+      await row.waitFor({ timeout: 30_000 });
+      expect((await run).exitCode).toBe(0);
+      await row.getByTestId("run-state").filter({ hasText: "completed" }).waitFor({ timeout: 20_000 });
+      expect(await row.getByTestId("step").allTextContents()).toEqual(["first", "second"]);
+      await row.getByTestId("step").filter({ hasText: "second" }).click();
+      await until(
+        async () => (await page.getByTestId("result").textContent())?.includes("Task: step two"),
+        20_000,
+      );
+
+      // The tree's usage in the header counts every child.
+      const views = (await sb.json(["ls"])).data.children as unknown[];
+      await until(
+        async () =>
+          (await page.getByTestId("totals").textContent())?.startsWith(`${views.length} children · $`),
+        20_000,
+      );
+
+      await page.locator(`[data-id="${md}"]`).click();
+      const result = page.getByTestId("result");
+      await result.locator("h4").filter({ hasText: "Heading here" }).waitFor();
+      expect(await result.locator("strong").textContent()).toBe("bold");
+      expect(await result.locator("a").count()).toBe(1);
+      expect(await result.locator("a").getAttribute("href")).toBe("https://example.com/x");
+      expect(await result.textContent()).toContain("bad one (javascript:alert(1))");
+      expect(await result.locator("li").allTextContents()).toEqual(["one", "two <script>alert(2)</script>"]);
+      expect(await result.locator("pre code").textContent()).toBe("<img src=x onerror=alert(3)>");
+      expect(await page.locator("#detail-pane img, #detail-pane script").count()).toBe(0);
+      await page.getByTestId("raw").click();
+      expect(await result.textContent()).toContain("# Heading here");
+      await page.getByTestId("raw").click();
+      // Its worktree's diff against the HEAD it started from.
+      await until(async () => (await page.getByTestId("diff").textContent())?.includes("+added"), 20_000);
+      expect(await page.locator("[data-testid=diff] .add").allTextContents()).toContain("+added\n");
+      await page.screenshot({ path: path.join(shots, "markdown-diff.png"), fullPage: true });
+    } finally {
+      await page.context().close();
+    }
+  }, 120_000);
 
   it("on a phone-width screen an open child takes the screen, with a way back", async () => {
     const page = await newPage({ width: 390, height: 844 });
