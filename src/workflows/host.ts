@@ -2,6 +2,7 @@ import type { ProviderError } from "../artifacts/events.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import type { VerifyRequest } from "../base/verify-request.js";
 import type { Muster } from "../core/muster.js";
+import type { TurnResult } from "../core/results.js";
 import type { CompletionStatus } from "../core/types.js";
 import { getRunner } from "../runners/registry.js";
 
@@ -56,6 +57,17 @@ export interface WorkflowHost {
   stateDir(): string;
   /** Starts a child with its first turn queued; returns at once. Throws (nothing created) when refused. */
   spawn(opts: StepSpawn): Promise<{ id: string; turnId: string }>;
+  /**
+   * Starts a best-of run of a step: `n` candidates (or one per agent of `agents`) on the prompt, each in a
+   * worktree of its own; returns at once. Throws (nothing created) when refused. Absent: no best-of steps.
+   */
+  bestOf?(
+    opts: StepSpawn & { n?: number; agents?: string[] },
+  ): Promise<{ group: string; candidates: Candidate[] }>;
+  /** Waits for every candidate of a best-of run to settle; each one's outcome, in run order. */
+  waitCandidates?(group: string, candidates: Candidate[]): Promise<StepOutcome[]>;
+  /** Has `agent` pick the winner of a settled best-of run: the winner's id and why, or why there is none. */
+  judge?(group: string, agent: string): Promise<{ winner: string; reasoning: string } | { reason: string }>;
   /** Queues the next turn of a child still open (a structured worker's corrective retry). Throws when refused. */
   send(id: string, prompt: string): Promise<{ turnId: string }>;
   /** Waits for that turn to settle; never throws for a failed child (its failure is the outcome). */
@@ -73,6 +85,13 @@ export interface WorkflowHost {
    * Never throws. Without it (a host of one's own) children stay open.
    */
   release?(id: string): Promise<void>;
+}
+
+/** One candidate of a best-of step: its child, the turn that carries the task, its agent. */
+export interface Candidate {
+  id: string;
+  turnId: string;
+  agent: string;
 }
 
 /** Why a step's child is closed once the run needs nothing more from it. */
@@ -95,6 +114,15 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
     const mine = ids.filter((i) => known.has(i));
     if (mine.length > 0) await m.cancelMany(mine, closeReason ? { closeReason } : {});
   };
+  const outcomeOf = (r: TurnResult | undefined): StepOutcome =>
+    r
+      ? {
+          status: r.status,
+          ...(r.reason ? { reason: r.reason } : {}),
+          ...(r.text !== undefined ? { text: r.text } : {}),
+          ...(r.providerError ? { providerError: r.providerError } : {}),
+        }
+      : { status: "lost", reason: "the wait ended without a result" };
   return {
     agents: () => new Set(m.agents().agents.map((a) => a.profile.name)),
     nativeOutput: (agent, schema) => {
@@ -133,18 +161,41 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
       });
       return { id: r.id, turnId: r.turnId };
     },
+    bestOf: async (o) => {
+      const started = await m.bestOf({
+        prompt: o.prompt,
+        ...(o.n !== undefined ? { n: o.n } : {}),
+        ...(o.agents ? { agents: o.agents } : { agent: o.agent }),
+        ...(o.model ? { model: o.model } : {}),
+        ...(o.reasoning ? { reasoning: o.reasoning } : {}),
+        ...(o.cwd ? { cwd: o.cwd } : {}),
+        ...(o.on ? { on: o.on } : {}),
+        ...(o.container ? { container: o.container } : {}),
+        ...(o.verify ? { verify: o.verify } : {}),
+        ...(o.restart !== undefined ? { restart: o.restart } : {}),
+      });
+      return {
+        group: started.group,
+        candidates: started.children.map((c) => ({ id: c.id, turnId: c.turnId, agent: c.agent })),
+      };
+    },
+    waitCandidates: async (group, candidates) => {
+      try {
+        const out = await m.waitBestOf(group, { withText: true });
+        return candidates.map((c) => outcomeOf(out.results.find((r) => r.id === c.id)));
+      } catch (e) {
+        return candidates.map(() => ({ status: "errored", reason: (e as Error).message }));
+      }
+    },
+    judge: async (group, agent) => {
+      const j = await m.judge(group, agent);
+      return j.recorded ? { winner: j.verdict.winner, reasoning: j.verdict.reasoning } : { reason: j.reason };
+    },
     send: async (id, prompt) => ({ turnId: (await m.send(id, prompt)).turnId }),
     wait: async (id, turnId) => {
       try {
         const out = await m.wait([id], { turns: new Map([[id, turnId]]), withText: true });
-        const r = out.results[0];
-        if (!r) return { status: "lost", reason: "the wait ended without a result" };
-        return {
-          status: r.status,
-          ...(r.reason ? { reason: r.reason } : {}),
-          ...(r.text !== undefined ? { text: r.text } : {}),
-          ...(r.providerError ? { providerError: r.providerError } : {}),
-        };
+        return outcomeOf(out.results[0]);
       } catch (e) {
         // An unreadable or tampered snapshot is this step's failure, not the run's.
         return { status: "errored", reason: (e as Error).message };

@@ -59,6 +59,9 @@ export type RunEvent = { v: 1; seq: number; ts: string } & (
       /** A code workflow's call: the key of its arguments (see replay.ts), and the phase it started in. */
       key?: string;
       phase?: string;
+      /** A best-of step: its run's group and every candidate (childId is the first). */
+      group?: string;
+      candidates?: string[];
     }
   /** A structured worker's corrective turn (its first answer did not match the output schema). */
   | { type: "step_retried"; stepId: string; turnId: string }

@@ -5,11 +5,13 @@
  * `compare --judge` with a fixture judge (test/fixtures/judge-agent.mjs) recording its verdict, `merge` of the
  * winner, and what `rm` does with the losers' branches. Then the refusals, each of which creates nothing.
  */
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO, readEvents, useSandbox, writeProjectAgent } from "../helpers/cli.js";
+import { REPO, readEvents, until, useSandbox, writeProjectAgent } from "../helpers/cli.js";
 import { makeRepo } from "../helpers/git-repo.js";
+import { runInBackground, whenStepRunning } from "../helpers/workflow.js";
 
 const sb = useSandbox("mt-best");
 const repo = makeRepo(sb.cwd);
@@ -249,4 +251,86 @@ describe("best-of-N", () => {
     expect(judge.exitCode).toBe(2);
     expect(judge.stderr).toMatch(/every candidate of best-[0-9a-f]{8} was removed: nothing to judge/);
   });
+  it("a workflow's best-of step: the judge's winner's answer goes to the next step; without a judge, each completed one's, labelled", async () => {
+    const flow = (name: string, judge: string) =>
+      [
+        `name = "${name}"`,
+        "[[steps]]",
+        'id = "impl"',
+        'agents = ["mock", "writer"]',
+        judge,
+        'prompt = "add a file of your own"',
+        "[[steps]]",
+        'id = "review"',
+        'agent = "mock"',
+        'prompt = "review it"',
+        'needs = ["impl"]',
+        "",
+      ].join("\n");
+    const file = path.join(sb.cwd, "..", "judged.toml");
+    fs.writeFileSync(file, flow("judged", 'judge = "judge2"'));
+    const r = await sb.json(["workflow", "run", file], { timeout: 90_000 });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const impl = r.data.steps.find((x: { id: string }) => x.id === "impl");
+    expect(impl.status).toBe("completed");
+    // The judge picked candidate 2 (the writer): the step's child is the winner, and its answer is handed on.
+    const won = await sb.json(["result", impl.childId]);
+    expect(won.data.agent).toBe("writer");
+    const wrote = won.data.text as string;
+    expect(wrote).toMatch(/^wrote [0-9a-f]{8}\.txt$/);
+    const review = r.data.steps.find((x: { id: string }) => x.id === "review");
+    const seen = (await sb.json(["result", review.childId])).data.text as string;
+    const handed = `review it\n\n## Output of step "impl"\n\n${wrote}\n`;
+    expect(seen).toContain(`prompt-sha256: ${createHash("sha256").update(handed).digest("hex")}`);
+
+    // Without a judge: both candidates completed, and both answers go on, labelled with their agent and id.
+    fs.writeFileSync(file, flow("unjudged", ""));
+    const u = await sb.json(["workflow", "run", file], { timeout: 90_000 });
+    expect(u.exitCode, u.stderr).toBe(0);
+    const out = fs.readFileSync(path.join(u.data.dir, "outputs", "impl.md"), "utf8");
+    expect(out).toMatch(/^## Candidate 1 \(mock, [0-9a-f]{8}\)\n\n# mock answer/);
+    expect(out).toMatch(/\n\n## Candidate 2 \(writer, [0-9a-f]{8}\)\n\nwrote [0-9a-f]{8}\.txt$/);
+
+    // What cannot go with a best-of step is refused before anything starts.
+    fs.writeFileSync(file, flow("bad", 'judge = "judge2"\nagent = "mock"'));
+    const bad = await sb.run(["workflow", "run", file]);
+    expect(bad.exitCode).not.toBe(0);
+    expect(bad.stderr).toContain("give one agent for all the candidates, or a list of agents, not both");
+  }, 120_000);
+  it("a best-of step left by a killed runner starts again on resume: its old candidates are cancelled, new ones run", async () => {
+    const gate = path.join(sb.cwd, "..", "gate-best");
+    const file = path.join(sb.cwd, "..", "crashed.toml");
+    fs.writeFileSync(
+      file,
+      `name = "crashed"\n[[steps]]\nid = "impl"\nagent = "mock"\nbest_of = 2\nprompt = "wait for it\\nmock: gate=${encodeURIComponent(gate)}"\n`,
+    );
+    const runner = runInBackground(sb, file);
+    const before = await whenStepRunning(sb, "crashed");
+    runner.kill("SIGKILL");
+    await runner;
+    const dir = path.join(sb.home, "primaries");
+    const runDir = path.join(dir, fs.readdirSync(dir)[0]!, "workflows", before.runId);
+    const startedSets = () =>
+      readEvents(runDir)
+        .filter((e) => e.type === "step_started")
+        .map((e) => e.candidates as string[]);
+    const [old] = startedSets();
+    expect(old).toHaveLength(2);
+    // The gate opens once the resumed step's candidates have started: an old one still running would pass it too.
+    const resumed = sb.json(["workflow", "resume", before.runId], { timeout: 90_000 });
+    await until(() => startedSets().length === 2, 30_000);
+    fs.writeFileSync(gate, "open");
+    const r = await resumed;
+    expect(r.exitCode, r.stderr).toBe(0);
+    const sets = startedSets();
+    expect(sets).toHaveLength(2);
+    expect(sets[1]!.some((id) => old!.includes(id))).toBe(false);
+    expect(sets[1]).toContain(r.data.steps[0].childId);
+    // The old candidates were cancelled, not waited for: their turn did not complete.
+    for (const id of old!) {
+      const st = (await sb.json(["status", id])).data;
+      expect(st.status).toBe("closed");
+      expect(st.lastOutcome).toBe("cancelled");
+    }
+  }, 120_000);
 });

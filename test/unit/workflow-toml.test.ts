@@ -52,6 +52,25 @@ describe("TOML workflow parsing", () => {
     expect(terminalSteps(w).map((s) => s.id)).toEqual(["synthesis"]);
   });
 
+  it("a best-of step: best_of and/or agents, a judge; its agents and judge are checked; conflicts refused", () => {
+    const bo = (extra: string) => `name = "b"\n[[steps]]\nid = "impl"\nprompt = "p"\n${extra}`;
+    const listed = parseWorkflow(bo('agents = ["a", "b"]\njudge = "j"\n'), "w.toml").steps[0]!;
+    expect(listed).toMatchObject({ agent: "a", bestOf: { agents: ["a", "b"], judge: "j" } });
+    const counted = parseWorkflow(bo('agent = "a"\nbest_of = 3\n'), "w.toml").steps[0]!;
+    expect(counted).toMatchObject({ agent: "a", bestOf: { n: 3 } });
+    expect(() =>
+      checkAgents(parseWorkflow(bo('agents = ["a", "b"]\njudge = "j"\n'), "w.toml"), new Set(["a"])),
+    ).toThrow(/unknown agent: step "impl" uses "b", step "impl" uses "j"/);
+    expect(refusal(bo('agent = "a"\nbest_of = 9\n'))).toContain("a whole number from 2 to 8");
+    expect(refusal(bo('agent = "a"\nagents = ["a", "b"]\n'))).toContain("not both");
+    expect(refusal(bo('agents = ["a", ""]\n'))).toContain("an empty name");
+    expect(refusal(bo('agent = "a"\njudge = "j"\n'))).toContain('"judge" goes with "best_of" or "agents"');
+    expect(refusal(bo('agent = "a"\nbest_of = "2"\n'))).toContain('"best_of" must be a whole number');
+    expect(refusal(bo('prompt2 = 1\nagents = "a"\n'))).toContain('unknown key "prompt2"');
+    expect(refusal(bo('agents = "a"\n'))).toContain('"agents" must be a list of agent names');
+    expect(refusal(bo('agent = "a"\nbest_of = 2\n[steps.output]\nschema = "{}"\n'))).toContain('no "output"');
+  });
+
   it("bad TOML is refused with its line and column", () => {
     const msg = refusal('name = "x"\n\n[[steps]]\nid = "a"\nagent = mock\n');
     expect(msg).toMatch(/^workflow w\.toml:5:\d+: invalid TOML: /);

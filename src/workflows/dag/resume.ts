@@ -29,9 +29,14 @@ export async function resumeWorkflow(
   const input = fs.readFileSync(files.input, "utf8");
 
   const prior: Prior = { completed: new Map(), attach: new Map() };
-  const started = new Map<string, { childId: string; turnId: string }>();
+  const started = new Map<string, { childId: string; turnId: string; candidates?: string[] }>();
   for (const e of readAllRecords<RunEvent>(files.events)) {
-    if (e.type === "step_started") started.set(e.stepId, { childId: e.childId, turnId: e.turnId });
+    if (e.type === "step_started")
+      started.set(e.stepId, {
+        childId: e.childId,
+        turnId: e.turnId,
+        ...(e.candidates ? { candidates: e.candidates } : {}),
+      });
     // A step continued after a pause: its child's newest turn is the one to wait for.
     else if (e.type === "step_continued") started.set(e.stepId, { childId: e.childId, turnId: e.turnId });
     else if (e.type === "step_settled") started.delete(e.stepId);

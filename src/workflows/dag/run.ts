@@ -12,7 +12,15 @@ import {
   type StructuredOutcome,
   structuredSpawn,
 } from "../structured.js";
-import { checkAgents, checkWorkflow, terminalSteps, type WorkflowDef, type WorkflowStep } from "./toml.js";
+import { runBestOfStep } from "./best-of-step.js";
+import {
+  checkAgents,
+  checkWorkflow,
+  type StepBestOf,
+  terminalSteps,
+  type WorkflowDef,
+  type WorkflowStep,
+} from "./toml.js";
 
 /** The settled result of one step. */
 export interface StepResult {
@@ -125,7 +133,8 @@ export async function runWorkflow(
 /** What a resumed run starts from: completed steps (kept, not re-run) and children that may still be running. */
 export interface Prior {
   completed: Map<string, StepResult>;
-  attach: Map<string, { childId: string; turnId: string }>;
+  /** A best-of step's are its candidates, to be cancelled: the step starts again. */
+  attach: Map<string, { childId: string; turnId: string; candidates?: string[] }>;
 }
 
 /** The scheduling loop shared by a new run and a resumed one (resume.ts); `log` is the run's open event log. */
@@ -143,6 +152,7 @@ export async function execute(
   const settled = new Map<string, StepResult>(prior.completed);
   const outputs = new Map<string, string>([...prior.completed].map(([id, r]) => [id, r.text ?? ""]));
   const running = new Map<string, string>(); // step id → child id
+  const candidateSets = new Map<string, string[]>(); // a best-of step's id → its candidates' ids
   const started = new Set<string>(prior.completed.keys());
   // Step children being closed once their step settled (host.release): the run ends after they are.
   const releasing: Promise<void>[] = [];
@@ -172,14 +182,29 @@ export async function execute(
     opts.onProgress?.({ type: "step_settled", step: r });
   };
 
+  /** What a step's child (or each of its candidates) is started with. */
+  const stepSpawn = (step: WorkflowStep): StepSpawn => ({
+    agent: step.agent,
+    prompt: stepPrompt(step, input, outputs),
+    ...(step.model ? { model: step.model } : {}),
+    ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+    ...(step.on ? { on: step.on } : {}),
+    ...(step.container ? { container: step.container } : {}),
+    ...(step.restart !== undefined ? { restart: step.restart } : {}),
+    ...(step.verify ? { verify: step.verify } : {}),
+  });
+
   const runStep = async (step: WorkflowStep): Promise<void> => {
     const base = { id: step.id, agent: step.agent };
     // A resumed run first waits for the child its runner left running; only if that did not complete does
     // the step start again.
     // A structured worker is one-shot: a child left running by an interrupted run is not attached but replaced.
+    // So is a best-of step: its candidates are started again, all together.
     const left = prior.attach.get(step.id);
-    if (left && step.output) await host.cancel([left.childId]).catch(() => {});
-    if (left && !step.output) {
+    const oneShot = !!step.output || !!step.bestOf;
+    if (left && oneShot) await host.cancel(left.candidates ?? [left.childId]).catch(() => {});
+    if (step.bestOf) return runBestOf(step, step.bestOf);
+    if (left && !oneShot) {
       running.set(step.id, left.childId);
       let out = await host.wait(left.childId, left.turnId);
       // Left paused by a run that stopped meanwhile: once the tree's pause lifts, the same child goes on.
@@ -215,16 +240,7 @@ export async function execute(
       }
     }
     let child: { id: string; turnId: string };
-    const plain: StepSpawn = {
-      agent: step.agent,
-      prompt: stepPrompt(step, input, outputs),
-      ...(step.model ? { model: step.model } : {}),
-      ...(step.reasoning ? { reasoning: step.reasoning } : {}),
-      ...(step.on ? { on: step.on } : {}),
-      ...(step.container ? { container: step.container } : {}),
-      ...(step.restart !== undefined ? { restart: step.restart } : {}),
-      ...(step.verify ? { verify: step.verify } : {}),
-    };
+    const plain = stepSpawn(step);
     const spawn = step.output ? structuredSpawn(host, plain, step.output) : plain;
     try {
       child = await host.spawn(spawn);
@@ -272,6 +288,36 @@ export async function execute(
     settle(r, output);
     // A structured worker's child was closed by finishStructured already.
     if (!step.output) release(child.id);
+  };
+
+  /** A best-of step: its candidates are in flight together (and cancelled together); see best-of-step.ts. */
+  const runBestOf = async (step: WorkflowStep, spec: StepBestOf): Promise<void> => {
+    let mine: string[] = [];
+    const out = await runBestOfStep(host, spec, stepSpawn(step), (group, candidates) => {
+      mine = candidates.map((c) => c.id);
+      candidateSets.set(step.id, mine);
+      const first = candidates[0]!;
+      log.append({
+        type: "step_started",
+        stepId: step.id,
+        childId: first.id,
+        turnId: first.turnId,
+        agent: step.agent,
+        group,
+        candidates: mine,
+      });
+      opts.onProgress?.({ type: "step_started", stepId: step.id, childId: first.id, agent: step.agent });
+      if (cancelled) void host.cancel(mine).catch(() => {});
+    });
+    candidateSets.delete(step.id);
+    const r: StepResult = { id: step.id, agent: step.agent, ...out.result };
+    let output: { path: string; bytes: number } | undefined;
+    if (r.status === "completed") {
+      outputs.set(step.id, out.text ?? "");
+      output = log.writeOutput(step.id, out.text ?? "");
+    }
+    settle(r, output);
+    for (const id of mine) release(id);
   };
 
   /** Holds the step until the tree's pause lifts, then sends its prompt again; the new turn, or undefined. */
@@ -389,7 +435,7 @@ export async function execute(
     if (cancelled) return;
     cancelled = true;
     log.append({ type: "cancel_requested" });
-    void host.cancel([...running.values()]).catch(() => {});
+    void host.cancel([...running.values(), ...[...candidateSets.values()].flat()]).catch(() => {});
     schedule();
   }
   const onAbort = (): void => cancel();

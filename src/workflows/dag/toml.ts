@@ -3,6 +3,7 @@ import { parseRestart, RESTART_RULE } from "../../artifacts/restart.js";
 import type { ContainerRequest } from "../../base/container-request.js";
 import { MusterError } from "../../base/errors.js";
 import type { VerifyRequest } from "../../base/verify-request.js";
+import { BEST_OF_CONFLICT, bestOfConflict } from "../../core/best-of.js";
 import { durationMs } from "../../util/duration.js";
 import { compileOutput, type OutputSpec } from "../structured.js";
 
@@ -25,6 +26,18 @@ export interface WorkflowStep {
   verify?: VerifyRequest;
   /** Makes the step a one-shot structured worker: its answer is one JSON value matching `schema`. */
   output?: OutputSpec;
+  /**
+   * Makes the step a best-of run: `n` candidates (or one per entry of `agents`) on its prompt, each in a
+   * worktree of its own; with `judge`, that agent picks the winner, whose answer the step hands on.
+   */
+  bestOf?: StepBestOf;
+}
+
+/** A best-of step's candidates and judge (`best_of`, `agents`, `judge` in the file). */
+export interface StepBestOf {
+  n?: number;
+  agents?: string[];
+  judge?: string;
 }
 
 /** A validated TOML workflow (a fixed DAG of steps). */
@@ -52,6 +65,9 @@ const STEP_KEYS = new Set([
   "verify",
   "output",
   "restart",
+  "best_of",
+  "agents",
+  "judge",
 ]);
 
 const bad = (source: string, message: string): MusterError =>
@@ -115,7 +131,9 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
   if (!WORKFLOW_NAME.test(id))
     throw bad(source, `${at}: id ${JSON.stringify(id)} is not valid: use letters, digits, ".", "_" or "-"`);
   const where = `step "${id}"`;
-  const agent = str(t.agent, `${where}: "agent"`, source, true)!;
+  const bestOf = stepBestOf(t, where, source);
+  // A best-of step over a list of agents names its agents there; its first stands for it where one is shown.
+  const agent = str(t.agent, `${where}: "agent"`, source, !bestOf?.agents) ?? bestOf!.agents![0]!;
   const prompt = str(t.prompt, `${where}: "prompt"`, source, true)!;
   let needs: string[] = [];
   if (t.needs !== undefined) {
@@ -136,6 +154,8 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
     throw bad(source, `${where}: "restart" must be ${RESTART_RULE}, not ${JSON.stringify(restart)}`);
   const verify = stepVerify(t.verify, where, source);
   const output = t.output === undefined ? undefined : parseOutput(t.output, `workflow ${source}: ${where}`);
+  if (bestOf && output !== undefined)
+    throw bad(source, `${where}: a best-of step hands on its candidates' answers: no "output"`);
   return {
     id,
     agent,
@@ -148,7 +168,32 @@ function parseStep(raw: unknown, i: number, source: string): WorkflowStep {
     ...(verify !== undefined ? { verify } : {}),
     ...(output !== undefined ? { output } : {}),
     ...(restart !== undefined ? { restart } : {}),
+    ...(bestOf ? { bestOf } : {}),
   };
+}
+
+/** A step's `best_of`, `agents` and `judge`, checked by the core's one rule of what a best-of run takes. */
+function stepBestOf(t: Record<string, unknown>, where: string, source: string): StepBestOf | undefined {
+  const judge = str(t.judge, `${where}: "judge"`, source, false);
+  if (t.best_of === undefined && t.agents === undefined) {
+    if (judge !== undefined) throw bad(source, `${where}: "judge" goes with "best_of" or "agents"`);
+    return undefined;
+  }
+  if (t.best_of !== undefined && typeof t.best_of !== "number")
+    throw bad(source, `${where}: "best_of" must be a whole number`);
+  if (t.agents !== undefined && (!Array.isArray(t.agents) || t.agents.some((a) => typeof a !== "string")))
+    throw bad(source, `${where}: "agents" must be a list of agent names`);
+  const out: StepBestOf = {
+    ...(t.best_of !== undefined ? { n: t.best_of as number } : {}),
+    ...(t.agents !== undefined ? { agents: t.agents as string[] } : {}),
+    ...(judge !== undefined ? { judge } : {}),
+  };
+  const conflict = bestOfConflict({
+    ...out,
+    ...(typeof t.agent === "string" ? { agent: t.agent } : {}),
+  });
+  if (conflict) throw bad(source, `${where}: ${BEST_OF_CONFLICT[conflict]}`);
+  return out;
 }
 
 /**
@@ -314,7 +359,15 @@ export function findCycle(steps: WorkflowStep[]): string[] | undefined {
 
 /** Refuses a workflow whose steps name agents that are not known here (the error names each such step). */
 export function checkAgents(def: WorkflowDef, known: ReadonlySet<string>): void {
-  const unknown = def.steps.filter((s) => !known.has(s.agent));
+  const uses = def.steps.flatMap((s) =>
+    [s.agent, ...(s.bestOf?.agents ?? []), ...(s.bestOf?.judge ? [s.bestOf.judge] : [])].map((agent) => ({
+      id: s.id,
+      agent,
+    })),
+  );
+  const unknown = uses.filter(
+    (u, i) => !known.has(u.agent) && uses.findIndex((v) => v.id === u.id && v.agent === u.agent) === i,
+  );
   if (unknown.length === 0) return;
   const list = fewOf(unknown.map((s) => `step "${s.id}" uses "${s.agent}"`));
   throw new MusterError("not_found", `workflow ${def.name} (${def.source}): unknown agent: ${list}`, {
