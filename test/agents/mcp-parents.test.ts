@@ -272,7 +272,7 @@ async function serveHttp(sb: Sandbox, tokenFile: string): Promise<{ proc: ChildP
     err += d.toString();
   });
   // The address and the token may come in separate writes: wait for both.
-  const port = await until(
+  const port = await until<number | undefined>(
     () =>
       (/^muster mcp: token \S+/m.test(err) && Number(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err)?.[1])) ||
       undefined,
@@ -281,7 +281,7 @@ async function serveHttp(sb: Sandbox, tokenFile: string): Promise<{ proc: ChildP
     proc.kill("SIGTERM");
     throw new Error(`${e.message}; the server said: ${err}`);
   });
-  return { proc, port };
+  return { proc, port: port as number };
 }
 
 function defineHttpParent(client: Client): void {
