@@ -135,8 +135,8 @@ describe("values", () => {
       { name: "MUSTER_TEST_TOKEN", value: "(hidden)", source: "config", secret: true },
     ]);
     expect(JSON.stringify(shown)).not.toContain("tok-123");
-    // No setting of the real table holds a secret today (provider keys are not muster's settings).
-    expect(SETTING_KEYS.filter((k) => (SETTINGS[k] as SettingSpec).secret)).toEqual([]);
+    // The real table's one secret is the HTTP token's variable (provider keys are not muster's settings).
+    expect(SETTING_KEYS.filter((k) => (SETTINGS[k] as SettingSpec).secret)).toEqual(["mcpToken"]);
   });
 });
 

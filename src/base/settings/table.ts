@@ -209,6 +209,18 @@ export const SETTINGS = {
     },
     doc: "set by muster for a checkout's `.muster/worktree-setup`: the top of the new worktree it runs in (its working directory)",
   },
+  mcpToken: {
+    env: "MUSTER_MCP_TOKEN",
+    type: text,
+    secret: true,
+    forward: {
+      child: false,
+      mcp: false,
+      popup: false,
+      why: "read by the parent's MCP client for the HTTP server's token, never by muster: no child needs it",
+    },
+    doc: "the variable an HTTP install (`muster mcp install <client> --url`) names by default: the parent's client sends its value as `Authorization: Bearer`; muster never reads it",
+  },
   noSpawn: {
     env: "MUSTER_NO_SPAWN",
     type: bool,

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
+import { DEFAULT_TOKEN_ENV } from "../../mcp/install/http-form.js";
 import type { DoctorReport, InstallReport, Scope } from "../../mcp/install/index.js";
 import { CLIENTS } from "../../mcp/install/spec.js";
 import { ExitWith, printJson } from "../output.js";
@@ -14,6 +15,8 @@ subagents_compare, subagents_agents.
 Configure a client (see docs/mcp.md for what is written and why):
   muster mcp install ${CLIENTS.join("|")} [--project] [--dry-run]
   muster mcp doctor ${CLIENTS.join("|")}
+  muster mcp install <client> --url http://127.0.0.1:7421/mcp [--token-env NAME]
+    (a client of muster mcp --http: it sends the token from $${DEFAULT_TOKEN_ENV}, never written down)
 
 stdout carries only the protocol; logs go to stderr. The server stops when stdin closes;
 children keep running (a cancelled subagents_run call cancels the child it started).
@@ -42,7 +45,17 @@ interface InstallFlags {
   dryRun?: boolean;
   json?: boolean;
   env?: string[];
+  url?: string;
+  tokenEnv?: string;
 }
+
+/** The options install and doctor share. */
+const common = (flags: InstallFlags) => ({
+  scope: scopeOf(flags),
+  ...(flags.env ? { env: flags.env } : {}),
+  ...(flags.url !== undefined ? { url: flags.url } : {}),
+  ...(flags.tokenEnv !== undefined ? { tokenEnv: flags.tokenEnv } : {}),
+});
 
 function scopeOf(flags: InstallFlags): Scope {
   if (flags.project && flags.user)
@@ -67,14 +80,23 @@ function printInstall(r: InstallReport): void {
   for (const n of r.notes) process.stdout.write(`note: ${n}\n`);
 }
 
+/** The install command that writes what doctor checked. */
+function installLine(r: DoctorReport): string {
+  const words = ["muster mcp install", r.client];
+  if (r.url) words.push("--url", r.url);
+  if (r.tokenEnv && r.tokenEnv !== DEFAULT_TOKEN_ENV) words.push("--token-env", r.tokenEnv);
+  if (r.scope === "project") words.push("--project");
+  return words.join(" ");
+}
+
 function printDoctor(r: DoctorReport): void {
   for (const f of r.files) {
     if (f.missing.length === 0) process.stdout.write(`${f.file}: ok\n`);
     else for (const m of f.missing) process.stdout.write(`${f.file}: ${m}\n`);
   }
+  for (const w of r.warnings) process.stdout.write(`warning: ${w}\n`);
   const broken = r.files.filter((f) => f.missing.length > 0);
-  if (broken.some((f) => !f.fix))
-    process.stdout.write(`fix: muster mcp install ${r.client}${r.scope === "project" ? " --project" : ""}\n`);
+  if (broken.some((f) => !f.fix)) process.stdout.write(`fix: ${installLine(r)}\n`);
   for (const f of broken) if (f.fix) process.stdout.write(`fix: ${f.fix}\n`);
 }
 
@@ -82,7 +104,15 @@ function scoped(cmd: Command): Command {
   return cmd
     .option("--project", "this project's config file(s), for everyone who works here")
     .option("--user", "your own config file(s) (default)")
-    .option("--env <NAME>", "also pass this variable through by name (repeatable)", collect)
+    .option("--env <NAME>", "also pass this variable through by name (repeatable; not with --url)", collect)
+    .option(
+      "--url <url>",
+      "the HTTP form: connect to this muster mcp --http endpoint (http://HOST:PORT/mcp) instead of starting muster",
+    )
+    .option(
+      "--token-env <NAME>",
+      `with --url: the variable in the client's environment that holds the token (default ${DEFAULT_TOKEN_ENV}); only its name is written`,
+    )
     .option("--json", "print one JSON document on stdout, nothing else");
 }
 
@@ -131,16 +161,12 @@ export function registerMcp(program: Command): void {
       .argument("<client>", CLIENT_WORDS)
       .summary("write muster's entry into a coding agent's MCP configuration")
       .description(
-        "Merge muster's server entry (absolute command, approval, variables passed by name, a long tool timeout) into the client's config; the old file is kept as <file>.bak-<time>. A second run changes nothing.",
+        "Merge muster's server entry (absolute command, approval, variables passed by name, a long tool timeout) into the client's config; with --url, the HTTP form instead (the URL and an Authorization header naming the token's variable). The old file is kept as <file>.bak-<time>. A second run changes nothing.",
       )
       .option("--dry-run", "print what would be written, write nothing"),
   ).action(async (client: string, flags: InstallFlags) => {
     const { install } = await import("../../mcp/install/index.js");
-    const r = install(client, {
-      scope: scopeOf(flags),
-      ...(flags.dryRun ? { dryRun: true } : {}),
-      ...(flags.env ? { env: flags.env } : {}),
-    });
+    const r = install(client, { ...common(flags), ...(flags.dryRun ? { dryRun: true } : {}) });
     if (flags.json) return printJson(r);
     printInstall(r);
   });
@@ -152,7 +178,7 @@ export function registerMcp(program: Command): void {
       .summary("check a coding agent's MCP configuration for muster; exit 1 if anything is missing"),
   ).action(async (client: string, flags: InstallFlags) => {
     const { doctor } = await import("../../mcp/install/index.js");
-    const r = doctor(client, { scope: scopeOf(flags), ...(flags.env ? { env: flags.env } : {}) });
+    const r = doctor(client, common(flags));
     if (flags.json) printJson(r);
     else printDoctor(r);
     if (!r.ok) throw new ExitWith(1);

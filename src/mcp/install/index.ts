@@ -7,8 +7,17 @@ import { codexTrust } from "./codex-trust.js";
 import { type ConfigEdit, getAt } from "./edit.js";
 import { load, preview, render, writeWithBackup } from "./files.js";
 import { geminiEdits } from "./gemini.js";
+import { httpServer } from "./http-form.js";
 import { opencodeEdits } from "./opencode.js";
-import { CLIENTS, type Client, type InstallContext, isEnvName, type Scope, serverSpec } from "./spec.js";
+import {
+  CLIENTS,
+  type Client,
+  type HttpServer,
+  type InstallContext,
+  isEnvName,
+  type Scope,
+  serverSpec,
+} from "./spec.js";
 import { leavesProject, projectTarget, userTarget } from "./write-target.js";
 
 export { CLIENTS, type Client, type Scope } from "./spec.js";
@@ -23,8 +32,12 @@ const EDITS: Record<Client, (ctx: InstallContext) => ConfigEdit[]> = {
 export interface InstallOptions {
   scope?: Scope;
   dryRun?: boolean;
-  /** Extra variable names to pass through, after the defaults. */
+  /** Extra variable names to pass through, after the defaults (the stdio form only). */
   env?: string[];
+  /** The HTTP form: the URL of a `muster mcp --http` server instead of a command. */
+  url?: string;
+  /** With `url`: the variable of the client's environment that holds the token (default MUSTER_MCP_TOKEN). */
+  tokenEnv?: string;
   /** Defaults: process.env and process.cwd(). */
   processEnv?: NodeJS.ProcessEnv;
   cwd?: string;
@@ -45,9 +58,28 @@ export interface FileReport {
 export interface InstallReport {
   client: Client;
   scope: Scope;
+  /** stdio: the client starts muster; http: it connects to `url` with the token from `tokenEnv`. */
+  transport: "stdio" | "http";
+  url?: string;
+  tokenEnv?: string;
   dryRun: boolean;
   files: FileReport[];
   notes: string[];
+}
+
+/** The server `url` and `tokenEnv` name, checked; none for the stdio form. */
+function httpOf(opts: InstallOptions): HttpServer | undefined {
+  if (opts.url === undefined) {
+    if (opts.tokenEnv !== undefined) throw new MusterError("invalid_argument", "--token-env goes with --url");
+    return undefined;
+  }
+  // The server's environment is the server's own, set where `muster mcp --http` runs.
+  if ((opts.env ?? []).length > 0)
+    throw new MusterError(
+      "invalid_argument",
+      "--env goes with the stdio form, not --url: the server's environment is where muster mcp --http runs",
+    );
+  return httpServer(opts.url, opts.tokenEnv);
 }
 
 function context(
@@ -58,14 +90,34 @@ function context(
     throw new MusterError("invalid_argument", `unknown client "${client}" (one of ${CLIENTS.join(", ")})`);
   const bad = (opts.env ?? []).filter((n) => !isEnvName(n));
   if (bad.length > 0) throw new MusterError("invalid_argument", `not a variable name: ${bad.join(", ")}`);
+  const http = httpOf(opts);
   const scope = opts.scope ?? "user";
   const ctx: InstallContext = {
     scope,
     env: opts.processEnv ?? process.env,
     cwd: opts.cwd ?? process.cwd(),
     server: serverSpec(opts.env),
+    ...(http ? { http } : {}),
   };
   return { client: client as Client, edits: EDITS[client as Client](ctx), scope, ctx };
+}
+
+/** What the report says of the form: the URL and the variable's name (never its value). */
+const formOf = (ctx: InstallContext) =>
+  ctx.http
+    ? { transport: "http" as const, url: ctx.http.url, tokenEnv: ctx.http.tokenEnv }
+    : { transport: "stdio" as const };
+
+/** An HTTP install's notes: where the token must be set, and a path that is not muster's endpoint. */
+function httpNotes(ctx: InstallContext, http: HttpServer): string[] {
+  const name = http.tokenEnv;
+  const unset = ctx.env[name] ? "" : ` (it is not set here)`;
+  const notes = [
+    `the client sends Authorization: Bearer $${name}: set ${name} to the token muster mcp --http printed (or wrote to --token-file) in the client's environment${unset}`,
+  ];
+  if (!new URL(http.url).pathname.endsWith("/mcp"))
+    notes.push(`muster mcp --http serves /mcp; ${http.url} names another path`);
+  return notes;
 }
 
 const NOTES: Partial<Record<Client, Partial<Record<Scope, string>>>> = {
@@ -112,19 +164,25 @@ export function install(client: string, opts: InstallOptions = {}): InstallRepor
     return { file: edit.file, status, entry, ...(backup ? { backup } : {}) };
   });
   const notes = [NOTES[c.client]?.[c.scope]].filter((n): n is string => !!n);
+  if (c.ctx.http) notes.push(...httpNotes(c.ctx, c.ctx.http));
   // The entry names this copy of muster by absolute path: one in npx's cache can vanish with the cache.
   const args = serverSpec().args[0]!;
-  if (args.includes(`${path.sep}_npx${path.sep}`))
+  if (!c.ctx.http && args.includes(`${path.sep}_npx${path.sep}`))
     notes.push(
       `the entry runs ${args} from npx's cache; install muster (npm i -g) and run this again to keep it`,
     );
-  return { client: c.client, scope: c.scope, dryRun: !!opts.dryRun, files, notes };
+  return { client: c.client, scope: c.scope, ...formOf(c.ctx), dryRun: !!opts.dryRun, files, notes };
 }
 
 export interface DoctorReport {
   client: Client;
   scope: Scope;
+  transport: "stdio" | "http";
+  url?: string;
+  tokenEnv?: string;
   ok: boolean;
+  /** What may fail at run time but is not in the files (the token's variable unset here); not counted in ok. */
+  warnings: string[];
   /** `fix`: how to fix what `muster mcp install` does not (a project Codex does not trust). */
   files: { file: string; missing: string[]; fix?: string }[];
 }
@@ -151,5 +209,18 @@ export function doctor(client: string, opts: InstallOptions = {}): DoctorReport 
   });
   // Codex ignores a project's config until the user trusts the project: installed is not enough.
   const all = c.client === "codex" && c.scope === "project" ? [...files, codexTrust(c.ctx)] : files;
-  return { client: c.client, scope: c.scope, ok: all.every((f) => f.missing.length === 0), files: all };
+  const warnings =
+    c.ctx.http && !c.ctx.env[c.ctx.http.tokenEnv]
+      ? [
+          `${c.ctx.http.tokenEnv} is not set in this environment: the client must have it (the token muster mcp --http printed) when it starts`,
+        ]
+      : [];
+  return {
+    client: c.client,
+    scope: c.scope,
+    ...formOf(c.ctx),
+    ok: all.every((f) => f.missing.length === 0),
+    warnings,
+    files: all,
+  };
 }

@@ -17,12 +17,21 @@ export interface ServerSpec {
   timeoutSec: number;
 }
 
+/** A `muster mcp --http` server the client connects to, and the variable of its environment with the token. */
+export interface HttpServer {
+  /** Normalised (`URL.href`). */
+  url: string;
+  tokenEnv: string;
+}
+
 /** Where one install looks: the scope, and the environment and directory it resolves paths from. */
 export interface InstallContext {
   scope: Scope;
   env: NodeJS.ProcessEnv;
   cwd: string;
   server: ServerSpec;
+  /** The HTTP form (`--url`): the entry names this server instead of a command. */
+  http?: HttpServer;
 }
 
 export const SERVER_NAME = "muster";

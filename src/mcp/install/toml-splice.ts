@@ -159,13 +159,25 @@ const canonical = (v: unknown): string =>
 const samePrefix = (path: string[], entry: string[]) =>
   path.length >= entry.length && entry.every((e, i) => path[i] === e);
 
+/** The ranges of the tables at `path` and below it, each up to the next header (or the text's end). */
+function subTables(
+  stmts: Statement[],
+  end: number,
+  path: string[],
+): { at: number; to: number; text: string }[] {
+  const headers = stmts.filter((s) => s.kind === "header");
+  return headers.flatMap((h, i) =>
+    samePrefix(h.path, path) ? [{ at: h.start, to: headers[i + 1]?.start ?? end, text: "" }] : [],
+  );
+}
+
 /** The line ending a text uses (its first line's), LF for a text with none. */
 export const eolOf = (text: string): string => /\r?\n/.exec(text)?.[0] ?? "\n";
 
 /**
  * TOML text with muster's table at `entry` brought to its value in `merged`: each changed value replaced
- * where it stands, each new key added after the table's last key, a missing table added (before its
- * sub-tables, else at the end); everything else byte for byte, new lines in the file's line ending. Checked
+ * where it stands, each new key added after the table's last key, each dropped key's lines (or sub-table)
+ * removed, a missing table added (before its sub-tables, else at the end); everything else byte for byte, new lines in the file's line ending. Checked
  * by parsing the result, so a layout it cannot edit safely (inline tables, dotted keys) is refused rather
  * than half-written.
  */
@@ -180,8 +192,10 @@ export function spliceToml(file: string, text: string, entry: string[], before: 
   const old: Doc = isObject(had) ? had : {};
   const want = getAt(merged, entry) as Doc;
   const changed = Object.keys(want).filter((k) => canonical(want[k]) !== canonical(old[k]));
-  // muster sets plain values only; a sub-table it would change or a key it would drop is not spliced.
-  if (changed.some((k) => isObject(want[k])) || Object.keys(old).some((k) => !(k in want))) throw cannot();
+  // muster sets plain values only: a sub-table it would change is not spliced.
+  if (changed.some((k) => isObject(want[k]))) throw cannot();
+  // Keys dropped when the entry switches form (a command for a URL, or back).
+  const dropped = Object.keys(old).filter((k) => !(k in want));
   let stmts: Statement[];
   try {
     stmts = statements(text);
@@ -200,6 +214,12 @@ export function spliceToml(file: string, text: string, entry: string[], before: 
       const s = stmts[j]!;
       if (s.kind === "header") break;
       body.push(s);
+    }
+    for (const k of dropped) {
+      const lines = body.filter((s) => s.key[0] === k).map((s) => ({ at: s.start, to: s.next, text: "" }));
+      const tables = subTables(stmts, text.length, [...entry, k]);
+      if (lines.length + tables.length === 0) throw cannot();
+      edits.push(...lines, ...tables);
     }
     const added: string[] = [];
     for (const k of changed) {
@@ -222,6 +242,7 @@ export function spliceToml(file: string, text: string, entry: string[], before: 
       edits.push({ at, to: at, text: lead + added.map((l) => indent + l + eol).join("") });
     }
   } else {
+    if (dropped.length > 0) throw cannot();
     const part = Object.fromEntries(changed.map((k) => [k, want[k]]));
     const section = stringifyToml(entry.reduceRight<unknown>((v, k) => ({ [k]: v }), part) as Doc)
       .trimEnd()
