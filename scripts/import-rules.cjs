@@ -8,9 +8,10 @@
 const FRONT = "^src/(cli|mcp|tui|web|workflows)/|^src/index\\.ts$";
 // The entry points are where backends are wired in: they import the backend entry (registers tmux, loads
 // MUSTER_BACKEND_MODULE), and the library entry re-exports the API a backend plugin is written against.
-// The SSH hosts a user names are managed by `muster hosts`, container images by `muster image` and
+// The SSH hosts and Kubernetes clusters a user names are managed by `muster hosts`, container images by `muster image` and
 // notification targets by `muster notify`, each through one admin module.
-const BACKEND_ENTRY = "^src/mux/builtin\\.ts$|^src/place/(ssh|container)/admin\\.ts$|^src/notify/admin\\.ts$";
+const BACKEND_ENTRY =
+  "^src/mux/builtin\\.ts$|^src/place/(ssh|container|k8s)/admin\\.ts$|^src/notify/admin\\.ts$";
 const BACKEND_API = "^src/mux/(backend|registry|local-host|builtin)\\.ts$";
 const CORE = "^src/core/";
 const PARTS = "^src/(artifacts|delivery|sessions|profiles|mux|place|runners|child|config|isolation|notify)/";

@@ -13,7 +13,7 @@ import { planSetup, type SetupPlan } from "../isolation/setup.js";
 import { checkIsolationMode, planWorktree } from "../isolation/worktree.js";
 import type { Placement } from "../mux/backend.js";
 import { LOCAL_PLACE, type Place } from "../place/place.js";
-import { type ChildPlaceContext, placeForChild, placeOn } from "../place/registry.js";
+import { type ChildPlaceContext, namedChildPlace, placeForChild, placeOn } from "../place/registry.js";
 import { loadProfile } from "../profiles/profile.js";
 import { type ResolvedSettings, resolveSettings } from "../profiles/settings.js";
 import type { Profile } from "../profiles/types.js";
@@ -188,6 +188,9 @@ async function placeNameFor(
   // A Pod of its own in a Kubernetes cluster: `k8s` (the kubeconfig's current context) or `k8s:<context>`.
   if (hosts.length === 1 && /^k8s(:|$)/.test(hosts[0]!))
     return (await placeForChild({ kind: "k8s", on: hosts[0]!, profile: profile.k8s }, ctx)).name;
+  // A cluster the user named (`muster hosts add <name> --k8s`): a Pod of its own there.
+  const cluster = hosts.length === 1 ? namedChildPlace(hosts[0]!, m.env, profile.k8s) : undefined;
+  if (cluster) return (await placeForChild(cluster, ctx)).name;
   const named = on !== undefined ? await placeOn(hosts.filter(Boolean), m.env, placed) : undefined;
   return opts.place ?? named ?? rawSetting(m.env, "place");
 }

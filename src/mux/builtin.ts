@@ -7,10 +7,16 @@ import { pathToFileURL } from "node:url";
 import { MusterError } from "../base/errors.js";
 import { rawSetting } from "../base/settings/resolve.js";
 import { CONTAINER_KIND, containerPlaceFactory, makeContainerPlace } from "../place/container/place.js";
+import { clusterPlace } from "../place/k8s/clusters.js";
 import { K8S_KIND, makePodPlace, podPlaceFactory } from "../place/k8s/place.js";
 import { localPlace } from "../place/local/index.js";
 import { carryByMirror, localRelayHubArgv } from "../place/mirror/carry.js";
-import { registerChildPlace, registerHostChooser, registerPlace } from "../place/registry.js";
+import {
+  registerChildPlace,
+  registerHostChooser,
+  registerNamedPlace,
+  registerPlace,
+} from "../place/registry.js";
 import { sshHostChooser } from "../place/ssh/admin.js";
 import { SSH_KIND, sshPlaceFactory } from "../place/ssh/place.js";
 import { workingDir } from "../util/cwd.js";
@@ -29,6 +35,7 @@ registerPlace(CONTAINER_KIND, containerPlaceFactory);
 registerChildPlace(CONTAINER_KIND, makeContainerPlace);
 registerPlace(K8S_KIND, podPlaceFactory);
 registerChildPlace(K8S_KIND, makePodPlace);
+registerNamedPlace(clusterPlace);
 
 const loaded = new Map<string, Promise<void>>();
 

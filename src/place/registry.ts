@@ -95,6 +95,36 @@ export type ChildPlaceMaker = (request: ChildPlaceRequest, ctx: ChildPlaceContex
 
 const childMakers = new Map<string, ChildPlaceMaker>();
 
+/**
+ * A name `on` gives that stands for a place made per child (a cluster a user named: `muster hosts add <name>
+ * --k8s`): its request, with the child's profile's own fields under the entry's; undefined for other names.
+ */
+export type NamedPlaceResolver = (
+  name: string,
+  env: NodeJS.ProcessEnv,
+  profileK8s: PodRequest | undefined,
+) => ChildPlaceRequest | undefined;
+
+const namedResolvers: NamedPlaceResolver[] = [];
+
+/** Makes named per-child places work (mux/builtin.ts registers the clusters' resolver). */
+export function registerNamedPlace(resolver: NamedPlaceResolver): void {
+  namedResolvers.push(resolver);
+}
+
+/** The per-child place `name` stands for, if a registered resolver knows it. */
+export function namedChildPlace(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  profileK8s: PodRequest | undefined,
+): ChildPlaceRequest | undefined {
+  for (const r of namedResolvers) {
+    const found = r(name, env, profileK8s);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** Makes a kind of one-child place available (mux/builtin.ts registers `container` and `k8s`). */
 export function registerChildPlace(kind: ChildPlaceRequest["kind"], maker: ChildPlaceMaker): void {
   childMakers.set(kind, maker);

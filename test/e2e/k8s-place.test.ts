@@ -197,6 +197,81 @@ describe.skipIf(!root && !process.env.CI)("children in Kubernetes Pods (the stan
     });
   }, 60_000);
 
+  it("a cluster named with hosts add --k8s: --on <name> puts the child in a Pod there with the entry's fields over its profile's", async () => {
+    const add = await sb.json([
+      ...["hosts", "add", "lab", "--k8s", "--context", "standin", "--namespace", "muster"],
+      ...["--image", "muster-agent:lab", "--memory", "128Mi", "--env", "LAB_VAR"],
+    ]);
+    expect(add.exitCode, add.stderr).toBe(0);
+    const entry = {
+      name: "lab",
+      k8s: {
+        context: "standin",
+        namespace: "muster",
+        image: "muster-agent:lab",
+        memory: "128Mi",
+        env: ["LAB_VAR"],
+      },
+    };
+    expect(add.data).toEqual(entry);
+    expect((await sb.json(["hosts", "ls"])).data.clusters).toEqual([entry]);
+    expect((await sb.run(["hosts", "ls"])).stdout).toContain(
+      "lab\tk8s, context standin, namespace muster, image muster-agent:lab, memory 128Mi, env LAB_VAR",
+    );
+    const check = await sb.json(["hosts", "check", "lab"]);
+    expect(check.exitCode, check.stdout).toBe(0);
+    expect(check.data).toMatchObject({
+      reachable: true,
+      context: "standin",
+      namespace: "muster",
+      problems: [],
+    });
+
+    // The profile asks for its CPU; the entry's memory wins over the profile's, and its variable is added.
+    writeProjectAgent(sb, "lab-mock", ["runner: mock", "k8s:", "  cpu: 250m", "  memory: 512Mi"]);
+    const spawned = await sb.json(
+      ["spawn", "--agent", "lab-mock", "--on", "lab", "--wait", "a task on a named cluster"],
+      { env: { LAB_VAR: "from-here" } },
+    );
+    expect(spawned.exitCode, spawned.stderr).toBe(0);
+    const id = spawned.data.spawned.id as string;
+    expect(spawned.data.results[0]).toMatchObject({ status: "completed" });
+    expect((await sb.json(["status", id])).data.place).toBe(`k8s:${id}`);
+    const manifest = api!.manifests.find((m) => (m.metadata as { name: string }).name === podOf(id));
+    expect(manifest).toMatchObject({
+      metadata: { namespace: "muster" },
+      spec: {
+        containers: [
+          {
+            image: "muster-agent:lab",
+            resources: {
+              requests: { cpu: "250m", memory: "128Mi" },
+              limits: { cpu: "250m", memory: "128Mi" },
+            },
+          },
+        ],
+      },
+    });
+
+    // Refused in one line, nothing saved: flags of the other kind, a reserved name, a bad quantity.
+    const refusals: [string[], RegExp][] = [
+      [["hosts", "add", "x", "user@h", "--namespace", "n"], /--namespace goes with --k8s/],
+      [["hosts", "add", "x", "--k8s", "user@h"], /--k8s takes no destination/],
+      [["hosts", "add", "x", "--k8s", "--workdir", "/w"], /--workdir is for SSH hosts, not with --k8s/],
+      [["hosts", "add", "k8s", "--k8s"], /not "any", "local" or "k8s"/],
+      [["hosts", "add", "x", "--k8s", "--cpu", "lots"], /k8s cpu "lots" is not a CPU quantity/],
+      [["hosts", "add", "x"], /give an ssh destination .*, or --k8s/],
+    ];
+    for (const [args, said] of refusals) {
+      const r = await sb.run(args);
+      expect(r.exitCode, args.join(" ")).toBe(2);
+      expect(r.stderr).toMatch(said);
+    }
+    expect((await sb.json(["hosts", "ls"])).data.clusters).toEqual([entry]);
+    expect((await sb.json(["hosts", "rm", "lab"])).exitCode).toBe(0);
+    expect((await sb.json(["hosts", "ls"])).data.clusters).toEqual([]);
+  }, 90_000);
+
   it("refuses in one line, leaving no Pod: a denied create (RBAC), a context the kubeconfig does not have", async () => {
     const before = api!.pods().length;
     const denied = await sb.run(["spawn", "--on", "k8s:standin-viewer", "refused"]);

@@ -9,6 +9,58 @@ import { visibleLine } from "../sanitize.js";
 
 // The hosts module (and what it needs) loads only in these commands.
 const admin = () => import("../../place/ssh/admin.js");
+const clusters = () => import("../../place/k8s/admin.js");
+
+interface AddFlags {
+  json?: boolean;
+  sshConfig?: string;
+  sshOption?: string[];
+  workdir?: string;
+  env?: string[];
+  node?: string;
+  k8s?: boolean;
+  context?: string;
+  namespace?: string;
+  image?: string;
+  cpu?: string;
+  memory?: string;
+  serviceAccount?: string;
+}
+
+const SSH_ONLY = ["sshConfig", "sshOption", "workdir", "node"] as const;
+const K8S_ONLY = ["context", "namespace", "image", "cpu", "memory", "serviceAccount"] as const;
+const flagName = (k: string): string => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** `hosts add <name> --k8s …`: a cluster entry, its fields checked as a profile's `k8s:` is. */
+async function addCluster(name: string, dest: string | undefined, flags: AddFlags): Promise<void> {
+  if (dest !== undefined)
+    throw new MusterError(
+      "invalid_argument",
+      "hosts add --k8s takes no destination: name the cluster with --context",
+    );
+  const stray = SSH_ONLY.find((k) => flags[k] !== undefined);
+  if (stray) throw new MusterError("invalid_argument", `${flagName(stray)} is for SSH hosts, not with --k8s`);
+  const c = await clusters();
+  const saved = await c.saveCluster(process.env, name, {
+    context: flags.context,
+    namespace: flags.namespace,
+    image: flags.image,
+    cpu: flags.cpu,
+    memory: flags.memory,
+    serviceAccount: flags.serviceAccount,
+    env: flags.env,
+  });
+  if (flags.json) return printJson(saved);
+  say(`added cluster ${name} (${clusterLine(saved.k8s)}); check it with: muster hosts check ${name}\n`);
+}
+
+function clusterLine(k: object): string {
+  const words = Object.entries(k)
+    .filter(([key]) => key !== "env")
+    .map(([key, v]) => `${key} ${String(v)}`);
+  const env = (k as { env?: string[] }).env;
+  return ["k8s", ...words, ...(env ? [`env ${env.join(",")}`] : [])].join(", ");
+}
 
 function sshOption(kv: string): [string, string] {
   const eq = kv.indexOf("=");
@@ -31,9 +83,11 @@ export function registerHosts(program: Command): void {
   jsonOption(
     hosts
       .command("add")
-      .description("name an SSH host (a new name, or replace the entry of one)")
+      .description(
+        "name an SSH host, or with --k8s a Kubernetes cluster (a new name, or replace the entry of one)",
+      )
       .argument("<name>", "muster's name for it (letters, digits, . _ -)")
-      .argument("<destination>", "an alias of your ssh config, or user@host[:port]")
+      .argument("[destination]", "an alias of your ssh config, or user@host[:port] (not with --k8s)")
       .option("--ssh-config <file>", "ssh config file to use (ssh -F)")
       .option("--ssh-option <key=value>", "an ssh option (ssh -o), repeatable", collect)
       .option(
@@ -44,44 +98,57 @@ export function registerHosts(program: Command): void {
       .option(
         "--node <path>",
         "the node to run there, when a non-interactive ssh session has none on its PATH",
+      )
+      .option("--k8s", "a Kubernetes cluster: each child on it runs in a Pod of its own")
+      .option("--context <context>", "with --k8s: the kubeconfig context (default: its current one)")
+      .option("--namespace <ns>", "with --k8s: the namespace (default: the context's, else default)")
+      .option(
+        "--image <image>",
+        "with --k8s: the Pods' image (default MUSTER_K8S_IMAGE, else muster-agent:latest)",
+      )
+      .option("--cpu <quantity>", "with --k8s: each Pod's CPU request and limit (500m, 2)")
+      .option("--memory <quantity>", "with --k8s: each Pod's memory request and limit (512Mi, 2Gi)")
+      .option(
+        "--service-account <name>",
+        "with --k8s: the Pods' service account (its token mounted only then)",
       ),
-  ).action(
-    async (
-      name: string,
-      dest: string,
-      flags: {
-        json?: boolean;
-        sshConfig?: string;
-        sshOption?: string[];
-        workdir?: string;
-        env?: string[];
-        node?: string;
-      },
-    ) => {
-      const a = await admin();
-      a.checkHostName(name);
-      const entry = a.hostEntry(dest, {
-        ...(flags.sshConfig !== undefined ? { sshConfig: flags.sshConfig } : {}),
-        options: (flags.sshOption ?? []).map(sshOption),
-        ...(flags.workdir !== undefined ? { workdir: flags.workdir } : {}),
-        ...(flags.env ? { env: flags.env } : {}),
-        ...(flags.node !== undefined ? { node: flags.node } : {}),
-      });
-      await a.saveHost(process.env, name, entry);
-      if (flags.json) return printJson({ name, ...entry });
-      say(`added host ${name} (${entry.target}); check it with: muster hosts check ${name}\n`);
+  ).action(async (name: string, dest: string | undefined, flags: AddFlags) => {
+    if (flags.k8s) return addCluster(name, dest, flags);
+    const stray = K8S_ONLY.find((k) => flags[k] !== undefined);
+    if (stray) throw new MusterError("invalid_argument", `${flagName(stray)} goes with --k8s`);
+    if (dest === undefined)
+      throw new MusterError(
+        "invalid_argument",
+        "hosts add <name> <destination>: give an ssh destination (alias or user@host), or --k8s for a Kubernetes cluster",
+      );
+    const a = await admin();
+    a.checkHostName(name);
+    const entry = a.hostEntry(dest, {
+      ...(flags.sshConfig !== undefined ? { sshConfig: flags.sshConfig } : {}),
+      options: (flags.sshOption ?? []).map(sshOption),
+      ...(flags.workdir !== undefined ? { workdir: flags.workdir } : {}),
+      ...(flags.env ? { env: flags.env } : {}),
+      ...(flags.node !== undefined ? { node: flags.node } : {}),
+    });
+    await a.saveHost(process.env, name, entry);
+    if (flags.json) return printJson({ name, ...entry });
+    say(`added host ${name} (${entry.target}); check it with: muster hosts check ${name}\n`);
+  });
+
+  jsonOption(hosts.command("ls").description("list the hosts and clusters")).action(
+    async (flags: { json?: boolean }) => {
+      const list = (await admin()).listHosts(process.env);
+      const named = (await clusters()).listClusters(process.env);
+      if (flags.json) return printJson({ hosts: list, clusters: named });
+      if (list.length === 0 && named.length === 0)
+        return say("no hosts; add one with: muster hosts add <name> <user@host|alias> (or --k8s)\n");
+      for (const h of list)
+        say(
+          `${h.name}\t${h.target}${h.workdir ? `\tworkdir ${h.workdir}` : ""}${h.env ? `\tenv ${h.env.join(",")}` : ""}\n`,
+        );
+      for (const c of named) say(`${c.name}\t${clusterLine(c.k8s)}\n`);
     },
   );
-
-  jsonOption(hosts.command("ls").description("list the hosts")).action(async (flags: { json?: boolean }) => {
-    const list = (await admin()).listHosts(process.env);
-    if (flags.json) return printJson({ hosts: list });
-    if (list.length === 0) return say("no hosts; add one with: muster hosts add <name> <user@host|alias>\n");
-    for (const h of list)
-      say(
-        `${h.name}\t${h.target}${h.workdir ? `\tworkdir ${h.workdir}` : ""}${h.env ? `\tenv ${h.env.join(",")}` : ""}\n`,
-      );
-  });
 
   jsonOption(
     hosts
@@ -115,6 +182,20 @@ export function registerHosts(program: Command): void {
       .argument("<name>")
       .option("--env", "only list the variables handed to children there"),
   ).action(async (name: string, flags: { json?: boolean; env?: boolean }) => {
+    const k = await clusters();
+    if (k.listClusters(process.env).some((x) => x.name === name)) {
+      const c = await k.checkCluster(process.env, name);
+      if (flags.json) printJson(c);
+      else {
+        say(
+          `cluster ${c.name} (context ${c.context || "?"}${c.server ? `, ${c.server}` : ""}): ${c.reachable ? `reachable, ${c.rttMs} ms round trip${c.version ? `, Kubernetes ${c.version}` : ""}` : "unreachable"}\n`,
+        );
+        say(`  namespace ${c.namespace}${c.pods !== undefined ? ` (${c.pods} Pods of muster's)` : ""}\n`);
+        for (const p of c.problems) say(`  problem: ${visibleLine(p)}\n`);
+      }
+      if (!c.reachable || c.problems.length > 0) throw new ExitWith(1);
+      return;
+    }
     const c = await (await admin()).checkHost(process.env, name, AGENT_CLI_COMMANDS());
     if (flags.json) printJson(c);
     else if (flags.env) {
