@@ -1,11 +1,12 @@
-// A TOML workflow whose step fails on a provider's quota (the mock agent's `mock: provider=quota`) pauses
+// A TOML workflow (and a code or sandboxed one) whose step fails on a provider's quota (the mock agent's `mock: provider=quota`) pauses
 // with its tree: finished steps stand, nothing else starts, the run shows as paused; resume-tree continues
 // the paused step on the same child (its conversation kept) and the run goes on from there. A runner that
 // dies while paused is resumed (`workflow resume`) from its last finished step too.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { readEvents, until, useSandbox } from "../helpers/cli.js";
+import { BIN, readEvents, until, useSandbox } from "../helpers/cli.js";
 import { runInBackground } from "../helpers/workflow.js";
 
 const sb = useSandbox("mt-wfpause");
@@ -104,4 +105,67 @@ describe("a workflow pauses with its tree and continues from its last finished s
     expect(r.data.steps[0].childId).toBe(run.steps[0].childId);
     expect(r.data.steps[1].childId).toBe(run.steps[1].childId);
   });
+  it("a code workflow's call, and a sandboxed program's, pause with the tree and go on after resume-tree", async () => {
+    const body = (gate: string) =>
+      `const a = await ctx.agent({ agent: "mock", prompt: "A." }).await();\n` +
+      `const b = await ctx.agent({ agent: "mock", prompt: "B.\\nmock: provider=quota provider-unless=${encodeURIComponent(gate)}" }).await();\n` +
+      `return a.status + " then " + b.status;\n`;
+    const cases = [
+      {
+        file: "flows/code-pause.mjs",
+        text: (g: string) => `export default async (ctx) => {\n${body(g)}};\n`,
+        sandbox: false,
+      },
+      { file: "flows/sandbox-pause.js", text: body, sandbox: true },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const gate = path.join(sb.cwd, `quota-restored-code-${i}`);
+      const file = write(c.file, c.text(gate));
+      const runner = execa(
+        process.execPath,
+        [BIN, "workflow", "run", file, ...(c.sandbox ? ["--sandbox"] : [])],
+        {
+          cwd: sb.cwd,
+          env: sb.env,
+          extendEnv: false,
+          reject: false,
+          stdin: "ignore",
+        },
+      );
+      let last: unknown;
+      const run = await until(async () => {
+        const runs = (await sb.json(["workflow", "runs"])).data.runs as Json[];
+        last = runs;
+        return runs.find(
+          (r) => r.status === "paused" && r.workflow === path.basename(c.file).replace(/\.m?js$/, ""),
+        );
+      }, 45_000).catch((e: Error) => {
+        throw new Error(`${e.message}: ${c.file} not paused; runs: ${JSON.stringify(last).slice(-1500)}`);
+      });
+      const paused = run.steps.find((s: Json) => s.status === "paused");
+      expect(paused.reason).toContain("paused (quota)");
+      fs.writeFileSync(gate, "");
+      expect((await sb.json(["resume-tree"])).data.resumed).toMatchObject({
+        kind: "quota",
+        child: paused.childId,
+      });
+      const done = await runner;
+      expect(done.exitCode, String(done.stderr)).toBe(0);
+      expect(String(done.stdout)).toContain("completed then completed");
+      const events = readEvents(
+        path.join(
+          sb.home,
+          "primaries",
+          fs.readdirSync(path.join(sb.home, "primaries"))[0]!,
+          "artifacts",
+          paused.childId,
+        ),
+      );
+      // The same child ran the call again: the first turn refused, the second completed.
+      expect(events.filter((e) => e.type === "completion").map((e) => e.status)).toEqual([
+        "errored",
+        "completed",
+      ]);
+    }
+  }, 120_000);
 });

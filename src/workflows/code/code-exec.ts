@@ -2,7 +2,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
 import { ensureDir, writeJsonAtomic } from "../../util/fsx.js";
-import type { StepSpawn, WorkflowHost } from "../host.js";
+import type { StepOutcome, StepSpawn, WorkflowHost } from "../host.js";
+import { MAX_CONTINUES, pausedRecord, pausing, untilUnpaused } from "../pause.js";
 import { type RunFiles, type RunLog, stepSettled } from "../run-log.js";
 import { compileOutput, finishStructured, modeOf, outcomeFields, structuredSpawn } from "../structured.js";
 import type {
@@ -138,21 +139,33 @@ export async function executeCode(
     opts.onProgress?.({ type: "agent_started", id, childId: child.id, agent: call.agent });
     // A cancel, or a function that threw, while this child was being started: it must not run on unowned.
     if (controller.signal.aborted || abandoned) await host.cancel([child.id]).catch(() => {});
-    const out =
-      validate && call.output
-        ? await finishStructured(
-            host,
-            child,
-            call.output,
-            validate,
-            (turnId) => log.append({ type: "step_retried", stepId: id, turnId }),
-            modeOf(spawn),
-          )
-        : await host.wait(child.id, child.turnId);
+    const structured = !!(validate && call.output);
+    let out = structured
+      ? await finishStructured(
+          host,
+          child,
+          call.output!,
+          validate!,
+          (turnId) => log.append({ type: "step_retried", stepId: id, turnId }),
+          modeOf(spawn),
+        )
+      : await host.wait(child.id, child.turnId);
+    // A quota or a refused credential holds the call with its tree; once the pause lifts the same child gets
+    // the prompt again (its conversation kept), as a TOML step does.
+    const stopped = () => controller.signal.aborted || abandoned;
+    for (let n = 0; !structured && pausing(out as StepOutcome) && !stopped() && n < MAX_CONTINUES; n++) {
+      log.append(pausedRecord(id, child.id, out as StepOutcome));
+      await untilUnpaused(host, stopped);
+      if (stopped()) break;
+      const sent = await host.send(child.id, call.prompt).catch(() => undefined);
+      if (!sent) break;
+      log.append({ type: "step_continued", stepId: id, childId: child.id, turnId: sent.turnId });
+      out = await host.wait(child.id, sent.turnId);
+    }
     running.delete(id);
     const settled = settle({ ...base, childId: child.id, ...outcomeFields(out) }, key);
     // A structured worker's child was closed by finishStructured already.
-    if (!(validate && call.output) && host.release) releasing.push(host.release(child.id));
+    if (!structured && host.release) releasing.push(host.release(child.id));
     return settled;
   };
 

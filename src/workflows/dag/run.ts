@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import { MusterError } from "../../base/errors.js";
 import { uuidv7 } from "../../util/ids.js";
 import type { StepOutcome, StepSpawn, WorkflowHost } from "../host.js";
+import { MAX_CONTINUES, pausedRecord, pausing, untilUnpaused } from "../pause.js";
 import { processStart, RunLog, type RunStatus, runFiles, type StepStatus, stepSettled } from "../run-log.js";
 import {
   compileOutput,
@@ -71,15 +72,6 @@ export interface RunOptions {
 }
 
 const DEFAULT_CONCURRENCY = 4;
-// How often a paused run looks whether its tree's pause has lifted.
-const PAUSE_LOOK_MS = 500;
-// A step continued this many times after pauses and still refused settles errored (a pause that will not hold).
-const MAX_CONTINUES = 5;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** A step outcome that pauses the run with its tree: a provider's quota, or a refused credential. */
-const pausing = (out: StepOutcome): boolean =>
-  out.status === "errored" && (out.providerError?.kind === "quota" || out.providerError?.kind === "auth");
 
 function concurrencyOf(n: number): number {
   if (!Number.isSafeInteger(n) || n < 1)
@@ -326,20 +318,12 @@ export async function execute(
     childId: string,
     out: StepOutcome,
   ): Promise<string | undefined> => {
-    const e = out.providerError!;
-    const reason = e.message.split("\n", 1)[0]!.slice(0, 500);
+    const paused = pausedRecord(step.id, childId, out);
     pausedSteps += 1;
-    log.append({
-      type: "step_paused",
-      stepId: step.id,
-      childId,
-      kind: e.kind,
-      reason,
-      ...(e.resetAt ? { resetAt: e.resetAt } : {}),
-    });
-    opts.onProgress?.({ type: "step_paused", stepId: step.id, childId, reason });
+    log.append(paused);
+    opts.onProgress?.({ type: "step_paused", stepId: step.id, childId, reason: paused.reason });
     try {
-      while (!cancelled && host.treePause?.()) await sleep(PAUSE_LOOK_MS);
+      await untilUnpaused(host, () => cancelled);
     } finally {
       pausedSteps -= 1;
     }
