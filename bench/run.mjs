@@ -2,7 +2,7 @@
 // npm run bench: spawn latency, completion latency (32 concurrent), child-command cold start, CLI start-up, idle watcher CPU,
 // workflow scheduler overhead (64 ready steps), final record → waiter, each backend (tmux, pty) side by side,
 // follow-up delivery with 1 and with 201 idle children alive, children on SSH test hosts, in containers and in
-// (stand-in) Kubernetes Pods vs local.
+// (stand-in) Kubernetes Pods vs local, `muster web`'s event → page latency in Chromium and its CPU over idle children.
 // Prints a table and writes bench/results.json. Uses a private tmux server and state root, removed at the end.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -25,6 +25,7 @@ import { sessionCliRows, sessionClis } from "./session-clis.mjs";
 import { spawnLatency as spawnSamples } from "./spawn-latency.mjs";
 import { pct, round } from "./stats.mjs";
 import { topCpu, topCpuRow } from "./top-cpu.mjs";
+import { webBench, webRows } from "./web.mjs";
 import { schedulerOverhead, schedulerRow } from "./workflow-scheduler.mjs";
 
 const quick = process.argv.includes("--quick");
@@ -174,6 +175,10 @@ try {
   log("muster top CPU (64 children idle, then working)…");
   results.topCpu = await topCpu(muster, env, quick ? 10 : 20);
 
+  log("muster web in Chromium: event → page (32 children), server CPU (64 idle children)…");
+  results.web = await webBench(muster, env, { seconds: quick ? 10 : 30, log });
+  if (results.web.skipped) log(`web rows skipped: ${results.web.skipped}`);
+
   log("workflow scheduler (64 ready steps)…");
   results.workflowScheduler = await schedulerOverhead(muster("workflow"), quick ? 16 : 64);
 
@@ -221,6 +226,7 @@ const rows = [
     "≤ 1 %",
   ],
   topCpuRow(results.topCpu),
+  ...webRows(results.web),
   schedulerRow(results.workflowScheduler),
   finalRecordRow(results.finalRecordToWaiterMs),
   ...backendRows(results.backendsMs),

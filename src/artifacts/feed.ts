@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { MusterEvent } from "./events.js";
 import type { MalformedLine, NdjsonReader } from "./reader.js";
 import type { ChildStore } from "./store.js";
@@ -83,6 +84,7 @@ export class ChildFeed {
 class Subscription implements FeedSubscription {
   private readonly reader: NdjsonReader<MusterEvent>;
   private watcher: fs.FSWatcher | undefined;
+  private folder: fs.FSWatcher | undefined;
   private closed = false;
   private lastError: string | undefined;
 
@@ -93,11 +95,29 @@ class Subscription implements FeedSubscription {
     private readonly onClose: (s: Subscription) => void,
   ) {
     this.reader = store.eventReader(opts.from ?? 0, opts.onMalformed).hold();
+    this.watchLog();
+    // A child just made has no log yet: its folder says when the log appears, not a poll up to a tick later.
+    if (!this.watcher) this.watchFolder();
+  }
+
+  private watchLog(): void {
     try {
-      this.watcher = fs.watch(store.eventsFile, () => this.pump());
+      this.watcher = fs.watch(this.store.eventsFile, () => this.pump());
       this.watcher.on("error", () => {});
     } catch {
-      this.watcher = undefined; // file not there yet: the poll finds it
+      this.watcher = undefined; // not there yet
+    }
+  }
+
+  private watchFolder(): void {
+    const name = path.basename(this.store.eventsFile);
+    try {
+      this.folder = fs.watch(path.dirname(this.store.eventsFile), (_type, file) => {
+        if (file === null || file === name) this.pump();
+      });
+      this.folder.on("error", () => {});
+    } catch {
+      this.folder = undefined; // no folder either: the poll finds the log
     }
   }
 
@@ -108,6 +128,13 @@ class Subscription implements FeedSubscription {
   /** Reads whatever is new and hands it on; a file that cannot be read safely is reported once, never thrown. */
   pump(recheck = false): void {
     if (this.closed) return;
+    if (!this.watcher) {
+      this.watchLog();
+      if (this.watcher) {
+        this.folder?.close();
+        this.folder = undefined;
+      }
+    }
     let events: MusterEvent[];
     try {
       events = this.reader.readNew({ recheck });
@@ -129,6 +156,7 @@ class Subscription implements FeedSubscription {
     if (this.closed) return;
     this.closed = true;
     this.watcher?.close();
+    this.folder?.close();
     this.reader.close();
     this.onClose(this);
   }

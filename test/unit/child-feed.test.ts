@@ -49,6 +49,20 @@ describe("ChildFeed", () => {
     expect(sub.cursor).toBe(fs.statSync(store.eventsFile).size);
   });
 
+  it("hands on a log made after it subscribed, by fs.watch hints alone (its folder's, then its own)", async () => {
+    // A child just made: the watcher attaches to its folder before the host writes its first record.
+    const store = localChildStore(childDir());
+    const got: MusterEvent[] = [];
+    const sub = feedOf(NO_POLL).subscribe(store, (e) => got.push(...e));
+    sub.pump();
+    expect(got).toEqual([]);
+    const script = `const fs=require("fs");let n=1;const t=setInterval(()=>{fs.appendFileSync(process.argv[1],JSON.stringify({type:"progress",seq:n,text:"n"+n})+"\\n");if(++n>3){clearInterval(t)}},30)`;
+    const writer = spawn(process.execPath, ["-e", script, store.eventsFile], { stdio: "ignore" });
+    await new Promise((r) => writer.once("exit", r));
+    await until(() => got.length === 3, 5000, 10);
+    expect(seqs(got)).toEqual([1, 2, 3]);
+  });
+
   it("holds a torn line until its LF arrives, then hands on the whole record", async () => {
     const store = localChildStore(childDir());
     const torn = line(2);
@@ -86,8 +100,8 @@ describe("ChildFeed", () => {
   });
 
   it("brings what no notification announced on its safety poll, and only then (pollMs 0: on pumpAll)", async () => {
-    // No file at subscribe time: no watch can be set up on it, so only a poll can find the events.
-    const store = localChildStore(childDir());
+    // No folder at subscribe time: no watch can be set up on it or its log, so only a poll can find the events.
+    const store = localChildStore(path.join(childDir(), "later"));
     const polled: number[] = [];
     const manual: number[] = [];
     feedOf(100).subscribe(store, (e) => polled.push(...seqs(e)));
@@ -95,7 +109,7 @@ describe("ChildFeed", () => {
     owned.subscribe(store, (e) => manual.push(...seqs(e)));
     execFileSync(process.execPath, [
       "-e",
-      `require("fs").writeFileSync(process.argv[1], process.argv[2])`,
+      `const fs=require("fs");fs.mkdirSync(require("path").dirname(process.argv[1]));fs.writeFileSync(process.argv[1], process.argv[2])`,
       store.eventsFile,
       line(1),
     ]);
