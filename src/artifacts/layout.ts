@@ -2,7 +2,7 @@
  * The on-disk layout of the state root, in one place (DESIGN.md §3; the artifact dir: artifacts/README.md).
  * Every path under the state root is spelled here and nowhere else:
  *
- *   <root>/primaries/<primary>/{registry.json, receipts.ndjson, budget.json, pause.json, groups/, slots/,
+ *   <root>/primaries/<primary>/{registry.json, receipts.ndjson, budget.json, pause.json, notify.log, groups/, slots/,
  *                               best-of/<group>.json, artifacts/<child>/…, subagents/<child>.jsonl}
  *   <root>/workspaces/<sha256(dir)[:32]>.json
  *   <root>/bin/<hash>/muster
@@ -55,6 +55,8 @@ export function primaryPathsAt(dir: string) {
     budget: path.join(dir, "budget.json"),
     /** The tree's pause after a provider refused it (a quota, a credential): no turn starts while it holds. */
     pause: path.join(dir, "pause.json"),
+    /** What a parent's notices (of a child it recorded lost) could not reach, a line each. */
+    notifyLog: path.join(dir, "notify.log"),
     /** Run-slot tickets of the child hosts. */
     slots: path.join(dir, "slots"),
     artifacts: path.join(dir, "artifacts"),

@@ -101,9 +101,10 @@ async function main(): Promise<void> {
   }
 
   // The person's notification targets (muster notify): told of what this child waits on, finishes or fails.
-  const notifier = new Notifier(listTargets(env), { child: meta.id, agent: meta.agent }, (l) =>
-    render.info(l),
-  );
+  // A host on another machine tells nobody: its place's keeper does, on the parent's machine, where the
+  // config is and the targets are reachable (a notify config there would tell them twice).
+  const targets = isFarDir(dir) ? [] : listTargets(env);
+  const notifier = new Notifier(targets, { child: meta.id, agent: meta.agent }, (l) => render.info(l));
   log.onAppended = (e) => notifier.consider(e);
   render.banner(meta.id, meta.agent, meta.runner, dir);
   // A resumed host picks the conversation up where the session file left it.

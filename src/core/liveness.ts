@@ -79,7 +79,8 @@ async function stuckHost(backend: Backend, dir: string, pane: PaneRef): Promise<
 /**
  * Settles a child whose host is dead (or will not answer) from the parent side, under the artifact lock:
  * the open turn and every turn still queued in the inbox get a completion, the runner's group is killed,
- * and child_exited closes the log. Idempotent: a child already exited is left alone.
+ * and child_exited closes the log. Idempotent: a child already exited is left alone. Returns the
+ * child_exited recorded here, none when the child had already exited.
  */
 export function settleFromParent(
   dir: string,
@@ -87,7 +88,7 @@ export function settleFromParent(
   reason: string,
   host: HostControl,
   pane: PaneRef | null = null,
-): Promise<boolean> {
+): Promise<MusterEvent | undefined> {
   return storeAt(dir).appendAsParent((events, log) =>
     settleLocked(events, log, dir, status, reason, host, pane),
   );
@@ -102,10 +103,10 @@ export async function settleLocked(
   reason: string,
   host: HostControl,
   pane: PaneRef | null,
-): Promise<boolean> {
+): Promise<MusterEvent | undefined> {
   const files = childFiles(dir);
   const state = applyEvents(emptyState(), events);
-  if (state.exited) return false;
+  if (state.exited) return undefined;
   const open = openTurn(state);
   if (open) {
     await killTurnRunner(state, dir, host, pane);
@@ -127,20 +128,18 @@ export async function settleLocked(
   });
   // A cancel that found no turn to stop closed an idle child: closed, not cancelled.
   if (status === "cancelled" && !open && dropped === 0)
-    log.append({
+    return log.append({
       type: "child_exited",
       reason: "closed",
       detail: closedDetail(files.closing),
       by: "parent",
     });
-  else
-    log.append({
-      type: "child_exited",
-      reason: status === "lost" ? "lost" : "cancelled",
-      detail: reason,
-      by: "parent",
-    });
-  return true;
+  return log.append({
+    type: "child_exited",
+    reason: status === "lost" ? "lost" : "cancelled",
+    detail: reason,
+    by: "parent",
+  });
 }
 
 /** Kills the open turn's runner group of a dead host (it leads its own group and outlives the host). */
@@ -168,7 +167,7 @@ export function settleDeadHost(
   reason: string,
   host: HostControl,
   pane: PaneRef | null,
-): Promise<boolean> {
+): Promise<MusterEvent | undefined> {
   return storeAt(dir).isClosing()
     ? settleFromParent(dir, "cancelled", `cancelled by muster cancel (${reason})`, host, pane)
     : settleFromParent(dir, "lost", reason, host, pane);

@@ -14,6 +14,7 @@ import { oneLine } from "../util/text.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { HOST_START_LIMIT_MS, killTurnRunner, probeChild, settleDeadHost, settleLocked } from "./liveness.js";
+import { tellLost } from "./lost-notice.js";
 import type { RegistryEntry } from "./registry.js";
 import { RELAUNCH_START_MS, relaunchHost } from "./relaunch.js";
 import { applyEvents, emptyState, openTurn } from "./state.js";
@@ -43,7 +44,8 @@ export type DeathOutcome =
   | "pending";
 
 type Decision =
-  | { kind: "settled" }
+  /** `recorded`: the child_exited this process recorded (none: another had) */
+  | { kind: "settled"; recorded?: MusterEvent }
   | { kind: "pending" }
   | { kind: "restart"; turnId: string; attempt: number; prompt: string; model?: string; reasoning?: string };
 
@@ -62,7 +64,7 @@ export async function onHostDeath(
   const store = storeAt(dir);
   const policy = entry && !store.isClosing() ? store.readMeta()?.restart : undefined;
   if (!policy || !entry) {
-    await settleDeadHost(dir, reason, backend.host, pane);
+    tellLost(m.env, dir, await settleDeadHost(dir, reason, backend.host, pane));
     return "settled";
   }
   let decided = await decide(dir, reason, policy.onLost, backend, pane);
@@ -73,6 +75,7 @@ export async function onHostDeath(
     // Its new host did not start: that is this restart's death, decided at once rather than after the wait.
     decided = await decide(dir, failed, policy.onLost, backend, pane, true);
   }
+  if (decided.kind === "settled") tellLost(m.env, dir, decided.recorded);
   return decided.kind === "pending" ? "pending" : "settled";
 }
 
@@ -96,10 +99,10 @@ function decide(
       return { kind: "settled" };
     }
     const open = openTurn(state);
-    const lost = async (why: string): Promise<Decision> => {
-      await settleLocked(events, log, dir, "lost", why, backend.host, pane);
-      return { kind: "settled" };
-    };
+    const lost = async (why: string): Promise<Decision> => ({
+      kind: "settled",
+      recorded: await settleLocked(events, log, dir, "lost", why, backend.host, pane),
+    });
     if (!open) return lost(reason);
     const restarts = events.filter(
       (e): e is Extract<MusterEvent, { type: "restarted" }> =>

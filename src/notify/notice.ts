@@ -1,7 +1,8 @@
 /**
  * Which of a child's events a person is told of, and in what words: a question or a permission it waits on
  * (`waiting`), a turn that completed (`finished`) or did not (`failed`; a stop someone asked for is neither),
- * and a provider refusal that paused the tree (`paused`). Pure: one event in, one notice or none out.
+ * a provider refusal that paused the tree (`paused`), and a child whose host died (`lost`, whoever recorded it).
+ * Pure: one event in, one notice or none out.
  */
 import type { MusterEvent } from "../artifacts/events.js";
 import { isTerminal } from "../artifacts/tree-pause.js";
@@ -26,8 +27,8 @@ export interface Notice {
 const TEXT_MAX = 1000;
 const bound = (s: string): string => (s.length > TEXT_MAX ? `${s.slice(0, TEXT_MAX - 1)}…` : s);
 
-// Stops someone asked for: the person who asked knows.
-const ASKED_FOR = new Set(["cancelled", "interrupted"]);
+// Stops someone asked for: the person who asked knows. A turn lost with its host: the child's `lost` says it.
+const NOT_TOLD = new Set(["cancelled", "interrupted", "lost"]);
 
 /** The notice for one event of child `who`, or undefined when it is not one a person is told of. */
 export function noticeOf(e: MusterEvent, who: { child: string; agent: string }): Notice | undefined {
@@ -42,6 +43,10 @@ export function noticeOf(e: MusterEvent, who: { child: string; agent: string }):
       title: `${label} asks permission for ${e.tool}`,
       text: bound(e.summary ?? e.tool),
     };
+  if (e.type === "child_exited")
+    return e.reason === "lost"
+      ? { ...base, event: "lost", title: `${label} was lost`, text: bound(e.detail ?? "") }
+      : undefined;
   if (e.type !== "completion" || e.by !== "child") return undefined;
   if (isTerminal(e.providerError))
     return {
@@ -55,7 +60,7 @@ export function noticeOf(e: MusterEvent, who: { child: string; agent: string }):
     };
   if (e.status === "completed")
     return { ...base, event: "finished", status: e.status, title: `${label} finished its turn`, text: "" };
-  if (ASKED_FOR.has(e.status)) return undefined;
+  if (NOT_TOLD.has(e.status)) return undefined;
   return {
     ...base,
     event: "failed",

@@ -1,7 +1,8 @@
 /**
- * A child host's notifier: each event it records is looked at once (notice.ts), and a notice goes to every
- * target that wants it, in the background — never holding up the turn or its delivery. At most a few sends are
- * in flight; beyond that a notice is dropped, saying so in the pane.
+ * A notifier of one child's events: each is looked at once (notice.ts), and a notice goes to every target that
+ * wants it, in the background — never holding up the turn or its delivery. At most a few sends are in flight;
+ * beyond that a notice is dropped, saying so (the host in its pane, a place's keeper in the mirror's log). A
+ * local child's host has one; a far child's is its place's keeper's, on this machine (place/mirror/keeper.ts).
  */
 import type { MusterEvent } from "../artifacts/events.js";
 import { noticeOf } from "./notice.js";
@@ -9,6 +10,20 @@ import { type SendOptions, sendNotice } from "./send.js";
 import type { NotifyTarget } from "./targets.js";
 
 const MAX_IN_FLIGHT = 16;
+
+// Every send of this process still under way: a process about to end lets them finish (each is bounded).
+const sending = new Set<Promise<void>>();
+
+/** Resolves once every notice this process is sending has been sent or given up on. */
+export async function noticesSettled(): Promise<void> {
+  // A send's backoff timer does not hold the process up (send.ts); waiting for it here must.
+  const hold = setInterval(() => {}, 60_000);
+  try {
+    while (sending.size > 0) await Promise.all([...sending]);
+  } finally {
+    clearInterval(hold);
+  }
+}
 
 export class Notifier {
   private inFlight = 0;
@@ -34,13 +49,15 @@ export class Notifier {
         continue;
       }
       this.inFlight += 1;
-      void sendNotice(t, notice, this.opts)
+      const sent: Promise<void> = sendNotice(t, notice, this.opts)
         .then((r) => {
           if (!r.ok) this.say(`notification to ${t.id} failed after ${r.attempts} tries: ${r.error}`);
         })
         .finally(() => {
           this.inFlight -= 1;
+          sending.delete(sent);
         });
+      sending.add(sent);
     }
   }
 }

@@ -1,14 +1,15 @@
 /**
  * Where a person is told of what their children do (`muster notify add`): an ntfy topic, a webhook, or a local
- * command, kept under `notify` in the user's config file. Checked when added; read once by each child host.
+ * command, kept under `notify` in the user's config file. Checked when added; read once by each child host (and
+ * by a place's keeper for each far child it mirrors, and by a parent that records a child lost).
  */
 import { randomBytes } from "node:crypto";
 import { MusterError } from "../base/errors.js";
 import { readConfigFile, updateConfig } from "../config/config.js";
 
 /** What a notification is about. */
-export type NotifyEvent = "waiting" | "finished" | "failed" | "paused";
-export const NOTIFY_EVENTS: readonly NotifyEvent[] = ["waiting", "finished", "failed", "paused"];
+export type NotifyEvent = "waiting" | "finished" | "failed" | "paused" | "lost";
+export const NOTIFY_EVENTS: readonly NotifyEvent[] = ["waiting", "finished", "failed", "paused", "lost"];
 
 export type NotifyTarget = { id: string; events?: NotifyEvent[] } & (
   | { kind: "ntfy"; url: string }

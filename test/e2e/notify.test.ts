@@ -4,53 +4,12 @@
  * does not hold up the child's completion or its delivery.
  */
 import * as fs from "node:fs";
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until, useSandbox } from "../helpers/cli.js";
+import { hooks, type Receiver, receiver } from "../helpers/notify-receiver.js";
 
 const sb = useSandbox("mt-notify");
-
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** A receiver on a free loopback port: `/hang…` paths are held open and never answered. */
-async function receiver() {
-  const got: Received[] = [];
-  const held: http.ServerResponse[] = [];
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d: Buffer) => {
-      body += d.toString();
-    });
-    req.on("end", () => {
-      got.push({ path: req.url ?? "", headers: req.headers, body });
-      if (req.url?.startsWith("/hang")) held.push(res);
-      else res.end("ok");
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: (p: string) => `http://127.0.0.1:${port}${p}`,
-    got,
-    held,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const res of held) res.destroy();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
-type Receiver = Awaited<ReturnType<typeof receiver>>;
-const hooks = (rx: Receiver, p: string) =>
-  rx.got.filter((g) => g.path === p).map((g) => JSON.parse(g.body) as Record<string, string>);
 
 describe("muster notify", () => {
   let rx: Receiver;

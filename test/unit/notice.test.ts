@@ -58,4 +58,20 @@ describe("which events a person is told of", () => {
     ).toBeUndefined();
     expect(noticeOf(ev({ type: "progress", text: "x" }), who)).toBeUndefined();
   });
+
+  it("lost: a child whose host died, whoever recorded it; the turn it lost with it is not told apart", () => {
+    const exited = (e: Record<string, unknown>) => noticeOf(ev({ type: "child_exited", ...e }), who);
+    expect(
+      exited({ reason: "lost", by: "parent", detail: "child host (pid 42) is gone (signal SIGKILL)" }),
+    ).toMatchObject({
+      event: "lost",
+      title: "1a2b3c4d (pi) was lost",
+      text: "child host (pid 42) is gone (signal SIGKILL)",
+      eventId: "0197a3c0-5e48-7000-8000-000000000009",
+    });
+    expect(exited({ reason: "lost", by: "child", detail: "the pane was closed" })?.event).toBe("lost");
+    for (const reason of ["cancelled", "closed", "error"])
+      expect(exited({ reason, by: "child" }), reason).toBeUndefined();
+    expect(noticeOf(ev({ type: "completion", turnId: T, by: "child", status: "lost" }), who)).toBeUndefined();
+  });
 });

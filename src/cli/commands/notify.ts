@@ -1,4 +1,4 @@
-/** `muster notify`: where a person is told of children that wait, finish, fail, or pause the tree. */
+/** `muster notify`: where a person is told of children that wait, finish, fail, pause the tree or are lost. */
 import type { Command } from "commander";
 import { ExitWith, printJson, say } from "../output.js";
 import { visibleLine } from "../sanitize.js";
@@ -9,14 +9,15 @@ const admin = () => import("../../notify/admin.js");
 const jsonOption = (c: Command): Command =>
   c.option("--json", "print one JSON document on stdout, nothing else");
 
-const EVENTS_HELP = "only these events, a comma list of waiting, finished, failed, paused (default: all)";
+const EVENTS_HELP =
+  "only these events, a comma list of waiting, finished, failed, paused, lost (default: all)";
 
 export function registerNotify(program: Command): void {
   const notify = program
     .command("notify")
-    .summary("push notifications when a child waits, finishes, fails or the tree pauses")
+    .summary("push notifications when a child waits, finishes, fails, is lost or the tree pauses")
     .description(
-      "Notification targets, kept in the user's config file: an ntfy topic, a webhook (the notice as JSON) or a command (the notice in its environment). Each child host on this machine sends to them in the background: when its agent waits on a question or a permission, when a turn finishes or fails, when a provider refusal pauses the tree. Each event once; each send bounded (5 s, 3 tries).",
+      "Notification targets, kept in the user's config file: an ntfy topic, a webhook (the notice as JSON) or a command (the notice in its environment). They are told, in the background, when a child's agent waits on a question or a permission, when a turn finishes or fails, when a provider refusal pauses the tree, and when a child's host dies (lost). Everything is sent from this machine: by each child's host, by a place's keeper for a child on another machine (whose host has no targets and gets none of this config), by the parent that records a child lost. Each event once; each send bounded (5 s, 3 tries).",
     );
 
   jsonOption(

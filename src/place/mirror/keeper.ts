@@ -2,7 +2,8 @@
  * One mirrored child, kept current by its place's keeper (place-keeper.ts) for as long as its host runs: a
  * feeder over the child's channel of the place's link (the feeder resumes from the mirror's byte cursor
  * over each new channel, so a broken link loses nothing and repeats nothing), the desk that serves the far
- * host's run-slot requests (admission-desk.ts), and the watch for the host's end. It ends when the child's
+ * host's run-slot requests (admission-desk.ts), the person's notifications of what the far host records (its
+ * host tells nobody from there), and the watch for the host's end. It ends when the child's
  * log records the host's end (after a short linger for the files written last), when the mirror dir is
  * removed, or when its keeper stops it.
  *
@@ -13,12 +14,14 @@ import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ADMISSION_FILE } from "../../artifacts/admission.js";
-import type { CompletionEvent } from "../../artifacts/events.js";
+import type { ChildMeta, CompletionEvent, MusterEvent } from "../../artifacts/events.js";
 import { childFiles, pathsOfArtifactDir } from "../../artifacts/layout.js";
 import { NdjsonReader } from "../../artifacts/reader.js";
 import { isTerminal, pauseTree } from "../../artifacts/tree-pause.js";
+import { Notifier } from "../../notify/notifier.js";
+import type { NotifyTarget } from "../../notify/targets.js";
 import { sessionFileOf } from "../../sessions/store.js";
-import { writeJsonAtomic } from "../../util/fsx.js";
+import { readJson, writeJsonAtomic } from "../../util/fsx.js";
 import { AdmissionDesk } from "./admission-desk.js";
 import { MirrorFeeder } from "./feeder.js";
 import { EVENTS } from "./paths.js";
@@ -31,6 +34,8 @@ export interface ChildMirrorOptions {
   holder: string;
   /** How long the mirror stays after the host's end is recorded (ms). */
   lingerMs?: number;
+  /** The person's notification targets (muster notify), told of what the far host records. */
+  notify?: NotifyTarget[];
 }
 
 const DIR_CHECK_MS = 2000;
@@ -41,6 +46,7 @@ export class ChildMirror extends EventEmitter {
   private readonly feeder: MirrorFeeder;
   private readonly desk: AdmissionDesk;
   private readonly reader: NdjsonReader<{ type?: unknown }>;
+  private readonly notifier: Notifier;
   private readonly logFile: string;
   private synced = false;
   private stopping: string | undefined;
@@ -60,6 +66,7 @@ export class ChildMirror extends EventEmitter {
     // The host's end counts only when recorded after we started (a resumed child's log holds the last one).
     const start = fs.statSync(path.join(dir, EVENTS), { throwIfNoEntry: false })?.size ?? 0;
     this.reader = new NdjsonReader(path.join(dir, EVENTS), undefined, start);
+    this.notifier = new Notifier(opts.notify ?? [], whoOf(dir), (l) => this.log(l));
     this.feeder.on("caught-up", () => {
       // The link is up again: readers stop calling the child unreachable.
       fs.rmSync(childFiles(dir).mirrorLink, { force: true });
@@ -150,13 +157,40 @@ export class ChildMirror extends EventEmitter {
     }
   }
 
+  /**
+   * Tells the person of a record the far host wrote. A parent's records (a child it found lost) are told by
+   * the parent that wrote them (core/lost-notice.ts), not again here.
+   */
+  private notify(r: { type?: unknown; by?: unknown; eventId?: unknown }): void {
+    if (r.by === "parent" || typeof r.eventId !== "string") return;
+    try {
+      this.notifier.consider(r as MusterEvent);
+    } catch (e) {
+      // A record from the far side is data: one that does not read as an event is no notice.
+      this.log(`no notice of a ${String(r.type)} record: ${(e as Error).message}`);
+    }
+  }
+
   private checkEnd(lingerMs: number): void {
     let ended: boolean | undefined;
     for (const r of this.reader.readNew()) {
+      this.notify(r);
       if (r.type === "child_started") ended = false;
       else if (r.type === "child_exited") ended = true;
       else if (r.type === "completion") this.pauseFor(r as CompletionEvent);
     }
     if (ended) this.timers.push(setTimeout(() => this.stop("the child host's end is recorded"), lingerMs));
   }
+}
+
+/** Whose events a mirror carries, for its notices: the child and its agent (from the mirror's meta.json). */
+function whoOf(dir: string): { child: string; agent: string } {
+  let agent = "unknown";
+  try {
+    const meta = readJson<Partial<ChildMeta>>(childFiles(dir).meta);
+    if (typeof meta.agent === "string") agent = meta.agent;
+  } catch {
+    // A meta.json that is not there yet or not readable: the notice names the child only.
+  }
+  return { child: path.basename(dir), agent };
 }

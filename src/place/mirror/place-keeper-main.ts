@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { childFiles } from "../../artifacts/layout.js";
+import { noticesSettled } from "../../notify/notifier.js";
 import { type KeepRequest, PlaceKeeper } from "./place-keeper.js";
 
 const STALE_LOCK_MS = 10_000;
@@ -35,7 +36,8 @@ async function main(argv: string[]): Promise<void> {
     server.close();
     fs.rmSync(socket, { force: true });
     log("keeper ended");
-    process.exit(0);
+    // A notice still being sent (each send is bounded) is not cut short; a new keeper may serve meanwhile.
+    void noticesSettled().finally(() => process.exit(0));
   };
   const keeper = new PlaceKeeper(link, { env: process.env, log, holder: socket, onIdle: leave });
   server.on("connection", (conn) => serve(conn, keeper, log));

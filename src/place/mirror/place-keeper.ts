@@ -7,6 +7,7 @@
  * left it waits `idleMs` for a next one, then ends.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { listTargets } from "../../notify/targets.js";
 import { ChannelMux } from "./channels.js";
 import { ChildMirror } from "./keeper.js";
 
@@ -69,6 +70,8 @@ export class PlaceKeeper {
     const mirror = new ChildMirror(req.dir, {
       maxRunning: req.maxRunning,
       holder: this.opts.holder,
+      // Read for each child, as a host reads them when it starts: the config here, never carried there.
+      notify: listTargets(this.opts.env),
       ...(this.opts.lingerMs !== undefined ? { lingerMs: this.opts.lingerMs } : {}),
     });
     const k: Kept = { mirror, retry: this.opts.retryMs ?? 100, timer: undefined };
