@@ -20,7 +20,8 @@ export interface TreeUpdate {
   runs: RunView[];
 }
 
-// Bursts of events (a busy turn) become at most one update per this many ms.
+// Bursts of events (a busy turn) become at most one update per this many ms; an event after a quiet spell
+// goes out at once (in the next tick, with whatever else that tick brought).
 const COALESCE_MS = 250;
 // A comment line keeps an idle stream open through proxies and tunnels.
 const KEEPALIVE_MS = 25_000;
@@ -37,6 +38,7 @@ export class TreeFeed {
   private runsTimer: NodeJS.Timeout | undefined;
   private again = false;
   private last = "";
+  private lastSentAt = 0;
   private runsRunning = false;
   private closed = false;
 
@@ -90,10 +92,11 @@ export class TreeFeed {
   /** Sends the tree soon: coalesces bursts. */
   schedule(): void {
     if (this.closed || this.timer || this.streams.size === 0) return;
+    const wait = Math.max(0, this.lastSentAt + COALESCE_MS - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.push();
-    }, COALESCE_MS);
+    }, wait);
   }
 
   private push(): Promise<void> {
@@ -117,6 +120,7 @@ export class TreeFeed {
     const text = JSON.stringify(await this.read(false));
     if (this.closed || text === this.last) return;
     this.last = text;
+    this.lastSentAt = Date.now();
     for (const s of this.streams) s.write(`event: tree\ndata: ${text}\n\n`);
   }
 
