@@ -1,9 +1,9 @@
 /**
  * `muster web` in a real headless Chromium (the system's, driven by playwright-core): the tree arrives live,
- * a child's pane and answer show, a question is answered from the page, a follow-up is sent, a child is
- * cancelled behind a confirmation; and the guard refuses what it must (no token, a foreign Origin or Host, a
+ * a child's pane (a live terminal) and answer show, a question and a permission request are answered from the
+ * page, a follow-up is sent, a child is cancelled behind a confirmation; and the guard refuses what it must (no token, a foreign Origin or Host, a
  * cross-site form post), before any routing, `/` included. Screenshots go to a temp folder kept after the run
- * (muster-web-screens-*); MUSTER_UPDATE_DOCS_SCREENSHOT=1 also copies the inbox view to docs/web.png.
+ * (muster-web-screens-*); MUSTER_UPDATE_DOCS_SCREENSHOT=1 also copies the permission view to docs/web.png.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -90,6 +90,12 @@ function upgradeStatus(id: string, headers: Record<string, string>): Promise<num
 }
 
 beforeAll(async () => {
+  // A small ACP agent (test/fixtures/acp-agent.mjs) whose tool call asks permission through muster.
+  fs.mkdirSync(path.join(sb.cwd, ".muster", "agents"), { recursive: true });
+  fs.writeFileSync(
+    path.join(sb.cwd, ".muster", "agents", "acp-echo.md"),
+    `---\ndescription: an ACP agent\nrunner: acp\ncommand: ${JSON.stringify([process.execPath, path.join(REPO, "test", "fixtures", "acp-agent.mjs")])}\n---\n`,
+  );
   server = spawn(process.execPath, [BIN, "web", "--listen", "127.0.0.1:0", "--token-file", tokenFile], {
     cwd: sb.cwd,
     env: sb.env,
@@ -274,6 +280,20 @@ describe.skipIf(noBrowser)("muster web in a browser", () => {
       await page.locator(`[data-id="${asker}"]`).click();
       await until(async () => (await page.getByTestId("result").textContent())?.includes("got dev"), 20_000);
 
+      // A permission request from an ACP agent's tool call: Allow in the page, and the child goes on.
+      const permDir = path.join(sb.cwd, "..", "perm-work");
+      fs.mkdirSync(permDir, { recursive: true });
+      const asking = await spawnChild(["--agent", "acp-echo", "--cwd", permDir, "ask permission"]);
+      const p = page.locator("[data-testid=request]").filter({ hasText: "echo ok > perm.txt" });
+      await p.waitFor({ timeout: 30_000 });
+      expect(await p.textContent()).toMatch(/^permission from acp-echo/);
+      await page.screenshot({ path: path.join(shots, "permission.png"), fullPage: true });
+      await p.getByTestId("allow").click();
+      await p.waitFor({ state: "detached", timeout: 20_000 });
+      await until(async () => (await sb.json(["status", asking])).data.lastOutcome === "completed", 30_000);
+      expect((await sb.json(["result", asking])).data.text).toMatch(/^permission granted \(ok\)/);
+      expect(fs.readFileSync(path.join(permDir, "perm.txt"), "utf8")).toBe("ok");
+
       // Cancel asks first; "Keep it" keeps it, "Yes, cancel" cancels.
       await page.locator(`[data-id="${b}"]`).click();
       await page.getByTestId("cancel").click();
@@ -286,7 +306,7 @@ describe.skipIf(noBrowser)("muster web in a browser", () => {
       await until(async () => await page.getByTestId("cancel").isDisabled(), 20_000);
 
       if (process.env.MUSTER_UPDATE_DOCS_SCREENSHOT)
-        fs.copyFileSync(path.join(shots, "inbox.png"), path.join(REPO, "docs", "web.png"));
+        fs.copyFileSync(path.join(shots, "permission.png"), path.join(REPO, "docs", "web.png"));
     } finally {
       await page.context().close();
     }
