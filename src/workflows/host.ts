@@ -94,6 +94,20 @@ export interface Candidate {
   agent: string;
 }
 
+/** What a step's child and a best-of step's candidates are started with alike: the task and where it runs. */
+function shared(o: StepSpawn) {
+  return {
+    prompt: o.prompt,
+    ...(o.model ? { model: o.model } : {}),
+    ...(o.reasoning ? { reasoning: o.reasoning } : {}),
+    ...(o.cwd ? { cwd: o.cwd } : {}),
+    ...(o.on ? { on: o.on } : {}),
+    ...(o.container ? { container: o.container } : {}),
+    ...(o.verify ? { verify: o.verify } : {}),
+    ...(o.restart !== undefined ? { restart: o.restart } : {}),
+  };
+}
+
 /** Why a step's child is closed once the run needs nothing more from it. */
 export const STEP_SETTLED = "closed: its workflow step settled";
 
@@ -143,15 +157,8 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
     spawn: async (o) => {
       const spec = {
         agent: o.agent,
-        prompt: o.prompt,
-        ...(o.model ? { model: o.model } : {}),
-        ...(o.reasoning ? { reasoning: o.reasoning } : {}),
-        ...(o.cwd ? { cwd: o.cwd } : {}),
-        ...(o.on ? { on: o.on } : {}),
-        ...(o.container ? { container: o.container } : {}),
-        ...(o.verify ? { verify: o.verify } : {}),
+        ...shared(o),
         ...(o.outputSchema ? { outputSchema: o.outputSchema } : {}),
-        ...(o.restart !== undefined ? { restart: o.restart } : {}),
       };
       // A multiplexer that fails one call (a loaded machine, a server coming up) fails a spawn that made
       // nothing (a failed spawn removes what it made): the step tries once more before it errors.
@@ -163,16 +170,9 @@ export function musterHost(m: Muster, opts: HostOptions = {}): WorkflowHost {
     },
     bestOf: async (o) => {
       const started = await m.bestOf({
-        prompt: o.prompt,
+        ...shared(o),
         ...(o.n !== undefined ? { n: o.n } : {}),
         ...(o.agents ? { agents: o.agents } : { agent: o.agent }),
-        ...(o.model ? { model: o.model } : {}),
-        ...(o.reasoning ? { reasoning: o.reasoning } : {}),
-        ...(o.cwd ? { cwd: o.cwd } : {}),
-        ...(o.on ? { on: o.on } : {}),
-        ...(o.container ? { container: o.container } : {}),
-        ...(o.verify ? { verify: o.verify } : {}),
-        ...(o.restart !== undefined ? { restart: o.restart } : {}),
       });
       return {
         group: started.group,

@@ -24,6 +24,12 @@ const write = (rel: string, text: string): string => {
 const step = (id: string, prompt: string, needs: string[] = []) =>
   `[[steps]]\nid = "${id}"\nagent = "mock"\nprompt = """${prompt}"""\n${needs.length ? `needs = ${JSON.stringify(needs)}\n` : ""}`;
 
+/** A child's artifact dir (one primary in this sandbox). */
+const artifactDirOf = (id: string): string => {
+  const primaries = path.join(sb.home, "primaries");
+  return path.join(primaries, fs.readdirSync(primaries)[0]!, "artifacts", id);
+};
+
 /** The run of `workflow` once `workflow runs` shows it paused. */
 function whenPaused(workflow: string): Promise<Json> {
   let last: unknown;
@@ -62,15 +68,7 @@ describe("a workflow pauses with its tree and continues from its last finished s
     expect(r.steps.map((s: Json) => s.status)).toEqual(["completed", "completed", "completed"]);
     // The same child ran the step again: two turns in one conversation, the first refused.
     expect(r.steps[1].childId).toBe(bChild);
-    const completions = readEvents(
-      path.join(
-        sb.home,
-        "primaries",
-        fs.readdirSync(path.join(sb.home, "primaries"))[0]!,
-        "artifacts",
-        bChild,
-      ),
-    )
+    const completions = readEvents(artifactDirOf(bChild))
       .filter((e) => e.type === "completion")
       .map((e) => e.status);
     expect(completions).toEqual(["errored", "completed"]);
@@ -152,15 +150,7 @@ describe("a workflow pauses with its tree and continues from its last finished s
       const done = await runner;
       expect(done.exitCode, String(done.stderr)).toBe(0);
       expect(String(done.stdout)).toContain("completed then completed");
-      const events = readEvents(
-        path.join(
-          sb.home,
-          "primaries",
-          fs.readdirSync(path.join(sb.home, "primaries"))[0]!,
-          "artifacts",
-          paused.childId,
-        ),
-      );
+      const events = readEvents(artifactDirOf(paused.childId));
       // The same child ran the call again: the first turn refused, the second completed.
       expect(events.filter((e) => e.type === "completion").map((e) => e.status)).toEqual([
         "errored",
