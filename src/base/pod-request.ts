@@ -17,4 +17,9 @@ export interface PodRequest {
   serviceAccount?: string;
   /** Variables of the caller's environment handed to the child by name. */
   env?: string[];
+  /**
+   * A SandboxWarmPool of the agent-sandbox CRDs: the child's Pod comes from a SandboxClaim on it (image, CPU,
+   * memory and service account are then its template's).
+   */
+  sandboxWarmPool?: string;
 }

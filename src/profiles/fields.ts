@@ -225,13 +225,25 @@ export class FieldReader {
     return out.command === undefined ? this.warn(key, "names no command to run") : out;
   }
 
-  /** A Pod (`k8s:` a map of context, namespace, image, cpu, memory, serviceAccount, env); checked at spawn. */
+  /** A Pod (`k8s:` a map of context, namespace, image, cpu, memory, serviceAccount, env, sandboxWarmPool); checked at spawn. */
   k8s(key: string): PodRequest | undefined {
     if (!this.has(key)) return undefined;
     const v = this.data[key];
     if (typeof v !== "object" || v === null || Array.isArray(v))
-      return this.warn(key, "must be a map (context, namespace, image, cpu, memory, serviceAccount, env)");
-    const known = ["context", "namespace", "image", "cpu", "memory", "serviceAccount", "env"];
+      return this.warn(
+        key,
+        "must be a map (context, namespace, image, cpu, memory, serviceAccount, env, sandboxWarmPool)",
+      );
+    const known = [
+      "context",
+      "namespace",
+      "image",
+      "cpu",
+      "memory",
+      "serviceAccount",
+      "env",
+      "sandboxWarmPool",
+    ];
     const out: Record<string, unknown> = {};
     for (const [k, val] of Object.entries(v)) {
       if (known.includes(k)) out[k] = typeof val === "number" ? String(val) : val;

@@ -70,6 +70,10 @@ export interface K8sStandin {
   requests: { method: string; path: string; query: Record<string, string | string[]>; user: string | null }[];
   /** Every Pod body POSTed, as received (refused ones too). */
   manifests: Record<string, unknown>[];
+  /** The SandboxClaims now (copies; none without `agentSandbox`). */
+  sandboxClaims(): K8sObject[];
+  /** The Sandboxes now (copies): warm ones of a pool, and claims' ones. */
+  sandboxes(): K8sObject[];
   /**
    * Kills every process of every pod (SIGTERM, SIGKILL after 2 s) and waits until they are gone, then closes
    * the server and its connections. Removes nothing; a second call waits for the first.
@@ -77,7 +81,24 @@ export interface K8sStandin {
   stop(): Promise<void>;
 }
 
+/** A custom object as the stand-in keeps it (plain JSON). */
+// biome-ignore lint/suspicious/noExplicitAny: an API object of any shape, read by the tests.
+export type K8sObject = Record<string, any>;
+
+/**
+ * The agent-sandbox CRDs, served only when given: SandboxTemplates as their Pod spec by name, and warm pools
+ * (a template, and how many warm Sandboxes it keeps made).
+ */
+export interface AgentSandboxConfig {
+  templates: Record<string, { containers: { name: string; image: string; [key: string]: unknown }[] }>;
+  warmPools: Record<string, { template: string; replicas: number }>;
+}
+
 /** Starts a stand-in API server keeping its kubeconfig and pod folders under `base` (a temp folder of the test). */
-export const startK8sStandin: (base: string) => Promise<K8sStandin> = impl.startK8sStandin as (
+export const startK8sStandin: (
   base: string,
+  opts?: { agentSandbox?: AgentSandboxConfig },
+) => Promise<K8sStandin> = impl.startK8sStandin as (
+  base: string,
+  opts?: { agentSandbox?: AgentSandboxConfig },
 ) => Promise<K8sStandin>;

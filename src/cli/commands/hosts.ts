@@ -25,10 +25,19 @@ interface AddFlags {
   cpu?: string;
   memory?: string;
   serviceAccount?: string;
+  sandboxWarmPool?: string;
 }
 
 const SSH_ONLY = ["sshConfig", "sshOption", "workdir", "node"] as const;
-const K8S_ONLY = ["context", "namespace", "image", "cpu", "memory", "serviceAccount"] as const;
+const K8S_ONLY = [
+  "context",
+  "namespace",
+  "image",
+  "cpu",
+  "memory",
+  "serviceAccount",
+  "sandboxWarmPool",
+] as const;
 const flagName = (k: string): string => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /** `hosts add <name> --k8s …`: a cluster entry, its fields checked as a profile's `k8s:` is. */
@@ -48,6 +57,7 @@ async function addCluster(name: string, dest: string | undefined, flags: AddFlag
     cpu: flags.cpu,
     memory: flags.memory,
     serviceAccount: flags.serviceAccount,
+    sandboxWarmPool: flags.sandboxWarmPool,
     env: flags.env,
   });
   if (flags.json) return printJson(saved);
@@ -111,6 +121,10 @@ export function registerHosts(program: Command): void {
       .option(
         "--service-account <name>",
         "with --k8s: the Pods' service account (its token mounted only then)",
+      )
+      .option(
+        "--sandbox-warm-pool <name>",
+        "with --k8s: each child's Pod from a SandboxClaim on this SandboxWarmPool (the agent-sandbox CRDs; the Pod is its template's)",
       ),
   ).action(async (name: string, dest: string | undefined, flags: AddFlags) => {
     if (flags.k8s) return addCluster(name, dest, flags);

@@ -6,6 +6,9 @@
  * over one long exec (`exec-main.js … relay-hub-main.js`), as for an SSH host (far/far-place.ts). Liveness is
  * the Pod's phase: one gone, evicted or failed leaves its record here, with the reason, and its child `lost`.
  * `rm`/`gc` delete the Pod (grace period); a Pod is kept across a cancel, so a resume continues in it.
+ * With `sandboxWarmPool` (a cluster with the agent-sandbox CRDs) the Pod comes from a SandboxClaim instead
+ * (sandbox-claim.ts): its name and container are the ones the claim was given, kept with the spec once known,
+ * and `rm`/`gc` delete the claim.
  */
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
@@ -18,6 +21,8 @@ import type { FarShell, RemoteRun } from "../far/remote.js";
 import type { Liveness } from "../place.js";
 import type { ChildPlaceMaker } from "../registry.js";
 import { apiCode, apiSaid, execInPod, type KubeConfig, k8s, kubeConfig, namespaceOf } from "./client.js";
+import { CLAIM_GROUP, CLAIM_VERSION, claimPod, claimsServed, deleteClaim } from "./sandbox-claim.js";
+import { watchOne } from "./watch-one.js";
 
 export const K8S_KIND = "k8s";
 export const podPlaceName = (id: string): string => `${K8S_KIND}:${id}`;
@@ -42,6 +47,11 @@ export interface PodSpec {
   memory?: string;
   /** The Pod's service account (its token mounted only then). */
   serviceAccount?: string;
+  /** A SandboxWarmPool: the Pod comes from a SandboxClaim on it (named as the Pod would be). */
+  sandboxWarmPool?: string;
+  /** The claim's Pod and its container, once the claim is ready (a bare Pod is `muster-<id>`, `agent`). */
+  pod?: string;
+  container?: string;
 }
 
 /** Each child's Pod spec, kept under the state root (`pods/<child id>.json`). */
@@ -51,7 +61,6 @@ type PodStatus = { phase?: string; reason?: string; message?: string } | undefin
 
 export class PodPlace extends FarPlace {
   readonly name: string;
-  readonly pod: string;
   readonly ownTerminal = true;
   protected readonly shell: FarShell;
   private kc: Promise<KubeConfig> | undefined;
@@ -63,15 +72,33 @@ export class PodPlace extends FarPlace {
   ) {
     super(env);
     this.name = podPlaceName(id);
-    this.pod = podName(id);
-    const where = { namespace: spec.namespace, pod: this.pod, container: CONTAINER };
+    const self = this;
     this.shell = {
-      label: `pod ${this.pod}`,
-      where: `pod ${this.pod}`,
-      run: async (argv, opts) => execInPod(await this.kube(), where, argv, opts),
+      get label() {
+        return `pod ${self.pod}`;
+      },
+      get where() {
+        return `pod ${self.pod}`;
+      },
+      run: async (argv, opts) =>
+        execInPod(
+          await this.kube(),
+          { namespace: spec.namespace, pod: this.pod, container: this.container },
+          argv,
+          opts,
+        ),
       // The API's refusal of an exec is thrown by execInPod; what comes back is always the command's own.
       lostConnection: (_r: RemoteRun) => false,
     };
+  }
+
+  /** The Pod the child runs in: its own, or the one its claim was given (its cold-start name until known). */
+  get pod(): string {
+    return this.spec.pod ?? podName(this.id);
+  }
+
+  private get container(): string {
+    return this.spec.container ?? CONTAINER;
   }
 
   private kube(): Promise<KubeConfig> {
@@ -91,7 +118,9 @@ export class PodPlace extends FarPlace {
     return {
       dirs: [],
       node: "",
-      where: `image ${this.spec.image}`,
+      where: this.spec.sandboxWarmPool
+        ? `the template of warm pool ${this.spec.sandboxWarmPool}`
+        : `image ${this.spec.image}`,
       nodeFix: "use an image with Node 20+ and tmux (muster image build makes one)",
     };
   }
@@ -107,7 +136,7 @@ export class PodPlace extends FarPlace {
       this.spec.context || "-",
       this.spec.namespace,
       this.pod,
-      CONTAINER,
+      this.container,
       ...(tty ? ["--tty"] : []),
       "--",
       ...argv,
@@ -129,6 +158,8 @@ export class PodPlace extends FarPlace {
   }
 
   installHint(runner: string): string {
+    if (this.spec.sandboxWarmPool)
+      return `the Pods of warm pool ${this.spec.sandboxWarmPool} lack it: its SandboxTemplate needs an image that has it (muster image build --agent ${runner} makes one)`;
     return `image ${this.spec.image} lacks it: make one that has it with muster image build --agent ${runner} and push it where the cluster pulls from (MUSTER_K8S_IMAGE)`;
   }
 
@@ -148,6 +179,7 @@ export class PodPlace extends FarPlace {
 
   /** Makes the Pod (when there is none) and waits, watching, until it runs. */
   protected override async provision(): Promise<void> {
+    if (this.spec.sandboxWarmPool) return this.claimed(this.spec.sandboxWarmPool);
     const now = await this.status();
     if (now === null) {
       podSpecs.save(this.nearRoot, this.id, this.spec);
@@ -171,6 +203,29 @@ export class PodPlace extends FarPlace {
     await this.running();
   }
 
+  /** The claim made (when there is none) and ready; its Pod and container kept with the spec for every later process. */
+  private async claimed(warmPool: string): Promise<void> {
+    if (!this.spec.pod) podSpecs.save(this.nearRoot, this.id, this.spec);
+    const got = await claimPod(
+      await this.kube(),
+      { namespace: this.spec.namespace, name: podName(this.id), warmPool, labels: this.labels() },
+      Date.now() + START_MS,
+    );
+    if (got.pod !== this.spec.pod || got.container !== this.spec.container) {
+      Object.assign(this.spec, got);
+      podSpecs.save(this.nearRoot, this.id, this.spec);
+    }
+    await this.running();
+  }
+
+  private labels(): Record<string, string> {
+    return {
+      "app.kubernetes.io/managed-by": "muster",
+      "muster.dev/child": this.id,
+      "muster.dev/primary": this.spec.primary,
+    };
+  }
+
   /** The Pod muster asks for: one container, `sleep infinity` under stdin and a TTY, labels naming the child. */
   manifest(): object {
     const s = this.spec;
@@ -184,11 +239,7 @@ export class PodPlace extends FarPlace {
       metadata: {
         name: this.pod,
         namespace: this.spec.namespace,
-        labels: {
-          "app.kubernetes.io/managed-by": "muster",
-          "muster.dev/child": this.id,
-          "muster.dev/primary": this.spec.primary,
-        },
+        labels: this.labels(),
       },
       spec: {
         restartPolicy: "Never",
@@ -213,51 +264,23 @@ export class PodPlace extends FarPlace {
 
   /** Resolves once the Pod runs (a watch on it, resumed from its last resourceVersion when it drops). */
   private async running(): Promise<void> {
-    const { Watch } = await k8s();
-    const watch = new Watch(await this.kube());
-    const deadline = Date.now() + START_MS;
-    let resourceVersion: string | undefined;
-    for (;;) {
-      let abort: AbortController | undefined;
-      const outcome = await new Promise<"running" | "dropped" | Error>((resolve) => {
-        const seen = (
-          phase: string,
-          obj: { metadata?: { resourceVersion?: string }; status?: PodStatus },
-        ) => {
-          resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
-          const st = obj.status;
-          if (phase === "DELETED")
-            resolve(new MusterError("unsupported", `pod ${this.pod} was deleted while it started`));
-          else if (st?.phase === "Running") resolve("running");
-          else if (st?.phase === "Failed" || st?.phase === "Succeeded")
-            resolve(new MusterError("unsupported", `pod ${this.pod} did not start: ${describe(st)}`));
-        };
-        watch
-          .watch(
-            `/api/v1/namespaces/${this.spec.namespace}/pods`,
-            {
-              fieldSelector: `metadata.name=${this.pod}`,
-              ...(resourceVersion ? { resourceVersion } : {}),
-            },
-            seen,
-            (err: unknown) =>
-              resolve(err ? new MusterError("unreachable", `pod ${this.pod}: ${apiSaid(err)}`) : "dropped"),
-          )
-          .then((a) => {
-            abort = a;
-          })
-          .catch((e: unknown) => resolve(new MusterError("unreachable", `pod ${this.pod}: ${apiSaid(e)}`)));
-        setTimeout(() => resolve("dropped"), Math.max(0, deadline - Date.now())).unref();
-      });
-      // A settled wait ends its stream.
-      abort?.abort();
-      if (outcome === "running") return;
-      if (outcome instanceof Error) throw outcome;
-      if (Date.now() >= deadline)
-        throw new MusterError("unreachable", `pod ${this.pod} did not run within ${START_MS / 1000} s`);
-      // Dropped by the server (a timeout, a restart): the Pod may have run meanwhile.
-      if ((await this.status())?.phase === "Running") return;
-    }
+    await watchOne(await this.kube(), {
+      path: `/api/v1/namespaces/${this.spec.namespace}/pods`,
+      name: this.pod,
+      what: `pod ${this.pod}`,
+      deadline: Date.now() + START_MS,
+      late: `pod ${this.pod} did not run within ${START_MS / 1000} s`,
+      judge: (type, obj) => {
+        const st = obj.status as PodStatus;
+        if (type === "DELETED")
+          return new MusterError("unsupported", `pod ${this.pod} was deleted while it started`);
+        if (st?.phase === "Running") return true;
+        if (st?.phase === "Failed" || st?.phase === "Succeeded")
+          return new MusterError("unsupported", `pod ${this.pod} did not start: ${describe(st)}`);
+        return undefined;
+      },
+      reread: async () => ((await this.status())?.phase === "Running" ? true : undefined),
+    });
   }
 
   /**
@@ -279,9 +302,14 @@ export class PodPlace extends FarPlace {
   }
 
   async discard(): Promise<void> {
-    await (await this.core())
-      .deleteNamespacedPod({ name: this.pod, namespace: this.spec.namespace, gracePeriodSeconds: 5 })
-      .catch(() => undefined);
+    if (this.spec.sandboxWarmPool)
+      await deleteClaim(await this.kube(), { namespace: this.spec.namespace, name: podName(this.id) }).catch(
+        () => undefined,
+      );
+    else
+      await (await this.core())
+        .deleteNamespacedPod({ name: this.pod, namespace: this.spec.namespace, gracePeriodSeconds: 5 })
+        .catch(() => undefined);
     podSpecs.drop(this.nearRoot, this.id);
   }
 }
@@ -299,6 +327,11 @@ export const makePodPlace: ChildPlaceMaker = async (request, ctx) => {
   // `--on k8s:<context>` wins over the profile's context.
   const context = on.includes(":") ? on.slice(on.indexOf(":") + 1) : (asked.context ?? "");
   const kc = await kubeConfig(ctx.env, context || undefined);
+  if (asked.sandboxWarmPool !== undefined && !(await claimsServed(kc)))
+    throw new MusterError(
+      "unsupported",
+      `sandbox warm pool ${asked.sandboxWarmPool}: cluster ${context || kc.getCurrentContext()} does not serve SandboxClaims (${CLAIM_GROUP}/${CLAIM_VERSION}); install the agent-sandbox extensions there, or leave sandboxWarmPool out for bare Pods`,
+    );
   const spec: PodSpec = {
     context,
     namespace: asked.namespace ?? namespaceOf(kc),
@@ -308,6 +341,7 @@ export const makePodPlace: ChildPlaceMaker = async (request, ctx) => {
     ...(asked.cpu !== undefined ? { cpu: asked.cpu } : {}),
     ...(asked.memory !== undefined ? { memory: asked.memory } : {}),
     ...(asked.serviceAccount !== undefined ? { serviceAccount: asked.serviceAccount } : {}),
+    ...(asked.sandboxWarmPool !== undefined ? { sandboxWarmPool: asked.sandboxWarmPool } : {}),
   };
   return new PodPlace(ctx.id, spec, ctx.env);
 };
@@ -332,6 +366,7 @@ export function checkPodRequest(r: PodRequest): PodRequest {
   str("cpu", QUANTITY, "a CPU quantity such as 500m or 2");
   str("memory", QUANTITY, "a memory quantity such as 512Mi or 2Gi");
   str("serviceAccount", DNS_SUBDOMAIN, "a service account's name");
+  str("sandboxWarmPool", DNS_SUBDOMAIN, "a SandboxWarmPool's name");
   if (
     r.env !== undefined &&
     !(Array.isArray(r.env) && r.env.every((n) => typeof n === "string" && ENV_NAME.test(n)))
