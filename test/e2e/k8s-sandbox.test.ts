@@ -163,6 +163,35 @@ describe.skipIf(!root && !process.env.CI)(
       await until(() => podNamed(warmPod) === undefined, 15_000);
     }, 90_000);
 
+    it("a claim's watch dropped while its Pod starts is resumed from its resourceVersion; the spawn goes on", async () => {
+      // The claim's Pod takes 3 s to run; the spawn's watch on the claim is dropped twice meanwhile.
+      api!.setStartDelay(3_000);
+      const claimWatches = () =>
+        api!.requests.filter((r) => r.path.endsWith("/sandboxclaims") && r.query.watch !== undefined);
+      const before = claimWatches().length;
+      writeProjectAgent(sb, "cold-mock", ["runner: mock", "k8s:", "  sandboxWarmPool: cold"]);
+      let id = "";
+      try {
+        const spawning = sb.json(["spawn", "--agent", "cold-mock", "--wait", "through dropped watches"]);
+        for (let i = 0; i < 2; i++) {
+          await until(() => api!.watching() > 0 && claimWatches().length > before + i, 10_000);
+          api!.dropWatches();
+        }
+        const spawned = await spawning;
+        expect(spawned.exitCode, spawned.stderr).toBe(0);
+        expect(spawned.data.results[0]).toMatchObject({ status: "completed" });
+        id = spawned.data.spawned.id as string;
+      } finally {
+        api!.setStartDelay(10);
+      }
+      const watches = claimWatches().slice(before);
+      expect(watches.length).toBeGreaterThanOrEqual(3);
+      expect(watches.every((w) => w.query.fieldSelector === `metadata.name=${claimOf(id)}`)).toBe(true);
+      expect(watches.slice(1).every((w) => typeof w.query.resourceVersion === "string")).toBe(true);
+      expect((await sb.run(["rm", "--force", id])).exitCode).toBe(0);
+      expect(claimNamed(claimOf(id))).toBeUndefined();
+    }, 60_000);
+
     it("refuses in one line, leaving nothing: a warm pool on a cluster without the CRDs, a warm pool the cluster does not have", async () => {
       writeProjectAgent(sb, "pool-mock", ["runner: mock", "k8s:", "  sandboxWarmPool: cold"]);
       const childrenBefore = (await sb.json(["ls"])).data.children.length;
