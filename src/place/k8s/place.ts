@@ -94,7 +94,18 @@ export class PodPlace extends FarPlace {
 
   /** The Pod the child runs in: its own, or the one its claim was given (its cold-start name until known). */
   get pod(): string {
-    return this.spec.pod ?? podName(this.id);
+    return this.claimedPod() ?? podName(this.id);
+  }
+
+  /** The claim's Pod once known: a place made before the claim was ready reads it from the kept spec. */
+  private claimedPod(): string | undefined {
+    if (this.spec.sandboxWarmPool && !this.spec.pod) {
+      try {
+        const kept = podSpecs.load(this.nearRoot, this.id);
+        if (kept.pod) Object.assign(this.spec, { pod: kept.pod, container: kept.container });
+      } catch {}
+    }
+    return this.spec.pod;
   }
 
   private get container(): string {
@@ -288,6 +299,8 @@ export class PodPlace extends FarPlace {
    * the only one now: the mirror stops and the dir becomes local), with the reason kept for the record.
    */
   protected override async unanswered(dir: string): Promise<Liveness> {
+    // A claim not ready yet has no Pod to ask about: its spawn is still waiting.
+    if (this.spec.sandboxWarmPool && this.claimedPod() === undefined) return "unknown";
     const st = await this.status().catch(() => undefined);
     if (st === undefined || st?.phase === "Running" || st?.phase === "Pending") return "unknown";
     return this.letGo(
