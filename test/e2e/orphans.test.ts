@@ -18,8 +18,9 @@ describe("muster processes whose state root is deleted", () => {
     const runner = events.find((e) => e.type === "runner_started")!.pid as number;
     const holders = processesMentioning(path.join(sb.home, "backends", "pty")).map((p) => p.pid);
     expect(holders.length).toBeGreaterThan(0);
-    // What a test's clean-up did: its MUSTER_HOME removed, nothing stopped first.
-    fs.rmSync(sb.home, { recursive: true, force: true });
+    // What a test's clean-up did: its MUSTER_HOME removed, nothing stopped first. The live processes may
+    // write a file into a folder while it is being removed (ENOTEMPTY): the removal tries again, as rm -rf would.
+    fs.rmSync(sb.home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     await until(() => ![host, runner, ...holders].some(pidAlive), 30_000, 250);
   }, 120_000);
 
