@@ -3,11 +3,12 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { getRunner } from "../../src/runners/registry.js";
 import type { TurnInput } from "../../src/runners/types.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-runners-"));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const base = (over: Partial<TurnInput> = {}): TurnInput => ({
   turnId: "t1",
   prompt: "-rm everything? no: just say hi",
