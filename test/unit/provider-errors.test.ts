@@ -6,6 +6,8 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RpcError } from "../../src/runners/acp/rpc.js";
 import { acpProviderError } from "../../src/runners/acp/updates.js";
+import { aiderProviderError } from "../../src/runners/aider/provider.js";
+import { aiderParser } from "../../src/runners/aider/runner.js";
 import { claudeParser } from "../../src/runners/claude/runner.js";
 import { codexAppTurnReader } from "../../src/runners/codex/app-server.js";
 import { codexParser } from "../../src/runners/codex/runner.js";
@@ -140,5 +142,95 @@ describe("the shared classifier", () => {
       JSON.stringify({ type: "result", status: "errored", providerError: { kind: "weather" } }),
     );
     expect(odd).not.toHaveProperty("providerError");
+  });
+});
+
+// Aider prints litellm's exception text, its own explanation and its retries as plain text. Aider (Python, not
+// on npm) cannot be installed here: test/fixtures/streams/aider-<kind>.txt are its --no-pretty stdout as its
+// send_message prints them (aider/coders/base_coder.py, aider/exceptions.py: retried with the delay doubling
+// until past 60 s) with litellm's exception text for the scripted endpoint's bodies
+// (litellm_core_utils/exception_mapping_utils.py), wrapped at 80 columns as aider's console wraps a pipe;
+// aider-older-quota.txt is the shape an aider user posted (an older litellm quoting the whole body).
+describe("aider: litellm's exception text, as aider prints it", () => {
+  const aider = (name: string) => {
+    const parser = aiderParser("/nonexistent/aider.chat.history.md");
+    const text = fs.readFileSync(path.join(STREAMS, `aider-${name}.txt`), "utf8");
+    const msgs = [
+      ...text
+        .split("\n")
+        .slice(0, -1)
+        .flatMap((l) => parser.line(l)),
+      ...(parser.end?.({ code: 0, signal: null }) ?? []),
+    ];
+    return msgs.filter((m): m is Extract<AgentMessage, { type: "result" }> => m.type === "result").at(-1);
+  };
+  const cases: [string, string][] = [
+    ["rate_limit", "rate_limit"],
+    ["quota", "quota"],
+    ["auth", "auth"],
+    ["overloaded", "overloaded"],
+    ["anthropic-quota", "quota"],
+    ["anthropic-overloaded", "overloaded"],
+    ["older-quota", "quota"],
+  ];
+  for (const [name, kind] of cases)
+    it(`${name} → ${kind}`, () => {
+      const r = aider(name);
+      expect(r?.status).toBe("errored");
+      expect(r?.providerError?.kind).toBe(kind);
+      // The whole exception, its wrapped lines joined, not aider's explanation.
+      expect(r?.providerError?.message).toMatch(/^litellm\.\w+: /);
+      expect(r?.providerError?.message).not.toContain("\n");
+    });
+  it("the rate limit carries the reset time the provider's message gave", () => {
+    expect(Date.parse(aider("rate_limit")!.providerError!.resetAt!)).toBeGreaterThan(Date.now() + 100_000);
+  });
+  it("an upstream 500 is no provider error, though aider says 'down or overloaded' for it too", () => {
+    const r = aider("error500");
+    expect(r?.status).toBe("errored");
+    expect(r?.reason).toMatch(/^litellm\.InternalServerError: /);
+    expect(r?.providerError).toBeUndefined();
+  });
+  it("aider's explanations and retries are progress, never the answer", () => {
+    const parser = aiderParser("/nonexistent/h.md");
+    const text = fs.readFileSync(path.join(STREAMS, "aider-overloaded.txt"), "utf8");
+    const msgs = text.split("\n").flatMap((l) => parser.line(l));
+    expect(msgs.filter((m) => m.type === "text")).toEqual([]);
+    expect(msgs.some((m) => m.type === "progress" && m.text.startsWith("Retrying in 32.0 seconds"))).toBe(
+      true,
+    );
+  });
+  it("a retry that then succeeds completes with the answer after it", () => {
+    const parser = aiderParser("/nonexistent/h.md");
+    const lines = [
+      "Aider v0.86.1",
+      "",
+      "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached. Please try",
+      "again in 1s.",
+      "The API provider has rate limited you. Try again later or check your quotas.",
+      "Retrying in 0.2 seconds...",
+      "the answer",
+      "",
+      "Tokens: 1.2k sent, 30 received.",
+    ];
+    const msgs = [
+      ...lines.flatMap((l) => parser.line(l)),
+      ...(parser.end?.({ code: 0, signal: null }) ?? []),
+    ];
+    expect(msgs.find((m) => m.type === "result")).toEqual({
+      type: "result",
+      status: "completed",
+      text: "the answer\n",
+    });
+  });
+  it("the litellm classes read alone", () => {
+    expect(aiderProviderError("litellm.PermissionDeniedError: AnthropicException - forbidden")?.kind).toBe(
+      "auth",
+    );
+    expect(
+      aiderProviderError("litellm.APIConnectionError: OpenAIException - Connection error."),
+    ).toBeUndefined();
+    expect(aiderProviderError("litellm.BadRequestError: OpenAIException - bad")).toBeUndefined();
+    expect(aiderProviderError("not litellm")).toBeUndefined();
   });
 });
