@@ -2,6 +2,7 @@
 // the one-shot stream, <cli>-session-<kind>.jsonl for the long-lived protocol, recorded against the scripted
 // endpoint answering 429 / quota / 401 / overloaded in the provider's own format): each is classified.
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RpcError } from "../../src/runners/acp/rpc.js";
@@ -9,8 +10,10 @@ import { acpProviderError } from "../../src/runners/acp/updates.js";
 import { aiderProviderError } from "../../src/runners/aider/provider.js";
 import { aiderParser } from "../../src/runners/aider/runner.js";
 import { claudeParser } from "../../src/runners/claude/runner.js";
+import { claudeTui } from "../../src/runners/claude/tui.js";
 import { codexAppTurnReader } from "../../src/runners/codex/app-server.js";
 import { codexParser } from "../../src/runners/codex/runner.js";
+import { codexTui } from "../../src/runners/codex/tui.js";
 import { classifyProvider, classifyText, durationSeconds } from "../../src/runners/common/provider-error.js";
 import { geminiParser } from "../../src/runners/gemini/runner.js";
 import { opencodeParser } from "../../src/runners/opencode/runner.js";
@@ -232,5 +235,40 @@ describe("aider: litellm's exception text, as aider prints it", () => {
     ).toBeUndefined();
     expect(aiderProviderError("litellm.BadRequestError: OpenAIException - bad")).toBeUndefined();
     expect(aiderProviderError("not litellm")).toBeUndefined();
+  });
+});
+
+// Mode tui: Claude Code's StopFailure hook record and Codex's rollout, as the pinned TUIs wrote them against the
+// scripted endpoint (test/fixtures/streams/<cli>-tui-<kind>-*).
+describe("TUI mode: the API error that ended a run", () => {
+  it("Claude Code: StopFailure names the error; the run fails with it", () => {
+    const recs = lines("claude-tui-quota-hooks")
+      .map((l) => JSON.parse(l))
+      .map((h) => claudeTui.signal(h));
+    const stop = recs.find((s) => s?.kind === "stop");
+    expect(stop).toMatchObject({
+      kind: "stop",
+      failure: { reason: "Credit balance is too low", providerError: { kind: "quota" } },
+    });
+  });
+  it("Codex: the rollout's task_complete carries the error (no Stop hook comes)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-codex-rollout-"));
+    try {
+      const file = path.join(dir, "rollout.jsonl");
+      const text = fs.readFileSync(path.join(STREAMS, "codex-tui-quota-rollout.jsonl"), "utf8");
+      // Before the turn's end is written, nothing has failed yet.
+      const end = text.indexOf('"type":"task_complete"');
+      fs.writeFileSync(file, text.slice(0, text.lastIndexOf("\n", end) + 1));
+      expect(codexTui.failure!(file, 0)).toBeUndefined();
+      fs.writeFileSync(file, text);
+      expect(codexTui.failure!(file, 0)).toMatchObject({
+        reason: "Quota exceeded. Check your plan and billing details.",
+        providerError: { kind: "quota" },
+      });
+      // A run read from after it: not this one's failure.
+      expect(codexTui.failure!(file, text.length)).toBeUndefined();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
