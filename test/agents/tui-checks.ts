@@ -535,6 +535,8 @@ export function defineTuiChecks(
     it("a quota error from the provider settles the TUI's turn errored with providerError and pauses the tree", async () => {
       ep.setScenario("text");
       ep.failWhen("QUOTA-MARK", "quota");
+      // OpenCode retries a 429 itself five times with backoff; the hint makes those retries instant.
+      ep.setRetryHint(0);
       try {
         const cwd = workDir("quota");
         const s = await sb.json(spawnArgs(cwd, "QUOTA-MARK hi"), { env });
@@ -569,6 +571,7 @@ export function defineTuiChecks(
         await sb.run(["cancel", s.data.id], { env });
       } finally {
         ep.clearFailures();
+        ep.setRetryHint(undefined);
         await sb.run(["resume-tree"], { env });
       }
     });
