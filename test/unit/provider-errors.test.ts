@@ -251,6 +251,25 @@ describe("TUI mode: the API error that ended a run", () => {
       failure: { reason: "Credit balance is too low", providerError: { kind: "quota" } },
     });
   });
+  it("Claude Code: each StopFailure error name it documents maps to its kind; others to none", () => {
+    const kindOf = (error: string) => {
+      const s = claudeTui.signal({ event: "stop-failure", payload: { error, last_assistant_message: "x" } });
+      return s?.kind === "stop" ? s.failure?.providerError?.kind : "no stop";
+    };
+    // The matcher values the pinned 2.1.332 lists for StopFailure.
+    expect(kindOf("billing_error")).toBe("quota");
+    expect(kindOf("rate_limit")).toBe("rate_limit");
+    expect(kindOf("authentication_failed")).toBe("auth");
+    expect(kindOf("overloaded")).toBe("overloaded");
+    for (const other of [
+      "server_error",
+      "invalid_request",
+      "model_not_found",
+      "max_output_tokens",
+      "unknown",
+    ])
+      expect(kindOf(other)).toBeUndefined();
+  });
   it("Codex: the rollout's task_complete carries the error (no Stop hook comes)", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-codex-rollout-"));
     try {
