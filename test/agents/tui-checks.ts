@@ -570,6 +570,8 @@ export function defineTuiChecks(
           expect(resumed.data.resumed).toMatchObject({ kind: "quota" });
           const done = await sb.json(["wait", sib.data.id, "--timeout", "60s"], { env });
           expect(done.data.results[0].status).toBe("completed");
+          // Gone again: the checks after this one count this tree's children by agent.
+          expect((await sb.run(["rm", sib.data.id], { env })).exitCode).toBe(0);
           // The TUI that failed takes the next turn once the provider answers again.
           ep.clearFailures();
           const next = await waitedJson(sb, ["send", s.data.id, "say hi"], env);
