@@ -16,6 +16,7 @@ import { codexParser } from "../../src/runners/codex/runner.js";
 import { codexTui } from "../../src/runners/codex/tui.js";
 import { classifyProvider, classifyText, durationSeconds } from "../../src/runners/common/provider-error.js";
 import { geminiParser } from "../../src/runners/gemini/runner.js";
+import { geminiTui } from "../../src/runners/gemini/tui.js";
 import { opencodeParser } from "../../src/runners/opencode/runner.js";
 import { piParser } from "../../src/runners/pi/runner.js";
 import { parseAgentLine } from "../../src/runners/protocol.js";
@@ -238,8 +239,8 @@ describe("aider: litellm's exception text, as aider prints it", () => {
   });
 });
 
-// Mode tui: Claude Code's StopFailure hook record and Codex's rollout, as the pinned TUIs wrote them against the
-// scripted endpoint (test/fixtures/streams/<cli>-tui-<kind>-*).
+// Mode tui: Claude Code's StopFailure hook record, Codex's rollout and Gemini CLI's chat recording, as the pinned
+// TUIs wrote them against the scripted endpoint (test/fixtures/streams/<cli>-tui-<kind>-*).
 describe("TUI mode: the API error that ended a run", () => {
   it("Claude Code: StopFailure names the error; the run fails with it", () => {
     const recs = lines("claude-tui-quota-hooks")
@@ -269,6 +270,34 @@ describe("TUI mode: the API error that ended a run", () => {
       "unknown",
     ])
       expect(kindOf(other)).toBeUndefined();
+  });
+  it("Gemini CLI: AfterAgent still comes; its recording's last record of the run is the API error", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-gemini-rec-"));
+    try {
+      const file = path.join(dir, "session.jsonl");
+      const stop = () =>
+        geminiTui.signal({
+          event: "stop",
+          payload: { transcript_path: file, prompt_response: "[no response text]" },
+        });
+      fs.writeFileSync(file, fs.readFileSync(path.join(STREAMS, "gemini-tui-quota-recording.jsonl")));
+      expect(stop()).toMatchObject({
+        kind: "stop",
+        failure: {
+          reason: expect.stringMatching(/^\[API Error: You have exhausted your daily quota/),
+          providerError: { kind: "quota" },
+        },
+      });
+      // A later run that was answered: no failure of its own.
+      fs.appendFileSync(
+        file,
+        `${JSON.stringify({ id: "u2", type: "user", content: [{ text: "again" }] })}\n${JSON.stringify({ id: "g2", type: "gemini", content: "hi" })}\n`,
+      );
+      const next = stop();
+      expect(next?.kind === "stop" && next.failure).toBeFalsy();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
   it("Codex: the rollout's task_complete carries the error (no Stop hook comes)", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-codex-rollout-"));
