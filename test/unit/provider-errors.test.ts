@@ -252,6 +252,35 @@ describe("TUI mode: the API error that ended a run", () => {
       failure: { reason: "Credit balance is too low", providerError: { kind: "quota" } },
     });
   });
+  for (const kind of KINDS)
+    it(`Claude Code ${kind}: StopFailure, with the transcript's API error record where it wrote one`, () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-claude-tr-"));
+      try {
+        const file = path.join(dir, "session.jsonl");
+        const recorded = path.join(STREAMS, `claude-tui-${kind}-transcript.jsonl`);
+        // A refused key is not recorded in the transcript: the hook's name alone says it.
+        if (fs.existsSync(recorded)) fs.copyFileSync(recorded, file);
+        const hook = lines(`claude-tui-${kind}-hooks`)
+          .map((l) => JSON.parse(l))
+          .find((h) => h.event === "stop-failure");
+        const s = claudeTui.signal({ ...hook, payload: { ...hook.payload, transcript_path: file } });
+        expect(s?.kind === "stop" && s.failure?.providerError?.kind).toBe(kind);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  it("Claude Code: a 529 is `server_error` in StopFailure; without the transcript's record it is no kind", () => {
+    const hook = lines("claude-tui-overloaded-hooks")
+      .map((l) => JSON.parse(l))
+      .find((h) => h.event === "stop-failure");
+    expect(hook.payload.error).toBe("server_error");
+    const s = claudeTui.signal({
+      ...hook,
+      payload: { ...hook.payload, transcript_path: "/nonexistent/t.jsonl" },
+    });
+    expect(s).toMatchObject({ kind: "stop", failure: { reason: expect.stringContaining("529 Overloaded") } });
+    expect(s?.kind === "stop" && s.failure?.providerError).toBeUndefined();
+  });
   it("Claude Code: each StopFailure error name it documents maps to its kind; others to none", () => {
     const kindOf = (error: string) => {
       const s = claudeTui.signal({ event: "stop-failure", payload: { error, last_assistant_message: "x" } });
@@ -299,6 +328,17 @@ describe("TUI mode: the API error that ended a run", () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+  for (const kind of ["rate_limit", "auth", "overloaded"])
+    it(`Codex ${kind}: the rollout's task_complete error`, () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-codex-rollout-"));
+      try {
+        const file = path.join(dir, "rollout.jsonl");
+        fs.copyFileSync(path.join(STREAMS, `codex-tui-${kind}-rollout.jsonl`), file);
+        expect(codexTui.failure!(file, 0)?.providerError?.kind).toBe(kind);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
   it("Codex: the rollout's task_complete carries the error (no Stop hook comes)", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-codex-rollout-"));
     try {

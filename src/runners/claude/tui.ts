@@ -16,7 +16,7 @@ import { classifyProvider } from "../common/provider-error.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../common/shared.js";
 import { inputBoxText } from "../tui/screen-text.js";
 import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
-import { readTranscript } from "../tui/transcript.js";
+import { jsonRecords, readTranscript } from "../tui/transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 
@@ -42,6 +42,19 @@ const DIALOGS = [
   /Select login method/,
   /Enter to confirm · Esc to cancel/,
 ];
+
+/**
+ * The status and error types of Claude Code's synthetic API error message (`isApiErrorMessage`), when it is the
+ * transcript's last assistant record: the run the StopFailure hook just ended. None for an error it does not
+ * record there (a refused key).
+ */
+function apiErrorRecord(file: string | undefined): { status?: number; codes?: (string | undefined)[] } {
+  if (!file) return {};
+  const last = jsonRecords(readTranscript(file, 0, 256 * 1024)).findLast((r) => r.type === "assistant");
+  if (last?.isApiErrorMessage !== true) return {};
+  const status = num(last.apiErrorStatus);
+  return { ...(status !== undefined ? { status } : {}), codes: [str(last.error), str(last.apiErrorType)] };
+}
 
 export const claudeTui: TuiAdapter = {
   runner: "claude",
@@ -108,10 +121,16 @@ export const claudeTui: TuiAdapter = {
     }
     if (line.event === "stop-failure") {
       // `error` is Claude Code's own name for what ended the turn (billing_error, rate_limit,
-      // authentication_failed, overloaded, server_error, …); the last message is what the TUI showed for it.
+      // authentication_failed, server_error, …); the last message is what the TUI showed for it. A 529 is
+      // "server_error" there: the transcript's API error record has the status and the provider's type.
       const code = str(p.error);
       const reason = str(p.last_assistant_message) ?? str(p.error_details) ?? code ?? "API error";
-      const providerError = classifyProvider({ codes: [code], message: reason });
+      const rec = apiErrorRecord(common.transcript);
+      const providerError = classifyProvider({
+        ...rec,
+        codes: [code, ...(rec.codes ?? [])],
+        message: reason,
+      });
       return { kind: "stop", ...common, failure: { reason, ...(providerError ? { providerError } : {}) } };
     }
     return undefined;
