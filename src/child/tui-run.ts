@@ -4,7 +4,7 @@
  */
 
 import { SETTINGS } from "../base/settings/resolve.js";
-import type { TuiSignal } from "../runners/tui/types.js";
+import type { TuiFailure, TuiSignal } from "../runners/tui/types.js";
 import type { AgentMessage } from "../runners/types.js";
 
 /** How long a pasted prompt may take to show up as a start hook before the screen is looked at. */
@@ -27,7 +27,7 @@ export const READY_TIMEOUT_MS: number = SETTINGS.tuiReadyTimeoutMs.default;
 export const SUBMIT_TIMEOUT_MS: number = SETTINGS.tuiSubmitTimeoutMs.default;
 /** Enter presses after the first, each only while the draft is still in the input box. */
 export const MAX_RESUBMITS = 5;
-/** How often a running turn's transcript is checked for an interrupt a person made in the pane. */
+/** How often a running turn's transcript is checked for an interrupt a person made in the pane or an API error. */
 export const INTERRUPT_CHECK_MS = 1000;
 /**
  * How long an interrupted TUI may take to be idle again: one that reports the interrupted turn's end (Pi) is
@@ -70,6 +70,8 @@ export interface TuiRun {
   asked?: { name: string; summary: string };
   /** Ended by an interrupt in the pane, with no stop record. */
   interrupted?: boolean;
+  /** Ended by an API error its transcript holds, with no stop record. */
+  failure?: TuiFailure;
 }
 
 /** A record heard inside a run, kept on it: tool calls and permission asks as its turn's messages, its stop. */

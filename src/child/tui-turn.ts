@@ -242,6 +242,7 @@ export class TuiEngine implements TurnEngine {
     while (run && !run.stop && this.pty && !control.reason && !control.failure) {
       await this.next((s) => s.kind === "stop", INTERRUPT_CHECK_MS);
       if (!run.stop && this.interruptedInPane(spec.adapter, run)) break;
+      if (!run.stop && this.failedInTranscript(spec.adapter, run)) break;
     }
     // A late record of this run (after an interrupt) is no longer this turn's.
     if (run) run.listen = undefined;
@@ -249,10 +250,15 @@ export class TuiEngine implements TurnEngine {
     const from = run?.transcriptFrom ?? 0;
     if (run && !control.reason && !control.failure && (run.interrupted || stop?.interrupted))
       return { status: "interrupted", reason: "interrupted in the pane", exitCode: null, signal: null };
-    if (run && !stop && !control.reason && !control.failure)
+    const failure = stop?.failure ?? run?.failure;
+    if (run && !stop && !failure && !control.reason && !control.failure)
       fail = this.exitWhy ?? "the agent's TUI ended before the turn did";
     if (this.sessionId) onMessage({ type: "session", id: this.sessionId });
-    if (stop) {
+    if (failure) {
+      // The provider refused the run (a quota, a rate limit, a refused key): the turn failed, whatever it said.
+      const { reason, providerError } = failure;
+      onMessage({ type: "result", status: "errored", reason, ...(providerError ? { providerError } : {}) });
+    } else if (stop) {
       const file = stop.transcript ?? this.transcript;
       const read =
         !stop.usage && file && spec.adapter.transcript
@@ -274,6 +280,19 @@ export class TuiEngine implements TurnEngine {
     if (this.current === run) {
       this.current = undefined;
       this.step({ type: "interrupted-in-pane" });
+    }
+    return true;
+  }
+
+  /** The CLI wrote the API error that ended the run only to its transcript: the run is over, failed. */
+  private failedInTranscript(adapter: TuiAdapter, run: TuiRun): boolean {
+    const file = run.start.transcript ?? this.transcript;
+    const failure = file ? adapter.failure?.(file, run.transcriptFrom) : undefined;
+    if (!failure) return false;
+    run.failure = failure;
+    if (this.current === run) {
+      this.current = undefined;
+      this.step({ type: "stop" });
     }
     return true;
   }

@@ -53,6 +53,45 @@ describe("aider as a muster child (stand-in for the real CLI)", () => {
     expect(r.result.reason).toMatch(/told to fail/);
   });
 
+  it("a quota error (litellm's text as aider prints it) settles errored with providerError and pauses the tree", async () => {
+    const r = await spawnWait(["--cwd", workDir("quota"), "anything"], { AIDER_STANDIN_FAIL: "quota" });
+    try {
+      expect(r.result.status).toBe("errored");
+      expect(r.result.providerError).toMatchObject({
+        kind: "quota",
+        message: expect.stringMatching(/^litellm\.RateLimitError: .*exceeded your current quota/),
+      });
+      expect(r.result.reason).toMatch(/^litellm\.RateLimitError: /);
+      const done = readEvents(r.result.artifactDir).filter((e) => e.type === "completion");
+      expect(done.at(-1)!.providerError.kind).toBe("quota");
+      // The tree pauses: a sibling spawned now is held until resume-tree.
+      const sib = await sb.json(["spawn", "--agent", "mock", "after the quota"], { env });
+      expect(sib.data.paused, sib.stderr).toMatchObject({ kind: "quota" });
+      await until(() => readEvents(sib.data.artifactDir).some((e) => e.type === "turn_held"), 30_000);
+      expect(readEvents(sib.data.artifactDir).some((e) => e.type === "turn_started")).toBe(false);
+      const resumed = await sb.json(["resume-tree"], { env });
+      expect(resumed.data.resumed).toMatchObject({ kind: "quota", child: r.id });
+      const after = await sb.json(["wait", sib.data.id, "--timeout", "60s"], { env });
+      expect(after.data.results[0].status).toBe("completed");
+    } finally {
+      await sb.run(["resume-tree"], { env });
+    }
+  });
+
+  it("a refused key and an overloaded provider are told apart from a quota", async () => {
+    try {
+      const auth = await spawnWait(["--cwd", workDir("auth"), "anything"], { AIDER_STANDIN_FAIL: "auth" });
+      expect(auth.result.providerError).toMatchObject({ kind: "auth" });
+      await sb.run(["resume-tree"], { env });
+      const busy = await spawnWait(["--cwd", workDir("busy"), "anything"], {
+        AIDER_STANDIN_FAIL: "overloaded",
+      });
+      expect(busy.result).toMatchObject({ status: "errored", providerError: { kind: "overloaded" } });
+    } finally {
+      await sb.run(["resume-tree"], { env });
+    }
+  });
+
   it("muster agents says whether each agent's CLI is here", async () => {
     const ready = (await sb.json(["agents"], { env })).data.agents.find(
       (a: { name: string }) => a.name === "aider",

@@ -107,7 +107,7 @@ export function defineTuiChecks(
       if (cli === "claude")
         settleClaudeFirstRun(
           sb.env.HOME as string,
-          ["one", "cancel", "steer", "tool", "ask", "esc"].map(workDir),
+          ["one", "cancel", "steer", "tool", "ask", "esc", "quota"].map(workDir),
         );
     });
     afterAll(async () => {
@@ -531,6 +531,59 @@ export function defineTuiChecks(
           fs.rmSync(home, { recursive: true, force: true });
         }
       });
+
+    it("a quota error from the provider settles the TUI's turn errored with providerError and pauses the tree", async () => {
+      ep.setScenario("text");
+      ep.failWhen("QUOTA-MARK", "quota");
+      // OpenCode retries a 429 itself five times with backoff; the hint makes those retries instant.
+      ep.setRetryHint(0);
+      try {
+        const cwd = workDir("quota");
+        const s = await sb.json(spawnArgs(cwd, "QUOTA-MARK hi"), { env });
+        expect(s.exitCode, s.stderr).toBe(0);
+        if (cli === "gemini") {
+          // Gemini CLI asks the person at the pane first ("Usage limit reached for <model>": Keep trying /
+          // Stop); muster does not answer it. Answered Stop, the run ends with the error in gemini's recording.
+          const screen = async () => (await tmux("capture-pane", "-p", "-t", s.data.paneId)).stdout;
+          await until(async () => (await screen()).includes("Usage limit reached for"), 90_000, 250);
+          await tmux("send-keys", "-t", s.data.paneId, "2");
+        }
+        const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
+        const r = w.data.results?.[0];
+        if (r?.providerError?.kind !== "quota") {
+          // What the TUI showed and what its hooks said: the clue when the error was not read.
+          const screen = (await tmux("capture-pane", "-p", "-t", s.data.paneId).catch(() => ({ stdout: "" })))
+            .stdout;
+          const hooksFile = path.join(s.data.artifactDir, "runner", "tui-hooks.ndjson");
+          const hooks = fs.existsSync(hooksFile) ? fs.readFileSync(hooksFile, "utf8").slice(-4000) : "";
+          throw new Error(`no quota error: ${JSON.stringify(w.data)}\nhooks:\n${hooks}\nscreen:\n${screen}`);
+        }
+        expect(r.status).toBe("errored");
+        expect(completions(s.data.artifactDir).at(-1)!.providerError.kind).toBe("quota");
+        // The tree pauses: a sibling spawned now is held, shown as paused, until resume-tree.
+        const st = await sb.json(["status", s.data.id], { env });
+        expect(st.data.treePaused).toMatchObject({ kind: "quota", child: s.data.id });
+        const sib = await sb.json(["spawn", "--agent", "mock", "after the quota"], { env });
+        expect(sib.data.paused, sib.stderr).toMatchObject({ kind: "quota" });
+        await until(() => readEvents(sib.data.artifactDir).some((e) => e.type === "turn_held"), 30_000);
+        expect(readEvents(sib.data.artifactDir).some((e) => e.type === "turn_started")).toBe(false);
+        const resumed = await sb.json(["resume-tree"], { env });
+        expect(resumed.data.resumed).toMatchObject({ kind: "quota" });
+        const done = await sb.json(["wait", sib.data.id, "--timeout", "60s"], { env });
+        expect(done.data.results[0].status).toBe("completed");
+        // Gone again: the checks after this one count this tree's children by agent.
+        expect((await sb.run(["rm", sib.data.id], { env })).exitCode).toBe(0);
+        // The TUI that failed takes the next turn once the provider answers again.
+        ep.clearFailures();
+        const next = await waitedJson(sb, ["send", s.data.id, "say hi"], env);
+        expect(next.data.results?.[0]?.status, JSON.stringify(next.data)).toBe("completed");
+        await sb.run(["cancel", s.data.id], { env });
+      } finally {
+        ep.clearFailures();
+        ep.setRetryHint(undefined);
+        await sb.run(["resume-tree"], { env });
+      }
+    });
 
     it("mode tui on a runner without a TUI is refused in one line, creating nothing", async () => {
       const r = await sb.run(["spawn", "--tui", "--agent", "mock", "hi"], { env });

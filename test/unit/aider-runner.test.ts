@@ -155,6 +155,10 @@ describe("aider runner", () => {
       type: "result",
       status: "errored",
       reason: "litellm.AuthenticationError: AnthropicException - invalid x-api-key",
+      providerError: {
+        kind: "auth",
+        message: "litellm.AuthenticationError: AnthropicException - invalid x-api-key",
+      },
     });
   });
 

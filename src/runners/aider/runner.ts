@@ -6,6 +6,7 @@ import { writeFileAtomic } from "../../util/fsx.js";
 import { readFileBounded } from "../../util/safe-read.js";
 import { binaryOf, runnerDir, splitModel } from "../common/shared.js";
 import type { AgentMessage, Runner, StreamParser, TurnInput, TurnPlan } from "../types.js";
+import { AIDER_EXPLANATIONS, aiderProviderError, LITELLM_ERROR } from "./provider.js";
 
 /** Aider's conversation log inside the child's runner folder; its path is the runner session id. */
 export const AIDER_HISTORY = "aider.chat.history.md";
@@ -24,9 +25,13 @@ const COST = /^Cost: \$([\d.]+) message, \$[\d.]+ session\.\s*$/;
 const APPLIED = /^Applied edit to (.+)$/;
 // A confirmation aider answered by itself under --yes-always: "Add file to the chat? (Y)es/(N)o … [Yes]: y".
 const ASKED = /\? \(Y\)es\/\(N\)o.*\[[^\]]*\]: \S*\s*$/;
-// LLM failures: aider reports them on stdout and still exits 0 (base_coder.send_message).
-const LLM_ERROR = /^litellm\.[A-Za-z]+(Error|Exception|Timeout)\b/;
+// LLM failures: aider reports them on stdout and still exits 0 (base_coder.send_message): litellm's text (long
+// text wrapped by aider's console), its own explanation, then "Retrying in N seconds..." or a blank line.
+const RETRYING = /^Retrying in [\d.]+ seconds/;
 const NOTICE = /^(Retrying in [\d.]+ seconds|Empty response received from LLM|The API provider )/;
+/** The first line of one of aider's explanations (a long one wraps). */
+const explains = (t: string) =>
+  AIDER_EXPLANATIONS.has(t) || (t.length >= 20 && [...AIDER_EXPLANATIONS].some((e) => e.startsWith(t)));
 // --no-pretty reasoning output (reasoning_tags.py): a dashed rule, then ► **THINKING** … ► **ANSWER**.
 const THINKING = "► **THINKING**";
 const ANSWER = "► **ANSWER**";
@@ -54,6 +59,8 @@ export function aiderParser(historyFile: string): StreamParser {
   let rule: string | undefined;
   let pendingUsage: Usage | undefined;
   let llmError: string | undefined;
+  // Inside the lines of one LLM failure: litellm's text (kept whole for llmError), then aider's explanation.
+  let failing: "exception" | "explanation" | undefined;
   // The last line that said something other than aider's own status: the reason when aider fails.
   let lastNote: string | undefined;
 
@@ -91,6 +98,7 @@ export function aiderParser(historyFile: string): StreamParser {
     }
     const out = flushRule();
     if (trimmed === "") {
+      failing = undefined;
       if (!thinking) blanks++;
       return out;
     }
@@ -104,11 +112,23 @@ export function aiderParser(historyFile: string): StreamParser {
         { type: "tool", phase: "end", name: "edit", summary: file },
       ];
     }
-    if (LLM_ERROR.test(t)) {
+    if (LITELLM_ERROR.test(trimmed)) {
       llmError = trimmed;
       lastNote = trimmed;
+      failing = "exception";
       return [...out, { type: "raw", text: t }];
     }
+    if (failing && !RETRYING.test(trimmed)) {
+      if (failing === "exception" && explains(trimmed)) failing = "explanation";
+      else if (failing === "exception") {
+        // litellm's text went on past the console's width: the same exception.
+        llmError = `${llmError} ${trimmed}`;
+        lastNote = llmError;
+        return [...out, { type: "raw", text: t }];
+      }
+      return [...out, { type: "progress", text: trimmed }];
+    }
+    failing = undefined;
     if (NOTICE.test(t)) {
       lastNote = trimmed;
       return [...out, { type: "progress", text: trimmed }];
@@ -157,7 +177,14 @@ export function aiderParser(historyFile: string): StreamParser {
         const why = signal ? `killed by ${signal}` : `exit code ${code}`;
         const reason = llmError ?? (lastNote ? (code === 0 ? lastNote : `${why}: ${lastNote}`) : undefined);
         // Nothing on stdout explains the failure: no result, so the turn reports the exit and stderr's last line.
-        if (reason) out.push({ type: "result", status: "errored", reason });
+        const providerError = llmError ? aiderProviderError(llmError) : undefined;
+        if (reason)
+          out.push({
+            type: "result",
+            status: "errored",
+            reason,
+            ...(providerError ? { providerError } : {}),
+          });
         return out;
       }
       out.push({ type: "result", status: "completed", text: final === "" ? "" : `${final}\n` });

@@ -1,7 +1,8 @@
 /**
  * Claude Code's interactive TUI as a muster child. Turn boundaries come from hooks in a per-child settings
  * file (`--settings <runner>/tui-settings.json`): SessionStart (the TUI is up, its session id),
- * UserPromptSubmit (a turn starts, whoever typed it) and Stop (the turn ended, with `last_assistant_message`).
+ * UserPromptSubmit (a turn starts, whoever typed it) and Stop (the turn ended, with `last_assistant_message`), or
+ * StopFailure instead when an API error ended it (its kind in `error`).
  * Usage comes from the session's transcript (`transcript_path` in every hook's payload). Checked against the
  * pinned 2.1.332.
  */
@@ -11,10 +12,11 @@ import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { writeFileAtomic } from "../../util/fsx.js";
 import { shellWords } from "../../util/text.js";
+import { classifyProvider } from "../common/provider-error.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../common/shared.js";
 import { inputBoxText } from "../tui/screen-text.js";
 import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
-import { readTranscript } from "../tui/transcript.js";
+import { jsonRecords, readTranscript } from "../tui/transcript.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 
@@ -41,10 +43,24 @@ const DIALOGS = [
   /Enter to confirm · Esc to cancel/,
 ];
 
+/**
+ * The status and error types of Claude Code's synthetic API error message (`isApiErrorMessage`), when it is the
+ * transcript's last assistant record: the run the StopFailure hook just ended. None for an error it does not
+ * record there (a refused key).
+ */
+function apiErrorRecord(file: string | undefined): { status?: number; codes?: (string | undefined)[] } {
+  if (!file) return {};
+  const last = jsonRecords(readTranscript(file, 0, 256 * 1024)).findLast((r) => r.type === "assistant");
+  if (last?.isApiErrorMessage !== true) return {};
+  const status = num(last.apiErrorStatus);
+  return { ...(status !== undefined ? { status } : {}), codes: [str(last.error), str(last.apiErrorType)] };
+}
+
 export const claudeTui: TuiAdapter = {
   runner: "claude",
   interruptReportsEnd: false,
-  hooks: "SessionStart, UserPromptSubmit, Stop, PreToolUse, PostToolUse, Notification (--settings)",
+  hooks:
+    "SessionStart, UserPromptSubmit, Stop, StopFailure, PreToolUse, PostToolUse, Notification (--settings)",
   launch(input: TurnInput, hooks: TuiHooks, resume: string | undefined): TuiLaunch {
     fs.mkdirSync(input.runnerDir, { recursive: true, mode: 0o700 });
     const settings = path.join(input.runnerDir, "tui-settings.json");
@@ -55,6 +71,8 @@ export const claudeTui: TuiAdapter = {
           SessionStart: hook(hooks, "ready"),
           UserPromptSubmit: hook(hooks, "start"),
           Stop: hook(hooks, "stop"),
+          // Instead of Stop when an API error (quota, rate limit, auth, overloaded) ended the turn.
+          StopFailure: hook(hooks, "stop-failure"),
           // Every tool (an empty matcher matches all): the turn's tool_activity, and a sign of life.
           PreToolUse: [{ matcher: "", ...hook(hooks, "tool-start")[0] }],
           PostToolUse: [{ matcher: "", ...hook(hooks, "tool-end")[0] }],
@@ -100,6 +118,20 @@ export const claudeTui: TuiAdapter = {
     if (line.event === "stop") {
       const answer = str(p.last_assistant_message);
       return { kind: "stop", ...common, ...(answer !== undefined ? { answer } : {}) };
+    }
+    if (line.event === "stop-failure") {
+      // `error` is Claude Code's own name for what ended the turn (billing_error, rate_limit,
+      // authentication_failed, server_error, …); the last message is what the TUI showed for it. A 529 is
+      // "server_error" there: the transcript's API error record has the status and the provider's type.
+      const code = str(p.error);
+      const reason = str(p.last_assistant_message) ?? str(p.error_details) ?? code ?? "API error";
+      const rec = apiErrorRecord(common.transcript);
+      const providerError = classifyProvider({
+        ...rec,
+        codes: [code, ...(rec.codes ?? [])],
+        message: reason,
+      });
+      return { kind: "stop", ...common, failure: { reason, ...(providerError ? { providerError } : {}) } };
     }
     return undefined;
   },

@@ -120,7 +120,9 @@ export function codexAppTurnReader() {
 export function codexProviderError(info: unknown, message: string): ProviderError | undefined {
   const name = typeof info === "string" ? info : Object.keys(obj(info))[0];
   if (!name) return undefined;
-  const status = num(obj(obj(info)[name]).httpStatusCode);
+  // The rollout file spells the same record in snake case (usage_limit_exceeded, http_status_code).
+  const detail = obj(obj(info)[name]);
+  const status = num(detail.httpStatusCode) ?? num(detail.http_status_code);
   const fromText = classifyText(message, status);
   const kind = classifyProvider({ ...(status !== undefined ? { status } : {}), codes: [name], message });
   if (!kind) return undefined;

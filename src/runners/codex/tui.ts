@@ -3,7 +3,8 @@
  * lifecycle hooks, given per invocation (`-c hooks={…}`, nothing written to the user's config): SessionStart
  * (its session id and rollout file), UserPromptSubmit (a turn starts, whoever typed it), Stop (the turn ended,
  * with `last_assistant_message`), Interrupt (Escape ended it), Pre/PostToolUse and PermissionRequest. Usage
- * comes from the session's rollout file (`transcript_path`). Checked against the pinned 0.171.0.
+ * comes from the session's rollout file (`transcript_path`), and so does the error of a turn an API error ended
+ * (it runs no Stop hook then). Checked against the pinned 0.171.0.
  *
  * Two things differ from Claude Code. Codex runs a hook only once a person trusted it (`/hooks`), and a
  * per-invocation hook cannot be trusted ahead: the TUI starts with `--dangerously-bypass-hook-trust`, which
@@ -17,8 +18,9 @@ import { shellWords } from "../../util/text.js";
 import { binaryOf, num, obj, str } from "../common/shared.js";
 import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
 import { jsonRecords, readTranscript } from "../tui/transcript.js";
-import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
+import type { HookLine, TuiAdapter, TuiFailure, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
+import { codexProviderError } from "./app-server.js";
 import { modelSettings, tomlString } from "./runner.js";
 
 const BINARY: RunnerBinary = {
@@ -167,6 +169,18 @@ export const codexTui: TuiAdapter = {
       output: a.output + b.output,
     }));
     return { ...(answer !== undefined ? { answer } : {}), usage };
+  },
+  failure(file: string, fromByte: number): TuiFailure | undefined {
+    // A failed turn runs no Stop hook: the rollout's task_complete carries the error (codex_error_info names it).
+    for (const r of jsonRecords(readTranscript(file, fromByte))) {
+      const p = obj(r.payload);
+      if (r.type !== "event_msg" || p.type !== "task_complete" || p.error == null) continue;
+      const e = obj(p.error);
+      const reason = str(e.message) ?? "the turn failed";
+      const providerError = codexProviderError(e.codex_error_info, reason);
+      return { reason, ...(providerError ? { providerError } : {}) };
+    }
+    return undefined;
   },
   interrupted(file: string, fromByte: number): boolean {
     // Should the Interrupt hook not come (a hook that failed), the rollout still says the turn was aborted.

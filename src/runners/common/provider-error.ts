@@ -42,6 +42,7 @@ const QUOTA = new Set([
 ]);
 const RATE = new Set(["rate_limit_error", "rate_limit_exceeded", "rate_limit", "ratelimitexceeded"]);
 const OVERLOADED = new Set([
+  "overloaded",
   "overloaded_error",
   "server_is_overloaded",
   "serveroverloaded",

@@ -21,8 +21,9 @@ import { shellWords } from "../../util/text.js";
 import { binaryOf, num, obj, splitModel, str } from "../common/shared.js";
 import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
 import { jsonRecords, readTranscript } from "../tui/transcript.js";
-import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
+import type { HookLine, TuiAdapter, TuiFailure, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
+import { geminiProviderError } from "./runner.js";
 
 const BINARY: RunnerBinary = {
   command: "gemini",
@@ -63,6 +64,23 @@ function cancelled(file: string | undefined): boolean {
   return recs
     .slice(lastUser + 1)
     .some((r) => r.type === "info" && /^Request cancelled/.test(str(r.content) ?? ""));
+}
+
+/**
+ * The API error that ended the last run in the recording: gemini runs AfterAgent then too (its reply "[no response
+ * text]"); the recording's last record after the run's prompt is an `error` one, in gemini's words
+ * ("[API Error: You have exhausted your daily quota on this model.]").
+ */
+function failedRun(file: string | undefined): TuiFailure | undefined {
+  if (!file) return undefined;
+  const recs = records(readTranscript(file, 0, 256 * 1024));
+  const lastUser = recs.findLastIndex((r) => r.type === "user");
+  const last = recs.slice(lastUser + 1).findLast((r) => r.type === "gemini" || r.type === "error");
+  const reason = last?.type === "error" ? str(last.content) : undefined;
+  if (!reason) return undefined;
+  // The same words as its stream-json error: read as the headless runner reads them.
+  const providerError = geminiProviderError(reason);
+  return { reason, ...(providerError ? { providerError } : {}) };
 }
 
 /** Tool narrowing, as the headless runner does it (settings `tools.core` / `tools.exclude`). */
@@ -158,9 +176,11 @@ export const geminiTui: TuiAdapter = {
     if (line.event === "stop") {
       // The hook's reply ends with a space gemini adds between streamed parts.
       const answer = str(p.prompt_response)?.trim();
+      const failure = failedRun(common.transcript);
       return {
         kind: "stop",
         ...common,
+        ...(failure ? { failure } : {}),
         ...(answer !== undefined ? { answer } : {}),
         ...(cancelled(common.transcript) ? { interrupted: true } : {}),
       };

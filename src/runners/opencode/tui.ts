@@ -18,7 +18,7 @@ import { arr, binaryOf, num, obj, str } from "../common/shared.js";
 import { ownHookSignal } from "../tui/own-hooks.js";
 import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
-import { childConfig, opencodeModel } from "./runner.js";
+import { childConfig, opencodeModel, opencodeProviderError } from "./runner.js";
 
 const BINARY: RunnerBinary = {
   command: "opencode",
@@ -98,8 +98,13 @@ export const opencodeTui: TuiAdapter = {
     const sessionId = str(p.session_id);
     const answer = str(p.answer);
     const usage = usageOf(p.usage);
+    // The session.error that ended the run (OpenCode's APIError carries the provider's status, headers, body).
+    const error = p.error != null ? obj(p.error) : undefined;
+    const reason = error ? (str(obj(error.data).message) ?? str(error.name) ?? "the run failed") : undefined;
+    const providerError = error && reason ? opencodeProviderError(error, reason) : undefined;
     return {
       kind: "stop",
+      ...(reason ? { failure: { reason, ...(providerError ? { providerError } : {}) } } : {}),
       ...(sessionId ? { sessionId } : {}),
       ...(answer !== undefined ? { answer } : {}),
       ...(usage ? { usage } : {}),

@@ -1,17 +1,19 @@
 /**
  * Pi's interactive TUI as a muster child. Turn boundaries come from muster's Pi extension (`-e`,
  * pi-extension.ts): session_start (ready, its session id), before_agent_start (a prompt was submitted) and
- * agent_end (the turn's messages: the answer and usage come with it, no transcript read). Checked against the
+ * agent_end (the turn's messages: the answer and usage come with it, no transcript read; a provider error ends
+ * the last one with stopReason "error" and its errorMessage). Checked against the
  * pinned 0.73.1. Pi shows no start-up dialog with a configured model; none is looked for.
  */
 import * as path from "node:path";
 import type { Usage } from "../../artifacts/events.js";
 import { ENV } from "../../base/settings/table.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
+import { classifyText } from "../common/provider-error.js";
 import { arr, binaryOf, num, obj, splitModel, str } from "../common/shared.js";
 import { ownHookSignal } from "../tui/own-hooks.js";
 import { inputBoxText } from "../tui/screen-text.js";
-import type { HookLine, TuiAdapter, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
+import type { HookLine, TuiAdapter, TuiFailure, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 
 const BINARY: RunnerBinary = {
@@ -21,14 +23,24 @@ const BINARY: RunnerBinary = {
 };
 
 /** The answer (the last assistant text) and usage (every assistant message) of one agent run. */
-function ofMessages(messages: unknown[]): { answer?: string; usage?: Usage; interrupted?: boolean } {
+function ofMessages(messages: unknown[]): {
+  answer?: string;
+  usage?: Usage;
+  interrupted?: boolean;
+  failure?: TuiFailure;
+} {
   let answer: string | undefined;
   let usage: Usage | undefined;
   let interrupted = false;
+  let failure: TuiFailure | undefined;
   for (const m of messages.map(obj)) {
     if (m.role !== "assistant") continue;
     // Escape in Pi ends the run with an aborted message (agent_end still comes).
     interrupted = m.stopReason === "aborted";
+    // A provider error ends it with an "error" message: "<HTTP status> <provider's message>", as headless.
+    const error = m.stopReason === "error" ? (str(m.errorMessage) ?? "pi stopped: error") : undefined;
+    const providerError = error ? classifyText(error) : undefined;
+    failure = error ? { reason: error, ...(providerError ? { providerError } : {}) } : undefined;
     const text = arr(m.content)
       .map(obj)
       .filter((c) => c.type === "text")
@@ -49,6 +61,7 @@ function ofMessages(messages: unknown[]): { answer?: string; usage?: Usage; inte
     ...(answer !== undefined ? { answer } : {}),
     ...(usage ? { usage } : {}),
     ...(interrupted ? { interrupted } : {}),
+    ...(failure ? { failure } : {}),
   };
 }
 

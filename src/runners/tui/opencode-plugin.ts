@@ -3,7 +3,8 @@
  * OPENCODE_CONFIG_CONTENT): it appends OpenCode's own turn boundaries to the hook file named by
  * MUSTER_TUI_HOOK_FILE, the same line format as hook.ts — chat.message (a prompt was
  * submitted, with its text), tool.execute.before/after, permission.asked, and session.idle (the turn is over:
- * the answer and usage of the run's assistant messages, gathered here from the message events). Only the main
+ * the answer and usage of the run's assistant messages, gathered here from the message events, and the
+ * session.error that ended it, if one did). Only the main
  * session counts: a subagent's (task tool) session has a parent and is left out. Checked against 1.18.33.
  * OpenCode loads it in-process (Bun) and calls every export: one export, no imports of muster beyond the line writer, no throws.
  */
@@ -29,6 +30,8 @@ interface Run {
   texts: Map<string, { messageId: string; text: string }>;
   /** Escape (twice) in the TUI: session.error says so before session.idle (the message's error comes after). */
   aborted?: boolean;
+  /** Any other session.error (a provider's APIError after OpenCode's own retries): the run failed with it. */
+  error?: Rec;
 }
 
 export const MusterTuiHooks = async () => {
@@ -53,7 +56,13 @@ export const MusterTuiHooks = async () => {
         .join("");
       if (text.trim()) answer = text;
     }
-    append("stop", { session_id: sessionId, answer, usage, interrupted });
+    append("stop", {
+      session_id: sessionId,
+      answer,
+      usage,
+      interrupted,
+      ...(run.error ? { error: run.error } : {}),
+    });
   };
   return {
     "chat.message": async (input: Rec, output: Rec) => {
@@ -104,6 +113,7 @@ export const MusterTuiHooks = async () => {
       } else if (event.type === "session.error") {
         const run = runOf(String(p.sessionID ?? ""));
         if (run && obj(p.error).name === "MessageAbortedError") run.aborted = true;
+        else if (run && p.error) run.error = obj(p.error);
       } else if (event.type === "session.idle") ended(String(p.sessionID ?? ""));
     },
   };

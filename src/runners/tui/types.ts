@@ -3,13 +3,19 @@
  * proxied to the pane, and learns turn boundaries and answers from the CLI's hooks (never from the screen).
  * One adapter per CLI says how to start it with muster's hooks, and how to read what they report.
  */
-import type { Usage } from "../../artifacts/events.js";
+import type { ProviderError, Usage } from "../../artifacts/events.js";
 import type { TurnInput } from "../types.js";
 
 /** One line of the hook file: what the hook command appended (`hook.ts`). */
 export interface HookLine {
   event: string;
   payload: unknown;
+}
+
+/** A run an API error ended (quota, rate limit, auth, overloaded, or another): the CLI's words and their kind. */
+export interface TuiFailure {
+  reason: string;
+  providerError?: ProviderError;
 }
 
 /** What a hook record means for the host. */
@@ -37,6 +43,8 @@ export type TuiSignal =
       transcript?: string;
       /** The run was interrupted in the TUI (a person pressed Escape), not finished. */
       interrupted?: boolean;
+      /** An API error ended the run (Claude Code's StopFailure): the turn fails with it. */
+      failure?: TuiFailure;
     };
 
 /** How to start the TUI: an argv (never a shell string), its directory and environment. */
@@ -72,6 +80,11 @@ export interface TuiAdapter {
    * no end of an interrupted run through its hooks (Claude Code), read while the run goes on.
    */
   interrupted?(file: string, fromByte: number): boolean;
+  /**
+   * The API error that ended the run the transcript holds from `fromByte` on: for a CLI whose hooks report no
+   * end of a failed run (Codex writes it to its rollout only), read while the run goes on.
+   */
+  failure?(file: string, fromByte: number): TuiFailure | undefined;
   /** A start-up blocker (trust, onboarding, theme, API key) the screen shows: its text, else undefined. */
   dialog(screen: string): string | undefined;
   /**
