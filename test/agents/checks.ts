@@ -12,6 +12,7 @@ import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 import { startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
 import { processesWithEnv, readEvents, type Sandbox, until, useSandbox, waitedJson } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
+import { siblingHeldUntilResume } from "../helpers/tree-pause.js";
 
 /** The scripted endpoint (test/fixtures/llm-endpoint.mjs) as the agent checks use it. */
 export interface Endpoint {
@@ -341,14 +342,7 @@ export function defineCliChecks(c: CliCase): void {
           // The parent hears of the pause once, with the completion that caused it.
           expect(r.data.treePaused, mode).toMatchObject({ kind: "quota", child: r.data.spawned.id });
           // Nothing new starts: a sibling spawned now waits, shown as paused, until resume-tree.
-          const sib = await sb.json(["spawn", "--agent", "mock", "after the quota"], { env });
-          expect(sib.data.paused, sib.stderr).toMatchObject({ kind: "quota" });
-          await until(() => readEvents(sib.data.artifactDir).some((e) => e.type === "turn_held"), 30_000);
-          expect(readEvents(sib.data.artifactDir).some((e) => e.type === "turn_started")).toBe(false);
-          const resumed = await sb.json(["resume-tree"], { env });
-          expect(resumed.data.resumed).toMatchObject({ kind: "quota" });
-          const done = await sb.json(["wait", sib.data.id, "--timeout", "60s"], { env });
-          expect(done.data.results[0].status).toBe("completed");
+          await siblingHeldUntilResume(sb, env);
         }
       } finally {
         ep.clearFailures();

@@ -14,6 +14,7 @@ import { prepareCli, TEST_MODELS } from "../fixtures/cli-setup.mjs";
 import { PERM_COMMAND, startEndpoint, TOOL_COMMAND } from "../fixtures/llm-endpoint.mjs";
 import { processesWithEnv, readEvents, sleep, until, useSandbox, waitedJson } from "../helpers/cli.js";
 import { killServerAndWait } from "../helpers/tmux.js";
+import { siblingHeldUntilResume } from "../helpers/tree-pause.js";
 import type { Endpoint } from "./checks.js";
 
 const completions = (dir: string) => readEvents(dir).filter((e) => e.type === "completion");
@@ -563,16 +564,9 @@ export function defineTuiChecks(
         // The tree pauses: a sibling spawned now is held, shown as paused, until resume-tree.
         const st = await sb.json(["status", s.data.id], { env });
         expect(st.data.treePaused).toMatchObject({ kind: "quota", child: s.data.id });
-        const sib = await sb.json(["spawn", "--agent", "mock", "after the quota"], { env });
-        expect(sib.data.paused, sib.stderr).toMatchObject({ kind: "quota" });
-        await until(() => readEvents(sib.data.artifactDir).some((e) => e.type === "turn_held"), 30_000);
-        expect(readEvents(sib.data.artifactDir).some((e) => e.type === "turn_started")).toBe(false);
-        const resumed = await sb.json(["resume-tree"], { env });
-        expect(resumed.data.resumed).toMatchObject({ kind: "quota" });
-        const done = await sb.json(["wait", sib.data.id, "--timeout", "60s"], { env });
-        expect(done.data.results[0].status).toBe("completed");
+        const sib = await siblingHeldUntilResume(sb, env);
         // Gone again: the checks after this one count this tree's children by agent.
-        expect((await sb.run(["rm", sib.data.id], { env })).exitCode).toBe(0);
+        expect((await sb.run(["rm", sib], { env })).exitCode).toBe(0);
         // The TUI that failed takes the next turn once the provider answers again.
         ep.clearFailures();
         const next = await waitedJson(sb, ["send", s.data.id, "say hi"], env);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandbox } from "../helpers/cli.js";
 import { type DockerEngine, dockerAvailable, startDockerEngine } from "../helpers/docker-engine.js";
 import { makeRepo } from "../helpers/git-repo.js";
-import { placeKeeperOf } from "../helpers/place-keeper.js";
+import { stopPlacedChildren } from "../helpers/place-keeper.js";
 import { type SshTestHost, sshHostsAvailable, startSshHost } from "../helpers/ssh-hosts.js";
 
 const docker = dockerAvailable();
@@ -59,10 +59,7 @@ describe.skipIf(!available && !process.env.CI)(
     }, 120_000);
 
     afterAll(async () => {
-      const ls = await sb.json(["ls"]).catch(() => undefined);
-      await sb.run(["cancel", "--all"]);
-      for (const c of (ls?.data.children ?? []) as { place: string }[])
-        if (c.place !== "local") await placeKeeperOf(sb.home, c.place).stop();
+      await stopPlacedChildren(sb);
       await engine?.stop();
       host?.stop();
       expect(await sb.cleanup()).toEqual([]);

@@ -13,7 +13,7 @@ import { readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js
 import { attachAndDetach } from "../helpers/far-views.js";
 import { makeRepo } from "../helpers/git-repo.js";
 import { type K8sStandin, startK8sStandin } from "../helpers/k8s-standin.js";
-import { placeKeeperOf } from "../helpers/place-keeper.js";
+import { stopPlacedChildren } from "../helpers/place-keeper.js";
 
 const root = process.getuid?.() === 0;
 const sb = sandbox("mt-k8s");
@@ -35,10 +35,7 @@ describe.skipIf(!root && !process.env.CI)("children in Kubernetes Pods (the stan
   }, 60_000);
 
   afterAll(async () => {
-    const ls = await sb.json(["ls"]).catch(() => undefined);
-    await sb.run(["cancel", "--all"]);
-    for (const c of (ls?.data.children ?? []) as { place: string }[])
-      if (c.place !== "local") await placeKeeperOf(sb.home, c.place).stop();
+    await stopPlacedChildren(sb);
     await api?.stop();
     expect(await sb.cleanup()).toEqual([]);
     if (base) fs.rmSync(base, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
 import { type K8sStandin, startK8sStandin } from "../helpers/k8s-standin.js";
-import { placeKeeperOf } from "../helpers/place-keeper.js";
+import { stopPlacedChildren } from "../helpers/place-keeper.js";
 
 const root = process.getuid?.() === 0;
 const sb = sandbox("mt-ksb");
@@ -62,10 +62,7 @@ describe.skipIf(!root && !process.env.CI)(
     }, 60_000);
 
     afterAll(async () => {
-      const ls = await sb.json(["ls"]).catch(() => undefined);
-      await sb.run(["cancel", "--all"]);
-      for (const c of (ls?.data.children ?? []) as { place: string }[])
-        if (c.place !== "local") await placeKeeperOf(sb.home, c.place).stop();
+      await stopPlacedChildren(sb);
       await api?.stop();
       await bare?.stop();
       expect(await sb.cleanup()).toEqual([]);
