@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { MusterError } from "../../base/errors.js";
 import { uuidv7 } from "../../util/ids.js";
-import type { StepOutcome, StepSpawn, WorkflowHost } from "../host.js";
+import type { StepOutcome, WorkflowHost } from "../host.js";
 import { MAX_CONTINUES, pausedRecord, pausing, untilUnpaused } from "../pause.js";
 import { processStart, RunLog, type RunStatus, runFiles, type StepStatus, stepSettled } from "../run-log.js";
 import {
@@ -14,6 +14,7 @@ import {
   structuredSpawn,
 } from "../structured.js";
 import { runBestOfStep } from "./best-of-step.js";
+import { stepPrompt, stepSpawn } from "./step-spawn.js";
 import {
   checkAgents,
   checkWorkflow,
@@ -77,17 +78,6 @@ function concurrencyOf(n: number): number {
   if (!Number.isSafeInteger(n) || n < 1)
     throw new MusterError("invalid_argument", `workflow concurrency must be a whole number ≥ 1, not ${n}`);
   return n;
-}
-
-/**
- * The prompt a step's child receives: its own prompt, the workflow input, then each dependency's output,
- * labelled and in the order of `needs`.
- */
-export function stepPrompt(step: WorkflowStep, input: string, outputs: ReadonlyMap<string, string>): string {
-  const parts = [step.prompt];
-  if (input.trim() !== "") parts.push(`## Workflow input\n\n${input}`);
-  for (const n of step.needs) parts.push(`## Output of step "${n}"\n\n${outputs.get(n) ?? ""}`);
-  return `${parts.join("\n\n")}\n`;
 }
 
 /**
@@ -168,23 +158,17 @@ export async function execute(
       if (left === 0) unblocked.push(d);
     }
   };
-  const settle = (r: StepResult, output?: { path: string; bytes: number }): void => {
+  /** Settles a step; `handed`, a completed step's, is what its dependents receive (kept in outputs/). */
+  const settle = (r: StepResult, handed?: string): void => {
+    let output: { path: string; bytes: number } | undefined;
+    if (handed !== undefined) {
+      outputs.set(r.id, handed);
+      output = log.writeOutput(r.id, handed);
+    }
     markSettled(r);
     log.append(stepSettled(r, output ? { output } : {}));
     opts.onProgress?.({ type: "step_settled", step: r });
   };
-
-  /** What a step's child (or each of its candidates) is started with. */
-  const stepSpawn = (step: WorkflowStep): StepSpawn => ({
-    agent: step.agent,
-    prompt: stepPrompt(step, input, outputs),
-    ...(step.model ? { model: step.model } : {}),
-    ...(step.reasoning ? { reasoning: step.reasoning } : {}),
-    ...(step.on ? { on: step.on } : {}),
-    ...(step.container ? { container: step.container } : {}),
-    ...(step.restart !== undefined ? { restart: step.restart } : {}),
-    ...(step.verify ? { verify: step.verify } : {}),
-  });
 
   const runStep = async (step: WorkflowStep): Promise<void> => {
     const base = { id: step.id, agent: step.agent };
@@ -198,18 +182,11 @@ export async function execute(
     if (step.bestOf) return runBestOf(step, step.bestOf);
     if (left && !oneShot) {
       running.set(step.id, left.childId);
-      let out = await host.wait(left.childId, left.turnId);
       // Left paused by a run that stopped meanwhile: once the tree's pause lifts, the same child goes on.
-      for (let n = 0; pausing(out) && !cancelled && n < MAX_CONTINUES; n++) {
-        const turnId = await pauseStep(step, left.childId, out);
-        if (!turnId) break;
-        out = await host.wait(left.childId, turnId);
-      }
+      const out = await untilNotPausing(step, left.childId, await host.wait(left.childId, left.turnId));
       running.delete(step.id);
       release(left.childId);
       if (out.status === "completed") {
-        outputs.set(step.id, out.text ?? "");
-        const output = log.writeOutput(step.id, out.text ?? "");
         settle(
           {
             ...base,
@@ -217,7 +194,7 @@ export async function execute(
             status: "completed",
             ...(out.text !== undefined ? { text: out.text } : {}),
           },
-          output,
+          out.text ?? "",
         );
         return;
       }
@@ -232,7 +209,7 @@ export async function execute(
       }
     }
     let child: { id: string; turnId: string };
-    const plain = stepSpawn(step);
+    const plain = stepSpawn(step, input, outputs);
     const spawn = step.output ? structuredSpawn(host, plain, step.output) : plain;
     try {
       child = await host.spawn(spawn);
@@ -261,23 +238,12 @@ export async function execute(
           modeOf(spawn),
         )
       : await host.wait(child.id, child.turnId);
-    // A quota or a refused credential pauses the run with its tree; once the pause lifts the same child runs the
-    // step again, its conversation kept (never a blank context), and the run goes on from there.
-    for (let n = 0; !step.output && pausing(out as StepOutcome) && !cancelled && n < MAX_CONTINUES; n++) {
-      const turnId = await pauseStep(step, child.id, out as StepOutcome);
-      if (!turnId) break;
-      out = await host.wait(child.id, turnId);
-    }
+    if (!step.output) out = await untilNotPausing(step, child.id, out as StepOutcome);
     running.delete(step.id);
     const r: StepResult = { ...base, childId: child.id, ...outcomeFields(out) };
-    let output: { path: string; bytes: number } | undefined;
-    if (out.status === "completed") {
-      // A structured step hands on its decoded value, not the prose around it.
-      const text = "output" in out ? JSON.stringify(out.output, null, 2) : (out.text ?? "");
-      outputs.set(step.id, text);
-      output = log.writeOutput(step.id, text);
-    }
-    settle(r, output);
+    // A structured step hands on its decoded value, not the prose around it.
+    const handed = "output" in out ? JSON.stringify(out.output, null, 2) : (out.text ?? "");
+    settle(r, out.status === "completed" ? handed : undefined);
     // A structured worker's child was closed by finishStructured already.
     if (!step.output) release(child.id);
   };
@@ -285,7 +251,7 @@ export async function execute(
   /** A best-of step: its candidates are in flight together (and cancelled together); see best-of-step.ts. */
   const runBestOf = async (step: WorkflowStep, spec: StepBestOf): Promise<void> => {
     let mine: string[] = [];
-    const out = await runBestOfStep(host, spec, stepSpawn(step), (group, candidates) => {
+    const out = await runBestOfStep(host, spec, stepSpawn(step, input, outputs), (group, candidates) => {
       mine = candidates.map((c) => c.id);
       candidateSets.set(step.id, mine);
       const first = candidates[0]!;
@@ -303,13 +269,26 @@ export async function execute(
     });
     candidateSets.delete(step.id);
     const r: StepResult = { id: step.id, agent: step.agent, ...out.result };
-    let output: { path: string; bytes: number } | undefined;
-    if (r.status === "completed") {
-      outputs.set(step.id, out.text ?? "");
-      output = log.writeOutput(step.id, out.text ?? "");
-    }
-    settle(r, output);
+    settle(r, r.status === "completed" ? (out.text ?? "") : undefined);
     for (const id of mine) release(id);
+  };
+
+  /**
+   * A quota or a refused credential pauses the run with its tree; once the pause lifts the same child runs the
+   * step again, its conversation kept (never a blank context), at most MAX_CONTINUES times. The last outcome.
+   */
+  const untilNotPausing = async (
+    step: WorkflowStep,
+    childId: string,
+    first: StepOutcome,
+  ): Promise<StepOutcome> => {
+    let out = first;
+    for (let n = 0; pausing(out) && !cancelled && n < MAX_CONTINUES; n++) {
+      const turnId = await pauseStep(step, childId, out);
+      if (!turnId) break;
+      out = await host.wait(childId, turnId);
+    }
+    return out;
   };
 
   /** Holds the step until the tree's pause lifts, then sends its prompt again; the new turn, or undefined. */
