@@ -5,6 +5,7 @@
  * `muster_token` cookie. Pure, so each rule is tested on its own.
  */
 import { timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
 
 /** The cookie a page load's one-time `?token=` is traded for (HttpOnly, SameSite=Strict). */
 export const TOKEN_COOKIE = "muster_token";
@@ -31,6 +32,19 @@ export const isLoopback = (host: string): boolean =>
 export function ownAuthorities(at: Listening): Set<string> {
   const names = isLoopback(at.host) ? LOOPBACK_NAMES : [at.host.includes(":") ? `[${at.host}]` : at.host];
   return new Set(names.map((n) => `${n}:${at.port}`));
+}
+
+/** What `refuse` reads of a request's headers; the cookie only for a server whose page may carry it. */
+export function guardHeaders(
+  h: IncomingHttpHeaders,
+  withCookie: boolean,
+): { host?: string; origin?: string; authorization?: string; cookie?: string } {
+  return {
+    host: h.host,
+    origin: h.origin,
+    authorization: h.authorization,
+    ...(withCookie ? { cookie: h.cookie } : {}),
+  };
 }
 
 /** Checks one request's headers, in the order that reveals least: Host, Origin, then the token. */

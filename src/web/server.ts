@@ -10,7 +10,7 @@ import type { Duplex } from "node:stream";
 import { MusterError } from "../base/errors.js";
 import { createMuster, type Muster } from "../core/muster.js";
 import { loadBackendModules } from "../mux/builtin.js";
-import { type Listening, refuse, TOKEN_COOKIE } from "../util/http-guard.js";
+import { guardHeaders, type Listening, refuse, TOKEN_COOKIE } from "../util/http-guard.js";
 import {
   checkReach,
   listenOn,
@@ -90,12 +90,7 @@ export function webHandler(
 ): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? "/", "http://here");
-    const headers = {
-      host: req.headers.host,
-      origin: req.headers.origin,
-      authorization: req.headers.authorization,
-      cookie: req.headers.cookie,
-    };
+    const headers = guardHeaders(req.headers, true);
     const refused = refuse(headers, at(), token);
     const offered = url.searchParams.get("token");
     if (refused?.status === 401 && offered !== null && req.method === "GET" && !isApi(url.pathname)) {
@@ -163,16 +158,7 @@ export function webUpgrade(
 ): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const url = new URL(req.url ?? "/", "http://here");
-    const refused = refuse(
-      {
-        host: req.headers.host,
-        origin: req.headers.origin,
-        authorization: req.headers.authorization,
-        cookie: req.headers.cookie,
-      },
-      at(),
-      token,
-    );
+    const refused = refuse(guardHeaders(req.headers, true), at(), token);
     const status = refused?.status ?? (isTerminalPath(url.pathname) ? 0 : 404);
     if (status !== 0) {
       socket.end(

@@ -8,7 +8,7 @@ import * as http from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createMuster } from "../../core/muster.js";
 import { loadBackendModules } from "../../mux/builtin.js";
-import { type Listening, refuse } from "../../util/http-guard.js";
+import { guardHeaders, type Listening, refuse } from "../../util/http-guard.js";
 import {
   checkReach,
   listenOn,
@@ -77,11 +77,8 @@ export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void>
 
   let at: Listening = asked;
   const httpServer = http.createServer((req, res) => {
-    const refused = refuse(
-      { host: req.headers.host, origin: req.headers.origin, authorization: req.headers.authorization },
-      at,
-      token,
-    );
+    // The token as a header only: no page of this server trades it for a cookie.
+    const refused = refuse(guardHeaders(req.headers, false), at, token);
     if (refused) return answer(res, refused.status, refused.message);
     const url = new URL(req.url ?? "/", "http://here");
     if (url.pathname !== ENDPOINT) return answer(res, 404, `nothing here: the MCP endpoint is ${ENDPOINT}`);
