@@ -23,3 +23,15 @@ export interface PodRequest {
    */
   sandboxWarmPool?: string;
 }
+
+/** The fields a Pod request has, as a profile's `k8s:` map and a named cluster's entry spell them. */
+export const POD_FIELDS = [
+  "context",
+  "namespace",
+  "image",
+  "cpu",
+  "memory",
+  "serviceAccount",
+  "env",
+  "sandboxWarmPool",
+] as const satisfies readonly (keyof PodRequest)[];

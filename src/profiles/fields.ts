@@ -4,7 +4,7 @@ import type { Caps } from "../artifacts/events.js";
 import { parseRestart, RESTART_RULE, type RestartPolicy } from "../artifacts/restart.js";
 import type { ContainerRequest } from "../base/container-request.js";
 import { MusterError } from "../base/errors.js";
-import type { PodRequest } from "../base/pod-request.js";
+import { POD_FIELDS, type PodRequest } from "../base/pod-request.js";
 import { VERIFY_MAX_RETRIES, type VerifyRequest } from "../base/verify-request.js";
 import { durationMs } from "../util/duration.js";
 import { MAX_TIMER_MS, MAX_TIMER_TEXT } from "../util/timer-limit.js";
@@ -230,20 +230,8 @@ export class FieldReader {
     if (!this.has(key)) return undefined;
     const v = this.data[key];
     if (typeof v !== "object" || v === null || Array.isArray(v))
-      return this.warn(
-        key,
-        "must be a map (context, namespace, image, cpu, memory, serviceAccount, env, sandboxWarmPool)",
-      );
-    const known = [
-      "context",
-      "namespace",
-      "image",
-      "cpu",
-      "memory",
-      "serviceAccount",
-      "env",
-      "sandboxWarmPool",
-    ];
+      return this.warn(key, `must be a map (${POD_FIELDS.join(", ")})`);
+    const known: readonly string[] = POD_FIELDS;
     const out: Record<string, unknown> = {};
     for (const [k, val] of Object.entries(v)) {
       if (known.includes(k)) out[k] = typeof val === "number" ? String(val) : val;

@@ -1,6 +1,7 @@
 /** `muster hosts`: the SSH hosts children can run on (`spawn --on <host>`): add, ls, rm, check, install. */
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
+import { POD_FIELDS } from "../../base/pod-request.js";
 import { AGENT_CLI_COMMANDS } from "../../core/catalog.js";
 import { shortId } from "../../util/ids.js";
 import { collect, muster } from "../context.js";
@@ -29,15 +30,8 @@ interface AddFlags {
 }
 
 const SSH_ONLY = ["sshConfig", "sshOption", "workdir", "node"] as const;
-const K8S_ONLY = [
-  "context",
-  "namespace",
-  "image",
-  "cpu",
-  "memory",
-  "serviceAccount",
-  "sandboxWarmPool",
-] as const;
+// A Pod's fields are flags of their own with --k8s (`--env` is both kinds').
+const K8S_ONLY = POD_FIELDS.filter((k) => k !== "env");
 const flagName = (k: string): string => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /** `hosts add <name> --k8s …`: a cluster entry, its fields checked as a profile's `k8s:` is. */
@@ -50,16 +44,11 @@ async function addCluster(name: string, dest: string | undefined, flags: AddFlag
   const stray = SSH_ONLY.find((k) => flags[k] !== undefined);
   if (stray) throw new MusterError("invalid_argument", `${flagName(stray)} is for SSH hosts, not with --k8s`);
   const c = await clusters();
-  const saved = await c.saveCluster(process.env, name, {
-    context: flags.context,
-    namespace: flags.namespace,
-    image: flags.image,
-    cpu: flags.cpu,
-    memory: flags.memory,
-    serviceAccount: flags.serviceAccount,
-    sandboxWarmPool: flags.sandboxWarmPool,
-    env: flags.env,
-  });
+  const saved = await c.saveCluster(
+    process.env,
+    name,
+    Object.fromEntries(POD_FIELDS.map((k) => [k, flags[k]])),
+  );
   if (flags.json) return printJson(saved);
   say(`added cluster ${name} (${clusterLine(saved.k8s)}); check it with: muster hosts check ${name}\n`);
 }
