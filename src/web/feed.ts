@@ -25,7 +25,8 @@ export interface TreeUpdate {
 const COALESCE_MS = 250;
 // A comment line keeps an idle stream open through proxies and tunnels.
 const KEEPALIVE_MS = 25_000;
-// A run's own record (a step queued, the run settled) moves with no child event: while one runs, look again.
+// The runs are read with the list (a child appeared or its status moved), as `muster top` does; a run's own
+// record (a step queued, the run settled) moves with no child event: while one runs, they are read again.
 const RUNS_MS = 2000;
 
 export class TreeFeed {
@@ -39,7 +40,7 @@ export class TreeFeed {
   private again = false;
   private last = "";
   private lastSentAt = 0;
-  private runsRunning = false;
+  private runsNow: RunView[] = [];
   private closed = false;
 
   constructor(
@@ -64,7 +65,9 @@ export class TreeFeed {
     }, KEEPALIVE_MS);
     this.keepalive.unref();
     this.runsTimer = setInterval(() => {
-      if (this.runsRunning) this.schedule();
+      if (this.streams.size === 0 || !this.runsNow.some((r) => r.status === "running")) return;
+      this.runsNow = this.readRuns();
+      this.schedule();
     }, RUNS_MS);
     this.runsTimer.unref();
   }
@@ -125,10 +128,12 @@ export class TreeFeed {
   }
 
   private async read(full: boolean): Promise<TreeUpdate> {
-    const children = (full ? undefined : this.views.current()) ?? (await this.views.reload());
-    const runs = this.readRuns();
-    this.runsRunning = runs.some((r) => r.status === "running");
-    return { primary: this.muster.primary, children, requests: this.muster.requests(), runs };
+    let children = full ? undefined : this.views.current();
+    if (!children) {
+      children = await this.views.reload();
+      this.runsNow = this.readRuns();
+    }
+    return { primary: this.muster.primary, children, requests: this.muster.requests(), runs: this.runsNow };
   }
 
   private readRuns(): RunView[] {
