@@ -1,7 +1,7 @@
 /** `muster hosts`: the SSH hosts children can run on (`spawn --on <host>`): add, ls, rm, check, install. */
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
-import { POD_FIELDS } from "../../base/pod-request.js";
+import { POD_FIELDS, type PodRequest } from "../../base/pod-request.js";
 import { AGENT_CLI_COMMANDS } from "../../core/catalog.js";
 import { shortId } from "../../util/ids.js";
 import { collect, muster } from "../context.js";
@@ -12,21 +12,14 @@ import { visibleLine } from "../sanitize.js";
 const admin = () => import("../../place/ssh/admin.js");
 const clusters = () => import("../../place/k8s/admin.js");
 
-interface AddFlags {
+/** `hosts add`'s flags: an SSH host's, or with --k8s a Pod request's (`--env` is both kinds'). */
+interface AddFlags extends PodRequest {
   json?: boolean;
   sshConfig?: string;
   sshOption?: string[];
   workdir?: string;
-  env?: string[];
   node?: string;
   k8s?: boolean;
-  context?: string;
-  namespace?: string;
-  image?: string;
-  cpu?: string;
-  memory?: string;
-  serviceAccount?: string;
-  sandboxWarmPool?: string;
 }
 
 const SSH_ONLY = ["sshConfig", "sshOption", "workdir", "node"] as const;
