@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { PACKAGE_ROOT } from "../util/pkg.js";
 import type { Notice } from "./notice.js";
-import { listTargets } from "./targets.js";
+import { listTargets, wants } from "./targets.js";
 
 const SENDER = path.join(PACKAGE_ROOT, "dist", "notify", "send-main.js");
 
@@ -19,7 +19,7 @@ const SENDER = path.join(PACKAGE_ROOT, "dist", "notify", "send-main.js");
  */
 export function sendDetached(notice: Notice, env: NodeJS.ProcessEnv, logFile: string): void {
   try {
-    if (!listTargets(env).some((t) => !t.events || t.events.includes(notice.event))) return;
+    if (!listTargets(env).some((t) => wants(t, notice.event))) return;
     const log = fs.openSync(logFile, "a", 0o600);
     try {
       const sender = spawn(process.execPath, [SENDER], {

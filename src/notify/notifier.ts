@@ -7,7 +7,7 @@
 import type { MusterEvent } from "../artifacts/events.js";
 import { noticeOf } from "./notice.js";
 import { type SendOptions, sendNotice } from "./send.js";
-import type { NotifyTarget } from "./targets.js";
+import { type NotifyTarget, wants } from "./targets.js";
 
 const MAX_IN_FLIGHT = 16;
 
@@ -43,7 +43,7 @@ export class Notifier {
     if (!notice) return;
     this.seen.add(e.eventId);
     for (const t of this.targets) {
-      if (t.events && !t.events.includes(notice.event)) continue;
+      if (!wants(t, notice.event)) continue;
       if (this.inFlight >= MAX_IN_FLIGHT) {
         this.say(`notification to ${t.id} dropped: ${MAX_IN_FLIGHT} are still being sent`);
         continue;

@@ -5,7 +5,7 @@
  */
 import type { Notice } from "./notice.js";
 import { sendNotice } from "./send.js";
-import { listTargets, NOTIFY_EVENTS } from "./targets.js";
+import { listTargets, NOTIFY_EVENTS, wants } from "./targets.js";
 
 // A notice's text is bounded (notice.ts): anything much larger is not one.
 const MAX_INPUT = 64 * 1024;
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     process.stderr.write("notify sender: its stdin does not hold a notice\n");
     process.exit(2);
   }
-  const targets = listTargets(process.env).filter((t) => !t.events || t.events.includes(notice.event));
+  const targets = listTargets(process.env).filter((t) => wants(t, notice.event));
   // A send's backoff timer does not hold a process up (send.ts): this one lives until every send ended.
   const hold = setInterval(() => {}, 60_000);
   await Promise.all(

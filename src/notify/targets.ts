@@ -17,6 +17,9 @@ export type NotifyTarget = { id: string; events?: NotifyEvent[] } & (
   | { kind: "command"; argv: string[] }
 );
 
+/** Whether a target wants notices of `event` (one that names none wants every kind). */
+export const wants = (t: NotifyTarget, event: NotifyEvent): boolean => !t.events || t.events.includes(event);
+
 export type NotifyKind = NotifyTarget["kind"];
 export const NOTIFY_KINDS: readonly NotifyKind[] = ["ntfy", "webhook", "command"];
 
