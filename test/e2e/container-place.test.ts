@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMuster } from "../../src/index.js";
 import { readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
 import { CONTAINER_ENGINES, type DockerEngine, startDockerEngine } from "../helpers/docker-engine.js";
 import { attachAndDetach, viewInWeb, withTop } from "../helpers/far-views.js";
@@ -196,6 +197,19 @@ for (const { kind, available, start } of CONTAINER_ENGINES) {
         expect(resumed.data.results[0].text).toContain("previous-task: before the cancel");
         expect(stateOf(id)).toBe("running");
         expect(readEvents(dir).filter((e) => e.type === "child_started")).toHaveLength(2);
+      });
+
+      it("in one long-lived process (the library, as the MCP server runs): a resume after a cancel starts the stopped container again", async () => {
+        const m = createMuster({ env: sb.env, cwd: sb.cwd });
+        const { id } = await m.spawn({ agent: "mock", prompt: "before the cancel", container: {} });
+        expect((await m.wait([id], { timeoutMs: 60_000 })).results[0]).toMatchObject({ status: "completed" });
+        await m.cancel(id);
+        expect(stateOf(id)).toBe("exited");
+        await m.resume(id, "after the cancel");
+        const resumed = await m.wait([id], { timeoutMs: 60_000, withText: true });
+        expect(resumed.results[0]).toMatchObject({ status: "completed" });
+        expect(resumed.results[0]!.text).toContain("previous-task: before the cancel");
+        expect(stateOf(id)).toBe("running");
       });
 
       it("attach runs docker exec -it … tmux attach on a real terminal; the child goes on after a detach", async () => {

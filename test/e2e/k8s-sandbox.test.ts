@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMuster } from "../../src/index.js";
 import { readEvents, sandbox, until, writeProjectAgent } from "../helpers/cli.js";
 import { type K8sStandin, startK8sStandin } from "../helpers/k8s-standin.js";
 import { stopPlacedChildren } from "../helpers/place-keeper.js";
@@ -69,7 +70,7 @@ describe.skipIf(!root && !process.env.CI)(
       if (base) fs.rmSync(base, { recursive: true, force: true });
     }, 90_000);
 
-    it("a cluster entry with --sandbox-warm-pool: the child's Pod is its claim's, a turn runs there and is mirrored; cancel keeps the claim, rm deletes it", async () => {
+    it("a cluster entry with --sandbox-warm-pool: the child's Pod is its claim's, a turn runs there and is mirrored; cancel suspends its Sandbox, a resume wakes it in a new Pod, rm deletes the claim", async () => {
       const add = await sb.json([
         ...["hosts", "add", "agents", "--k8s", "--context", "standin", "--sandbox-warm-pool", "cold"],
       ]);
@@ -111,12 +112,31 @@ describe.skipIf(!root && !process.env.CI)(
         fs.readFileSync(path.join(dir, "events.ndjson"), "utf8"),
       );
 
-      // cancel keeps the claim and its Pod; a resume continues in them.
+      // cancel suspends the claim's Sandbox: its Pod (and everything on its disk) goes, the claim and Sandbox stay.
+      const firstPod = podNamed(claimOf(id))!.metadata.uid;
       expect((await sb.run(["cancel", id])).exitCode).toBe(0);
-      expect(claimNamed(claimOf(id))).toBeDefined();
-      const resumed = await sb.json(["spawn", "--resume", id, "--wait", "second task"]);
+      const sandboxNamed = (name: string) => api!.sandboxes().find((s) => s.metadata.name === name);
+      expect(sandboxNamed(claimOf(id))?.spec.operatingMode).toBe("Suspended");
+      const patches = api!.requests.filter((r) => r.method === "PATCH");
+      expect(patches.map((r) => r.path)).toEqual([
+        `/apis/agents.x-k8s.io/v1beta1/namespaces/muster/sandboxes/${claimOf(id)}`,
+      ]);
+      await until(() => podNamed(claimOf(id)) === undefined, 15_000);
+      expect(fs.existsSync(farDir)).toBe(false);
+      expect(claimNamed(claimOf(id))?.status.conditions).toContainEqual(
+        expect.objectContaining({ type: "Ready", status: "False", reason: "SandboxSuspended" }),
+      );
+      expect((await sb.json(["status", id])).data.live).toMatchObject({ state: "closed" });
+
+      // A resume wakes it in a new Pod; the conversation and record come from this machine's copy.
+      const resumed = await sb.json(["spawn", "--resume", id, "--wait", "mock: tools=1\nsecond task"]);
+      expect(resumed.exitCode, resumed.stderr).toBe(0);
       expect(resumed.data.results[0]).toMatchObject({ status: "completed" });
+      expect(sandboxNamed(claimOf(id))?.spec.operatingMode).toBe("Running");
+      expect(podNamed(claimOf(id))?.metadata.uid).not.toBe(firstPod);
       expect(readEvents(dir).filter((e) => e.type === "child_started")).toHaveLength(2);
+      expect(readEvents(dir).filter((e) => e.type === "completion")).toHaveLength(2);
+      expect((await sb.json(["result", id])).data).toMatchObject({ status: "completed" });
       expect(api!.sandboxClaims()).toHaveLength(1);
 
       // rm deletes the claim; its Sandbox and Pod go with it.
@@ -133,6 +153,22 @@ describe.skipIf(!root && !process.env.CI)(
       await until(() => podNamed(claimOf(id)) === undefined, 15_000);
       expect((await sb.json(["hosts", "rm", "agents"])).exitCode).toBe(0);
     }, 120_000);
+
+    it("in one long-lived process (the library, as the MCP server and workflows run): a resume after a cancel wakes the suspended Sandbox and readies its new Pod again", async () => {
+      writeProjectAgent(sb, "lib-mock", ["runner: mock", "k8s:", "  sandboxWarmPool: cold"]);
+      const m = createMuster({ env: sb.env, cwd: sb.cwd });
+      const { id } = await m.spawn({ agent: "lib-mock", prompt: "the first turn" });
+      expect((await m.wait([id], { timeoutMs: 30_000 })).results[0]).toMatchObject({ status: "completed" });
+      const firstPod = podNamed(claimOf(id))!.metadata.uid;
+      await m.cancel(id);
+      await until(() => podNamed(claimOf(id)) === undefined, 15_000);
+      await m.resume(id, "the second turn");
+      const second = await m.wait([id], { timeoutMs: 30_000 });
+      expect(second.results[0]).toMatchObject({ status: "completed" });
+      expect(podNamed(claimOf(id))?.metadata.uid).not.toBe(firstPod);
+      expect((await sb.run(["rm", "--force", id])).exitCode).toBe(0);
+      expect(claimNamed(claimOf(id))).toBeUndefined();
+    }, 90_000);
 
     it("a profile's sandboxWarmPool on a pool with a warm Pod: the claim adopts it, the child runs in the warm Pod", async () => {
       const [warm] = warmSandboxes();

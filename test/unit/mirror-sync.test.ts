@@ -120,6 +120,53 @@ describe("mirror: a mirror that is not a prefix of the far log", () => {
     });
 });
 
+describe("mirror: a far side made anew (its log empty, the mirror's not)", () => {
+  const near0 = '{"seq":1}\n{"seq":2}\n';
+  const given = (seed: boolean) => {
+    const { far, near } = sides();
+    fs.writeFileSync(path.join(far, "events.ndjson"), "");
+    fs.mkdirSync(path.join(near, "outputs"), { recursive: true });
+    fs.writeFileSync(path.join(near, "events.ndjson"), near0);
+    fs.writeFileSync(path.join(near, "outputs", "turn-1.md"), "the first turn's answer\n");
+    if (seed) fs.writeFileSync(path.join(near, "events-seed.ndjson"), near0);
+    return { far, near };
+  };
+
+  it("with the mirror's log offered as a seed: the far log becomes it, goes on from its end, and the mirror keeps the earlier turns' files", async () => {
+    const { far, near } = given(true);
+    const { feeder } = await connect(far, near);
+    feeders.push(feeder);
+    expect(fs.readFileSync(path.join(far, "events.ndjson"), "utf8")).toBe(near0);
+    // The seed is used up on both sides; the mirror's files the far side lacks are not deleted here.
+    await waitFor(() => !fs.existsSync(path.join(near, "events-seed.ndjson")) || undefined, 10_000);
+    expect(fs.existsSync(path.join(far, "events-seed.ndjson"))).toBe(false);
+    expect(fs.readFileSync(path.join(near, "outputs", "turn-1.md"), "utf8")).toBe(
+      "the first turn's answer\n",
+    );
+    fs.appendFileSync(path.join(far, "events.ndjson"), '{"seq":3}\n');
+    await waitFor(() => seqs(path.join(near, "events.ndjson")).length === 3 || undefined, 10_000);
+    expect(seqs(path.join(near, "events.ndjson"))).toEqual([1, 2, 3]);
+  });
+
+  it("with no seed offered: refused as a shorter log, the mirror left as it was", async () => {
+    const { far, near } = given(false);
+    const feeder = new MirrorFeeder(near);
+    feeders.push(feeder);
+    await expect(connect(far, near, feeder)).rejects.toThrow(/longer than the far side's \(0\)/);
+    expect(fs.readFileSync(path.join(near, "events.ndjson"), "utf8")).toBe(near0);
+    expect(fs.existsSync(path.join(near, "outputs", "turn-1.md"))).toBe(true);
+  });
+
+  it("a far log that is not empty takes no seed: the seed is dropped and a shorter log still refused", async () => {
+    const { far, near } = given(true);
+    fs.writeFileSync(path.join(far, "events.ndjson"), '{"seq":1}\n');
+    const feeder = new MirrorFeeder(near);
+    feeders.push(feeder);
+    await expect(connect(far, near, feeder)).rejects.toThrow(/longer than the far side's/);
+    expect(fs.readFileSync(path.join(far, "events.ndjson"), "utf8")).toBe('{"seq":1}\n');
+  });
+});
+
 describe("mirror: near to far", () => {
   it("an inbox item arrives whole; the far side taking it removes it here; env.json goes out 0600 and never comes back", async () => {
     const { far, near } = sides();

@@ -209,6 +209,7 @@ export class ContainerPlace extends FarPlace {
     // Its mirror takes the files written last first (it ends by itself once the host's end is in).
     await mirrorEnded(dir, this.name, 5_000);
     await runEngine(this.engine, ["stop", "--time", "5", this.container], { timeoutMs: 60_000 });
+    this.unready();
   }
 
   async discard(): Promise<void> {

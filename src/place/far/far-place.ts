@@ -128,6 +128,15 @@ export abstract class FarPlace implements Place {
     return "dead";
   }
 
+  /**
+   * The machine was put to rest (a container stopped, a Sandbox suspended): the next `ready` in this process
+   * (a long-lived one: the MCP server, a workflow) makes it again and asks it again what it has.
+   */
+  protected unready(): void {
+    this.provisioning = undefined;
+    this.readying = undefined;
+  }
+
   /** A child removed: the keeper of a place made for it alone ends with it. */
   protected async endKeeper(dir: string): Promise<void> {
     await stopKeeper(dir, this.name).catch(() => undefined);

@@ -5,10 +5,11 @@
  * tmux server and its agent CLI run inside, reached with the API's exec; its artifact dir is mirrored here
  * over one long exec (`exec-main.js … relay-hub-main.js`), as for an SSH host (far/far-place.ts). Liveness is
  * the Pod's phase: one gone, evicted or failed leaves its record here, with the reason, and its child `lost`.
- * `rm`/`gc` delete the Pod (grace period); a Pod is kept across a cancel, so a resume continues in it.
+ * `rm`/`gc` delete the Pod (grace period); a bare Pod is kept across a cancel, so a resume continues in it.
  * With `sandboxWarmPool` (a cluster with the agent-sandbox CRDs) the Pod comes from a SandboxClaim instead
- * (sandbox-claim.ts): its name and container are the ones the claim was given, kept with the spec once known,
- * and `rm`/`gc` delete the claim.
+ * (sandbox-claim.ts): its name and container are the ones the claim was given, kept with the spec once known;
+ * a cancel suspends its Sandbox (the Pod goes, the Sandbox and its volumes stay), a resume wakes it in a new
+ * Pod, and `rm`/`gc` delete the claim.
  */
 import * as path from "node:path";
 import { MusterError } from "../../base/errors.js";
@@ -18,10 +19,18 @@ import { PACKAGE_ROOT } from "../../util/pkg.js";
 import { FarPlace, type ProbeAsk } from "../far/far-place.js";
 import { keptSpecs } from "../far/kept-spec.js";
 import type { FarShell, RemoteRun } from "../far/remote.js";
+import { mirrorEnded } from "../mirror/carry.js";
 import type { Liveness } from "../place.js";
 import type { ChildPlaceMaker } from "../registry.js";
 import { apiCode, apiSaid, execInPod, type KubeConfig, k8s, kubeConfig, namespaceOf } from "./client.js";
-import { CLAIM_GROUP, CLAIM_VERSION, claimPod, claimsServed, deleteClaim } from "./sandbox-claim.js";
+import {
+  CLAIM_GROUP,
+  CLAIM_VERSION,
+  claimPod,
+  claimsServed,
+  deleteClaim,
+  restClaimed,
+} from "./sandbox-claim.js";
 import { watchOne } from "./watch-one.js";
 
 export const K8S_KIND = "k8s";
@@ -222,8 +231,9 @@ export class PodPlace extends FarPlace {
       { namespace: this.spec.namespace, name: podName(this.id), warmPool, labels: this.labels() },
       Date.now() + START_MS,
     );
+    // A Sandbox woken from rest has a new Pod, perhaps of another name.
     if (got.pod !== this.spec.pod || got.container !== this.spec.container) {
-      Object.assign(this.spec, got);
+      Object.assign(this.spec, { pod: got.pod, container: got.container });
       podSpecs.save(this.nearRoot, this.id, this.spec);
     }
     await this.running();
@@ -312,6 +322,19 @@ export class PodPlace extends FarPlace {
   override async forget(dir: string): Promise<void> {
     await this.endKeeper(dir);
     await this.discard();
+  }
+
+  /**
+   * The child was cancelled or closed. A claimed child's Sandbox is suspended once its mirror has the last
+   * files: its Pod goes (the cluster's resources with it), the Sandbox and its volumes stay, and a resume
+   * wakes it in a new Pod (the child's record comes from here; what the agent kept in the Pod survives only
+   * on the template's volumes). A bare Pod stays as it is, so a resume continues in it.
+   */
+  async rest(dir: string): Promise<void> {
+    if (!this.spec.sandboxWarmPool) return;
+    await mirrorEnded(dir, this.name, 5_000);
+    await restClaimed(await this.kube(), { namespace: this.spec.namespace, name: podName(this.id) });
+    this.unready();
   }
 
   async discard(): Promise<void> {

@@ -6,7 +6,9 @@
  * template (a Sandbox and Pod named as the claim), says which in `status.sandbox.name`, and sets the claim's
  * `Ready` condition once that Pod runs. The Pod is the Sandbox's annotation `agents.x-k8s.io/pod-name`, else
  * the Sandbox's own name (as the project's Go client resolves it). Deleting the claim deletes its Sandbox and
- * Pod (they are the claim's by owner reference).
+ * Pod (they are the claim's by owner reference). A Sandbox rests as `spec.operatingMode: Suspended` (the
+ * controller deletes its Pod and keeps the Sandbox and its volumes) and wakes as `Running` (a new Pod, named
+ * by the Sandbox again, its claim `Ready` once it runs).
  */
 import { MusterError } from "../../base/errors.js";
 import { apiCode, apiSaid, type KubeConfig, k8s } from "./client.js";
@@ -29,11 +31,15 @@ export interface ClaimAsk {
   labels: Record<string, string>;
 }
 
-/** The Pod that serves a ready claim and the container to exec in. */
+/** The Pod that serves a ready claim, the container to exec in, and the Sandbox that has the Pod. */
 export interface ClaimedPod {
   pod: string;
   container: string;
+  sandbox: string;
 }
+
+/** What a Sandbox is asked to be (`spec.operatingMode`). */
+type SandboxMode = "Running" | "Suspended";
 
 interface Condition {
   type?: string;
@@ -118,7 +124,12 @@ function verdict(a: ClaimAsk, claim: Claim): string | Error | undefined {
  * and that Pod's first container (the template's). A claim that cannot become ready is deleted.
  */
 export async function claimPod(kc: KubeConfig, a: ClaimAsk, deadline: number): Promise<ClaimedPod> {
-  if ((await readClaim(kc, a)) === null) {
+  const had = await readClaim(kc, a);
+  // A claim of an earlier turn whose Sandbox was put to rest (restClaimed): it wakes, and its new Pod is found
+  // as the first one was, once the claim is Ready again.
+  const rested = had?.status?.sandbox?.name;
+  if (rested) await setSandboxMode(kc, a.namespace, rested, "Running");
+  if (had === null) {
     try {
       await (await custom(kc)).createNamespacedCustomObject({ ...ref(a), body: claimManifest(a) });
     } catch (e) {
@@ -156,19 +167,53 @@ export async function claimPod(kc: KubeConfig, a: ClaimAsk, deadline: number): P
   return podOfSandbox(kc, a.namespace, sandbox);
 }
 
+const sandboxRef = (namespace: string, name: string) => ({
+  group: SANDBOX_GROUP,
+  version: SANDBOX_VERSION,
+  namespace,
+  plural: "sandboxes",
+  name,
+});
+
+/**
+ * Asks Sandbox `name` to be `mode` (a merge patch of `spec.operatingMode`, sent only when it is not that
+ * already); nothing when there is no such Sandbox. Suspended: the controller deletes its Pod, keeping the
+ * Sandbox and its volumes.
+ */
+async function setSandboxMode(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  mode: SandboxMode,
+): Promise<void> {
+  const { PatchStrategy, setHeaderOptions } = await k8s();
+  const api = await custom(kc);
+  try {
+    const sb = (await api.getNamespacedCustomObject(sandboxRef(namespace, name))) as {
+      spec?: { operatingMode?: SandboxMode };
+    };
+    if ((sb.spec?.operatingMode ?? "Running") !== mode)
+      await api.patchNamespacedCustomObject(
+        { ...sandboxRef(namespace, name), body: { spec: { operatingMode: mode } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+  } catch (e) {
+    if (apiCode(e) === 404) return;
+    const code = apiCode(e);
+    throw new MusterError(
+      code === 403 ? "unsupported" : "unreachable",
+      `sandbox ${name}: could not make it ${mode}: ${apiSaid(e)}`,
+    );
+  }
+}
+
 /** The Pod of Sandbox `name` (its pod-name annotation, else its own name) and that Pod's first container. */
 async function podOfSandbox(kc: KubeConfig, namespace: string, name: string): Promise<ClaimedPod> {
   let pod = name;
   try {
-    const sb = (await (
-      await custom(kc)
-    ).getNamespacedCustomObject({
-      group: SANDBOX_GROUP,
-      version: SANDBOX_VERSION,
-      namespace,
-      plural: "sandboxes",
-      name,
-    })) as { metadata?: { annotations?: Record<string, string> } };
+    const sb = (await (await custom(kc)).getNamespacedCustomObject(sandboxRef(namespace, name))) as {
+      metadata?: { annotations?: Record<string, string> };
+    };
     pod = sb.metadata?.annotations?.[POD_NAME_ANNOTATION] || name;
   } catch (e) {
     throw new MusterError("unreachable", `sandbox ${name}: ${apiSaid(e)}`);
@@ -178,11 +223,20 @@ async function podOfSandbox(kc: KubeConfig, namespace: string, name: string): Pr
     const p = await core.readNamespacedPod({ name: pod, namespace });
     const container = p.spec?.containers?.[0]?.name;
     if (!container) throw new MusterError("unsupported", `pod ${pod} of sandbox ${name} has no container`);
-    return { pod, container };
+    return { pod, container, sandbox: name };
   } catch (e) {
     if (e instanceof MusterError) throw e;
     throw new MusterError("unreachable", `pod ${pod} of sandbox ${name}: ${apiSaid(e)}`);
   }
+}
+
+/**
+ * Puts the claim's Sandbox to rest (Suspended: its Pod is deleted, the Sandbox and its volumes kept) until
+ * claimPod wakes it; nothing when the claim or its Sandbox is gone.
+ */
+export async function restClaimed(kc: KubeConfig, a: { namespace: string; name: string }): Promise<void> {
+  const sandbox = (await readClaim(kc, a))?.status?.sandbox?.name;
+  if (sandbox) await setSandboxMode(kc, a.namespace, sandbox, "Suspended");
 }
 
 /** Deletes the claim (its Sandbox and Pod go with it); one that is gone already is fine. */

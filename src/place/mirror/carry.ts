@@ -16,7 +16,7 @@ import { limitsFrom } from "../../config/limits.js";
 import { sessionFileOf } from "../../sessions/store.js";
 import { writeJsonAtomic } from "../../util/fsx.js";
 import { PACKAGE_ROOT } from "../../util/pkg.js";
-import { SESSION_SEED } from "./paths.js";
+import { EVENTS_SEED, SESSION_SEED } from "./paths.js";
 import { placeLog, placeSocket } from "./place-socket.js";
 
 const MIRROR_DIST = path.join(PACKAGE_ROOT, "dist", "place", "mirror");
@@ -54,7 +54,7 @@ export async function carryByMirror(dir: string, linkArgv: string[], opts: Carry
   if (mode === "revive" && !fs.existsSync(files.mirror)) return;
   if (mode === "restart") {
     writeJsonAtomic(files.mirror, { v: 1, place: opts.place });
-    seedConversation(dir);
+    seedRecord(dir);
   }
   const socket = placeSocket(pathsOfArtifactDir(dir).root, opts.place);
   const timeoutMs = opts.timeoutMs ?? 30_000;
@@ -179,16 +179,21 @@ async function startKeeper(
 }
 
 /**
- * The conversation as the parent began it (spawn seeds it, a fork copies its source's), for a far side
- * that has none yet; one that has it drops the seed unread (relay.ts).
+ * Seeds for a far side that lacks what the mirror has: the conversation as the parent began it (spawn seeds
+ * it, a fork copies its source's) for one that has none yet, and the event log for one made anew (a
+ * suspended Sandbox woken in a new Pod). A far side that has them drops the seeds unread (relay.ts).
  */
-function seedConversation(dir: string): void {
+function seedRecord(dir: string): void {
+  const copy = (from: string, name: string): void => {
+    const tmp = path.join(dir, `.${name}.tmp`);
+    fs.copyFileSync(from, tmp);
+    fs.renameSync(tmp, path.join(dir, name));
+  };
   const session = sessionFileOf(dir);
-  if (!fs.existsSync(session)) return;
-  const seed = path.join(dir, SESSION_SEED);
-  const tmp = path.join(dir, `.${SESSION_SEED}.tmp`);
-  fs.copyFileSync(session, tmp);
-  fs.renameSync(tmp, seed);
+  if (fs.existsSync(session)) copy(session, SESSION_SEED);
+  // An empty log needs no seed: every far side has one (a child's first link makes it).
+  const events = childFiles(dir).events;
+  if ((fs.statSync(events, { throwIfNoEntry: false })?.size ?? 0) > 0) copy(events, EVENTS_SEED);
 }
 
 /** The last line of the child's mirror log (keeper.ts), quoted in a failure. */

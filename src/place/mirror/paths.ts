@@ -17,14 +17,16 @@ const INBOUND = new RegExp(
   `^(meta\\.json|host\\.json|output\\.md|isolation\\.json|admission\\.json|(outputs|prompts|isolation)/${NAME})$`,
 );
 const OUTBOUND = new RegExp(
-  `^(closing|env\\.json|grant\\.json|session-seed\\.jsonl|(inbox|control|answers|appends)/${NAME}\\.json)$`,
+  `^(closing|env\\.json|grant\\.json|session-seed\\.jsonl|events-seed\\.ndjson|(inbox|control|answers|appends)/${NAME}\\.json)$`,
 );
 /** Top-level inbound files that change in place (the others under their folders never change). */
 export const INBOUND_TOP = ["meta.json", "host.json", "output.md", "isolation.json", "admission.json"];
 export const INBOUND_DIRS = ["outputs", "prompts", "isolation"];
-export const OUTBOUND_TOP = ["closing", "env.json", "grant.json", "session-seed.jsonl"];
+export const OUTBOUND_TOP = ["closing", "env.json", "grant.json", "session-seed.jsonl", "events-seed.ndjson"];
 /** The child's conversation as the parent began it, for a far side that has none yet (relay.ts). */
 export const SESSION_SEED = "session-seed.jsonl";
+/** The mirror's event log, for a far side made anew whose log is empty (a suspended Sandbox's new Pod). */
+export const EVENTS_SEED = "events-seed.ndjson";
 export const OUTBOUND_DIRS = ["inbox", "control", "answers", "appends"];
 
 export type Direction = "inbound" | "outbound";

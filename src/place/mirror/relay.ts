@@ -18,6 +18,7 @@ import {
   carriedChange,
   checkRel,
   EVENTS,
+  EVENTS_SEED,
   INBOUND_DIRS,
   INBOUND_TOP,
   listFiles,
@@ -72,6 +73,8 @@ export class MirrorRelay {
     | undefined;
   /** Inbound files as last sent (or as the mirror already had them). */
   private readonly sent = new Map<string, Stamp>();
+  /** The mirror's log, while this far side (made anew, its log empty) waits for the log's seed. */
+  private eventsAwaited: { size: number; tail: string } | undefined;
   /** Outbound files delivered and still there: path → sha. */
   private present = new Map<string, string>();
   private queue: Promise<void> = Promise.resolve();
@@ -134,6 +137,7 @@ export class MirrorRelay {
       this.present.set(done.rel, done.sha);
       if (done.rel.startsWith(`${APPENDS}/`)) await this.applyAppend(done.rel);
       else if (done.rel === SESSION_SEED) this.plantSession();
+      else if (done.rel === EVENTS_SEED) this.plantEvents();
       // The host sleeps until poked (util/poke.ts): the parent's poke came before the file was here.
       else if (done.rel !== "env.json") pokeHost(this.root);
     } else if (h.t === "del") {
@@ -165,8 +169,10 @@ export class MirrorRelay {
     if (h.seed) this.plant(h.seed);
     else if (!fs.lstatSync(this.root, { throwIfNoEntry: false })?.isDirectory())
       throw new ProtocolError(`${this.root} is not a child's artifact dir here`);
-    this.events.resume(h.events);
-    const seedOffered = this.resumeSession(h);
+    const eventsWanted = this.resumeEvents(h);
+    const sessionWanted = this.resumeSession(h);
+    const unwantedSeed = (rel: string): boolean =>
+      (rel === SESSION_SEED && !sessionWanted) || (rel === EVENTS_SEED && !eventsWanted);
 
     // Outbound: in step, gone since delivered (tell the mirror), removed by the mirror meanwhile, or wanted.
     const here = this.ledger.presentDelivered();
@@ -174,8 +180,8 @@ export class MirrorRelay {
     const gone: Header[] = [];
     for (const [p, sha] of Object.entries(h.outbound)) {
       const rel = checkRel(p, "outbound");
-      // A conversation already here needs no seed: the mirror drops its copy.
-      if (rel === SESSION_SEED && !seedOffered) gone.push({ t: "del", path: rel, sha });
+      // A conversation or log already here needs no seed: the mirror drops its copy.
+      if (unwantedSeed(rel)) gone.push({ t: "del", path: rel, sha });
       else if (shaOfFile(path.join(this.root, rel)) === sha) here.set(rel, sha);
       else if (this.ledger.delivered.get(rel) === sha) gone.push({ t: "del", path: rel, sha });
       else want.push(rel);
@@ -190,7 +196,8 @@ export class MirrorRelay {
       const rel = checkRel(p, "inbound");
       const now = stampOf(path.join(this.root, rel));
       if (now && sameStamp(now, stamp)) this.sent.set(rel, now);
-      else if (!now) gone.push({ t: "del", path: rel });
+      // A far side made anew lacks the earlier turns' files: the mirror keeps its copies.
+      else if (!now && !eventsWanted) gone.push({ t: "del", path: rel });
     }
     await this.out.send({ t: "welcome", v: PROTOCOL_VERSION, want });
     for (const g of gone) await this.out.send(g);
@@ -273,11 +280,40 @@ export class MirrorRelay {
       }
     const stopped = (): boolean => this.stopped;
     if (sessionEnd !== undefined) await this.session!.log.send(this.out, sessionEnd, stopped);
-    await this.events.send(this.out, end, stopped);
+    if (!this.eventsAwaited) await this.events.send(this.out, end, stopped);
     for (const [rel, sha] of taken) {
       if (this.present.get(rel) !== sha) continue;
       this.present.delete(rel);
       await this.out.send({ t: "del", path: rel, sha });
+    }
+  }
+
+  /**
+   * The event log's cursor: after the mirror's copy, which must be a prefix of the log here. A far side made
+   * anew (its log empty, the mirror's not) waits for the mirror's copy, offered as a seed, and carries on from
+   * its end. True when the seed is wanted.
+   */
+  private resumeEvents(h: Extract<Header, { t: "hello" }>): boolean {
+    if (h.events.size > 0 && this.events.end() === 0 && h.outbound[EVENTS_SEED] !== undefined) {
+      this.eventsAwaited = h.events;
+      return true;
+    }
+    this.events.resume(h.events);
+    return false;
+  }
+
+  /** The log's seed delivered: it becomes the log here (while that is still empty), then goes. */
+  private plantEvents(): void {
+    const seed = path.join(this.root, EVENTS_SEED);
+    const mirror = this.eventsAwaited;
+    if (mirror && this.events.end() === 0) {
+      fs.copyFileSync(seed, path.join(this.root, `.${EVENTS}.mirror.tmp`));
+      fs.renameSync(path.join(this.root, `.${EVENTS}.mirror.tmp`), this.events.file);
+    }
+    fs.rmSync(seed, { force: true });
+    if (mirror) {
+      this.eventsAwaited = undefined;
+      this.events.resume(mirror);
     }
   }
 
