@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // Entry point. Child-side commands (run by agents inside panes) load one small module; the rest load the CLI.
+import { readFileSync } from "node:fs";
+
 const argv = process.argv.slice(2);
 const CHILD_COMMANDS = new Set(["done", "error", "progress"]);
 // A reader that went away (`muster --help | head`) ends the command quietly, as SIGPIPE ends other tools;
@@ -22,8 +24,13 @@ if (argv[0] === "ask") {
 } else {
   // Ctrl-C exits 130 from here on, also before the CLI has loaded (see src/cli/interrupt.ts).
   (await import("../dist/cli/bundle/interrupt.js")).installInterrupt();
-  // One bundled module (scripts/bundle.mjs): a command starts in about half the time of the module graph.
-  const { main } = await import("../dist/cli/bundle/main.js");
+  // Bundled (scripts/bundle.mjs): a command that needs no package runs from one module, commands.js; help, an
+  // unknown command and the commands that load more later run from main.js and its chunks.
+  const quick = JSON.parse(
+    readFileSync(new URL("../dist/cli/bundle/commands.json", import.meta.url), "utf8"),
+  );
+  const entry = quick.includes(argv[0]) ? "../dist/cli/bundle/commands.js" : "../dist/cli/bundle/main.js";
+  const { main } = await import(entry);
   code = await main(argv);
 }
 process.exitCode = code;

@@ -21,6 +21,8 @@ export const OUTPUTS = [
   "dist/cli/main.js",
   "dist/cli/child-commands.js",
   "dist/cli/bundle/main.js",
+  "dist/cli/bundle/commands.js",
+  "dist/cli/bundle/commands.json",
   "dist/child/host.bundle.js",
   "dist/mux/pty/holder.cjs",
 ];

@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -68,9 +69,58 @@ const cli = await build({
   metafile: true,
   plugins: [onlyOurCode],
 });
+// The commands that need no package and no lazily loaded part of muster (each row of src/cli/command-table.ts
+// not marked heavy) also run from one module of their own, commands.js: split into chunks, the code such a
+// command loads was ~60 files, and each module an ES import loads costs about as much as 10 KB more of one
+// module (a command started ~20 ms later). bin/muster.js picks it by the names in commands.json. It imports the
+// split build's interrupt.js, so there is still one Ctrl-C handler; its other code is its own copy.
+const { COMMAND_MODULES } = await import(
+  pathToFileURL(path.join(root, "dist", "cli", "command-table.js")).href
+);
+const quick = COMMAND_MODULES.filter((m) => !m.heavy);
+const srcCli = path.join(root, "src", "cli");
+const quickEntry = [
+  `import { runProgram } from "./program.ts";`,
+  ...quick.map((m) => `import { ${m.register} } from "./commands/${m.file}.ts";`),
+  `const BY_NAME = { ${quick.flatMap((m) => m.names.map((n) => `${JSON.stringify(n)}: ${m.register}`)).join(", ")} };`,
+  "export const main = (argv) => runProgram(argv, async () => [BY_NAME[argv[0]]]);",
+].join("\n");
+const interruptSrc = path.join(srcCli, "interrupt.js");
+const quickBuild = await build({
+  ...common,
+  stdin: { contents: quickEntry, resolveDir: srcCli, sourcefile: "commands-entry.ts", loader: "ts" },
+  outfile: path.join(cliDir, "commands.js"),
+  metafile: true,
+  plugins: [
+    {
+      name: "split-build-interrupt",
+      setup(b) {
+        b.onResolve({ filter: /\/interrupt\.js$/ }, (args) =>
+          path.resolve(args.resolveDir, args.path) === interruptSrc
+            ? { path: "./interrupt.js", external: true }
+            : undefined,
+        );
+      },
+    },
+    onlyOurCode,
+  ],
+});
+const atStart = Object.values(quickBuild.metafile.outputs)
+  .flatMap((o) => o.imports)
+  .filter((i) => i.external && i.kind === "import-statement" && !/^(node:|\.\/interrupt\.js$)/.test(i.path));
+if (atStart.length > 0)
+  throw new Error(
+    `commands.js would import ${[...new Set(atStart.map((i) => i.path))].join(", ")} at start: mark its command heavy in src/cli/command-table.ts`,
+  );
+fs.writeFileSync(path.join(cliDir, "commands.json"), `${JSON.stringify(quick.flatMap((m) => m.names))}\n`);
 // Chunk names change with their content. A running `muster mcp` or `muster top` may still import its own
 // build's chunks lazily, so an old chunk goes only once it is a day old.
-const current = new Set(Object.keys(cli.metafile.outputs).map((f) => path.resolve(f))); // relative to the cwd
+const current = new Set(
+  [...Object.keys(cli.metafile.outputs), ...Object.keys(quickBuild.metafile.outputs)].map((f) =>
+    path.resolve(f),
+  ), // relative to the cwd
+);
+current.add(path.join(cliDir, "commands.json"));
 for (const f of fs.readdirSync(cliDir)) {
   const file = path.join(cliDir, f);
   if (!current.has(file) && Date.now() - fs.statSync(file).mtimeMs > 24 * 3600_000)

@@ -1,5 +1,5 @@
-// A command loads only what it needs: `ls`, `status`, `result` and `send` start from the bundled CLI
-// (dist/cli/bundle, scripts/bundle.mjs) and load no package from node_modules — the MCP SDK, ink/react, ajv,
+// A command loads only what it needs: `ls`, `status`, `result` and `send` start from one bundled module
+// (dist/cli/bundle/commands.js, scripts/bundle.mjs) and load no package from node_modules — the MCP SDK, ink/react, ajv,
 // QuickJS, chokidar, execa, gray-matter and smol-toml load only in the commands that use them. Seen in real
 // processes through a module log (test/fixtures/module-log.mjs); how fast that is, bench/run.mjs measures.
 import * as fs from "node:fs";
@@ -71,10 +71,29 @@ describe("CLI start-up", () => {
         r.files.filter((f) => f.startsWith("dist/") && !f.startsWith("dist/cli/bundle/")),
         args[0],
       ).toEqual([]);
-      expect(r.files, args[0]).toContain("dist/cli/bundle/main.js");
+      // One module of its own (commands.js), not main.js and its ~60 chunks, each a file the loader reads.
+      expect(r.files.filter((f) => f.startsWith("dist/cli/bundle/")).sort(), args[0]).toEqual(
+        expect.arrayContaining(["dist/cli/bundle/commands.js", "dist/cli/bundle/interrupt.js"]),
+      );
+      expect(r.files, args[0]).not.toContain("dist/cli/bundle/main.js");
+      expect(r.files.filter((f) => f.startsWith("dist/cli/bundle/")).length, args[0]).toBeLessThanOrEqual(4);
     }
     expect((await sb.json(["wait", id])).exitCode).toBe(0);
     expect((await sb.run(["rm", "--force", id])).exitCode).toBe(0);
+  });
+
+  it("help, an unknown command and a heavy command run from main.js, with the same words as before", async () => {
+    const help = await loaded(["--help"]);
+    expect(help.exitCode).toBe(0);
+    expect(help.files).toContain("dist/cli/bundle/main.js");
+    expect(help.files).not.toContain("dist/cli/bundle/commands.js");
+    const unknown = await sb.run(["lss"]);
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'lss'");
+    expect(unknown.stderr).toContain("(muster <command> --help for usage)");
+    const wf = await loaded(["workflow", "list", "--json"]);
+    expect(wf.exitCode, wf.stderr).toBe(0);
+    expect(wf.files).toContain("dist/cli/bundle/main.js");
   });
 
   it("a command that needs a package still loads it (the log sees lazily loaded packages)", async () => {

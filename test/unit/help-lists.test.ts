@@ -6,8 +6,8 @@ import { CLIENTS } from "../../src/mcp/install/spec.js";
 import { toolTable } from "../../src/mcp/tools.js";
 import { TUI_RUNNERS } from "../../src/runners/tui/registry.js";
 
-const helpOf = (...path: string[]): string => {
-  let cmd = buildProgram();
+const helpOf = async (...path: string[]): Promise<string> => {
+  let cmd = await buildProgram();
   for (const name of path) cmd = cmd.commands.find((c) => c.name() === name)!;
   // outputHelp, not helpInformation: only it adds the addHelpText sections.
   let text = "";
@@ -21,8 +21,8 @@ const helpOf = (...path: string[]): string => {
 };
 
 describe("help text lists", () => {
-  it("muster mcp --help names every tool of the table and every client install knows", () => {
-    const help = helpOf("mcp");
+  it("muster mcp --help names every tool of the table and every client install knows", async () => {
+    const help = await helpOf("mcp");
     const named = new Set(help.match(/\bsubagents_[a-z]+/g));
     expect([...named].sort()).toEqual(
       toolTable("")
@@ -30,10 +30,12 @@ describe("help text lists", () => {
         .sort(),
     );
     for (const c of CLIENTS) expect(help).toContain(c);
-    expect(helpOf("mcp", "install")).toContain(`${CLIENTS.slice(0, -1).join(", ")} or ${CLIENTS.at(-1)}`);
+    expect(await helpOf("mcp", "install")).toContain(
+      `${CLIENTS.slice(0, -1).join(", ")} or ${CLIENTS.at(-1)}`,
+    );
   });
 
-  it("muster spawn --help names every runner with a TUI mode", () => {
-    expect(helpOf("spawn")).toContain(`(${TUI_RUNNERS().join(", ")})`);
+  it("muster spawn --help names every runner with a TUI mode", async () => {
+    expect(await helpOf("spawn")).toContain(`(${TUI_RUNNERS().join(", ")})`);
   });
 });

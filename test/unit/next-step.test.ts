@@ -134,8 +134,8 @@ describe("a next step is data; each front end says it in its own words", () => {
     expect(mcpNextStep(step)).toBe(mcp);
   });
 
-  it("the CLI only suggests commands it has; the MCP server only tools it has, named as tools", () => {
-    const commands = new Set(buildProgram().commands.flatMap((c) => [c.name(), ...c.aliases()]));
+  it("the CLI only suggests commands it has; the MCP server only tools it has, named as tools", async () => {
+    const commands = new Set((await buildProgram()).commands.flatMap((c) => [c.name(), ...c.aliases()]));
     const tools = new Set(toolTable("").map((t) => t.name));
     for (const [step] of all) {
       const cli = cliNextStep(step);

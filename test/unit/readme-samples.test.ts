@@ -77,7 +77,7 @@ function readmeSamples(md: string): { line: number; argv: string[] }[] {
 /** Parses argv with the real program without running anything; returns commander's error, if any. */
 async function dryParse(argv: string[]): Promise<string | undefined> {
   if (CHILD_COMMANDS.has(argv[0] ?? "")) return undefined;
-  const program = buildProgram();
+  const program = await buildProgram();
   let ran: string | undefined;
   // `ran` is the command path that ran ("workflow run"): nested subcommands (mcp install, workflow run) count.
   const quiet = (c: Command, prefix: string[]): void => {
