@@ -24,10 +24,10 @@ interface Served {
 }
 
 /** A real `muster mcp --http` on a free port of 127.0.0.1, once it says where it listens. */
-async function serve(extra: string[] = []): Promise<Served> {
+async function serve(extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Served> {
   const proc = spawn(process.execPath, [BIN, "mcp", "--http", "--listen", "127.0.0.1:0", ...extra], {
     cwd: sb.cwd,
-    env: sb.env,
+    env: { ...sb.env, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let err = "";
@@ -145,6 +145,49 @@ describe("muster mcp --http", () => {
     });
     expect(own.status).toBe(200);
   });
+
+  it("a session with no request for MUSTER_MCP_SESSION_IDLE_MS is ended (its client gets 404 and starts anew); one with a request open is not", async () => {
+    const idle = await serve(["--token-file", `${tokenFile}-idle`], { MUSTER_MCP_SESSION_IDLE_MS: "1500" });
+    const t = fs.readFileSync(`${tokenFile}-idle`, "utf8").trim();
+    const headers = {
+      Authorization: `Bearer ${t}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    try {
+      const begin = async (): Promise<string> => {
+        const r = await request(idle.port, { method: "POST", headers, body: INIT });
+        expect(r.status).toBe(200);
+        return String(r.headers["mcp-session-id"]);
+      };
+      const call = (id: string, n: number, method: string, params: object = {}) =>
+        request(idle.port, {
+          method: "POST",
+          headers: { ...headers, "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: n, method, params }),
+        });
+      const gone = await begin();
+      const busy = await begin();
+      // The busy session's one request lasts well past the idle bound: a turn that sleeps 4 s.
+      const long = call(busy, 2, "tools/call", {
+        name: "subagents_run",
+        arguments: { agent: "mock", prompt: "a long one\nmock: sleep=4" },
+      });
+      await until(() => idle.stderr().includes(`session ${gone} ended after`) || undefined, 20_000);
+      expect(idle.stderr()).not.toContain(`session ${busy} ended`);
+      const refused = await call(gone, 3, "tools/list");
+      expect(refused.status).toBe(404);
+      expect(refused.body).toContain("start a new one with initialize");
+      const answered = await long;
+      expect(answered.status).toBe(200);
+      expect(answered.body).toContain("completed");
+      // Its request ended just now: the session is in use again from there.
+      expect((await call(busy, 4, "tools/list")).status).toBe(200);
+    } finally {
+      idle.proc.kill("SIGTERM");
+      await new Promise((r) => idle.proc.once("exit", r));
+    }
+  }, 60_000);
 
   it("bad options are one line and exit 2: a reachable address without --allow-remote, --listen without --http", async () => {
     const run = (args: string[]) =>

@@ -209,6 +209,18 @@ export const SETTINGS = {
     },
     doc: "set by muster for a checkout's `.muster/worktree-setup`: the top of the new worktree it runs in (its working directory)",
   },
+  mcpSessionIdleMs: {
+    env: "MUSTER_MCP_SESSION_IDLE_MS",
+    type: { kind: "number", integer: true, min: 100 },
+    default: 1_800_000,
+    forward: {
+      child: false,
+      mcp: false,
+      popup: false,
+      why: "read by `muster mcp --http` itself, for its own clients' sessions",
+    },
+    doc: "`muster mcp --http` ends a client's session after this long (ms) with no request open and none made (a client that went away without ending it); the client starts a new one with `initialize`",
+  },
   mcpToken: {
     env: "MUSTER_MCP_TOKEN",
     type: text,

@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import * as http from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { resolveSettings } from "../../base/settings/resolve.js";
 import { createMuster } from "../../core/muster.js";
 import { loadBackendModules } from "../../mux/builtin.js";
 import { guardHeaders, type Listening, refuse } from "../../util/http-guard.js";
@@ -36,6 +37,10 @@ const ENDPOINT = "/mcp";
 interface Session {
   transport: StreamableHTTPServerTransport;
   close(): Promise<void>;
+  /** Requests of this session not answered yet (a wait, an open event stream): it is in use meanwhile. */
+  open: number;
+  /** When its last request ended (or began). */
+  lastMs: number;
 }
 
 /** Serves until SIGINT or SIGTERM; the children keep running. */
@@ -57,7 +62,7 @@ export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void>
           await server.close();
           await idle();
         };
-        sessions.set(id, { transport, close });
+        sessions.set(id, { transport, close, open: 1, lastMs: Date.now() });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -67,8 +72,33 @@ export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void>
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
+    res.once("close", () => {
+      const s = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
+      if (s) inUse(s, -1);
+    });
     await transport.handleRequest(req, res);
   };
+
+  const inUse = (s: Session, by: 1 | -1): void => {
+    s.open += by;
+    s.lastMs = Date.now();
+  };
+  // A client that went away without ending its session (a crash, a dropped network) would keep its server
+  // here for ever: one with no request open for the idle bound is ended; that client starts a new one.
+  const idleMs = resolveSettings(process.env).values.mcpSessionIdleMs;
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions)
+        if (s.open === 0 && now - s.lastMs >= idleMs) {
+          sessions.delete(id);
+          log(`session ${id} ended after ${Math.round((now - s.lastMs) / 1000)} s with no request`);
+          s.close().catch(() => undefined);
+        }
+    },
+    Math.min(60_000, Math.max(50, idleMs / 4)),
+  );
+  sweep.unref();
 
   const answer = (res: http.ServerResponse, status: number, message: string): void => {
     res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
@@ -87,6 +117,8 @@ export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void>
       if (typeof id === "string") {
         const s = sessions.get(id);
         if (!s) return answer(res, 404, "no such session (it ended): start a new one with initialize");
+        inUse(s, 1);
+        res.once("close", () => inUse(s, -1));
         return s.transport.handleRequest(req, res);
       }
       if (req.method !== "POST") return answer(res, 400, "start a session with an initialize POST");
@@ -106,6 +138,7 @@ export async function serveHttp(opts: HttpServeOptions, log: Log): Promise<void>
   );
   warnIfRemote(at, log);
   await untilStopped();
+  clearInterval(sweep);
   httpServer.close();
   await Promise.allSettled([...sessions.values()].map((s) => s.close()));
   httpServer.closeAllConnections();
