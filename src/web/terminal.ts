@@ -7,12 +7,15 @@
  *
  * The page sends JSON text frames (`{type: "input", data}`, `{type: "resize", cols, rows}`); the server sends
  * the terminal's bytes as binary frames and, as JSON text, `{type: "error", message}` or `{type: "exit"}`.
+ * Each socket is pinged every MUSTER_WEB_HEARTBEAT_MS (browsers answer by themselves): one that did not answer
+ * the last ping (a laptop closed, a network gone without a close) is ended with its viewer.
  */
 import type * as http from "node:http";
 import type { Duplex } from "node:stream";
 import type { IPty } from "node-pty";
 import { type WebSocket, WebSocketServer } from "ws";
 import { MusterError } from "../base/errors.js";
+import { resolveSettings } from "../base/settings/resolve.js";
 import type { Muster } from "../core/muster.js";
 import { nodePty } from "../util/node-pty.js";
 
@@ -33,6 +36,9 @@ export class TerminalRelay {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME });
   private readonly viewers = new Set<IPty>();
   private pty: Promise<PtyModule> | undefined;
+  /** Sockets that answered the last ping (or opened since). */
+  private readonly answered = new WeakSet<WebSocket>();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly muster: Muster,
@@ -42,6 +48,9 @@ export class TerminalRelay {
   /** Takes an upgrade that passed the guard: opens the socket, then the viewer behind it. */
   upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.answered.add(ws);
+      ws.on("pong", () => this.answered.add(ws));
+      this.heartbeat ??= this.beat();
       void this.serve(ws, url).catch((e: unknown) => {
         const message = e instanceof MusterError ? e.message : `the terminal failed: ${(e as Error).message}`;
         if (!(e instanceof MusterError)) this.log(`web: ${message}`);
@@ -101,6 +110,22 @@ export class TerminalRelay {
     });
   }
 
+  /** Pings every socket each beat; one that did not answer the previous ping is ended (its viewer with it). */
+  private beat(): NodeJS.Timeout {
+    const t = setInterval(() => {
+      for (const ws of this.wss.clients) {
+        if (!this.answered.has(ws)) {
+          ws.terminate();
+          continue;
+        }
+        this.answered.delete(ws);
+        ws.ping();
+      }
+    }, resolveSettings(process.env).values.webHeartbeatMs);
+    t.unref();
+    return t;
+  }
+
   private loadPty(): Promise<PtyModule> {
     const found = nodePty();
     if ("problem" in found)
@@ -114,6 +139,7 @@ export class TerminalRelay {
 
   /** Ends every viewer and socket (the server is stopping). */
   close(): void {
+    clearInterval(this.heartbeat);
     for (const t of this.viewers) t.kill();
     this.viewers.clear();
     for (const ws of this.wss.clients) ws.terminate();

@@ -98,7 +98,8 @@ beforeAll(async () => {
   );
   server = spawn(process.execPath, [BIN, "web", "--listen", "127.0.0.1:0", "--token-file", tokenFile], {
     cwd: sb.cwd,
-    env: sb.env,
+    // Terminal sockets pinged every half second: a socket that stops answering goes within a second.
+    env: { ...sb.env, MUSTER_WEB_HEARTBEAT_MS: "500" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   server.stderr!.on("data", (d: Buffer) => {
@@ -168,6 +169,30 @@ describe("muster web: the guard, before any routing", () => {
     // Only the terminal's path upgrades.
     expect(await upgradeStatus("x/../../api/events", auth())).toBe(404);
     expect(await upgradeStatus(id, auth())).toBe(101);
+  });
+
+  it("a terminal socket that stops answering pings is closed and its viewer ended; one that answers stays", async () => {
+    const id = await spawnChild(["--name", "pinged", "kept\nmock: sleep=0"]);
+    const open = (autoPong: boolean) =>
+      new Promise<WebSocket>((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${port}/api/children/${id}/terminal`, {
+          headers: { host: `127.0.0.1:${port}`, ...auth() },
+          autoPong,
+        });
+        ws.once("open", () => resolve(ws));
+        ws.once("error", reject);
+      });
+    const before = (await viewerSessions()).length;
+    const silent = await open(false);
+    const closed = new Promise((r) => silent.once("close", r));
+    const live = await open(true);
+    await until(async () => (await viewerSessions()).length >= before + 1 || undefined, 15_000);
+    await closed;
+    // The silent one's viewer went with it; the one that answers is open, its viewer running.
+    await until(async () => (await viewerSessions()).length === before + 1 || undefined, 15_000);
+    expect(live.readyState).toBe(WebSocket.OPEN);
+    live.close();
+    await until(async () => (await viewerSessions()).length === before || undefined, 15_000);
   });
 
   it("trades a page load's ?token= for an HttpOnly SameSite=Strict cookie and drops it from the address", async () => {

@@ -386,6 +386,14 @@ export const SETTINGS = {
     },
     doc: "where a TUI agent's muster plugin writes its turn boundaries",
   },
+  webHeartbeatMs: {
+    env: "MUSTER_WEB_HEARTBEAT_MS",
+    type: { kind: "number", integer: true, min: 50 },
+    default: 30_000,
+    internal: true,
+    forward: { child: false, mcp: false, popup: false, why: "a test knob read by `muster web` itself" },
+    doc: "how often (ms) `muster web` pings each live terminal's socket; one that missed the last ping is closed and its viewer ended",
+  },
   hostPollMs: {
     env: "MUSTER_HOST_POLL_MS",
     type: { kind: "number", integer: true, min: 50 },
