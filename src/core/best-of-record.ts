@@ -3,6 +3,7 @@
  * has picked, the verdict. Written whole (temp + rename), the verdict under the file's lock, so `compare` in
  * a later process reads what the run made.
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
 import { assertGroupId } from "../delivery/groups.js";
@@ -75,4 +76,26 @@ export function recordVerdict(dir: string, group: string, verdict: Verdict): Pro
     writeJsonAtomic(file, next);
     return next;
   });
+}
+
+/**
+ * Removes the records of runs none of whose children (candidates and judge) is left (`exists`); answers how
+ * many went. A record that cannot be read is left for a person to look at.
+ */
+export async function pruneBestOf(dir: string, exists: (childId: string) => boolean): Promise<number> {
+  let removed = 0;
+  const names = fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(".json")) : [];
+  const anyLeft = (rec: BestOfRecord): boolean =>
+    rec.children.some((c) => exists(c.id)) || (rec.verdict !== undefined && exists(rec.verdict.judge));
+  for (const name of names) {
+    const file = path.join(dir, name);
+    await withFileLock(file, () => {
+      // Read under the lock: a judge may be recording its verdict.
+      const rec = readJsonIfExists<BestOfRecord>(file);
+      if (!rec || rec.v !== 1 || !Array.isArray(rec.children) || anyLeft(rec)) return;
+      fs.rmSync(file, { force: true });
+      removed += 1;
+    });
+  }
+  return removed;
 }

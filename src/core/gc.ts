@@ -1,6 +1,7 @@
 import { pruneGroups } from "../delivery/groups.js";
 import type { BranchFate } from "../isolation/result.js";
 import type { Backend } from "../mux/backend.js";
+import { pruneBestOf } from "./best-of-record.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { discardChildFiles } from "./remove.js";
@@ -26,6 +27,8 @@ export interface GcReport {
   skipped: { id: string; why: string; recent?: true }[];
   /** Completion groups removed because every child in them is gone. */
   groupsRemoved: number;
+  /** Best-of records removed because every child of the run (candidates and judge) is gone. */
+  bestOfRemoved: number;
   dryRun: boolean;
   /** The age a child's last activity must pass to be removed. */
   olderThanMs: number;
@@ -39,6 +42,7 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
     removed: [],
     skipped: [],
     groupsRemoved: 0,
+    bestOfRemoved: 0,
     dryRun: !!opts.dryRun,
     olderThanMs: opts.olderThanMs,
   };
@@ -94,6 +98,7 @@ export async function collectGarbage(m: CoreContext, opts: GcOptions): Promise<G
   if (!opts.dryRun) {
     const children = m.registry.read().children;
     report.groupsRemoved = await pruneGroups(m.paths.groups, (id) => id in children);
+    report.bestOfRemoved = await pruneBestOf(m.paths.bestOf, (id) => id in children);
   }
   // The last child gone: what a backend held open only for children closes too (best effort).
   for (const b of tidied) await b.tidy?.().catch(() => {});

@@ -41,6 +41,10 @@ export function registerGc(program: Command): void {
       say(
         `removed ${report.groupsRemoved} completion group${report.groupsRemoved === 1 ? "" : "s"} whose children are all gone\n`,
       );
+    if (report.bestOfRemoved > 0)
+      say(
+        `removed ${report.bestOfRemoved} best-of record${report.bestOfRemoved === 1 ? "" : "s"} whose children are all gone\n`,
+      );
     say(`${report.removed.length} ${verb}, ${report.skipped.length} kept\n`);
   });
 }
