@@ -5,7 +5,7 @@ import { droppedLineNote, LineSplitter } from "../artifacts/lines.js";
 import type { EventLog } from "../artifacts/log.js";
 import { parseStdoutLine } from "../runners/protocol.js";
 import type { AgentMessage, TurnPlan } from "../runners/types.js";
-import { signalGroup, terminateGroup } from "../util/process-group.js";
+import { lowestPriority, signalGroup, terminateGroup } from "../util/process-group.js";
 import { firstLine, type ResultMessage, type TurnState, turnMessages } from "./messages.js";
 import type { PaneRenderer } from "./render.js";
 import type { StopReason, TurnControl } from "./turn-control.js";
@@ -163,6 +163,9 @@ export function runPlan(
       const done = new Promise<RunnerExit | undefined>((r) => {
         exited = r;
       });
+      // Past its final record the process only winds down (a Node CLI's exit is milliseconds of CPU): where nice
+      // applies, that waits behind the hosts still recording turns and the parent reading them.
+      if (pid !== undefined) lowestPriority(pid);
       graceTimer = setTimeout(() => {
         killedAfterGrace = true;
         killGroup();

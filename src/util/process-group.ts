@@ -1,3 +1,5 @@
+import * as os from "node:os";
+
 /** Whether any process of the group led by pgid is alive. */
 export function groupAlive(pgid: number): boolean {
   try {
@@ -34,4 +36,16 @@ export function signalProcess(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(pid, signal);
   } catch {}
+}
+
+/**
+ * Moves a process to the lowest CPU priority, best effort (a process's owner may always lower it): for work no one
+ * waits on, which then runs only when nothing that someone waits on wants the CPU.
+ */
+export function lowestPriority(pid: number): void {
+  try {
+    os.setPriority(pid, os.constants.priority.PRIORITY_LOW);
+  } catch {
+    // Gone already: nothing left to run.
+  }
 }

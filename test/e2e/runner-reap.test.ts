@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { pidAlive, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
@@ -50,6 +51,18 @@ describe("a turn settles on the runner's final record; the process is reaped aft
     expect(exited!.seq).toBeLessThan(seq((e) => e.type === "turn_started" && e.turnId !== t1));
     // The late exit changed nothing about turn 1.
     expect(events.filter((e) => e.type === "completion" && e.turnId === t1)).toEqual([done]);
+    expect((await sb.run(["cancel", c.id])).exitCode).toBe(0);
+  });
+
+  it("a runner past its final record winds down at the lowest priority; its host keeps its own (the next runner starts from it)", async () => {
+    const c = await spawnLate(lateAgent("late-low", 1500, 0), "one");
+    const done = await until(() => byType(c.dir, "completion")[0], 20_000, 20);
+    expect(done).toMatchObject({ status: "completed" });
+    const runnerPid = byType(c.dir, "runner_started")[0].pid as number;
+    const hostPid = byType(c.dir, "child_started")[0].pid as number;
+    // Lowered when the turn settled, before the completion was written: it is so by the time the completion is read.
+    expect(os.getPriority(runnerPid)).toBe(os.constants.priority.PRIORITY_LOW);
+    expect(os.getPriority(hostPid)).toBe(os.getPriority());
     expect((await sb.run(["cancel", c.id])).exitCode).toBe(0);
   });
 
