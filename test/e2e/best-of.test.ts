@@ -250,6 +250,21 @@ describe("best-of-N", () => {
     const judge = await sb.run(["compare", group, "--judge", "judge2"]);
     expect(judge.exitCode).toBe(2);
     expect(judge.stderr).toMatch(/every candidate of best-[0-9a-f]{8} was removed: nothing to judge/);
+
+    // gc forgets a run none of whose children is left (children recent or not: none of those is removed here).
+    const runs = () => groupsDir().sort();
+    const before = runs();
+    expect(before).toContain(`${group}.json`);
+    const gc = await sb.json(["gc", "--older-than", "100d"]);
+    expect(gc.exitCode, gc.stderr).toBe(0);
+    expect(gc.data.removed).toEqual([]);
+    expect(runs()).not.toContain(`${group}.json`);
+    expect(gc.data.bestOfRemoved).toBe(before.length - runs().length);
+    // Runs with a child left stay.
+    expect(runs().length).toBeGreaterThan(0);
+    const forgotten = await sb.run(["compare", group]);
+    expect(forgotten.exitCode).not.toBe(0);
+    expect(forgotten.stderr).toMatch(/no best-of group/);
   });
   it("a workflow's best-of step: the judge's winner's answer goes to the next step; without a judge, each completed one's, labelled", async () => {
     const flow = (name: string, judge: string) =>
