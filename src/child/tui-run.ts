@@ -72,6 +72,8 @@ export interface TuiRun {
   interrupted?: boolean;
   /** Ended by an API error its transcript holds, with no stop record. */
   failure?: TuiFailure;
+  /** A mid-run menu muster answered with its stop choice (once a run). */
+  stopChosen?: boolean;
 }
 
 /** A record heard inside a run, kept on it: tool calls and permission asks as its turn's messages, its stop. */

@@ -241,6 +241,7 @@ export class TuiEngine implements TurnEngine {
     // agent's own work has no deadline here, as in every mode: the turn's caps (time, idle) bound it.
     while (run && !run.stop && this.pty && !control.reason && !control.failure) {
       await this.next((s) => s.kind === "stop", INTERRUPT_CHECK_MS);
+      if (!run.stop) await this.chooseStop(spec.adapter, run, deps.log, turnId);
       if (!run.stop && this.interruptedInPane(spec.adapter, run)) break;
       if (!run.stop && this.failedInTranscript(spec.adapter, run)) break;
     }
@@ -270,6 +271,24 @@ export class TuiEngine implements TurnEngine {
       onMessage({ type: "result", status: "completed", text: answer });
     }
     return decideLiveTurn(control, state, "", argv0, fail);
+  }
+
+  /**
+   * A menu mid-run that waits for a person and ends the run either way (Gemini's quota menu): muster picks
+   * its stop choice, once a run, so the run ends with the provider's error and the turn settles with it.
+   */
+  private async chooseStop(adapter: TuiAdapter, run: TuiRun, log: EventLog, turnId: string): Promise<void> {
+    const pty = this.pty;
+    if (!adapter.stopChoice || !pty || run.stopChosen) return;
+    const found = adapter.stopChoice(await pty.screen());
+    if (!found) return;
+    run.stopChosen = true;
+    pty.write(found.keys);
+    log.append({
+      type: "progress",
+      turnId,
+      text: `the agent's TUI asked "${found.says}": muster chose "${found.choice}", so the run ends with the provider's error`,
+    });
   }
 
   /** A person interrupted the run in the TUI and the CLI said so only in its transcript: the run is over. */

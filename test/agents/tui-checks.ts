@@ -542,14 +542,17 @@ export function defineTuiChecks(
         const cwd = workDir("quota");
         const s = await sb.json(spawnArgs(cwd, "QUOTA-MARK hi"), { env });
         expect(s.exitCode, s.stderr).toBe(0);
-        if (cli === "gemini") {
-          // Gemini CLI asks the person at the pane first ("Usage limit reached for <model>": Keep trying /
-          // Stop); muster does not answer it. Answered Stop, the run ends with the error in gemini's recording.
-          const screen = async () => (await tmux("capture-pane", "-p", "-t", s.data.paneId)).stdout;
-          await until(async () => (await screen()).includes("Usage limit reached for"), 90_000, 250);
-          await tmux("send-keys", "-t", s.data.paneId, "2");
-        }
         const w = await sb.json(["wait", s.data.id, "--timeout", "120"], { env, timeout: 150_000 });
+        if (cli === "gemini") {
+          // Gemini CLI shows a menu first ("Usage limit reached for <model>": … / Stop) that waits for a person:
+          // muster chooses Stop, so the run ends with the error in gemini's recording.
+          const chose = readEvents(s.data.artifactDir).find(
+            (e) => e.type === "progress" && /muster chose "Stop/.test(String(e.text)),
+          );
+          expect(chose?.text).toMatch(
+            /^the agent's TUI asked "Usage limit reached for .+": muster chose "Stop/,
+          );
+        }
         const r = w.data.results?.[0];
         if (r?.providerError?.kind !== "quota") {
           // What the TUI showed and what its hooks said: the clue when the error was not read.

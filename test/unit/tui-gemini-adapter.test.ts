@@ -47,6 +47,33 @@ const TRUST = [
   " ╰──────╯",
 ].join("\n");
 
+/** A menu in Gemini's round box, as 0.61.0 draws it (the quota one captured from a run; rows trimmed). */
+const menu = (...rows: string[]) =>
+  ["> QUOTA-MARK hi", "╭────╮", "│ │", ...rows.map((r) => `│ ${r.padEnd(40)} │`), "│ │", "╰────╯"].join("\n");
+const QUOTA = menu(
+  "Usage limit reached for gemini-2.5-flash.",
+  "/stats model for usage details",
+  "/model to switch models.",
+  "",
+  "● 1. Keep trying",
+  "  2. Stop",
+);
+// ProQuotaDialog for a terminal quota on a Pro model, and OverageMenuDialog: Stop is not always second.
+const PRO_QUOTA = menu(
+  "Usage limit reached for all Pro models.",
+  "● 1. Switch to gemini-2.5-flash",
+  "  2. Upgrade for higher limits",
+  "  3. Stop",
+);
+const OVERAGE = menu(
+  "Usage limit reached for gemini-2.5-pro.",
+  "How would you like to proceed?",
+  "● 1. Use AI Credits - Continue this request (Overage)",
+  "  2. Manage - View balance and purchase more credits",
+  "  3. Switch to gemini-2.5-flash",
+  "  4. Stop - Abort request",
+);
+
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-tui-gemini-unit-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -77,6 +104,28 @@ describe("gemini mode tui adapter", () => {
     expect(geminiTui.dialog(INSECURE)).toMatch(/^⚠ {2}Security Warning: Skipping system settings file/);
     expect(geminiTui.dialog(TRUST)).toMatch(/^Do you trust the files in this folder\?/);
     expect(geminiTui.dialog(NARROW_IDLE)).toBeUndefined();
+  });
+
+  it("a provider's quota menu mid-run: its Stop item's number is the way out; no menu, or one without Stop, is none", () => {
+    expect(geminiTui.stopChoice!(QUOTA)).toEqual({
+      says: "Usage limit reached for gemini-2.5-flash.",
+      choice: "Stop",
+      keys: "2",
+    });
+    expect(geminiTui.stopChoice!(PRO_QUOTA)).toMatchObject({ choice: "Stop", keys: "3" });
+    expect(geminiTui.stopChoice!(OVERAGE)).toMatchObject({ choice: "Stop - Abort request", keys: "4" });
+    expect(geminiTui.stopChoice!(NARROW_IDLE)).toBeUndefined();
+    expect(geminiTui.stopChoice!(TRUST)).toBeUndefined();
+    // An answer that says the same words, with a numbered Stop in it, is no menu: only a box's rows are.
+    expect(
+      geminiTui.stopChoice!(
+        "✦ Usage limit reached for gemini-2.5-flash. is what the log said; then:\n  2. Stop the server\n > next",
+      ),
+    ).toBeUndefined();
+    // A box's Stop item after the box closed is not this menu's.
+    expect(
+      geminiTui.stopChoice!(`${menu("Usage limit reached for x.", "no choices yet")}\n  2. Stop`),
+    ).toBeUndefined();
   });
 
   it("hook payloads: ready (a resume asks for a moment), start, tools, permission, stop", () => {

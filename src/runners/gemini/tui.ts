@@ -21,7 +21,15 @@ import { shellWords } from "../../util/text.js";
 import { binaryOf, num, obj, splitModel, str } from "../common/shared.js";
 import { hookRefs, startSignal, toolSignal } from "../tui/signals.js";
 import { jsonRecords, readTranscript } from "../tui/transcript.js";
-import type { HookLine, TuiAdapter, TuiFailure, TuiHooks, TuiLaunch, TuiSignal } from "../tui/types.js";
+import type {
+  HookLine,
+  StopChoice,
+  TuiAdapter,
+  TuiFailure,
+  TuiHooks,
+  TuiLaunch,
+  TuiSignal,
+} from "../tui/types.js";
 import type { RunnerBinary, TurnInput } from "../types.js";
 import { geminiProviderError } from "./runner.js";
 
@@ -44,6 +52,19 @@ const DIALOGS = [
   /Waiting for authentication/,
   /Select Theme/,
 ];
+
+/**
+ * The headlines of Gemini's menus after a provider refused a request (ProQuotaDialog, OverageMenuDialog,
+ * EmptyWalletDialog in 0.61): each waits for a person, and each has a numbered "Stop" that ends the request.
+ */
+const QUOTA_MENUS = [
+  /^Usage limit reached for .+/,
+  /^We are currently experiencing high demand.*/,
+  /^It seems like you don't have access to .+/,
+  /^Model ".+" (?:was not found or is invalid|is not available in region .+)/,
+];
+/** A menu's numbered stop item: `2. Stop`, `● 3. Stop - Abort request`. */
+const STOP_ITEM = /^\s*(?:[●○◉>❯]\s*)?(\d)\.\s+(Stop\b.*)$/;
 
 /** How long a resumed TUI takes to load its history after SessionStart (measured: 0.5-1.5 s), with room to spare. */
 const RESUME_SETTLE_MS = 3000;
@@ -211,6 +232,21 @@ export const geminiTui: TuiAdapter = {
       .filter((l) => l && !/^[─━]+$/.test(l));
     const at = lines.findIndex((l) => DIALOGS.some((d) => d.test(l)));
     return at < 0 ? undefined : lines.slice(at).join(" / ").slice(0, 600);
+  },
+  stopChoice(screen: string): StopChoice | undefined {
+    // The menu is a round box: its rows start with │ (an answer's text never does), its headline first.
+    const rows = screen.split("\n").map((l) => {
+      const inBox = /^\s*│/.test(l);
+      return { inBox, text: l.replace(/^[\s│]+|[\s│]+$/g, "") };
+    });
+    const at = rows.findLastIndex((r) => r.inBox && QUOTA_MENUS.some((m) => m.test(r.text)));
+    if (at < 0) return undefined;
+    for (const r of rows.slice(at + 1)) {
+      if (!r.inBox) break;
+      const item = STOP_ITEM.exec(r.text);
+      if (item) return { says: rows[at]!.text, choice: item[2]!.trim(), keys: item[1]! };
+    }
+    return undefined;
   },
   draft(screen: string): string {
     // Gemini's input line: a mode marker (`>`, `*` in YOLO, `!` in shell mode) then the draft or a placeholder.

@@ -60,6 +60,15 @@ export interface TuiHooks {
   command(event: string): string[];
 }
 
+/** A mid-run menu's way out (TuiAdapter.stopChoice). */
+export interface StopChoice {
+  /** The menu's headline, as the screen shows it. */
+  says: string;
+  /** The choice taken, as the menu labels it. */
+  choice: string;
+  keys: string;
+}
+
 export interface TuiAdapter {
   /** The runner this adapter belongs to. */
   readonly runner: string;
@@ -87,6 +96,12 @@ export interface TuiAdapter {
   failure?(file: string, fromByte: number): TuiFailure | undefined;
   /** A start-up blocker (trust, onboarding, theme, API key) the screen shows: its text, else undefined. */
   dialog(screen: string): string | undefined;
+  /**
+   * A menu the TUI shows in the middle of a run that only a person would answer and that ends the run either
+   * way (a provider's quota menu): what it says, the choice that stops the request, and the keys that make it.
+   * muster makes that choice, so the run ends with the provider's error instead of waiting for a person.
+   */
+  stopChoice?(screen: string): StopChoice | undefined;
   /**
    * Whether the screen shows the TUI idle at its prompt: for a CLI whose ready hook comes only with the first
    * prompt (Codex's SessionStart), the only sign it can take one. Else the ready hook says so.
