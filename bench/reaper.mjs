@@ -23,12 +23,14 @@ const removals = option("remove");
 const engines = option("engine").filter((d) => path.basename(d).startsWith("mu-docker-"));
 const standins = option("k8s").filter((d) => path.basename(d).startsWith("mu-k8s-"));
 
+/** Where tmux keeps this user's sockets. */
+const socketDir = () => path.join(process.env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid()}`);
+
 /** The tmux sockets to close: exact names, and those a `prefix*` names that exist now. */
 function socketNames() {
-  const dir = path.join(process.env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid()}`);
   let present = [];
   try {
-    present = fs.readdirSync(dir);
+    present = fs.readdirSync(socketDir());
   } catch {}
   return sockets.flatMap((s) =>
     s.endsWith("*") ? present.filter((n) => n.startsWith(s.slice(0, -1))) : [s],
@@ -162,8 +164,12 @@ async function reap() {
   await reapNamespaces();
   for (const dir of engines) await reapEngine(dir);
   for (const dir of standins) await reapStandin(dir);
-  // Closing the server hangs up every pane: each host records its child lost and exits.
-  for (const socket of socketNames()) spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+  // Closing the server hangs up every pane: each host records its child lost and exits. A server that died
+  // by a signal left its socket file behind (kill-server then finds no server): it goes too.
+  for (const socket of socketNames()) {
+    spawnSync("tmux", ["-L", socket, "kill-server"], { stdio: "ignore" });
+    fs.rmSync(path.join(socketDir(), socket), { force: true });
+  }
   for (let i = 0; i < 50 && mentioning().length > 0; i++) {
     if (i === 10) for (const pid of mentioning()) signal(pid, "SIGTERM");
     if (i === 40) for (const pid of mentioning()) signal(pid, "SIGKILL");

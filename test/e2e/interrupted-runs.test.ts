@@ -35,6 +35,9 @@ describe("interrupted by SIGTERM", () => {
     await until(() => processesMentioning(tmp).length === 0, 30_000, 100);
     const server = spawnSync("tmux", ["-L", `mbc-${bench.pid}`, "list-sessions"], { stdio: "ignore" });
     expect(server.status).not.toBe(0);
+    // Nor its socket file.
+    const socketDir = path.join(process.env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid?.()}`);
+    expect(fs.existsSync(path.join(socketDir, `mbc-${bench.pid}`))).toBe(false);
     await until(() => fs.readdirSync(tmp).length === 0, 10_000, 100);
   }, 120_000);
 
