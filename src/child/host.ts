@@ -203,6 +203,8 @@ async function main(): Promise<void> {
     engine?.killNow();
     source.close();
     controls.close();
+    // The notices of what is recorded now (this end, turns dropped with it) must outlive this process.
+    notifier.handOff(env, layout.primary.notifyLog);
     const dropped = completeQueuedTurns(files.inbox, log, {
       status: reason === "lost" ? "lost" : "cancelled",
       reason: detail,

@@ -5,6 +5,7 @@
  * local child's host has one; a far child's is its place's keeper's, on this machine (place/mirror/keeper.ts).
  */
 import type { MusterEvent } from "../artifacts/events.js";
+import { sendDetached } from "./detached.js";
 import { noticeOf } from "./notice.js";
 import { type SendOptions, sendNotice } from "./send.js";
 import { type NotifyTarget, wants } from "./targets.js";
@@ -28,6 +29,8 @@ export async function noticesSettled(): Promise<void> {
 export class Notifier {
   private inFlight = 0;
   private readonly seen = new Set<string>();
+  /** Set once this process is about to end: notices go from a process of their own (detached.ts). */
+  private handedOff: { env: NodeJS.ProcessEnv; logFile: string } | undefined;
 
   constructor(
     private readonly targets: NotifyTarget[],
@@ -36,12 +39,21 @@ export class Notifier {
     private readonly opts: SendOptions = {},
   ) {}
 
+  /**
+   * This process ends right after its next records (a host recording its own end): their notices are sent by
+   * a process of their own, which an exit does not cut short; `logFile` gets a line for a target that failed.
+   */
+  handOff(env: NodeJS.ProcessEnv, logFile: string): void {
+    this.handedOff = { env, logFile };
+  }
+
   /** Looks at one recorded event; sends its notice, if it has one, in the background. */
   consider(e: MusterEvent): void {
     if (this.targets.length === 0 || this.seen.has(e.eventId)) return;
     const notice = noticeOf(e, this.who);
     if (!notice) return;
     this.seen.add(e.eventId);
+    if (this.handedOff) return sendDetached(notice, this.handedOff.env, this.handedOff.logFile);
     for (const t of this.targets) {
       if (!wants(t, notice.event)) continue;
       if (this.inFlight >= MAX_IN_FLIGHT) {

@@ -5,8 +5,9 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { until, useSandbox } from "../helpers/cli.js";
+import { readEvents, until, useSandbox } from "../helpers/cli.js";
 import { hooks, type Receiver, receiver } from "../helpers/notify-receiver.js";
 
 const sb = useSandbox("mt-notify");
@@ -111,6 +112,30 @@ describe("muster notify", () => {
       // The completion was delivered while the notice about it was still waiting for an answer.
       await until(() => rx.got.some((g) => g.path === "/hang" && JSON.parse(g.body).child === id), 10_000);
       expect(rx.held.some((res) => !res.writableEnded)).toBe(true);
+    } finally {
+      await sb.run(["notify", "rm", add.data.id]);
+    }
+  });
+
+  it("a host that records its own end (its pane closed: lost) and exits at once still gets that notice out", async () => {
+    const add = await sb.json(["notify", "add", "webhook", rx.url("/ends"), "--events", "lost"]);
+    try {
+      const r = await sb.json(["spawn", "--wait", "then idle"]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const { id, paneId, artifactDir } = r.data.spawned as {
+        id: string;
+        paneId: string;
+        artifactDir: string;
+      };
+      await execa("tmux", ["-L", sb.socket, "kill-pane", "-t", paneId]);
+      await until(() => hooks(rx, "/ends").some((n) => n.child === id), 15_000);
+      // The host recorded it itself, then exited: the notice went from a sender of its own.
+      expect(readEvents(artifactDir).filter((e) => e.type === "child_exited")).toEqual([
+        expect.objectContaining({ reason: "lost", by: "child" }),
+      ]);
+      expect(hooks(rx, "/ends").filter((n) => n.child === id)).toEqual([
+        expect.objectContaining({ event: "lost", child: id }),
+      ]);
     } finally {
       await sb.run(["notify", "rm", add.data.id]);
     }
