@@ -53,7 +53,10 @@ export class Notifier {
     const notice = noticeOf(e, this.who);
     if (!notice) return;
     this.seen.add(e.eventId);
-    if (this.handedOff) return sendDetached(notice, this.handedOff.env, this.handedOff.logFile);
+    if (this.handedOff) {
+      sendDetached(notice, this.handedOff.env, this.handedOff.logFile);
+      return;
+    }
     for (const t of this.targets) {
       if (!wants(t, notice.event)) continue;
       if (this.inFlight >= MAX_IN_FLIGHT) {
