@@ -8,10 +8,23 @@ import * as path from "node:path";
 import { ADMISSION_FILE, GRANT_FILE, readGrant, writeAdmission } from "../artifacts/admission.js";
 import type { TreePause } from "../artifacts/tree-pause.js";
 import { uuidv7 } from "../util/ids.js";
+import { onPoke } from "./pokes.js";
 
-// The answer travels a round trip away; the host waits on nothing else meanwhile.
+// The answer travels a round trip away; the host waits on nothing else meanwhile. The relay that writes the
+// answer pokes the host (util/poke.ts), which ends the wait at once; the poll covers a poke that was not sent.
 const POLL_MS = 25;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Waits `ms`, or less when the host is poked meanwhile. */
+const nap = (ms: number): Promise<void> =>
+  new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      off();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const off = onPoke(done);
+  });
 
 export class FarAdmission {
   private limit: number;
@@ -25,6 +38,8 @@ export class FarAdmission {
   constructor(
     private readonly dir: string,
     limit: number,
+    /** The safety poll of the answer (a test sets it far out to prove the poke alone ends the wait). */
+    private readonly pollMs = POLL_MS,
   ) {
     this.limit = limit;
   }
@@ -57,7 +72,7 @@ export class FarAdmission {
           told = true;
         }
       }
-      await sleep(POLL_MS);
+      await nap(this.pollMs);
     }
   }
 

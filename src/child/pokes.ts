@@ -19,6 +19,12 @@ export function listenForPokes(artifactDir: string): void {
   process.on("exit", () => retireHost(artifactDir));
 }
 
+/** Runs `fn` on each poke until the returned function is called: a short wait a poke may end early. */
+export function onPoke(fn: () => void): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
 // A poke that could not be sent (no host.json yet is not such a case: the first read covers it) waits this long.
 const SAFETY_POLL_MS = SETTINGS.hostPollMs.default;
 

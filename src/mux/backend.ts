@@ -65,7 +65,8 @@ export interface SpawnPaneOptions {
   /**
    * "guarded" (default): the pane keeps its exit status even for a command that dies at once.
    * "immediate": start the command with the pane and keep the pane right after — one multiplexer
-   * round trip less before it runs; for long-lived commands such as the child host.
+   * round trip less before it runs; for long-lived commands such as the child host. (tmux opens a new
+   * window, command, kept pane and name, in one command either way.)
    */
   start?: "guarded" | "immediate";
 }

@@ -121,6 +121,23 @@ describe("TmuxBackend on a private server", () => {
     expect(await tmux.deadStatus(killed)).toEqual({ exitCode: null, signal: 9 });
   });
 
+  it("a new window is one command: a command that exits at once keeps its pane, status, name and title", async () => {
+    const ref = await tmux.spawn({
+      argv: ["sh", "-c", "exit 4"],
+      cwd: dir,
+      name: "gone #1;",
+      title: "t #2",
+      start: "immediate",
+    });
+    await waitFor(async () => (await tmux.alive(ref)) === "dead");
+    expect(await tmux.deadStatus(ref)).toEqual({ exitCode: 4, signal: null });
+    const shown = await tm("display-message", "-p", "-t", ref.paneId, "#{window_name}|#{pane_title}");
+    expect(shown).toBe("gone #1;|t #2");
+    // No window is left under its mark.
+    expect(await tm("list-windows", "-a", "-F", "#{window_name}")).not.toMatch(/muster-new-/);
+    await tmux.kill(ref);
+  });
+
   it("a killed pane is dead; killing again is fine", async () => {
     const ref = await spawn(["sleep", "30"]);
     await tmux.kill(ref);

@@ -1,7 +1,7 @@
 // Many streams over one link (src/place/mirror/channels.ts): two ChannelMux ends joined by a real pipe pair
 // in this process; each channel's bytes arrive whole and in order, ends are per channel, a broken link ends
 // every channel, and a hostile frame ends the link instead of being buffered.
-import { type Duplex, PassThrough } from "node:stream";
+import { type Duplex, PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { ChannelMux } from "../../src/place/mirror/channels.js";
 
@@ -81,5 +81,30 @@ describe("channels over one link", () => {
       down.write(frame);
       expect(await why).toMatch(/^link: /);
     }
+  });
+
+  it("the frames of one turn of the event loop leave in one write (no small write behind an unacknowledged one)", async () => {
+    const writes: number[] = [];
+    const link = new Writable({
+      write(_chunk, _enc, cb) {
+        writes.push(1);
+        cb();
+      },
+      writev(chunks, cb) {
+        writes.push(chunks.length);
+        cb();
+      },
+    });
+    const near = new ChannelMux(new PassThrough(), link);
+    const a = near.openChannel({ dir: "/a" });
+    a.write(Buffer.from("hello"));
+    await Promise.resolve(); // a frame written after an await of the same turn goes along too
+    a.write(Buffer.from("sync"));
+    await until(() => writes.length > 0);
+    expect(writes).toEqual([3]);
+    // The next turn's frames are a write of their own.
+    a.write(Buffer.from("later"));
+    await until(() => writes.length > 1);
+    expect(writes).toEqual([3, 1]);
   });
 });

@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MirrorFeeder } from "../../src/place/mirror/feeder.js";
-import { encodeFrame } from "../../src/place/mirror/protocol.js";
+import { encodeFrame, PROTOCOL_VERSION } from "../../src/place/mirror/protocol.js";
 import { killAll, startRelay } from "../helpers/mirror.js";
 
 const HOSTILE = path.resolve("test/fixtures/mirror-hostile-relay.mjs");
@@ -35,7 +35,7 @@ const rawFrame = (header: string, payload = Buffer.alloc(0)): Buffer => {
 };
 const hello = encodeFrame({
   t: "hello",
-  v: 1,
+  v: PROTOCOL_VERSION,
   events: { size: 0, tail: EMPTY_SHA },
   inbound: {},
   outbound: {},

@@ -8,7 +8,8 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { NdjsonReader } from "../../src/artifacts/reader.js";
 import { MirrorFeeder } from "../../src/place/mirror/feeder.js";
-import { connect, difference, killAll } from "../helpers/mirror.js";
+import { FrameDecoder, type Header } from "../../src/place/mirror/protocol.js";
+import { connect, difference, killAll, startRelay } from "../helpers/mirror.js";
 import { waitFor } from "../helpers/tmux.js";
 
 const WRITER = path.resolve("test/fixtures/mirror-writer.mjs");
@@ -261,5 +262,73 @@ describe("mirror: near to far", () => {
     expect(
       fs.readFileSync(path.join(far, ".mirror-delivered.ndjson"), "utf8").trim().split("\n"),
     ).toHaveLength(1);
+  });
+});
+
+describe("mirror: a child that has never run (its log empty)", () => {
+  /** A new child's mirror as spawn leaves it: meta.json, an empty log, env.json and the first inbox item. */
+  function newChild(near: string, turn: string): void {
+    fs.mkdirSync(path.join(near, "inbox"), { recursive: true });
+    fs.writeFileSync(path.join(near, "meta.json"), '{"v":1,"id":"c1"}');
+    fs.writeFileSync(path.join(near, "events.ndjson"), "");
+    fs.writeFileSync(path.join(near, "env.json"), '{"env":{"K":"v"}}');
+    fs.writeFileSync(path.join(near, `inbox/000000000000001-${turn}.json`), `{"turn":"${turn}"}`);
+  }
+
+  /** A seeded feeder attached to a new relay of `far`, with the relay's frames to it seen as they pass. */
+  async function connectSeeded(far: string, near: string) {
+    const relay = startRelay(far);
+    const seen: Header[] = [];
+    const decoder = new FrameDecoder();
+    relay.proc.stdout!.on("data", (b: Buffer) => seen.push(...decoder.push(b).map((f) => f.header)));
+    const feeder = new MirrorFeeder(near, { pollMs: 200, seed: true });
+    feeders.push(feeder);
+    const closed = new Promise<string>((resolve) => feeder.once("closed", resolve));
+    const caughtUp = new Promise<void>((resolve, reject) => {
+      feeder.once("caught-up", resolve);
+      closed.then((why) => reject(new Error(`closed before caught up: ${why}; relay: ${relay.stderr()}`)));
+    });
+    feeder.attach({ readable: relay.proc.stdout!, writable: relay.proc.stdin! });
+    await caughtUp;
+    return { relay, closed, welcome: seen.find((h) => h.t === "welcome") };
+  }
+
+  const ledger = (far: string): string[] =>
+    fs
+      .readFileSync(path.join(far, ".mirror-delivered.ndjson"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { path: string }).path)
+      .sort();
+
+  it("its files go right behind the hello and are taken: caught-up means they are there", async () => {
+    const { far, near } = sides();
+    newChild(near, "a");
+    const { welcome } = await connectSeeded(far, near);
+    expect(welcome).toMatchObject({ t: "welcome", took: true });
+    expect(fs.readFileSync(path.join(far, "env.json"), "utf8")).toBe('{"env":{"K":"v"}}');
+    expect(fs.readFileSync(path.join(far, "inbox/000000000000001-a.json"), "utf8")).toBe('{"turn":"a"}');
+    // Each delivered once.
+    expect(ledger(far)).toEqual(["env.json", "inbox/000000000000001-a.json"]);
+  });
+
+  it("a far side that already had some of them drops the eager files and asks: an item taken there is not sent again", async () => {
+    const { far, near } = sides();
+    newChild(near, "a");
+    const first = await connectSeeded(far, near);
+    first.relay.proc.kill("SIGKILL");
+    await first.closed;
+    // While nobody relays (the log still empty): the far side takes item a, the parent drops item b.
+    fs.rmSync(path.join(far, "inbox/000000000000001-a.json"));
+    fs.writeFileSync(path.join(near, "inbox/000000000000002-b.json"), '{"turn":"b"}');
+    const second = await connectSeeded(far, near);
+    expect(second.welcome).toMatchObject({
+      t: "welcome",
+      took: false,
+      want: ["inbox/000000000000002-b.json"],
+    });
+    expect(fs.readdirSync(path.join(far, "inbox"))).toEqual(["000000000000002-b.json"]);
+    expect(fs.existsSync(path.join(near, "inbox/000000000000001-a.json"))).toBe(false);
+    expect(ledger(far)).toEqual(["env.json", "inbox/000000000000001-a.json", "inbox/000000000000002-b.json"]);
   });
 });

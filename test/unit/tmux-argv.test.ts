@@ -85,6 +85,18 @@ describe("tmux argv builders", () => {
     ]);
   });
 
+  it("a marked new window kept on exit, titled and named in the same command", () => {
+    expect(A.keepMarkedWindowArgs("=muster:=muster-new-1", "child #1;", "t #2")).toEqual([
+      ["set-option", "-p", "-t", "=muster:=muster-new-1", "remain-on-exit", "on"],
+      ["select-pane", "-t", "=muster:=muster-new-1", "-T", "t ##2"],
+      ["rename-window", "-t", "=muster:=muster-new-1", "child ##1\\;"],
+    ]);
+    expect(A.keepMarkedWindowArgs("$3:=m", "c")).toEqual([
+      ["set-option", "-p", "-t", "$3:=m", "remain-on-exit", "on"],
+      ["rename-window", "-t", "$3:=m", "c"],
+    ]);
+  });
+
   it("startCommandProblem", () => {
     const ok = { cwd: "/w", env: {}, argv: ["a"] };
     expect(A.startCommandProblem(ok)).toBeNull();

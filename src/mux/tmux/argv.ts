@@ -122,6 +122,19 @@ export function remainOnExitArgs(target: string): string[] {
   return setOptionArgs({ scope: "pane", target, name: "remain-on-exit", value: "on" });
 }
 
+/**
+ * What follows `new-window -n <mark>` in the same tmux command, aimed at that window by its mark: the pane is
+ * kept when its command exits, takes its title, and the window its real name. A tmux command runs whole before
+ * the server reaps any pane's process, so even a command that exits at once is kept.
+ */
+export function keepMarkedWindowArgs(window: string, name: string, title?: string): string[][] {
+  return [
+    remainOnExitArgs(window),
+    ...(title === undefined ? [] : [paneTitleArgs(window, title)]),
+    ["rename-window", "-t", window, escapeFormat(name)],
+  ];
+}
+
 /** Starts the real command in an idle pane: remain-on-exit first, then respawn-pane, in one call. */
 export function startPaneArgs(target: string, run: StartCommand): string[] {
   return chain(remainOnExitArgs(target), respawnPaneArgs({ ...run, target }));

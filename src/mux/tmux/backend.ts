@@ -91,30 +91,38 @@ export class TmuxBackend implements Backend<PaneRef> {
   }
 
   /**
-   * Opens an idle pane, sets remain-on-exit on it, then respawn-pane starts the real command:
-   * set-option after new-window would race a command that exits at once (the pane would vanish).
+   * A new window is one tmux command: it starts the real command, keeps the pane on exit and names the window
+   * (keepMarkedWindowArgs) — one round trip, which on another machine is one `ssh`/`exec`. A split of the
+   * caller's pane opens an idle pane, sets remain-on-exit on it, then respawn-pane starts the real command:
+   * set-option in a later call would race a command that exits at once (the pane would vanish).
    */
   async spawn(opts: SpawnPaneOptions): Promise<PaneRef> {
     const run = validateSpawn(opts, this.place === localPlace);
+    if (!this.splits(opts)) return this.paneRef(await this.openWindow(opts, run));
     const immediate = opts.start === "immediate";
-    const out = await this.openPane(opts, immediate ? run : { argv: IDLE_ARGV });
-    const [paneId = "", windowId = "", ...session] = out.trim().split("\t");
-    if (!/^%\d+$/.test(paneId)) throw new MusterError("mux_unavailable", `tmux printed no pane id: ${out}`);
-    const ref: PaneRef = {
-      backend: "tmux",
-      server: this.config.server,
-      session: session.join("\t"),
-      paneId,
-      windowId,
-    };
-    const begin = immediate ? A.remainOnExitArgs(paneId) : A.startPaneArgs(paneId, run);
-    const start = opts.title ? A.chain(begin, A.paneTitleArgs(paneId, opts.title)) : begin;
+    const caller = this.config.env.TMUX_PANE!;
+    const split = A.splitWindowArgs({
+      format: SPAWN_FORMAT,
+      ...(immediate ? run : { argv: IDLE_ARGV }),
+      target: caller,
+      horizontal: true,
+    });
+    const ref = this.paneRef(await tmux(this.config.server, split, this.exec));
+    const begin = immediate ? A.remainOnExitArgs(ref.paneId) : A.startPaneArgs(ref.paneId, run);
+    const start = opts.title ? A.chain(begin, A.paneTitleArgs(ref.paneId, opts.title)) : begin;
     const started = await runTmux(ref.server, start, this.exec);
     if (started.exitCode !== 0) {
-      await runTmux(ref.server, A.killPaneArgs(paneId), this.exec).catch(() => undefined);
+      await runTmux(ref.server, A.killPaneArgs(ref.paneId), this.exec).catch(() => undefined);
       throw tmuxFailure(start, started);
     }
     return ref;
+  }
+
+  /** The ref of a pane from what SPAWN_FORMAT printed. */
+  private paneRef(out: string): PaneRef {
+    const [paneId = "", windowId = "", ...session] = out.trim().split("\t");
+    if (!/^%\d+$/.test(paneId)) throw new MusterError("mux_unavailable", `tmux printed no pane id: ${out}`);
+    return { backend: "tmux", server: this.config.server, session: session.join("\t"), paneId, windowId };
   }
 
   /** Pane liveness; "dead" only when tmux proves the pane exited or is gone. */
@@ -297,19 +305,19 @@ export class TmuxBackend implements Backend<PaneRef> {
     return `--split needs to run inside tmux (TMUX_PANE of this server): opened a background window in session "${this.config.session}" instead`;
   }
 
-  /** new-window (or split-window of $TMUX_PANE) running `cmd`; prints SPAWN_FORMAT. */
-  private async openPane(
-    opts: SpawnPaneOptions,
-    cmd: { argv: readonly string[]; cwd?: string; env?: Record<string, string> },
-  ): Promise<string> {
+  /** Whether this spawn splits the caller's pane ($TMUX_PANE in its tmux server) rather than opening a window. */
+  private splits(opts: SpawnPaneOptions): boolean {
+    return this.config.session === null && !!this.config.env.TMUX_PANE && opts.placement === "split";
+  }
+
+  /** new-window running `run`, kept on exit and named, in one tmux command; prints SPAWN_FORMAT. */
+  private async openWindow(opts: SpawnPaneOptions, run: A.StartCommand): Promise<string> {
     const { server, session } = this.config;
-    const caller = this.config.env.TMUX_PANE;
-    const idle = { format: SPAWN_FORMAT, ...cmd };
-    if (session === null && caller && opts.placement === "split") {
-      return tmux(server, A.splitWindowArgs({ ...idle, target: caller, horizontal: true }), this.exec);
-    }
     const target = session === null ? `${await this.callerSession()}:` : `=${session}:`;
-    const args = A.newWindowArgs({ ...idle, target, name: opts.name });
+    // A name no other window has, for the commands after new-window to find it by until it takes its own.
+    const mark = `muster-new-${randomBytes(6).toString("hex")}`;
+    const open = A.newWindowArgs({ format: SPAWN_FORMAT, ...run, target, name: mark });
+    const args = A.chain(open, ...A.keepMarkedWindowArgs(`${target}=${mark}`, opts.name, opts.title));
     // A place made for one child has a server of its own that this spawn starts: the session and the child's
     // window in one command there (each is a round trip into a container or a Pod), not a new-window that
     // fails first. A session already there (a resume) is the usual way below.
@@ -317,18 +325,31 @@ export class TmuxBackend implements Backend<PaneRef> {
       const together = A.chain(sessionArgs(session), args);
       const made = await runTmux(server, together, { ...this.exec, isolate: true });
       if (made.exitCode === 0) return made.stdout;
-      if (!/duplicate session/.test(made.stderr)) throw tmuxFailure(together, made);
+      if (!/duplicate session/.test(made.stderr)) throw await this.undoWindow(together, made);
     }
     const first = await runTmux(server, args, this.exec);
     if (first.exitCode === 0) return first.stdout;
-    if (session === null || !P.isMissingSession(first.stderr)) throw tmuxFailure(args, first);
+    if (session === null || !P.isMissingSession(first.stderr)) throw await this.undoWindow(args, first);
     // Many spawns at once on a server not yet started (a wide workflow's first steps): one of them creates
     // the session while the others wait for it, rather than each starting the server at once.
     this.creating ??= this.ensureSession(session).finally(() => {
       this.creating = undefined;
     });
     await this.creating;
-    return tmux(server, args, this.exec);
+    const again = await runTmux(server, args, this.exec);
+    if (again.exitCode === 0) return again.stdout;
+    throw await this.undoWindow(args, again);
+  }
+
+  /**
+   * The error of a failed openWindow command; a window it made before a later command of it failed (its
+   * pane id printed) is killed, so a failed spawn leaves no pane behind.
+   */
+  private async undoWindow(args: string[], run: TmuxRun): Promise<MusterError> {
+    const paneId = run.stdout.trim().split("\t")[0] ?? "";
+    if (/^%\d+$/.test(paneId))
+      await runTmux(this.config.server, A.killPaneArgs(paneId), this.exec).catch(() => undefined);
+    return tmuxFailure(args, run);
   }
 
   /** The session being created by one of this backend's spawns, which the others wait for. */

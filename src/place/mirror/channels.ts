@@ -8,7 +8,7 @@
  * the next link.
  */
 import { EventEmitter } from "node:events";
-import { Duplex } from "node:stream";
+import { Duplex, type Writable } from "node:stream";
 
 const OPEN = 1;
 const DATA = 2;
@@ -38,10 +38,12 @@ export class ChannelMux extends EventEmitter {
   private next = 1;
   private buf: Buffer = Buffer.alloc(0);
   private closedWhy: string | undefined;
+  /** Frames are being gathered for one write (batch). */
+  private corked = false;
 
   constructor(
     readable: NodeJS.ReadableStream,
-    private readonly writable: NodeJS.WritableStream,
+    private readonly writable: Writable,
   ) {
     super();
     readable.on("data", (chunk: Buffer) => {
@@ -122,7 +124,24 @@ export class ChannelMux extends EventEmitter {
     head.writeUInt32BE(id, 0);
     head.writeUInt8(kind, 4);
     head.writeUInt32BE(payload.length, 5);
+    this.batch();
     return this.writable.write(payload.length > 0 ? Buffer.concat([head, payload]) : head);
+  }
+
+  /**
+   * The frames written until the event loop turns go to the link in one write. A link is an ssh (or exec)
+   * stream over TCP without TCP_NODELAY: a second small write sent while the first is unacknowledged waits for
+   * the far side's delayed ACK (~40 ms on Linux), which a channel's open and its first frame, or a file and
+   * the sync after it, would otherwise pay on every spawn.
+   */
+  private batch(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.writable.cork();
+    setImmediate(() => {
+      this.corked = false;
+      this.writable.uncork();
+    });
   }
 
   private afterDrain(cb: () => void): void {

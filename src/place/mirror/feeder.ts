@@ -63,6 +63,8 @@ interface Session {
   offered: Record<string, string>;
   /** What the far side has of our outbound files (path → sha), once the welcome settled it. */
   pushed: Map<string, string> | undefined;
+  /** The outbound files sent right behind the hello (path → sha), for a child that has never run. */
+  eager: Map<string, string> | undefined;
   /** Local outbound files as last looked at (size:mtime:ino), to hash only what changed. */
   seen: Map<string, string>;
   queue: Promise<void>;
@@ -99,9 +101,13 @@ export class MirrorFeeder extends EventEmitter {
     const eventsFd = openAppend(events);
     const size = wholeLines(eventsFd);
     const inbound: Record<string, { size: number; mtimeMs: number }> = {};
+    // A child whose log is empty has never run: whatever far side it has holds none of its outbound files, so
+    // they go right behind the hello instead of a round trip later (the relay drops them if it has any).
+    const eager = this.opts.seed === true && size === 0;
     // Copies are written without fsync: this process's first link vouches for none of them (a crash of the
-    // machine may have left one with its stamp but not its bytes), so each is sent again once.
-    const trusted = this.linked;
+    // machine may have left one with its stamp but not its bytes), so each is sent again once. A child that
+    // has never run has no copies: its meta.json is the parent's own, written whole, and the seed of the far one.
+    const trusted = this.linked || eager;
     this.linked = true;
     for (const rel of listFiles(this.dir, "inbound")) {
       const st = stampOf(path.join(this.dir, rel));
@@ -127,6 +133,7 @@ export class MirrorFeeder extends EventEmitter {
       sessionFd,
       offered,
       pushed: undefined,
+      eager: undefined,
       seen: new Map(),
       queue: Promise.resolve(),
       watchers: [],
@@ -162,9 +169,25 @@ export class MirrorFeeder extends EventEmitter {
       outbound: offered,
       ...(this.opts.seed ? seedOf(this.dir) : {}),
       ...(session ? { session } : {}),
+      ...(eager ? { eager } : {}),
     };
     // A hello too large to frame (tens of thousands of files) ends the link with the reason.
     s.out.send(hello).catch((e) => this.end(s, `mirror: ${(e as Error).message}`));
+    // Queued before any answer is handled: the welcome finds what went out eagerly.
+    if (eager) s.queue = s.queue.then(() => this.pushEager(s));
+  }
+
+  /** Sends every outbound file and a sync, marked eager (see the hello's `eager`). */
+  private async pushEager(s: Session): Promise<void> {
+    const sent = new Map<string, string>();
+    for (const rel of Object.keys(s.offered)) {
+      const w = readWhole(path.join(this.dir, rel));
+      if (!w) continue;
+      await sendData(s.out, rel, w.data, undefined, true);
+      sent.set(rel, sha256(w.data));
+    }
+    s.eager = sent;
+    await s.out.send({ t: "sync", eager: true });
   }
 
   /**
@@ -193,7 +216,7 @@ export class MirrorFeeder extends EventEmitter {
     if (this.s !== s) return;
     if (h.t === "welcome") {
       this.dropProbes();
-      return this.welcome(s, h.want);
+      return this.welcome(s, h.want, h.took === true);
     }
     if (!s.pushed && h.t !== "error") throw new ProtocolError(`${h.t} frame before the welcome`);
     if (h.t === "events") {
@@ -217,19 +240,22 @@ export class MirrorFeeder extends EventEmitter {
     else throw new ProtocolError(`unexpected ${h.t} frame from the relay`);
   }
 
-  private async welcome(s: Session, want: string[]): Promise<void> {
+  private async welcome(s: Session, want: string[], took: boolean): Promise<void> {
     if (s.pushed) throw new ProtocolError("a second welcome");
-    const pushed = new Map(Object.entries(s.offered));
-    for (const rel of want) {
-      if (s.offered[checkRel(rel, "outbound")] === undefined)
-        throw new ProtocolError(`wants ${rel}, not offered`);
-      pushed.delete(rel);
-    }
+    if (took && !s.eager) throw new ProtocolError("took files that were not sent eagerly");
+    const pushed = took ? new Map(s.eager) : new Map(Object.entries(s.offered));
+    if (!took)
+      for (const rel of want) {
+        if (s.offered[checkRel(rel, "outbound")] === undefined)
+          throw new ProtocolError(`wants ${rel}, not offered`);
+        pushed.delete(rel);
+      }
     s.pushed = pushed;
     this.emit("connected");
     await this.scanOut(s);
-    // caught-up waits for the far side to have applied what we just pushed (a host may start on it).
-    await s.out.send({ t: "sync" });
+    // caught-up waits for the far side to have applied what we pushed (a host may start on it): the eager
+    // sync already went behind the eager files; otherwise a sync goes now.
+    if (!took) await s.out.send({ t: "sync" });
     this.watch(s);
   }
 

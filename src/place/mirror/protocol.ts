@@ -5,14 +5,15 @@
  * and checked before anything is buffered: a bad frame is a broken or hostile peer, and ends the connection.
  *
  * near → far: hello (what the mirror has), put (an outbound file's chunk), del (an outbound file removed),
- * sync (a barrier, answered synced once everything before it is applied there).
- * far → near: welcome (the outbound files it wants), events (log bytes from an offset), put (an inbound
+ * sync (a barrier, answered synced once everything before it is applied there). A child that has never run
+ * sends its outbound files and a sync right behind the hello (`eager`), before the far side said what it wants.
+ * far → near: welcome (the outbound files it wants, and whether it took the eager ones), events (log bytes from an offset), put (an inbound
  * file's chunk), del (a file gone there), synced (every frame up to a sync applied, and a pass run after),
  * error (why the relay ends).
  */
 import { MusterError } from "../../base/errors.js";
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** A hello lists every file the mirror has: room for many thousands of names. */
 export const MAX_HEADER = 4 * 1024 * 1024;
 /** File and event bytes travel in chunks of at most this much. */
@@ -50,17 +51,22 @@ export type Header =
        * a relay that finds it in its own dir is serving the mirror itself (the place shares this disk).
        */
       probe?: string;
+      /**
+       * The outbound files follow right behind, with a sync (put and sync marked `eager`), saving the round
+       * trip to the welcome: the relay takes them only when it wants every one (welcome `took`), else drops them.
+       */
+      eager?: boolean;
     }
-  | { t: "welcome"; v: number; want: string[] }
+  | { t: "welcome"; v: number; want: string[]; took?: boolean }
   | { t: "events"; at: number }
   /** Conversation bytes from an offset (a relay that carries it). */
   | { t: "session"; at: number }
   /** One chunk of a whole file at `off`; the file is complete once `off + payload` reaches `size`. */
-  | { t: "put"; path: string; size: number; off: number; mtimeMs?: number }
+  | { t: "put"; path: string; size: number; off: number; mtimeMs?: number; eager?: boolean }
   /** A file gone; `sha` (outbound files): only that version is removed. */
   | { t: "del"; path: string; sha?: string }
   /** A barrier: answered `synced` once every frame before it is applied and a pass has run. */
-  | { t: "sync" }
+  | { t: "sync"; eager?: boolean }
   | { t: "synced" }
   | { t: "error"; message: string };
 
@@ -131,6 +137,7 @@ export class FrameDecoder {
 
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const isSha = (v: unknown): v is string => typeof v === "string" && /^[0-9a-f]{64}$/.test(v);
+const isFlag = (v: unknown): boolean => v === undefined || typeof v === "boolean";
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -170,10 +177,12 @@ function parseHeader(bytes: Buffer): Header {
         if (!isObject(seed) || typeof seed.meta !== "string" || !isCount(seed.mtimeMs)) bad("seed");
         if ((seed as { meta: string }).meta.length > MAX_SEED) bad(`seed over ${MAX_SEED} characters`);
       }
+      if (!isFlag(h.eager)) bad("eager");
       break;
     }
     case "welcome":
       if (!isCount(h.v) || !Array.isArray(h.want) || !h.want.every((p) => typeof p === "string")) bad("want");
+      if (!isFlag(h.took)) bad("took");
       break;
     case "events":
     case "session":
@@ -183,11 +192,14 @@ function parseHeader(bytes: Buffer): Header {
       if (typeof h.path !== "string" || !isCount(h.size) || !isCount(h.off)) bad("path, size, off");
       if ((h.size as number) > MAX_FILE) bad(`size over the ${MAX_FILE}-byte limit`);
       if (h.mtimeMs !== undefined && !isCount(h.mtimeMs)) bad("mtimeMs");
+      if (!isFlag(h.eager)) bad("eager");
       break;
     case "del":
       if (typeof h.path !== "string" || (h.sha !== undefined && !isSha(h.sha))) bad("path, sha");
       break;
     case "sync":
+      if (!isFlag(h.eager)) bad("eager");
+      break;
     case "synced":
       break;
     case "error":

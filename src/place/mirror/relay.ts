@@ -79,6 +79,8 @@ export class MirrorRelay {
   private present = new Map<string, string>();
   private queue: Promise<void> = Promise.resolve();
   private greeted = false;
+  /** What the files and sync the feeder sent behind its hello (`eager`) are for: applied, or dropped. */
+  private eager: "take" | "drop" | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -131,6 +133,9 @@ export class MirrorRelay {
     if (this.stopped) return;
     if (!this.greeted && h.t !== "hello") throw new ProtocolError(`${h.t} frame before hello`);
     if (h.t === "hello") return this.greet(h);
+    // Eager files the welcome did not take are dropped, and their sync with them: the feeder sends what the
+    // welcome asked for, then a sync of its own.
+    if ((h.t === "put" || h.t === "sync") && h.eager && this.eager !== "take") return;
     if (h.t === "put") {
       const done = await this.receiver.chunk(h, payload);
       if (!done) return;
@@ -155,7 +160,8 @@ export class MirrorRelay {
 
   private async greet(h: Extract<Header, { t: "hello" }>): Promise<void> {
     if (this.greeted) throw new ProtocolError("a second hello");
-    if (h.v !== PROTOCOL_VERSION) throw new ProtocolError(`mirror protocol v${h.v}; this relay speaks v1`);
+    if (h.v !== PROTOCOL_VERSION)
+      throw new ProtocolError(`mirror protocol v${h.v}; this relay speaks v${PROTOCOL_VERSION}`);
     this.greeted = true;
     // The mirror's own disk: feeding it from itself would append every byte to the file it came from.
     if (h.probe) {
@@ -192,6 +198,9 @@ export class MirrorRelay {
         here.delete(rel);
       } else if (h.outbound[rel] !== sha) here.delete(rel);
     this.present = here;
+    // The eager files are exactly what the welcome would ask for when it asks for every file offered.
+    const took = h.eager === true && gone.length === 0 && want.length === Object.keys(h.outbound).length;
+    if (h.eager) this.eager = took ? "take" : "drop";
     for (const [p, stamp] of Object.entries(h.inbound)) {
       const rel = checkRel(p, "inbound");
       const now = stampOf(path.join(this.root, rel));
@@ -199,7 +208,7 @@ export class MirrorRelay {
       // A far side made anew lacks the earlier turns' files: the mirror keeps its copies.
       else if (!now && !eventsWanted) gone.push({ t: "del", path: rel });
     }
-    await this.out.send({ t: "welcome", v: PROTOCOL_VERSION, want });
+    await this.out.send({ t: "welcome", v: PROTOCOL_VERSION, want, ...(h.eager ? { took } : {}) });
     for (const g of gone) await this.out.send(g);
     await this.pass();
     // Requests a relay ended before answering are answered now, in the order they were made.

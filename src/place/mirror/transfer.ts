@@ -135,12 +135,19 @@ export async function sendFile(
 }
 
 /** Sends `data` as the whole of file `rel` (one put frame per chunk; an empty file is one empty chunk). */
-export async function sendData(out: FrameWriter, rel: string, data: Buffer, mtimeMs?: number): Promise<void> {
+export async function sendData(
+  out: FrameWriter,
+  rel: string,
+  data: Buffer,
+  mtimeMs?: number,
+  eager?: boolean,
+): Promise<void> {
   let off = 0;
   do {
     const part = data.subarray(off, off + CHUNK);
     const h: Put = { t: "put", path: rel, size: data.length, off };
     if (mtimeMs !== undefined) h.mtimeMs = mtimeMs;
+    if (eager) h.eager = true;
     await out.send(h, part);
     off += part.length;
   } while (off < data.length);
