@@ -103,6 +103,13 @@ describe("tmux argv builders", () => {
     expect(A.startCommandProblem({ ...ok, argv: [] })).toMatch(/empty argv/);
     expect(A.startCommandProblem({ ...ok, env: { "A-B": "1" } })).toMatch(/environment name/);
     expect(A.startCommandProblem({ ...ok, argv: ["a", "x".repeat(17_000)] })).toMatch(/16 KB/);
+    // A new window's name and title go in the same tmux command: they count too.
+    const room = (n: number) => ({ ...ok, argv: ["a", "x".repeat(n)] });
+    let n = 15_000;
+    while (A.startCommandProblem(room(n + 1)) === null) n++;
+    expect(A.startCommandProblem(room(n))).toBeNull();
+    expect(A.startCommandProblem(room(n), { name: "w" })).toMatch(/16 KB/);
+    expect(A.startCommandProblem(room(n - 600), { name: "w", title: "t".repeat(200) })).toBeNull();
   });
 
   it("display, list, buffers, if-shell", () => {

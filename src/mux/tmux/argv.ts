@@ -142,12 +142,25 @@ export function startPaneArgs(target: string, run: StartCommand): string[] {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Why tmux could not start this command (empty argv, bad env name, over 16 KB), or null. */
-export function startCommandProblem(run: StartCommand): string | null {
+/**
+ * Why tmux could not start this command (empty argv, bad env name, over 16 KB), or null. `window`: the name
+ * and title a new window gets in the same command (keepMarkedWindowArgs), which count towards the 16 KB too.
+ */
+export function startCommandProblem(
+  run: StartCommand,
+  window?: { name: string; title?: string },
+): string | null {
   if (run.argv.length === 0) return "empty argv";
   const bad = Object.keys(run.env).find((k) => !ENV_NAME.test(k));
   if (bad !== undefined) return `invalid environment name ${JSON.stringify(bad)}`;
-  const bytes = commandBytes(startPaneArgs("%0000000", run));
+  const kept = window
+    ? keepMarkedWindowArgs(
+        "=session-name-of-32-characters-x:=muster-new-000000000000",
+        window.name,
+        window.title,
+      )
+    : [];
+  const bytes = commandBytes(chain(startPaneArgs("%0000000", run), ...kept));
   if (bytes > TMUX_MAX_COMMAND_BYTES) return `command and env take ${bytes} bytes, tmux accepts ~16 KB`;
   return null;
 }

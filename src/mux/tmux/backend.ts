@@ -384,7 +384,10 @@ const failure = (ref: PaneRef, what: string, args: string[], run: TmuxRun): Must
 /** Checks what tmux would get wrong silently (a missing cwd: tmux starts elsewhere) or refuse. */
 function validateSpawn(o: SpawnPaneOptions, here: boolean): A.StartCommand {
   const run = { cwd: o.cwd, env: o.env ?? {}, argv: o.argv };
-  const problem = A.startCommandProblem(run);
+  const problem = A.startCommandProblem(run, {
+    name: o.name,
+    ...(o.title !== undefined ? { title: o.title } : {}),
+  });
   if (problem) throw new MusterError("invalid_argument", `spawn: ${problem}`);
   // A folder on another machine is its place's to check (Place.workdir), not this disk's.
   if (!here) return run;
