@@ -66,7 +66,7 @@ describe("the disk fills up from outside during a turn", () => {
     expect((await sb.run(["cancel", id], { env })).exitCode).toBe(0);
   }, 150_000);
 
-  it("a turn that comes while the disk is full settles errored (its run slot not taken); a typed line not taken is said in the pane", async () => {
+  it("a turn that comes while the disk is full settles errored (its run slot or its prompt not written); a typed line not taken is said in the pane", async () => {
     const home = path.join(disk.dir, "home");
     const env = { MUSTER_HOME: home };
     const s = await sb.json(["spawn", "--agent", "mock", "--wait", "before the disk filled"], { env });
@@ -77,12 +77,15 @@ describe("the disk fills up from outside during a turn", () => {
     const type = (text: string) => execa("tmux", ["-L", sb.socket, "send-keys", "-t", paneId, text, "Enter"]);
     const completions = () => readEvents(dir).filter((e) => e.type === "completion");
     try {
-      // One page left: the typed line's inbox file takes it, the run slot's ticket finds none.
+      // One page left: the typed line's inbox file takes it; the turn's next new file (its run slot's ticket, or
+      // its prompt file when a page came free meanwhile) finds none.
       disk.fill(4096);
       await type("typed while one page was left");
       const done = await until(() => completions()[1], 30_000, 100);
       expect(done).toMatchObject({ status: "errored", by: "child" });
-      expect(done.reason).toMatch(/the disk holding .* is full \(ENOSPC\): cannot take a run slot/);
+      expect(done.reason).toMatch(
+        /the disk holding .* is full \(ENOSPC\): cannot (take a run slot|write the prompt file)/,
+      );
       // Nothing left at all: the line cannot even be taken; the pane says so in one line.
       disk.fill();
       await type("typed on a full disk");
