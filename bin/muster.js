@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Entry point. Child-side commands (run by agents inside panes) load one small module; the rest load the CLI.
-import { readFileSync } from "node:fs";
+// CommonJS (bin/package.json): an ES module entry costs every command ~5 ms more to start.
+const { readFileSync } = require("node:fs");
+const path = require("node:path");
 
 const argv = process.argv.slice(2);
 const CHILD_COMMANDS = new Set(["done", "error", "progress"]);
+const dist = path.join(__dirname, "..", "dist");
 // A reader that went away (`muster --help | head`) ends the command quietly, as SIGPIPE ends other tools;
 // Node ignores SIGPIPE, so without this the failed write surfaces as an unhandled EPIPE stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -13,26 +16,47 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-let code;
-if (argv[0] === "ask") {
-  // Blocks until the parent answers: still one small module, no CLI.
-  const { runAsk } = await import("../dist/cli/ask.js");
-  code = await runAsk(argv.slice(1));
-} else if (CHILD_COMMANDS.has(argv[0])) {
-  const { runChildCommand } = await import("../dist/cli/child-commands.js");
-  code = runChildCommand(argv);
-} else {
-  // Ctrl-C exits 130 from here on, also before the CLI has loaded (see src/cli/interrupt.ts).
-  (await import("../dist/cli/bundle/interrupt.js")).installInterrupt();
-  // Bundled (scripts/bundle.mjs): a command that needs no package runs from one module, commands.js; help, an
-  // unknown command and the commands that load more later run from main.js and its chunks.
-  const quick = JSON.parse(
-    readFileSync(new URL("../dist/cli/bundle/commands.json", import.meta.url), "utf8"),
-  );
-  const entry = quick.includes(argv[0]) ? "../dist/cli/bundle/commands.js" : "../dist/cli/bundle/main.js";
-  const { main } = await import(entry);
-  code = await main(argv);
+/** The CLI's exit code for argv. */
+async function run() {
+  if (argv[0] === "ask") {
+    // Blocks until the parent answers: still one small module, no CLI.
+    const { runAsk } = require("../dist/cli/ask.cjs");
+    return runAsk(argv.slice(1));
+  }
+  if (CHILD_COMMANDS.has(argv[0])) return require("../dist/cli/child-commands.cjs").runChildCommand(argv);
+  // Ctrl-C exits 130 from here on, also before the CLI has loaded; then the CLI's own handler takes over (see
+  // src/cli/interrupt.ts).
+  const early = () => process.exit(130);
+  process.on("SIGINT", early);
+  // Bundled (scripts/bundle.mjs): a command that needs no package runs from one CommonJS module, commands.cjs,
+  // started from V8's code cache (src/util/code-cache.ts); help, an unknown command and the commands that load
+  // more later run from main.js and its chunks.
+  const bundleDir = path.join(dist, "cli", "bundle");
+  const quick = JSON.parse(readFileSync(path.join(bundleDir, "commands.json"), "utf8"));
+  let cli;
+  let saveCache;
+  if (quick.names.includes(argv[0])) {
+    const { loadCommonJsCached } = require("../dist/util/code-cache.cjs");
+    const bundle = loadCommonJsCached(path.join(bundleDir, "commands.cjs"), {
+      build: quick.build,
+      // What util/import-module.ts is in every other build: a vm.Script cannot import by itself.
+      provided: { "muster:import-module": { importModule: (specifier) => import(specifier) } },
+      lazy: ["node:child_process", "node:crypto", "node:net", "node:stream"],
+    });
+    cli = bundle.exports;
+    saveCache = bundle.save;
+  } else {
+    cli = await import("../dist/cli/bundle/main.js");
+  }
+  process.off("SIGINT", early);
+  cli.installInterrupt();
+  const code = await cli.main(argv);
+  await saveCache?.();
+  return code;
 }
-process.exitCode = code;
-// Output is flushed by returning normally; a stray handle must not keep a finished command alive.
-setTimeout(() => process.exit(code), 1500).unref();
+
+run().then((code) => {
+  process.exitCode = code;
+  // Output is flushed by returning normally; a stray handle must not keep a finished command alive.
+  setTimeout(() => process.exit(code), 1500).unref();
+});

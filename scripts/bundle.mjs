@@ -40,11 +40,34 @@ await build({
   outfile: path.join(root, "dist", "mux", "pty", "holder.cjs"),
   external: ["node-pty", "./screen.js"],
 });
+// The loader of the CLI's code-cached bundle (src/util/code-cache.ts), which bin/muster.js, CommonJS, requires:
+// an ES module entry or import costs every command ~5 ms more.
+await build({
+  ...common,
+  format: "cjs",
+  banner: {},
+  entryPoints: [path.join(root, "src", "util", "code-cache.ts")],
+  outfile: path.join(root, "dist", "util", "code-cache.cjs"),
+});
+// What an agent runs in its pane (done, error, progress, ask): one CommonJS file each, which bin/muster.js requires
+// (an ES module graph of six files took ~5 ms more of a start that should be as fast as bare node).
+await build({
+  ...common,
+  format: "cjs",
+  banner: { js: 'const __musterImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  define: { "import.meta.url": "__musterImportMetaUrl" },
+  entryPoints: {
+    "child-commands": path.join(root, "src", "cli", "child-commands.ts"),
+    ask: path.join(root, "src", "cli", "ask.ts"),
+  },
+  outdir: path.join(root, "dist", "cli"),
+  outExtension: { ".js": ".cjs" },
+});
 // The CLI (bin/muster.js loads it for every parent-side command): our sources and commander in one module, each
 // lazily imported part (MCP server, TUI, workflows…) a chunk of its own, every other package imported at run time
 // from node_modules as before, so nothing heavy loads before a command asks for it. `muster ls` started in ~3× a
-// bare `node -e 0` from the module graph, ~2× from this (bench/run.mjs measures it). interrupt.js is an entry of
-// its own so bin/muster.js installs the very Ctrl-C handler the commands use (one copy, in a shared chunk).
+// bare `node -e 0` from the module graph, ~2× from this (bench/run.mjs measures it). main.js exports the Ctrl-C
+// handler its commands use, for bin/muster.js to install once the CLI has loaded.
 const BUNDLED_PACKAGES = new Set(["commander"]);
 const onlyOurCode = {
   name: "only-our-code",
@@ -60,20 +83,18 @@ const onlyOurCode = {
 const cliDir = path.join(root, "dist", "cli", "bundle");
 const cli = await build({
   ...common,
-  entryPoints: {
-    main: path.join(root, "src", "cli", "main.ts"),
-    interrupt: path.join(root, "src", "cli", "interrupt.ts"),
-  },
+  entryPoints: { main: path.join(root, "src", "cli", "main.ts") },
   outdir: cliDir,
   splitting: true,
   metafile: true,
   plugins: [onlyOurCode],
 });
 // The commands that need no package and no lazily loaded part of muster (each row of src/cli/command-table.ts
-// not marked heavy) also run from one module of their own, commands.js: split into chunks, the code such a
+// not marked heavy) also run from one module of their own, commands.cjs: split into chunks, the code such a
 // command loads was ~60 files, and each module an ES import loads costs about as much as 10 KB more of one
-// module (a command started ~20 ms later). bin/muster.js picks it by the names in commands.json. It imports the
-// split build's interrupt.js, so there is still one Ctrl-C handler; its other code is its own copy.
+// module (a command started ~20 ms later). It is CommonJS so that bin/muster.js can run it from V8's code cache
+// (src/util/code-cache.ts), which an ES module cannot be given; bin/muster.js picks it by the names in
+// commands.json, which also names the build. It exports its own Ctrl-C handler, as main.js does.
 const { COMMAND_MODULES } = await import(
   pathToFileURL(path.join(root, "dist", "cli", "command-table.js")).href
 );
@@ -81,23 +102,30 @@ const quick = COMMAND_MODULES.filter((m) => !m.heavy);
 const srcCli = path.join(root, "src", "cli");
 const quickEntry = [
   `import { runProgram } from "./program.ts";`,
+  `export { installInterrupt } from "./interrupt.ts";`,
   ...quick.map((m) => `import { ${m.register} } from "./commands/${m.file}.ts";`),
   `const BY_NAME = { ${quick.flatMap((m) => m.names.map((n) => `${JSON.stringify(n)}: ${m.register}`)).join(", ")} };`,
   "export const main = (argv) => runProgram(argv, async () => [BY_NAME[argv[0]]]);",
 ].join("\n");
-const interruptSrc = path.join(srcCli, "interrupt.js");
+const importModuleSrc = path.join(root, "src", "util", "import-module.js");
+const quickFile = path.join(cliDir, "commands.cjs");
 const quickBuild = await build({
   ...common,
+  format: "cjs",
+  // A CommonJS bundle has require; import.meta.url is the file's own URL, as in the ES build.
+  banner: { js: 'const __musterImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  define: { "import.meta.url": "__musterImportMetaUrl" },
   stdin: { contents: quickEntry, resolveDir: srcCli, sourcefile: "commands-entry.ts", loader: "ts" },
-  outfile: path.join(cliDir, "commands.js"),
+  outfile: quickFile,
   metafile: true,
+  write: false,
   plugins: [
     {
-      name: "split-build-interrupt",
+      name: "loader-import",
       setup(b) {
-        b.onResolve({ filter: /\/interrupt\.js$/ }, (args) =>
-          path.resolve(args.resolveDir, args.path) === interruptSrc
-            ? { path: "./interrupt.js", external: true }
+        b.onResolve({ filter: /\/import-module\.js$/ }, (args) =>
+          path.resolve(args.resolveDir, args.path) === importModuleSrc
+            ? { path: "muster:import-module", external: true }
             : undefined,
         );
       },
@@ -105,14 +133,35 @@ const quickBuild = await build({
     onlyOurCode,
   ],
 });
-const atStart = Object.values(quickBuild.metafile.outputs)
-  .flatMap((o) => o.imports)
-  .filter((i) => i.external && i.kind === "import-statement" && !/^(node:|\.\/interrupt\.js$)/.test(i.path));
+const quickImports = Object.values(quickBuild.metafile.outputs).flatMap((o) => o.imports);
+const atStart = quickImports.filter(
+  (i) => i.external && i.kind === "import-statement" && !/^(node:|muster:import-module$)/.test(i.path),
+);
 if (atStart.length > 0)
   throw new Error(
-    `commands.js would import ${[...new Set(atStart.map((i) => i.path))].join(", ")} at start: mark its command heavy in src/cli/command-table.ts`,
+    `commands.cjs would import ${[...new Set(atStart.map((i) => i.path))].join(", ")} at start: mark its command heavy in src/cli/command-table.ts`,
   );
-fs.writeFileSync(path.join(cliDir, "commands.json"), `${JSON.stringify(quick.flatMap((m) => m.names))}\n`);
+// Its import()s (packages loaded when used: execa, chokidar…) go through util/import-module.ts, which bin/muster.js
+// replaces with its own import(): code a vm.Script compiled cannot import by itself. Any other import() would
+// fail only when reached, so the build refuses one.
+let quickCode = "";
+for (const f of quickBuild.outputFiles) {
+  if (f.path.endsWith(".cjs")) {
+    quickCode = oneNamespacePerModule(f.text);
+    fs.writeFileSync(f.path, quickCode);
+  } else fs.writeFileSync(f.path, f.contents);
+}
+const direct = quickImports.filter((i) => i.kind === "dynamic-import").map((i) => i.path);
+const outsideStrings = quickCode.replace(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g, "");
+if (direct.length > 0 || /\bimport\(/.test(outsideStrings))
+  throw new Error(
+    `commands.cjs has an import()${direct.length > 0 ? ` of ${direct.join(", ")}` : ""}: use importModule (src/util/import-module.ts)`,
+  );
+const quickBuildId = createHash("sha256").update(quickCode).digest("hex").slice(0, 16);
+fs.writeFileSync(
+  path.join(cliDir, "commands.json"),
+  `${JSON.stringify({ build: quickBuildId, names: quick.flatMap((m) => m.names) })}\n`,
+);
 // Chunk names change with their content. A running `muster mcp` or `muster top` may still import its own
 // build's chunks lazily, so an old chunk goes only once it is a day old.
 const current = new Set(
@@ -170,3 +219,27 @@ walk(remote);
 const stamp = createHash("sha256");
 for (const f of shipped) stamp.update(path.relative(remote, f)).update("\0").update(fs.readFileSync(f));
 fs.writeFileSync(path.join(remote, "STAMP"), `${version}-${stamp.digest("hex").slice(0, 16)}\n`);
+
+/**
+ * In a CommonJS bundle each `import * as fs from "node:fs"` of each source module becomes its own
+ * `__toESM(require("node:fs"), 1)`, a fresh object with a getter per export: ~160 of them in commands.cjs took
+ * ~13 ms of every start. A module's namespace is the same whichever module asks, so esbuild's helper is made to
+ * build it once per module and way of asking.
+ */
+function oneNamespacePerModule(code) {
+  const helper = "var __toESM = (mod, isNodeMode, target) =>";
+  if (code.split(helper).length !== 2)
+    throw new Error("bundle: esbuild's __toESM helper is not where it was expected");
+  if (/__toESM\([^()]*(\([^()]*\))?[^()]*,[^()]*,/.test(code))
+    throw new Error("bundle: __toESM called with a target");
+  const once = [
+    "var __musterNamespaces = new WeakMap();",
+    "var __toESM = (mod, isNodeMode) => {",
+    '  if (mod === null || (typeof mod !== "object" && typeof mod !== "function")) return __toESMEach(mod, isNodeMode);',
+    "  let made = __musterNamespaces.get(mod);",
+    "  if (made === undefined) __musterNamespaces.set(mod, (made = []));",
+    "  return (made[isNodeMode ? 1 : 0] ??= __toESMEach(mod, isNodeMode));",
+    "};",
+  ].join("\n");
+  return code.replace(helper, `${once}\nvar __toESMEach = (mod, isNodeMode, target) =>`);
+}

@@ -8,11 +8,12 @@
  *   <root>/bin/<hash>/muster
  *   <root>/backends/<name>/                (a backend's own state)
  */
-import { createHash } from "node:crypto";
+
 import * as os from "node:os";
 import * as path from "node:path";
 import { rawSetting } from "../base/settings/resolve.js";
 import { workingDir } from "../util/cwd.js";
+import { sha256Hex } from "../util/sha256.js";
 
 /** State root: $MUSTER_HOME, else ${XDG_STATE_HOME:-~/.local/state}/muster. */
 export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -28,7 +29,7 @@ export const primariesDir = (root: string): string => path.join(root, "primaries
 
 /** `<root>/workspaces/<hash>.json`: the primary recorded for a workspace directory. */
 export const workspaceFile = (root: string, dir: string): string =>
-  path.join(root, "workspaces", `${createHash("sha256").update(dir).digest("hex").slice(0, 32)}.json`);
+  path.join(root, "workspaces", `${sha256Hex(dir).slice(0, 32)}.json`);
 
 /** `<root>/bin`: folders of `muster` shims for children's PATH (see util/self-bin.ts). */
 export const selfBinRoot = (root: string): string => path.join(root, "bin");

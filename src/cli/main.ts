@@ -13,3 +13,6 @@ export async function buildProgram(): Promise<Command> {
 export function main(argv: string[]): Promise<number> {
   return runProgram(argv, () => loadAll(modulesFor(argv)));
 }
+
+/** bin/muster.js installs the CLI's Ctrl-C handler once the CLI has loaded. */
+export { installInterrupt } from "./interrupt.js";

@@ -20,6 +20,7 @@ import {
 import { sshHostChooser } from "../place/ssh/admin.js";
 import { SSH_KIND, sshPlaceFactory } from "../place/ssh/place.js";
 import { workingDir } from "../util/cwd.js";
+import { importModule } from "../util/import-module.js";
 import { localHostControl } from "./local-host.js";
 import { createPtyBackend } from "./pty/backend.js";
 import { type BackendModuleApi, registerBackend } from "./registry.js";
@@ -66,7 +67,7 @@ export async function loadBackendModules(
 async function loadOne(file: string): Promise<void> {
   let mod: { register?: unknown; default?: unknown };
   try {
-    mod = await import(pathToFileURL(file).href);
+    mod = await importModule<typeof mod>(pathToFileURL(file).href);
   } catch (e) {
     throw new MusterError(
       "invalid_config",

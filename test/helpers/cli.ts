@@ -50,6 +50,8 @@ export function sandbox(prefix = "mt"): Sandbox {
     NO_COLOR: "1",
     HOME: user,
     XDG_CONFIG_HOME: path.join(user, ".config"),
+    // The CLI's code cache (src/util/code-cache.ts) too.
+    XDG_CACHE_HOME: path.join(user, ".cache"),
   };
   for (const k of [
     "TMUX",

@@ -221,6 +221,15 @@ export const SETTINGS = {
     },
     doc: "`muster mcp --http` ends a client's session after this long (ms) with no request open and none made (a client that went away without ending it); the client starts a new one with `initialize`",
   },
+  codeCache: {
+    env: "MUSTER_CODE_CACHE",
+    type: bool,
+    default: true,
+    forward: everywhere(
+      "read by every `muster` command as it starts: one turned off is off for the whole tree",
+    ),
+    doc: "`0`: the CLI compiles its commands at every start instead of keeping V8's code for them in `$XDG_CACHE_HOME/muster/code-cache` (else `~/.cache/…`), a file per build and Node version, pruned after a week",
+  },
   mcpToken: {
     env: "MUSTER_MCP_TOKEN",
     type: text,

@@ -4,7 +4,7 @@
  * detach key (Ctrl-\ unless MUSTER_DETACH_KEY names another, as `^]` or `C-]`) leaves the pane running.
  * Run as `node attach.js <socket> <pane id> [holder pid]`; a socket that is not the holder's is refused.
  */
-import * as net from "node:net";
+import { createConnection } from "node:net";
 import { requireSetting } from "../../base/settings/resolve.js";
 import { detachByte } from "./keys.js";
 import { encodeFrame, FRAME, type Frame, FrameReader, jsonFrame, parseJson } from "./protocol.js";
@@ -33,7 +33,7 @@ function main(): void {
     process.stderr.write(`muster attach: ${(e as Error).message}\n`);
     process.exit(1);
   }
-  const sock = net.createConnection(socket);
+  const sock = createConnection(socket);
   const reader = new FrameReader();
   let raw = false;
   let finished = false;

@@ -1,5 +1,5 @@
 /** muster's side of the holder's socket: one request per connection (send, capture, resize). */
-import * as net from "node:net";
+import { createConnection } from "node:net";
 import { MusterError } from "../../base/errors.js";
 import { FRAME, type Frame, FrameReader, jsonFrame, parseJson } from "./protocol.js";
 import { checkHolderPid, checkHolderSocket } from "./socket-check.js";
@@ -15,7 +15,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 export function request(socket: string, label: string, req: Buffer, holderPid?: number): Promise<Frame> {
   return new Promise((resolve, reject) => {
     checkHolderSocket(socket, label);
-    const sock = net.createConnection(socket);
+    const sock = createConnection(socket);
     const reader = new FrameReader();
     let gotInfo = false;
     const done = (err: Error | null, f?: Frame) => {

@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
+import { connect } from "node:net";
 import * as path from "node:path";
 import { childFiles, pathsOfArtifactDir } from "../../artifacts/layout.js";
 import { MusterError } from "../../base/errors.js";
@@ -104,7 +104,7 @@ type Reply = { ok: true } | { error: unknown };
 /** Sends one request to the keeper at `socket` and reads its one-line answer. */
 function ask(socket: string, request: object, timeoutMs: number): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const c = net.connect(socket);
+    const c = connect(socket);
     let buf = "";
     const timer = setTimeout(() => {
       c.destroy();
