@@ -8,6 +8,7 @@
  * Loaded by bin/muster.js on every CLI command, so it imports only what a node start has loaded already.
  */
 
+import { isAscii } from "node:buffer";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as os from "node:os";
@@ -65,7 +66,9 @@ export function cacheFileOf(dir: string, bundle: string, build: string): string 
 
 /** Loads and runs `file`, a CommonJS bundle, from its code cache when there is one; see the module's comment. */
 export function loadCommonJsCached(file: string, opts: CachedLoadOptions): CachedBundle {
-  const source = fs.readFileSync(file, "utf8");
+  // A bundle in ASCII (as the CLI's build makes it) reads as Latin-1, without decoding UTF-8 (2–6 ms of 840 KB).
+  const bytes = fs.readFileSync(file);
+  const source = bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
   const dir = codeCacheDir(opts.env ?? process.env);
   const cacheFile = dir === undefined ? undefined : cacheFileOf(dir, file, opts.build);
   let cachedData: Buffer | undefined;
