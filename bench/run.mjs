@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createMuster } from "../dist/index.js";
+import { NODE_VERSIONS, pinnedNodeIfInstalled } from "../scripts/pinned-tools.mjs";
 import { backendLatency, backendRows, musterPerBackend } from "./backends.mjs";
 import { capOvershoot, capRow } from "./caps.mjs";
 import { cliStart, cliStartRow } from "./cli-start.mjs";
@@ -167,6 +168,11 @@ try {
 
   log("CLI start-up (ls, status, result, send) paired with node -e 0…");
   results.cliStart = cliStart(env, base, quick ? 7 : 15);
+  // The same on the Node release most users run (the LTS), when the tests installed it (scripts/pinned-tools.mjs).
+  const lts = pinnedNodeIfInstalled(NODE_VERSIONS[0]);
+  results.cliStartLts = lts
+    ? cliStart(env, base, quick ? 7 : 15, lts)
+    : { skipped: "the pinned Node LTS is not installed (npm test installs it)" };
 
   log("idle watcher CPU (64 idle children, 10 s)…");
   const idle = await idleCpu(64, 10);
@@ -220,6 +226,7 @@ const rows = [
     "≤ 1.6",
   ],
   cliStartRow(results.cliStart),
+  ...(results.cliStartLts.skipped ? [] : [cliStartRow(results.cliStartLts)]),
   [
     "watcher CPU, 64 idle children, 10 s",
     `${results.idleWatcherCpu.percentOfOneCore} % of one core`,

