@@ -141,21 +141,36 @@ if (atStart.length > 0)
   throw new Error(
     `commands.cjs would import ${[...new Set(atStart.map((i) => i.path))].join(", ")} at start: mark its command heavy in src/cli/command-table.ts`,
   );
-// Its import()s (packages loaded when used: execa, chokidar…) go through util/import-module.ts, which bin/muster.js
-// replaces with its own import(): code a vm.Script compiled cannot import by itself. Any other import() would
-// fail only when reached, so the build refuses one.
+// A vm.Script cannot import() by itself: each import() of a package it makes (execa, chokidar… loaded when used)
+// goes through bin/muster.js's own, `require("muster:import-module")`, which is util/import-module.ts in every
+// other build (the one import() whose name is not written out, a backend module's file, calls that module).
+// Any other import() would fail only when reached, so the build refuses one.
+const lazyPackages = [
+  ...new Set(quickImports.filter((i) => i.kind === "dynamic-import" && i.external).map((i) => i.path)),
+];
 let quickCode = "";
 for (const f of quickBuild.outputFiles) {
-  if (f.path.endsWith(".cjs")) {
-    quickCode = asciiOnly(oneNamespacePerModule(f.text));
-    fs.writeFileSync(f.path, quickCode);
-  } else fs.writeFileSync(f.path, f.contents);
+  if (!f.path.endsWith(".cjs")) {
+    fs.writeFileSync(f.path, f.contents);
+    continue;
+  }
+  quickCode = f.text;
+  for (const name of lazyPackages) {
+    const call = `import(${JSON.stringify(name)})`;
+    if (!quickCode.includes(call))
+      throw new Error(`bundle: commands.cjs has no ${call} to route through the loader`);
+    quickCode = quickCode.replaceAll(
+      call,
+      `require("muster:import-module").importModule(${JSON.stringify(name)})`,
+    );
+  }
+  quickCode = asciiOnly(oneNamespacePerModule(quickCode));
+  fs.writeFileSync(f.path, quickCode);
 }
-const direct = quickImports.filter((i) => i.kind === "dynamic-import").map((i) => i.path);
 const outsideStrings = quickCode.replace(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g, "");
-if (direct.length > 0 || /\bimport\(/.test(outsideStrings))
+if (/\bimport\(/.test(outsideStrings))
   throw new Error(
-    `commands.cjs has an import()${direct.length > 0 ? ` of ${direct.join(", ")}` : ""}: use importModule (src/util/import-module.ts)`,
+    "bundle: commands.cjs has an import() the loader cannot serve: use importModule (src/util/import-module.ts)",
   );
 const quickBuildId = createHash("sha256").update(quickCode).digest("hex").slice(0, 16);
 fs.writeFileSync(

@@ -7,7 +7,6 @@ import { BackendSet } from "../mux/registry.js";
 import { runnerReadiness } from "../runners/availability.js";
 import { getRunner, runnerNames } from "../runners/registry.js";
 import { helperCwd } from "../util/cwd.js";
-import { importModule } from "../util/import-module.js";
 import { inotifyUsage } from "../util/proc.js";
 import { type OrphanProcess, orphanProcesses } from "./orphans.js";
 
@@ -113,7 +112,7 @@ function agentClis(env: NodeJS.ProcessEnv): Promise<AgentCliReport[]> {
 }
 
 async function versionOf(bin: string): Promise<string | undefined> {
-  const { execa } = await importModule<typeof import("execa")>("execa"); // ~150 ms to load: only for doctor
+  const { execa } = await import("execa"); // ~150 ms to load: only for doctor
   // execa needs a cwd that exists: a deleted one must not break doctor.
   const r = await execa(bin, ["--version"], {
     cwd: helperCwd(),

@@ -5,7 +5,6 @@ import { ChildFeed, type FeedSubscription } from "../artifacts/feed.js";
 import type { ChildStore } from "../artifacts/store.js";
 import type { Backend } from "../mux/backend.js";
 import { isFullId, uuidv7Time } from "../util/ids.js";
-import { importModule } from "../util/import-module.js";
 import { liveOf } from "./children.js";
 import type { CoreContext } from "./context.js";
 import type { LiveState } from "./live-state.js";
@@ -60,7 +59,7 @@ export class PrimaryWatcher {
   async start(): Promise<void> {
     const root = childStores(this.muster.paths).root;
     // Loaded here, not at the top: every CLI call imports the core, few of them watch.
-    const { watch } = await importModule<typeof import("chokidar")>("chokidar");
+    const { watch } = await import("chokidar");
     this.discovery = watch(root, { depth: 0, ignoreInitial: false });
     this.discovery.on("addDir", (dir) => {
       if (path.dirname(dir) === root) this.attach(path.basename(dir));

@@ -1,6 +1,5 @@
 import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
-import { importModule } from "./import-module.js";
 
 // A holder that dies or freezes (SIGSTOP, a debugger) stops refreshing its lock, which then counts as stale
 // after STALE_MS and is taken over. A live holder refreshes it every STALE_MS / 2.
@@ -19,9 +18,7 @@ const LOCK_OPTIONS = { realpath: false, stale: STALE_MS, retries: 0 };
  */
 async function acquire(target: string): Promise<() => Promise<void>> {
   // Loaded on the first lock (proper-lockfile and graceful-fs take ~15 ms): most commands only read.
-  const { default: lockfile } = await importModule<{ default: typeof import("proper-lockfile") }>(
-    "proper-lockfile",
-  );
+  const { default: lockfile } = await import("proper-lockfile");
   const deadline = Date.now() + WAIT_MS;
   let pause = RETRY_MIN_MS;
   for (;;) {

@@ -233,7 +233,7 @@ for (const { kind, available, start } of CONTAINER_ENGINES) {
           await until(() => readEvents(dir).some((e) => e.type === "runner_started"), 20_000);
           engine!.docker(how === "kill" ? ["kill", containerOf(id)] : ["rm", "--force", containerOf(id)]);
           const waited = await sb.json(["wait", id, "--timeout", "40s"]);
-          expect(waited.data.results[0]).toMatchObject({ id, status: "lost" });
+          expect(waited.data?.results?.[0], waited.stderr).toMatchObject({ id, status: "lost" });
           expect(readEvents(dir).filter((e) => e.type === "child_exited")).toHaveLength(1);
           // Killed: the container is started again so its end is recorded in there, the log's home.
           if (how === "kill")

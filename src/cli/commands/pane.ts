@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { MusterError } from "../../base/errors.js";
 import { helperCwd } from "../../util/cwd.js";
-import { importModule } from "../../util/import-module.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { shellQuote } from "../format.js";
 import { ExitWith, printJson, say } from "../output.js";
@@ -30,7 +29,7 @@ async function goToPane(
     // Not inside the same tmux server: attach this terminal instead.
     unfocused = e;
   }
-  const { execa } = await importModule<typeof import("execa")>("execa"); // ~150 ms to load: only when attaching
+  const { execa } = await import("execa"); // ~150 ms to load: only when attaching
   // Inside tmux, a pane on another server (an SSH host's, a private socket's) opens in a new window of the
   // caller's session: a tmux client inside this pane would be a nested one.
   if (name === "attach" && process.env.TMUX && process.env.TMUX_PANE && target.pane.backend === "tmux") {

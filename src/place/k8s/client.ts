@@ -6,14 +6,13 @@
  */
 import { PassThrough, Readable, Writable } from "node:stream";
 import { MusterError } from "../../base/errors.js";
-import { importModule } from "../../util/import-module.js";
 import type { RemoteRun } from "../far/remote.js";
 
 type K8s = typeof import("@kubernetes/client-node");
 let loading: Promise<K8s> | undefined;
 
 export const k8s = (): Promise<K8s> => {
-  loading ??= importModule<K8s>("@kubernetes/client-node");
+  loading ??= import("@kubernetes/client-node");
   return loading;
 };
 
