@@ -103,7 +103,7 @@ describe.skipIf(!available.ok && !process.env.CI)("ssh transport (real sshd test
     expect(pid).toBeGreaterThan(0);
     const held = new Set<string>();
     for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
-      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: "utf8" }) ?? "");
+      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`, "utf8"));
       if (m) held.add(m[1]!);
     }
     // The host's TCP sockets (its own network namespace): the one to port 22 (0016) is the master's.
