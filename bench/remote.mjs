@@ -54,7 +54,8 @@ function sshProcesses(marks) {
 }
 
 /**
- * One round: `n` children, each spawned with `spawnOpts(i)` and its turn held at a gate; once every turn has
+ * One round: `n` children, each spawned with `spawnOpts(i)` and its turn held at the file `gate(i)` (on the
+ * machine it runs on); once every turn has
  * started, `open()` lets them all finish at once. Samples: each completion's ts → the waiter has it.
  * `whileLive` runs while all n are live, before the gate opens.
  */
@@ -64,7 +65,7 @@ async function gatedRound(m, n, { spawnOpts, gate, open, whileLive }) {
     spawned.push(
       await m.spawn({
         agent: "mock",
-        prompt: `mock: gate=${encodeURIComponent(gate)} reply=done`,
+        prompt: `mock: gate=${encodeURIComponent(gate(i))} reply=done`,
         ...spawnOpts(i),
       }),
     );
@@ -112,6 +113,10 @@ export async function remoteVsLocal(spawns = 10, rounds = 2, sends = 5, alones =
   const cwd = path.join(base, "work");
   fs.mkdirSync(cwd, { recursive: true });
   const hosts = [];
+  // A host's own folder of the fixture is the one path it shares with this machine (bind-mounted at the same
+  // place): a gate there opens with a file written here, as the local gate does. Opened with nsenter, the
+  // waiting process itself forked one process per host (tens of ms each under load) while completions came.
+  const farGate = (name, file) => path.join(base, "hosts", name, file);
   const m = createMuster({ env, cwd });
   try {
     for (const name of HOSTS) {
@@ -150,16 +155,18 @@ export async function remoteVsLocal(spawns = 10, rounds = 2, sends = 5, alones =
       const localGate = path.join(base, `gate-${r}`);
       const local = await gatedRound(m, CHILDREN, {
         spawnOpts: () => ({}),
-        gate: localGate,
+        gate: () => localGate,
         open: () => fs.writeFileSync(localGate, "go"),
       });
       done.local.push(...local.samples);
-      const farGate = `/root/open-${r}`;
+      const farGates = HOSTS.map((name) => farGate(name, `open-${r}`));
       const remote = await gatedRound(m, CHILDREN, {
         spawnOpts: (i) => on(HOSTS[i % HOSTS.length]),
-        gate: farGate,
-        // Every host at once: three nsenter processes started together.
-        open: () => Promise.all(hosts.map((h) => h.insideAsync(["touch", farGate]))),
+        gate: (i) => farGates[i % HOSTS.length],
+        // Every host at once, as the local gate: a file written here, no process started by the waiter.
+        open: () => {
+          for (const g of farGates) fs.writeFileSync(g, "go");
+        },
         whileLive: () => sshProcesses(marks),
       });
       done.remote.push(...remote.samples);
@@ -172,15 +179,15 @@ export async function remoteVsLocal(spawns = 10, rounds = 2, sends = 5, alones =
       const localGate = path.join(base, `alone-${r}`);
       const local = await gatedRound(m, 1, {
         spawnOpts: () => ({}),
-        gate: localGate,
+        gate: () => localGate,
         open: () => fs.writeFileSync(localGate, "go"),
       });
       alone.local.push(...local.samples);
-      const farGate = `/root/alone-${r}`;
+      const gate = farGate("h1", `alone-${r}`);
       const remote = await gatedRound(m, 1, {
         spawnOpts: () => on("h1"),
-        gate: farGate,
-        open: () => hosts[0].insideAsync(["touch", farGate]),
+        gate: () => gate,
+        open: () => fs.writeFileSync(gate, "go"),
       });
       alone.remote.push(...remote.samples);
     }

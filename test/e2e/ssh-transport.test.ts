@@ -88,6 +88,35 @@ describe.skipIf(!available.ok && !process.env.CI)("ssh transport (real sshd test
     }
   });
 
+  it("the master holds its TCP connection to the host itself, as against a real host (so it has TCP_NODELAY)", async () => {
+    // OpenSSH sets TCP_NODELAY on its connection only when it holds the socket; a proxy process in the
+    // middle (a plain `nc`) would add a hop, and a socket without it, that users' links do not have.
+    const h = hostOf(hosts[1]!);
+    expect((await transport().run(h, ["true"])).exitCode).toBe(0);
+    const { execa } = await import("execa");
+    const o = await execa(
+      "ssh",
+      ["-F", hosts[1]!.config, "-o", `ControlPath=${control}/%n`, "-O", "check", h.target],
+      { reject: false },
+    );
+    const pid = Number(/pid=(\d+)/.exec(o.stderr)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    const held = new Set<string>();
+    for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`, "utf8"));
+      if (m) held.add(m[1]!);
+    }
+    // The host's TCP sockets (its own network namespace): the one to port 22 (0016) is the master's.
+    const toSshd = hosts[1]!
+      .inside(["cat", "/proc/net/tcp"])
+      .split("\n")
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => f[2]?.endsWith(":0016") && f[3] === "01"); // established, remote port 22
+    expect(toSshd.length).toBeGreaterThan(0);
+    expect(toSshd.some((f) => held.has(f[9]!))).toBe(true);
+  });
+
   it("refuses a target or option ssh would read as a flag, before running anything", async () => {
     const t = transport();
     await expect(t.run({ target: "-oProxyCommand=touch /tmp/x" }, ["true"])).rejects.toThrow(

@@ -107,4 +107,32 @@ describe("channels over one link", () => {
     await until(() => writes.length > 1);
     expect(writes).toEqual([3, 1]);
   });
+
+  it("a turn's frames leave when its promise chains settle, not when the event loop next reaches setImmediate", async () => {
+    // A relay hub watching many busy dirs stays in the loop's poll phase while inotify keeps handing it events;
+    // frames held for the check phase waited there until the burst was over.
+    const writes: number[] = [];
+    const link = new Writable({
+      write(_chunk, _enc, cb) {
+        writes.push(1);
+        cb();
+      },
+      writev(chunks, cb) {
+        writes.push(chunks.length);
+        cb();
+      },
+    });
+    // Queued before any frame: what has left by the loop's next check phase.
+    const atCheck = new Promise<number[]>((resolve) => setImmediate(() => resolve([...writes])));
+    const near = new ChannelMux(new PassThrough(), link);
+    const a = near.openChannel({ dir: "/a" });
+    const send = async (): Promise<void> => {
+      for (const part of ["put", "put", "events"]) {
+        a.write(Buffer.from(part));
+        await new Promise<void>((r) => queueMicrotask(r)); // a pass awaits each frame it sends
+      }
+    };
+    await send();
+    expect(await atCheck).toEqual([4]);
+  });
 });

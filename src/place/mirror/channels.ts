@@ -129,19 +129,23 @@ export class ChannelMux extends EventEmitter {
   }
 
   /**
-   * The frames written until the event loop turns go to the link in one write. A link is an ssh (or exec)
-   * stream over TCP without TCP_NODELAY: a second small write sent while the first is unacknowledged waits for
-   * the far side's delayed ACK (~40 ms on Linux), which a channel's open and its first frame, or a file and
-   * the sync after it, would otherwise pay on every spawn.
+   * The frames written in one turn of JavaScript — a callback and the promise chains it settles, such as a
+   * relay's whole pass or a channel's open and its hello — go to the link in one write: fewer ssh packets,
+   * and none left behind an unacknowledged one on a hop without TCP_NODELAY. The flush is a tick queued from
+   * a microtask, so it runs once every microtask has: not at the event loop's next check phase, which a
+   * relay hub watching many busy dirs does not reach while inotify keeps handing it events (a burst of
+   * completions was held there for ~250 ms).
    */
   private batch(): void {
     if (this.corked) return;
     this.corked = true;
     this.writable.cork();
-    setImmediate(() => {
-      this.corked = false;
-      this.writable.uncork();
-    });
+    queueMicrotask(() =>
+      process.nextTick(() => {
+        this.corked = false;
+        this.writable.uncork();
+      }),
+    );
   }
 
   private afterDrain(cb: () => void): void {
