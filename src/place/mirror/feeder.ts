@@ -67,7 +67,10 @@ interface Session {
   eager: Map<string, string> | undefined;
   /** Local outbound files as last looked at (size:mtime:ino), to hash only what changed. */
   seen: Map<string, string>;
+  /** Frames (and other work) waiting behind one that is being handled asynchronously. */
   queue: Promise<void>;
+  /** How many are in that queue: none, and a frame is handled the moment it arrives. */
+  backlog: number;
   watchers: fs.FSWatcher[];
   timer: NodeJS.Timeout | undefined;
   reason: string | undefined;
@@ -136,6 +139,7 @@ export class MirrorFeeder extends EventEmitter {
       eager: undefined,
       seen: new Map(),
       queue: Promise.resolve(),
+      backlog: 0,
       watchers: [],
       timer: undefined,
       reason: undefined,
@@ -146,15 +150,17 @@ export class MirrorFeeder extends EventEmitter {
     const decoder = new FrameDecoder();
     link.readable.on("data", (chunk: Buffer) => {
       if (this.s !== s) return;
+      let frames: Frame[];
       try {
-        for (const f of decoder.push(chunk)) s.queue = s.queue.then(() => this.handle(s, f));
+        frames = decoder.push(chunk);
       } catch (e) {
-        s.queue = s.queue.then(() => this.end(s, `protocol error: ${(e as Error).message}`));
+        this.run(s, () => this.end(s, `protocol error: ${(e as Error).message}`));
+        return;
       }
-      s.queue = s.queue.catch((e) => this.end(s, `mirror: ${(e as Error).message.split("\n")[0]}`));
+      for (const f of frames) this.run(s, () => this.handle(s, f));
     });
     const ended = (): void => {
-      s.queue = s.queue.then(() => this.end(s, s.reason ?? "the relay ended the stream"));
+      this.run(s, () => this.end(s, s.reason ?? "the relay ended the stream"));
     };
     link.readable.on("end", ended);
     link.readable.on("close", ended);
@@ -174,7 +180,31 @@ export class MirrorFeeder extends EventEmitter {
     // A hello too large to frame (tens of thousands of files) ends the link with the reason.
     s.out.send(hello).catch((e) => this.end(s, `mirror: ${(e as Error).message}`));
     // Queued before any answer is handled: the welcome finds what went out eagerly.
-    if (eager) s.queue = s.queue.then(() => this.pushEager(s));
+    if (eager) this.run(s, () => this.pushEager(s));
+  }
+
+  /**
+   * Does `work` in order with the link's other work: at once when nothing waits (a mirror's frames are then
+   * written as they arrive, not after the other mirrors' frames of the same read), else behind what waits.
+   * A failure ends the link.
+   */
+  private run(s: Session, work: () => Promise<void> | void): void {
+    const failed = (e: unknown): void => this.end(s, `mirror: ${(e as Error).message.split("\n")[0]}`);
+    let pending: Promise<void>;
+    if (s.backlog === 0) {
+      try {
+        const p = work();
+        if (!p) return;
+        pending = p;
+      } catch (e) {
+        failed(e);
+        return;
+      }
+    } else pending = s.queue.then(work);
+    s.backlog++;
+    s.queue = pending.catch(failed).finally(() => {
+      s.backlog--;
+    });
   }
 
   /** Sends every outbound file and a sync, marked eager (see the hello's `eager`). */
@@ -212,7 +242,8 @@ export class MirrorFeeder extends EventEmitter {
     if (this.s) this.end(this.s, reason);
   }
 
-  private async handle(s: Session, { header: h, payload }: Frame): Promise<void> {
+  /** Handles one frame from the relay: at once, or (a file in chunks, a removal, the welcome) by a promise. */
+  private handle(s: Session, { header: h, payload }: Frame): Promise<void> | undefined {
     if (this.s !== s) return;
     if (h.t === "welcome") {
       this.dropProbes();
@@ -232,9 +263,13 @@ export class MirrorFeeder extends EventEmitter {
         throw new ProtocolError(`conversation from byte ${h.at}, but the mirror has ${have}`);
       writeAll(s.sessionFd, payload);
     } else if (h.t === "put") {
-      const done = await s.receiver.chunk(h, payload);
-      if (done) this.emit("inbound", done.rel);
-    } else if (h.t === "del") await this.applyDel(s, h);
+      const now = s.receiver.takeWhole(h, payload);
+      if (now) this.emit("inbound", now.rel);
+      else
+        return s.receiver.chunk(h, payload).then((done) => {
+          if (done) this.emit("inbound", done.rel);
+        });
+    } else if (h.t === "del") return this.applyDel(s, h);
     else if (h.t === "synced") this.emit("caught-up");
     else if (h.t === "error") s.reason = `relay: ${h.message.split("\n")[0]!.slice(0, 500)}`;
     else throw new ProtocolError(`unexpected ${h.t} frame from the relay`);
@@ -312,7 +347,7 @@ export class MirrorFeeder extends EventEmitter {
 
   private watch(s: Session): void {
     const hint = (): void => {
-      if (this.s === s) s.queue = s.queue.then(() => this.scanOut(s));
+      if (this.s === s) this.run(s, () => this.scanOut(s));
     };
     for (const d of [".", ...OUTBOUND_DIRS]) {
       const dir = path.join(this.dir, d);

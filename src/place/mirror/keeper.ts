@@ -49,6 +49,8 @@ export class ChildMirror extends EventEmitter {
   private readonly notifier: Notifier;
   private readonly logFile: string;
   private synced = false;
+  /** The new records are looked at once this event-loop turn's frames are all written. */
+  private checking = false;
   private stopping: string | undefined;
   private readonly timers: NodeJS.Timeout[] = [];
 
@@ -74,7 +76,15 @@ export class ChildMirror extends EventEmitter {
       this.synced = true;
       this.emit("synced");
     });
-    this.feeder.on("events", () => this.checkEnd(opts.lingerMs ?? 1500));
+    // After the turn's writes: the other mirrors' records that came in the same read go first.
+    this.feeder.on("events", () => {
+      if (this.checking) return;
+      this.checking = true;
+      setImmediate(() => {
+        this.checking = false;
+        this.checkEnd(opts.lingerMs ?? 1500);
+      });
+    });
     this.feeder.on("inbound", (rel: string) => {
       if (rel === ADMISSION_FILE) this.desk.changed();
     });

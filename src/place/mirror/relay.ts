@@ -83,6 +83,8 @@ export class MirrorRelay {
   private eager: "take" | "drop" | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
+  /** A pass is due once this event-loop turn's hints are all in. */
+  private hinted = false;
   private stopped = false;
   private readonly watchers: fs.FSWatcher[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -364,8 +366,15 @@ export class MirrorRelay {
   }
 
   private watch(): void {
+    // One pass for all the hints of one wake-up: a host ending its turn writes its snapshot, its output
+    // (temp file, rename) and its records at once, and each would otherwise be a pass of its own over the dir.
     const hint = (): void => {
-      if (!this.stopped) this.pass().catch((e) => this.fail(e));
+      if (this.stopped || this.hinted) return;
+      this.hinted = true;
+      setImmediate(() => {
+        this.hinted = false;
+        if (!this.stopped) this.pass().catch((e) => this.fail(e));
+      });
     };
     for (const d of [".", ...INBOUND_DIRS, ...OUTBOUND_DIRS]) {
       try {
