@@ -138,8 +138,13 @@ export function defineTuiChecks(
       // `muster result` reads the same snapshot.
       const res = await sb.run(["result", s.data.id], { env });
       expect(res.stdout.trim()).toBe(r.text.trim());
-      // The pane shows Claude Code's own TUI, with the prompt muster pasted into it.
-      const pane = (await tmux("capture-pane", "-p", "-t", s.data.paneId)).stdout;
+      // The pane shows the CLI's own TUI, with the prompt muster pasted into it and, once the TUI has drawn
+      // it (its hooks may report the turn before its screen does), the answer.
+      let pane = "";
+      await until(async () => {
+        pane = (await tmux("capture-pane", "-p", "-t", s.data.paneId)).stdout;
+        return /scripted answer \d+/.test(pane);
+      }, 15_000).catch(() => undefined);
       expect(pane).toContain("say hi");
       expect(pane).toMatch(/scripted answer \d+/);
       first = { id: s.data.id, dir: s.data.artifactDir, paneId: s.data.paneId };

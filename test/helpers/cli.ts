@@ -102,7 +102,12 @@ export function sandbox(prefix = "mt"): Sandbox {
     async cleanup(opts = {}) {
       const problems = checkArtifacts(home).map((p) => `artifact ${p}`);
       await killServerAndWait(socket);
-      const left = processesMentioning(base);
+      // A host that lost its server ends its agent's process group on its way out: on a loaded machine that can
+      // take a moment (an agent past its final record winds down at the lowest priority). Only what is still
+      // there after that is left behind.
+      const left = await until(() => processesMentioning(base).length === 0, 10_000, 100)
+        .then(() => [])
+        .catch(() => processesMentioning(base));
       for (const p of left) {
         try {
           process.kill(p.pid, "SIGKILL");
