@@ -16,6 +16,20 @@ import { parseMockOptions, taskLine } from "./options.js";
 const SELF_DESTRUCT_MS = 180_000;
 const TOOL_NAMES = ["read_file", "grep", "bash", "list_dir", "edit_file"];
 
+/** Waits (bounded) until the host's log records this process as its turn's runner. */
+async function runnerRecorded(): Promise<void> {
+  const dir = rawSetting(process.env, "artifactDir");
+  if (!dir) return;
+  const mine = new RegExp(`"type":"runner_started"[^\\n]*"pid":${process.pid}\\b`);
+  for (const end = Date.now() + 10_000; Date.now() < end; await sleep(10)) {
+    try {
+      if (mine.test(readFileSync(join(dir, "events.ndjson"), "utf8"))) return;
+    } catch {
+      // Not there yet, or being replaced.
+    }
+  }
+}
+
 const emit = (msg: object): void => {
   process.stdout.write(`${JSON.stringify(msg)}\n`);
 };
@@ -133,6 +147,9 @@ async function main(): Promise<void> {
   if (opts.gate !== undefined) await gateOpens(opts.gate);
   if (opts.crash) {
     emit({ type: "progress", text: "crashing the child host (mock: crash)" });
+    // Mid-turn, as a host dies in use: once it has recorded this runner. Killed in the moment between starting
+    // the runner and recording it, a host would leave the parent no way to find the runner's group.
+    await runnerRecorded();
     process.kill(process.ppid, "SIGKILL");
     await sleep(SELF_DESTRUCT_MS);
   }
