@@ -26,6 +26,22 @@ const until = async (f: () => boolean) => {
   if (!f()) throw new Error("condition not met");
 };
 
+/** A link that records how many frames each of its writes carried. */
+function countingLink(): { writes: number[]; link: Writable } {
+  const writes: number[] = [];
+  const link = new Writable({
+    write(_chunk, _enc, cb) {
+      writes.push(1);
+      cb();
+    },
+    writev(chunks, cb) {
+      writes.push(chunks.length);
+      cb();
+    },
+  });
+  return { writes, link };
+}
+
 describe("channels over one link", () => {
   it("two channels carry their own bytes both ways, in order, and end one at a time", async () => {
     const { near, opened } = joined();
@@ -84,17 +100,7 @@ describe("channels over one link", () => {
   });
 
   it("the frames of one turn of the event loop leave in one write (no small write behind an unacknowledged one)", async () => {
-    const writes: number[] = [];
-    const link = new Writable({
-      write(_chunk, _enc, cb) {
-        writes.push(1);
-        cb();
-      },
-      writev(chunks, cb) {
-        writes.push(chunks.length);
-        cb();
-      },
-    });
+    const { writes, link } = countingLink();
     const near = new ChannelMux(new PassThrough(), link);
     const a = near.openChannel({ dir: "/a" });
     a.write(Buffer.from("hello"));
@@ -111,17 +117,7 @@ describe("channels over one link", () => {
   it("a turn's frames leave when its promise chains settle, not when the event loop next reaches setImmediate", async () => {
     // A relay hub watching many busy dirs stays in the loop's poll phase while inotify keeps handing it events;
     // frames held for the check phase waited there until the burst was over.
-    const writes: number[] = [];
-    const link = new Writable({
-      write(_chunk, _enc, cb) {
-        writes.push(1);
-        cb();
-      },
-      writev(chunks, cb) {
-        writes.push(chunks.length);
-        cb();
-      },
-    });
+    const { writes, link } = countingLink();
     // Queued before any frame: what has left by the loop's next check phase.
     const atCheck = new Promise<number[]>((resolve) => setImmediate(() => resolve([...writes])));
     const near = new ChannelMux(new PassThrough(), link);
