@@ -8,7 +8,6 @@
  *   <root>/bin/<hash>/muster
  *   <root>/backends/<name>/                (a backend's own state)
  */
-
 import * as os from "node:os";
 import * as path from "node:path";
 import { rawSetting } from "../base/settings/resolve.js";

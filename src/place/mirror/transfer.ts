@@ -50,11 +50,9 @@ export class FileReceiver {
    * Takes one chunk; returns the file's path and sha once it is complete and in place. Asynchronous: a
    * process serving many mirrors (a place's keeper, a relay hub) must not stop them all while a busy disk
    * takes its time over one file's sync or a large file's writes (a mirror's copy in one chunk, which waits
-   * on neither, is taken at once: takeWhole). Chunks of one receiver are taken one at a time.
+   * on neither, its feeder takes at once with takeWhole). Chunks of one receiver are taken one at a time.
    */
   async chunk(h: Put, payload: Buffer): Promise<{ rel: string; sha: string } | undefined> {
-    const now = this.takeWhole(h, payload);
-    if (now) return now;
     if (h.off === 0) {
       if (this.open) throw new ProtocolError(`put of ${h.path} began before ${this.open.rel} was complete`);
       await this.begin(h);
