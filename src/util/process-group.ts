@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import * as os from "node:os";
 
 /** Whether any process of the group led by pgid is alive. */
@@ -47,5 +48,22 @@ export function lowestPriority(pid: number): void {
     os.setPriority(pid, os.constants.priority.PRIORITY_LOW);
   } catch {
     // Gone already: nothing left to run.
+    return;
+  }
+  lowestGroupPriority(pid);
+}
+
+/**
+ * Where Linux gives every session a scheduling group of its own (`sched_autogroup`), nice weighs a process only
+ * against its own session: a process in a session of its own is lowered against the others by its group's nice.
+ * Its owner may lower that; a group that is also ours is left alone, as lowering it would lower us.
+ */
+function lowestGroupPriority(pid: number): void {
+  try {
+    const theirs = fs.readFileSync(`/proc/${pid}/autogroup`, "latin1").split(" ")[0];
+    const ours = fs.readFileSync("/proc/self/autogroup", "latin1").split(" ")[0];
+    if (theirs && theirs !== ours) fs.writeFileSync(`/proc/${pid}/autogroup`, "19");
+  } catch {
+    // No autogroups here (another OS, a kernel without them, a cgroup), or the process is gone.
   }
 }

@@ -7,6 +7,11 @@ import { pidAlive, REPO, readEvents, until, useSandbox } from "../helpers/cli.js
 const sb = useSandbox("mt-reap");
 const AGENT = path.join(REPO, "test", "fixtures", "late-exit-agent.mjs");
 
+/** The nice of the scheduling group of the session `pid` is in. */
+function autogroupNice(pid: number): number {
+  return Number(fs.readFileSync(`/proc/${pid}/autogroup`, "latin1").trim().split(" nice ")[1]);
+}
+
 /** A command agent speaking muster's protocol that sleeps `ms` after its final record, then exits `code`. */
 function lateAgent(name: string, ms: number, code: number): string {
   const agents = path.join(sb.cwd, ".muster", "agents");
@@ -63,6 +68,11 @@ describe("a turn settles on the runner's final record; the process is reaped aft
     // Lowered when the turn settled, before the completion was written: it is so by the time the completion is read.
     expect(os.getPriority(runnerPid)).toBe(os.constants.priority.PRIORITY_LOW);
     expect(os.getPriority(hostPid)).toBe(os.getPriority());
+    // Where every session is a scheduling group (Linux's autogroups), the runner's session is lowered as a whole.
+    if (fs.existsSync("/proc/self/autogroup")) {
+      expect(autogroupNice(runnerPid)).toBe(19);
+      expect(autogroupNice(hostPid)).toBe(0);
+    }
     expect((await sb.run(["cancel", c.id])).exitCode).toBe(0);
   });
 
