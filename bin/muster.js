@@ -8,11 +8,24 @@ const argv = process.argv.slice(2);
 const CHILD_COMMANDS = new Set(["done", "error", "progress"]);
 const dist = path.join(__dirname, "..", "dist");
 // A reader that went away (`muster --help | head`) ends the command quietly, as SIGPIPE ends other tools;
-// Node ignores SIGPIPE, so without this the failed write surfaces as an unhandled EPIPE stack trace.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (e) => {
-    if (e.code !== "EPIPE") throw e;
-    process.exit(0);
+// Node ignores SIGPIPE, so without this the failed write surfaces as an unhandled EPIPE stack trace. Attached
+// when a stream is made, not before: making one loads Node's stream modules, which a command writing to fd 1
+// itself (src/cli/stdout.ts) never needs.
+for (const name of ["stdout", "stderr"]) {
+  const own = Object.getOwnPropertyDescriptor(process, name);
+  let stream;
+  Object.defineProperty(process, name, {
+    configurable: true,
+    enumerable: own.enumerable,
+    get() {
+      if (stream) return stream;
+      stream = own.get.call(process);
+      stream.on("error", (e) => {
+        if (e.code !== "EPIPE") throw e;
+        process.exit(0);
+      });
+      return stream;
+    },
   });
 }
 

@@ -5,6 +5,7 @@ import { selfCommand } from "../util/self-bin.js";
 import { ERROR_EXIT, EXIT } from "./exit-codes.js";
 import { cliErrorText } from "./next-step.js";
 import { visible, visibleLine } from "./sanitize.js";
+import { stdoutIsTTY, writeStdout } from "./stdout.js";
 
 /** Thrown by commands to end with a given exit code after their output is written. */
 export class ExitWith extends Error {
@@ -23,12 +24,12 @@ export function printJson(value: unknown): void {
     /[\u0080-\u009f]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
-  process.stdout.write(`${text}\n`);
+  writeStdout(`${text}\n`);
 }
 
 /** Human output on stdout; whatever a child put in it is shown, never obeyed by the terminal. */
 export const say = (text: string): void => {
-  process.stdout.write(visible(text));
+  writeStdout(visible(text));
 };
 
 /** Human output on stderr, made safe like `say`. */
@@ -41,7 +42,7 @@ export const warn = (text: string): void => {
  * child wrote) or with `raw`; on a terminal, made safe like `say`.
  */
 export function printAnswer(text: string, raw = false): void {
-  process.stdout.write(raw || !process.stdout.isTTY ? text : visible(text));
+  writeStdout(raw || !stdoutIsTTY() ? text : visible(text));
 }
 
 /**
@@ -49,7 +50,7 @@ export function printAnswer(text: string, raw = false): void {
  * as one of several headed sections, it ends with a line break so what follows starts on a line of its own.
  */
 export function printAnswerBlock(text: string, section = false): void {
-  const closed = text === "" || text.endsWith("\n") || (!section && !process.stdout.isTTY);
+  const closed = text === "" || text.endsWith("\n") || (!section && !stdoutIsTTY());
   printAnswer(closed ? text : `${text}\n`);
 }
 

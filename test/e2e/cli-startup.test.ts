@@ -11,6 +11,7 @@ import { REPO, useSandbox } from "../helpers/cli.js";
 
 const sb = useSandbox("mt-startup");
 const HOOK = pathToFileURL(path.join(REPO, "test", "fixtures", "module-log.mjs")).href;
+const BUILTIN_LOG = path.join(REPO, "test", "fixtures", "builtin-log.cjs");
 const HEAVY = [
   "@modelcontextprotocol",
   "ink",
@@ -40,6 +41,17 @@ async function loaded(args: string[]): Promise<{ exitCode: number; stderr: strin
     ),
   ];
   return { exitCode: r.exitCode, stderr: r.stderr, files };
+}
+
+/** Runs the real CLI, stdout into a pipe, and returns the Node built-in modules it loaded. */
+async function builtinsLoaded(args: string[]): Promise<string[]> {
+  const log = path.join(path.dirname(sb.home), `builtins-${n++}.txt`);
+  const r = await sb.run(args, {
+    env: { NODE_OPTIONS: `--require=${BUILTIN_LOG}`, MUSTER_TEST_BUILTIN_LOG: log },
+  });
+  expect(r.exitCode, `${args[0]}: ${r.stderr}`).toBe(0);
+  expect(r.stdout.length, args[0]).toBeGreaterThan(0);
+  return fs.readFileSync(log, "utf8").split("\n").filter(Boolean);
 }
 
 /** The packages (`name` or `@scope/name`) the files belong to. */
@@ -72,6 +84,16 @@ describe("CLI start-up", () => {
       expect(r.files.filter((f) => f.startsWith("dist/")).sort(), args[0]).toEqual([
         "dist/util/code-cache.cjs",
       ]);
+    }
+    // Nor, writing into a pipe, Node's stream modules (process.stdout loads them: src/cli/stdout.ts) or the
+    // promises API of node:fs.
+    for (const args of [["ls"], ["status", id]]) {
+      const builtins = await builtinsLoaded(args);
+      expect(
+        builtins.filter((m) => /^NativeModule (stream|internal\/fs\/promises)$/.test(m)),
+        args[0],
+      ).toEqual([]);
+      expect(builtins, args[0]).toContain("NativeModule vm");
     }
     // The first of those runs saved V8's code for the bundle; the next ones started from it (a cache V8 refused
     // would have been written again, as a new file).

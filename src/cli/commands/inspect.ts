@@ -12,6 +12,7 @@ import { watchList } from "../ls-watch.js";
 import { printJson, say, withSelf } from "../output.js";
 import { treePausedLine } from "../pause-line.js";
 import { visible, visibleLine } from "../sanitize.js";
+import { writeStdout } from "../stdout.js";
 
 /** "N malformed line(s) at offset …" for events.ndjson (the spans are skipped by every reader). */
 function malformedLine(m: ChildView["malformed"]): string {
@@ -190,7 +191,7 @@ export function registerInspect(program: Command): void {
     const m = muster(flags);
     const out = await m.capture(id, parsePositiveInt(flags.lines, "--lines", 10_000));
     if (flags.json) return printJson(out);
-    process.stdout.write(out.text.endsWith("\n") ? out.text : `${out.text}\n`);
+    writeStdout(out.text.endsWith("\n") ? out.text : `${out.text}\n`);
   });
 }
 

@@ -7,6 +7,7 @@ import { EXIT } from "../exit-codes.js";
 import { takeInterrupt } from "../interrupt.js";
 import { answerPreview, logLine, setupPreview } from "../log-lines.js";
 import { ExitWith, warn } from "../output.js";
+import { writeStdout } from "../stdout.js";
 
 interface LogsFlags {
   follow?: boolean;
@@ -25,13 +26,11 @@ function printer(json: boolean, log: ChildLog) {
         /[\u0080-\u009f]/g,
         (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
       );
-      process.stdout.write(`${text}\n`);
+      writeStdout(`${text}\n`);
       return;
     }
     // Lines are made visible (control characters shown, never obeyed) as they are built.
-    process.stdout.write(
-      `${[logLine(e, turnNumber), ...setupPreview(e), ...answerPreview(log, e)].join("\n")}\n`,
-    );
+    writeStdout(`${[logLine(e, turnNumber), ...setupPreview(e), ...answerPreview(log, e)].join("\n")}\n`);
   };
 }
 

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { shortId } from "../../util/ids.js";
 import { type CommonOptions, common, muster } from "../context.js";
 import { printJson } from "../output.js";
+import { writeStdout } from "../stdout.js";
 
 export function registerRm(program: Command): void {
   common(
@@ -17,7 +18,7 @@ export function registerRm(program: Command): void {
     const removed = await muster(flags).remove(ids, flags.force ? { force: true } : {});
     if (flags.json) return printJson({ removed });
     for (const r of removed)
-      process.stdout.write(
+      writeStdout(
         `removed ${shortId(r.id)} ${r.name ?? r.agent} (was ${r.status}${r.cancelledTurn ? ", its turn cancelled" : ""})\n`,
       );
   });
