@@ -4,14 +4,20 @@ import * as path from "node:path";
 import { MusterError } from "../base/errors.js";
 import { writeFileAtomic } from "../util/fsx.js";
 import { openRegular, readFileBounded } from "../util/safe-read.js";
+import { sha256Hex as plainSha256Hex } from "../util/sha256.js";
 import type { OutputError, OutputRef } from "./events.js";
 
 export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
 
 export const SNAPSHOT_PATH = /^outputs\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.md$/;
 
+/** Up to this many bytes (most answers) are hashed in plain JS: reading one back then loads no node:crypto. */
+const PLAIN_HASH_MAX = 2048;
+
 export const sha256Hex = (data: string | Uint8Array): string =>
-  createHash("sha256").update(data).digest("hex");
+  typeof data !== "string" && data.length <= PLAIN_HASH_MAX
+    ? plainSha256Hex(data)
+    : createHash("sha256").update(data).digest("hex");
 
 /** Why an answer of `bytes` has no snapshot (output.md keeps it). */
 export const outputTooLarge = (bytes: number): OutputError => ({

@@ -32,9 +32,9 @@ export const say = (text: string): void => {
   writeStdout(visible(text));
 };
 
-/** Human output on stderr, made safe like `say`. */
+/** Human output on stderr, made safe like `say`; nothing to say makes no stream (see stdout.ts). */
 export const warn = (text: string): void => {
-  process.stderr.write(visible(text));
+  if (text) process.stderr.write(visible(text));
 };
 
 /**

@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { randomBytes } from "./random.js";
 import { READ_CAPS, readJsonBounded, readJsonBoundedIfExists } from "./safe-read.js";
 
 export const DIR_MODE = 0o700;

@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { MusterError } from "../base/errors.js";
+import { randomBytes } from "./random.js";
 
 let lastMs = 0;
 let lastSeq = 0;

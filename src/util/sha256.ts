@@ -1,8 +1,8 @@
 /**
- * SHA-256 of a short text, in plain JS (FIPS 180-4). Every CLI command hashes its workspace's folder to find
- * its primary; loading `node:crypto` for that (and the streams it loads) took ~5 ms of a command's ~60 ms
- * start. Texts of a few hundred bytes only: anything bigger, or anything secret, goes to `node:crypto`.
- * test/unit/sha256.test.ts holds it to `node:crypto` on many inputs.
+ * SHA-256 of a short text or byte string, in plain JS (FIPS 180-4). Every CLI command hashes its workspace's folder
+ * to find its primary, and `muster result` checks a short answer's hash: loading `node:crypto` for that (and the
+ * streams it loads) costs a command ~3-5 ms of a ~45 ms start. A few KiB only (its first run is not compiled yet):
+ * anything bigger, or anything secret, goes to `node:crypto`. test/unit/sha256.test.ts holds it to `node:crypto`.
  */
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
@@ -17,9 +17,9 @@ const K = new Uint32Array([
 
 const rotr = (x: number, n: number): number => (x >>> n) | (x << (32 - n));
 
-/** The hex SHA-256 of `text`'s UTF-8 bytes. */
-export function sha256Hex(text: string): string {
-  const bytes = new TextEncoder().encode(text);
+/** The hex SHA-256 of `input` (a text as its UTF-8 bytes). */
+export function sha256Hex(input: string | Uint8Array): string {
+  const bytes = typeof input === "string" ? new TextEncoder().encode(input) : input;
   if (bytes.length > 64 * 1024) throw new RangeError("sha256Hex is for short texts: use node:crypto");
   // The message, a 1 bit, zeros, and its length in bits as 64 bits big-endian, to a multiple of 64 bytes.
   const padded = new Uint8Array(Math.ceil((bytes.length + 9) / 64) * 64);
