@@ -150,11 +150,13 @@ export async function killTurnRunner(
   pane: PaneRef | null,
 ): Promise<void> {
   const open = openTurn(state);
+  if (!open) return;
+  // A host killed between starting its runner and recording it left no pid: its place looks for the runner.
+  const groups =
+    open.runnerPid !== undefined ? [open.runnerPid] : ((await host.runnersOf?.(dir).catch(() => [])) ?? []);
   // The runner's group lives where the host ran: its backend's host control reaches it.
-  if (open?.runnerPid !== undefined)
-    await host
-      .signalGroup({ pid: state.hostPid ?? 0, dir, pane }, open.runnerPid, "SIGKILL")
-      .catch(() => undefined);
+  for (const pgid of groups)
+    await host.signalGroup({ pid: state.hostPid ?? 0, dir, pane }, pgid, "SIGKILL").catch(() => undefined);
 }
 
 /**

@@ -43,6 +43,11 @@ export interface HostControl {
   exitStatus(host: HostRef): Promise<DeadStatus | null>;
   /** Signals a process group on the host's machine (the runner of a turn whose host died). */
   signalGroup(host: HostRef, pgid: number, signal: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /**
+   * The runners still running for the child in `dir` (process groups they lead), found without their pid: a host
+   * that died between starting its runner and recording it left no pid to kill.
+   */
+  runnersOf?(dir: string): Promise<number[]>;
   /** Why a host found dead is gone, when its place knows more than its pid (its container removed, its Pod evicted). */
   deathReason?(host: HostRef): Promise<string | null>;
   /** One line on the processes that mention `dir` and what they wait in (why a host never started). */

@@ -74,6 +74,31 @@ export function processesMentioning(needle: string): ProcessView[] {
 }
 
 /**
+ * The processes here that lead a session of their own and carry `name=value` in their environment: how a turn's
+ * runner (spawned detached, with the child's MUSTER_ARTIFACT_DIR) is found when its host died before recording
+ * its pid. Only this user's processes can be read; [] without /proc.
+ */
+export function sessionLeadersWithEnv(name: string, value: string): number[] {
+  const want = Buffer.from(`${name}=${value}\0`);
+  const out: number[] = [];
+  for (const n of procPids()) {
+    try {
+      const stat = fs.readFileSync(`/proc/${n}/stat`, "latin1");
+      // "pid (comm) state ppid pgrp session …": comm may hold spaces and parentheses, so read after the last ")".
+      const session = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+      if (session !== Number(n)) continue;
+      const env = fs.readFileSync(`/proc/${n}/environ`);
+      // Each entry ends with NUL; the first one has none before it.
+      if (env.subarray(0, want.length).equals(want) || env.includes(Buffer.concat([Buffer.from([0]), want])))
+        out.push(Number(n));
+    } catch {
+      // Exited while we looked, or not ours to read.
+    }
+  }
+  return out;
+}
+
+/**
  * The per-user inotify limit (fs.inotify.max_user_instances) and the instances this user's processes hold now
  * (fds linking to anon_inode:inotify); undefined without /proc. Each Node process that watches uses one.
  */

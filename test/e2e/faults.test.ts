@@ -103,6 +103,38 @@ describe("faults never leave a child running", () => {
     await until(() => !pidAlive(runnerPid), 3000);
   });
 
+  it("a host killed before it recorded its runner: the parent finds the runner by its child's folder and ends it", async () => {
+    const c = await runningChild();
+    // Once the runner has said all it says (a runner writing to a host that is gone dies of EPIPE on its own).
+    await until(() =>
+      fs.readFileSync(path.join(c.dir, "events.ndjson"), "utf8").includes("hanging until cancelled"),
+    );
+    // The moment between starting the runner and recording it, made to last: the host stopped, its
+    // runner_started taken out of the log (written whole under another name, as the host's records are), then
+    // the host killed.
+    process.kill(c.hostPid, "SIGSTOP");
+    const log = path.join(c.dir, "events.ndjson");
+    const kept = fs
+      .readFileSync(log, "utf8")
+      .split("\n")
+      .filter((l) => !l.includes('"type":"runner_started"'))
+      .join("\n");
+    fs.writeFileSync(`${log}.tmp`, kept);
+    fs.renameSync(`${log}.tmp`, log);
+    process.kill(c.hostPid, "SIGKILL");
+    try {
+      const w = await sb.json(["wait", c.id, "--timeout", "10s"]);
+      expect(w.exitCode).toBe(5);
+      expect(w.data.results[0]).toMatchObject({ status: "lost" });
+      expect(readEvents(c.dir).some((e) => e.type === "runner_started")).toBe(false);
+      await until(() => !pidAlive(c.runnerPid), 5000);
+    } finally {
+      try {
+        process.kill(-c.runnerPid, "SIGKILL");
+      } catch {}
+    }
+  });
+
   it("a plain SIGKILL of the host while idle is noticed by ls", async () => {
     const id = (await sb.json(["spawn", "--wait", "quick"])).data.spawned.id as string;
     const dir = (await sb.json(["status", id])).data.artifactDir as string;

@@ -1,5 +1,6 @@
 /** HostControl for child hosts that are processes on this machine (tmux panes, plain detached processes). */
-import { hostAlive, hostAliveAsync, processesMentioning } from "../../util/proc.js";
+import { ENV } from "../../base/settings/resolve.js";
+import { hostAlive, hostAliveAsync, processesMentioning, sessionLeadersWithEnv } from "../../util/proc.js";
 import { signalGroup } from "../../util/process-group.js";
 import type { HostControl, HostRef } from "../place.js";
 
@@ -28,6 +29,10 @@ export const localHostControl: HostControl = {
   },
   async signalGroup(_host, pgid, signal) {
     signalGroup(pgid, signal);
+  },
+  // A runner is spawned detached (a session of its own) with the child's MUSTER_ARTIFACT_DIR in its environment.
+  async runnersOf(dir) {
+    return sessionLeadersWithEnv(ENV.artifactDir, dir);
   },
   describeProcesses(dir) {
     return processesMentioning(dir)
