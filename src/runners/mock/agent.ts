@@ -147,8 +147,8 @@ async function main(): Promise<void> {
   if (opts.gate !== undefined) await gateOpens(opts.gate);
   if (opts.crash) {
     emit({ type: "progress", text: "crashing the child host (mock: crash)" });
-    // Mid-turn, as a host dies in use: once it has recorded this runner. Killed in the moment between starting
-    // the runner and recording it, a host would leave the parent no way to find the runner's group.
+    // Mid-turn, as a host dies in use: once it has recorded this runner (a host killed before that is a case of
+    // its own, which test/e2e/faults.test.ts makes).
     await runnerRecorded();
     process.kill(process.ppid, "SIGKILL");
     await sleep(SELF_DESTRUCT_MS);
