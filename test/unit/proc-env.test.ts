@@ -12,7 +12,11 @@ afterEach(() => {
 });
 
 function sleeper(env: Record<string, string>, detached: boolean): number {
-  const child = spawn("sleep", ["30"], { detached, stdio: "ignore", env: { PATH: process.env.PATH!, ...env } });
+  const child = spawn("sleep", ["30"], {
+    detached,
+    stdio: "ignore",
+    env: { PATH: process.env.PATH!, ...env },
+  });
   child.unref();
   started.push(child.pid!);
   return child.pid!;
