@@ -41,7 +41,14 @@ const sameLive = (a: LiveState | undefined, b: LiveState): boolean =>
 export class PrimaryWatcher {
   private readonly tails = new Map<
     string,
-    { tail: FeedSubscription; state: ChildState; store: ChildStore; live?: LiveState }
+    {
+      tail: FeedSubscription;
+      state: ChildState;
+      store: ChildStore;
+      live?: LiveState;
+      /** The newest event's own time (epoch ms): a host that wrote it lately was alive then. */
+      heardAt?: number;
+    }
   >();
   // pollMs 0: the tick below pumps every child, so one timer serves the poll and the liveness probe.
   private readonly feed = new ChildFeed({ pollMs: 0 });
@@ -54,6 +61,11 @@ export class PrimaryWatcher {
     private readonly muster: CoreContext,
     private readonly opts: WatchOptions,
   ) {}
+
+  /** Between two ticks: the safety poll of every tail and the liveness probe. */
+  private tickMs(): number {
+    return this.opts.livenessMs ?? this.opts.pollMs ?? 2000;
+  }
 
   /** Starts watching; resolves once the children that exist now are attached and read. */
   async start(): Promise<void> {
@@ -69,15 +81,12 @@ export class PrimaryWatcher {
     const schedule = (): void => {
       if (this.closed) return;
       // One timer for every child: the safety poll of all tails, then the liveness probe.
-      this.livenessTimer = setTimeout(
-        () => {
-          this.feed.pumpAll();
-          for (const id of this.tails.keys()) this.updateLive(id);
-          this.opts.onTick?.();
-          void this.checkLiveness().finally(schedule);
-        },
-        this.opts.livenessMs ?? this.opts.pollMs ?? 2000,
-      );
+      this.livenessTimer = setTimeout(() => {
+        this.feed.pumpAll();
+        for (const id of this.tails.keys()) this.updateLive(id);
+        this.opts.onTick?.();
+        void this.checkLiveness().finally(schedule);
+      }, this.tickMs());
     };
     schedule();
   }
@@ -89,6 +98,10 @@ export class PrimaryWatcher {
     const tail = this.feed.subscribe(
       store,
       (events) => {
+        // By the events' own time: a dead child's old events, read when the watch starts, prove nothing.
+        const last = Date.parse(events[events.length - 1]!.ts);
+        const t = this.tails.get(id);
+        if (t && Number.isFinite(last)) t.heardAt = Math.max(t.heardAt ?? 0, last);
         applyEvents(state, events);
         for (const e of events) this.opts.onEvent(id, e);
         this.updateLive(id);
@@ -106,10 +119,14 @@ export class PrimaryWatcher {
   private async checkLiveness(): Promise<void> {
     this.tick += 1;
     let registry: ReturnType<CoreContext["registry"]["read"]> | undefined;
-    for (const [id, { tail, state, store }] of this.tails) {
+    const interval = this.tickMs();
+    for (const [id, { tail, state, store, heardAt }] of this.tails) {
       if (this.closed) return;
       if (state.exited) continue;
       if (state.hostPid !== undefined && !openTurn(state) && this.tick % 3 !== 0) continue;
+      // A child whose host wrote within the last tick is alive as far as a probe could tell: a working child
+      // (tool events every second or so) costs no /proc read, and one gone quiet is probed on the next tick.
+      if (heardAt !== undefined && Date.now() - heardAt < interval) continue;
       // The registry says where the child runs (its backend), so it is read on every probe round.
       registry ??= this.muster.registry.read();
       const entry = registry.children[id];

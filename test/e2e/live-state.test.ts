@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { LiveState } from "../../src/core/live-state.js";
-import { createMuster } from "../../src/index.js";
+import { createMuster, type MusterEvent } from "../../src/index.js";
 import { readEvents, until, useSandbox } from "../helpers/cli.js";
 import { connectMcp } from "../helpers/mcp.js";
 
@@ -137,6 +137,26 @@ describe("live state of real children (ls, status, MCP, library)", () => {
     process.kill(started!.pid as number, "SIGKILL");
     const lost = await lsUntil(doomed, "lost");
     expect(lost.detail).toMatch(/child host \(pid \d+\) is gone/);
+  });
+
+  it("the library's watcher skips probing a child it heard from within its tick, and still finds its host dead once it goes quiet", async () => {
+    const m = createMuster({ env: sb.env, cwd: sb.cwd });
+    const exits: { id: string; e: MusterEvent }[] = [];
+    const w = await m.watch({
+      onEvent: (id, e) => (e.type === "child_exited" ? exits.push({ id, e }) : undefined),
+    });
+    try {
+      // A tool start or end every second: heard from within every 2 s tick.
+      const { id, artifactDir } = await m.spawn({ agent: "mock", prompt: "busy\nmock: sleep=60 tools=30" });
+      await until(() => w.live(id)?.state === "working", 20_000, 50);
+      const hostPid = readEvents(artifactDir).find((e) => e.type === "child_started")!.pid as number;
+      process.kill(hostPid, "SIGKILL");
+      // Quiet from then on: probed on the first tick after its last event, so within two ticks and a probe.
+      const exited = await until(() => exits.find((x) => x.id === id)?.e, 10_000, 50);
+      expect(exited).toMatchObject({ type: "child_exited", reason: "lost", by: "parent" });
+    } finally {
+      await w.close();
+    }
   });
 
   it("the library's watcher reports each change within its 2 s tick, stalls included", async () => {
