@@ -55,7 +55,8 @@ function sshProcesses(marks) {
 
 /**
  * One round: `n` children, each spawned with `spawnOpts(i)` and its turn held at the file `gate(i)` (on the
- * machine it runs on); once every turn has started, `open()` lets them all finish at once. Samples: each completion's ts → the waiter has it.
+ * machine it runs on); once every turn has started, `open()` lets them all finish at once. Samples: each
+ * completion's ts → the waiter has it.
  * `whileLive` runs while all n are live, before the gate opens.
  */
 async function gatedRound(m, n, { spawnOpts, gate, open, whileLive }) {

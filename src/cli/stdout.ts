@@ -8,12 +8,9 @@ import * as fs from "node:fs";
  */
 
 let made = false;
-let watched = false;
 
 /** Notes the moment anything makes `process.stdout` (Node's getter makes it once and keeps it). */
 function watchStream(): void {
-  if (watched) return;
-  watched = true;
   const own = Object.getOwnPropertyDescriptor(process, "stdout");
   const get = own?.get;
   if (!get || !own.configurable) {

@@ -17,6 +17,19 @@ const START_GRACE_MS = 15_000;
 export const HOST_START_LIMIT_MS = 30_000;
 
 /** What a liveness probe concluded for one child. */
+/**
+ * When a child's host was last heard from: its newest event's own time, never earlier than `before`. By the
+ * events' time, not their reading's: a dead child's old events, read when a wait or watch starts, prove nothing.
+ */
+export function lastHeard(before: number | undefined, events: readonly MusterEvent[]): number | undefined {
+  const last = Date.parse(events[events.length - 1]?.ts ?? "");
+  return Number.isFinite(last) ? Math.max(before ?? 0, last) : before;
+}
+
+/** Whether a child needs no probe yet: its host wrote within the last `ms`, so a probe could say no more. */
+export const heardWithin = (heard: number | undefined, ms: number): boolean =>
+  heard !== undefined && Date.now() - heard < ms;
+
 export type Verdict = { dead: false } | { dead: true; reason: string };
 
 /**

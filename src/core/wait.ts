@@ -7,7 +7,7 @@ import { recordIdOf } from "../delivery/records.js";
 import { timerDelay } from "../util/timer-limit.js";
 import { type LoadedChild, targetTurn } from "./children.js";
 import type { CoreContext } from "./context.js";
-import { probeChild } from "./liveness.js";
+import { heardWithin, lastHeard, probeChild } from "./liveness.js";
 import { type PendingRequest, requestsHolding } from "./requests.js";
 import { onHostDeath } from "./restart.js";
 import { type TurnResult, toResult } from "./results.js";
@@ -130,9 +130,7 @@ class TurnWait {
   private follow(id: string, o: OpenTurn): void {
     o.c = { ...o.c, state: emptyState() };
     o.sub = this.feed.subscribe(o.c.store, (events) => {
-      // By the events' own time: a dead child's old events, read when the wait starts, prove nothing.
-      const last = Date.parse(events[events.length - 1]!.ts);
-      if (Number.isFinite(last)) o.heardAt = Math.max(o.heardAt ?? 0, last);
+      o.heardAt = lastHeard(o.heardAt, events);
       applyEvents(o.c.state, events);
       if (this.opts.onEvent) for (const e of events) this.opts.onEvent(id, e);
       this.check(id);
@@ -160,7 +158,7 @@ class TurnWait {
     for (const [id, o] of [...this.open]) {
       if (this.done) return;
       if (this.givenUp(id, o)) continue;
-      if (o.heardAt !== undefined && Date.now() - o.heardAt < livenessMs) continue;
+      if (heardWithin(o.heardAt, livenessMs)) continue;
       await this.probeOne(o);
     }
     if (!this.done) this.probeTimer = setTimeout(() => void this.probe(), livenessMs);

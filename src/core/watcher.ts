@@ -8,7 +8,7 @@ import { isFullId, uuidv7Time } from "../util/ids.js";
 import { liveOf } from "./children.js";
 import type { CoreContext } from "./context.js";
 import type { LiveState } from "./live-state.js";
-import { probeChild } from "./liveness.js";
+import { heardWithin, lastHeard, probeChild } from "./liveness.js";
 import { onHostDeath } from "./restart.js";
 import { applyEvents, type ChildState, emptyState, openTurn } from "./state.js";
 import { childStores } from "./stores.js";
@@ -46,7 +46,7 @@ export class PrimaryWatcher {
       state: ChildState;
       store: ChildStore;
       live?: LiveState;
-      /** The newest event's own time (epoch ms): a host that wrote it lately was alive then. */
+      /** When its host was last heard from (liveness.ts lastHeard). */
       heardAt?: number;
     }
   >();
@@ -98,10 +98,8 @@ export class PrimaryWatcher {
     const tail = this.feed.subscribe(
       store,
       (events) => {
-        // By the events' own time: a dead child's old events, read when the watch starts, prove nothing.
-        const last = Date.parse(events[events.length - 1]!.ts);
         const t = this.tails.get(id);
-        if (t && Number.isFinite(last)) t.heardAt = Math.max(t.heardAt ?? 0, last);
+        if (t) t.heardAt = lastHeard(t.heardAt, events);
         applyEvents(state, events);
         for (const e of events) this.opts.onEvent(id, e);
         this.updateLive(id);
@@ -126,7 +124,7 @@ export class PrimaryWatcher {
       if (state.hostPid !== undefined && !openTurn(state) && this.tick % 3 !== 0) continue;
       // A child whose host wrote within the last tick is alive as far as a probe could tell: a working child
       // (tool events every second or so) costs no /proc read, and one gone quiet is probed on the next tick.
-      if (heardAt !== undefined && Date.now() - heardAt < interval) continue;
+      if (heardWithin(heardAt, interval)) continue;
       // The registry says where the child runs (its backend), so it is read on every probe round.
       registry ??= this.muster.registry.read();
       const entry = registry.children[id];

@@ -51,6 +51,15 @@ export function procPids(): string[] {
   }
 }
 
+/**
+ * A process's /proc stat fields from its state on ("pid (comm) state ppid pgrp session …"): comm may hold spaces
+ * and parentheses, so they are read after the last ")". Throws when the process is gone.
+ */
+function statFields(pid: string): string[] {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /** Processes whose command line mentions `needle`, with state and wait channel; [] without /proc. */
 export function processesMentioning(needle: string): ProcessView[] {
   const names = procPids();
@@ -58,9 +67,7 @@ export function processesMentioning(needle: string): ProcessView[] {
   for (const n of names) {
     try {
       if (!fs.readFileSync(`/proc/${n}/cmdline`, "utf8").includes(needle)) continue;
-      // stat is "pid (comm) state …"; comm may hold spaces and parentheses, so read after the last ")".
-      const stat = fs.readFileSync(`/proc/${n}/stat`, "utf8");
-      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] ?? "?";
+      const state = statFields(n)[0] ?? "?";
       let wchan = "";
       try {
         wchan = fs.readFileSync(`/proc/${n}/wchan`, "utf8").trim();
@@ -79,18 +86,16 @@ export function processesMentioning(needle: string): ProcessView[] {
  * its pid. Only this user's processes can be read; [] without /proc.
  */
 export function sessionLeadersWithEnv(name: string, value: string): number[] {
-  const want = Buffer.from(`${name}=${value}\0`);
+  // Each entry ends with NUL; the first one has none before it.
+  const later = Buffer.from(`\0${name}=${value}\0`);
+  const first = later.subarray(1);
   const out: number[] = [];
   for (const n of procPids()) {
     try {
-      const stat = fs.readFileSync(`/proc/${n}/stat`, "latin1");
-      // "pid (comm) state ppid pgrp session …": comm may hold spaces and parentheses, so read after the last ")".
-      const session = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
-      if (session !== Number(n)) continue;
+      // After the state: ppid, pgrp, session.
+      if (Number(statFields(n)[3]) !== Number(n)) continue;
       const env = fs.readFileSync(`/proc/${n}/environ`);
-      // Each entry ends with NUL; the first one has none before it.
-      if (env.subarray(0, want.length).equals(want) || env.includes(Buffer.concat([Buffer.from([0]), want])))
-        out.push(Number(n));
+      if (env.subarray(0, first.length).equals(first) || env.includes(later)) out.push(Number(n));
     } catch {
       // Exited while we looked, or not ours to read.
     }

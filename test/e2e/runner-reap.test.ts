@@ -3,14 +3,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { pidAlive, REPO, readEvents, until, useSandbox } from "../helpers/cli.js";
+import { autogroupNice } from "../helpers/sleepers.js";
 
 const sb = useSandbox("mt-reap");
 const AGENT = path.join(REPO, "test", "fixtures", "late-exit-agent.mjs");
-
-/** The nice of the scheduling group of the session `pid` is in. */
-function autogroupNice(pid: number): number {
-  return Number(fs.readFileSync(`/proc/${pid}/autogroup`, "latin1").trim().split(" nice ")[1]);
-}
 
 /** A command agent speaking muster's protocol that sleeps `ms` after its final record, then exits `code`. */
 function lateAgent(name: string, ms: number, code: number): string {

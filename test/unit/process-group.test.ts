@@ -1,34 +1,16 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { lowestPriority } from "../../src/util/process-group.js";
+import { autogroupNice, useSleepers } from "../helpers/sleepers.js";
 
-/** The nice of the scheduling group of the session `pid` is in ("self" for this process). */
-function autogroupNice(pid: number | "self"): number {
-  return Number(fs.readFileSync(`/proc/${pid}/autogroup`, "latin1").trim().split(" nice ")[1]);
-}
-
-const started: number[] = [];
-afterEach(() => {
-  for (const pid of started.splice(0)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {}
-  }
-});
-
-function sleeper(detached: boolean): number {
-  const child = spawn("sleep", ["30"], { detached, stdio: "ignore" });
-  child.unref();
-  started.push(child.pid!);
-  return child.pid!;
-}
+const sleeper = useSleepers();
 
 // Linux with sched_autogroup (this machine's kernel and CI's): the property is only defined there.
 describe.runIf(fs.existsSync("/proc/self/autogroup"))("lowestPriority under autogroups", () => {
   it("lowers a process and, when it leads a session of its own, that session's scheduling group", () => {
-    const pid = sleeper(true);
+    const pid = sleeper({ detached: true });
     expect(autogroupNice(pid)).toBe(0);
     lowestPriority(pid);
     expect(os.getPriority(pid)).toBe(os.constants.priority.PRIORITY_LOW);
@@ -37,7 +19,7 @@ describe.runIf(fs.existsSync("/proc/self/autogroup"))("lowestPriority under auto
   });
 
   it("leaves the group alone when it is ours too: lowering it would lower this process", () => {
-    const pid = sleeper(false);
+    const pid = sleeper();
     lowestPriority(pid);
     expect(os.getPriority(pid)).toBe(os.constants.priority.PRIORITY_LOW);
     expect(autogroupNice("self")).toBe(0);
