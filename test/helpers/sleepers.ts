@@ -27,7 +27,15 @@ export function useSleepers(): (opts?: { detached?: boolean; env?: Record<string
   };
 }
 
-/** The nice of the scheduling group (Linux's autogroups) of the session `pid` is in ("self": this process's). */
+/**
+ * What Linux says of the scheduling group (autogroup) of the session `pid` is in ("self": this process's): e.g.
+ * "/autogroup-42 nice 0", or "" for a session still in the root group (init's, where CI's harness may run).
+ */
+export function autogroupOf(pid: number | "self"): string {
+  return fs.readFileSync(`/proc/${pid}/autogroup`, "latin1").trim();
+}
+
+/** The nice of the autogroup of the session `pid` is in: NaN where that is the root group. */
 export function autogroupNice(pid: number | "self"): number {
-  return Number(fs.readFileSync(`/proc/${pid}/autogroup`, "latin1").trim().split(" nice ")[1]);
+  return Number(autogroupOf(pid).split(" nice ")[1]);
 }
