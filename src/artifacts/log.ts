@@ -4,7 +4,19 @@ import { uuidv7 } from "../util/ids.js";
 import { type EventInput, type MusterEvent, PROTOCOL_VERSION } from "./events.js";
 import { MAX_RECORD_BYTES, readAllRecords } from "./reader.js";
 
-/** Append-only writer of events.ndjson: one write() per record, fsync after each, seq strictly increasing. */
+/**
+ * Records that only narrate a turn in progress (what a tool did, tokens so far, a line of progress): an agent
+ * may write hundreds a turn, and an fsync each held the host ~0.2–5 ms apiece, more while other hosts sync.
+ * They are written without one: the next record that counts (the completion, a question, the host's exit)
+ * is fsync'd, and that flushes the whole file, these with it. A crash of the machine mid-turn may lose the
+ * last of them; the turn they narrate is then lost too.
+ */
+const NARRATIVE: ReadonlySet<string> = new Set(["progress", "tool_activity", "usage"]);
+
+/**
+ * Append-only writer of events.ndjson: one write() per record, fsync after each (but a narrative one), seq
+ * strictly increasing.
+ */
 export class EventLog {
   /**
    * Where an append that failed goes instead of being thrown: it returns true when it took care of the failure
@@ -30,7 +42,7 @@ export class EventLog {
     return new EventLog(file, fd, seq);
   }
 
-  /** Appends one event durably and returns the full record (see `divert` for one that could not be written). */
+  /** Appends one event (durably, but a narrative one) and returns the full record (see `divert` for one that could not be written). */
   append(input: EventInput): MusterEvent {
     const { eventId, ...rest } = input;
     const event = {
@@ -45,7 +57,8 @@ export class EventLog {
     // Checked before every record, not only at open: a writer that died mid-line, or junk appended by
     // anyone while this host idles, must not swallow the record that follows. LF and record: one write.
     try {
-      appendAll(this.fd, endsUnterminated(this.fd) ? Buffer.concat([Buffer.from("\n"), line]) : line);
+      const bytes = endsUnterminated(this.fd) ? Buffer.concat([Buffer.from("\n"), line]) : line;
+      appendAll(this.fd, bytes, !NARRATIVE.has(event.type));
     } catch (e) {
       if (this.divert?.(e, input)) return event;
       throw e;

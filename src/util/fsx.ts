@@ -154,16 +154,17 @@ export function writeAll(fd: number, data: Uint8Array): void {
 }
 
 /**
- * Appends all of `data` to the file open at fd (O_APPEND) and fsyncs. write(2) on a nearly full disk first
+ * Appends all of `data` to the file open at fd (O_APPEND) and fsyncs (unless `sync` is false: the bytes then
+ * reach the disk with the file's next fsync, which flushes all of it). write(2) on a nearly full disk first
  * writes what fits and returns short: the rest is retried, which then fails — and the file is cut back to its
  * size before, so no partial record is left to pass for a whole one. The error is thrown.
  */
-export function appendAll(fd: number, data: string | Uint8Array): void {
+export function appendAll(fd: number, data: string | Uint8Array, sync = true): void {
   const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const size = fs.fstatSync(fd).size;
   try {
     writeAll(fd, buf);
-    fs.fsyncSync(fd);
+    if (sync) fs.fsyncSync(fd);
   } catch (e) {
     try {
       fs.ftruncateSync(fd, size);
