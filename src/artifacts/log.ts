@@ -42,7 +42,10 @@ export class EventLog {
     return new EventLog(file, fd, seq);
   }
 
-  /** Appends one event (durably, but a narrative one) and returns the full record (see `divert` for one that could not be written). */
+  /**
+   * Appends one event (durably, but a narrative one) and returns the full record (see `divert` for one that
+   * could not be written).
+   */
   append(input: EventInput): MusterEvent {
     const { eventId, ...rest } = input;
     const event = {

@@ -27,7 +27,7 @@ describe("mirror: what crosses is durable on the far side", () => {
     fs.mkdirSync(far, { mode: 0o700 });
     const log = EventLog.open(path.join(far, "events.ndjson"));
     cleanups.push(() => log.close());
-    log.append({ type: "child_started", pid: process.pid } as never);
+    log.append({ type: "child_started", pid: process.pid, runner: "mock", by: "spawn" });
 
     const trace = path.join(root, "trace");
     const relay = spawn(
