@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readAllRecords } from "../../src/artifacts/reader.js";
 import { REPO } from "../helpers/cli.js";
+import { fsyncsOfNode } from "../helpers/strace.js";
 
 const WRITER = path.join(REPO, "test", "fixtures", "event-log-writer.mjs");
 const dirs: string[] = [];
@@ -17,27 +17,10 @@ function appendTraced(types: string[]): { records: { type: string }[]; fsyncs: n
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-log-sync-"));
   dirs.push(dir);
   const file = path.join(dir, "events.ndjson");
-  const trace = path.join(dir, "trace");
-  execFileSync("strace", [
-    "-f",
-    "-qq",
-    "-e",
-    "trace=fsync,fdatasync",
-    "-o",
-    trace,
-    process.execPath,
-    WRITER,
-    file,
-    ...types,
-  ]);
-  const fsyncs = fs
-    .readFileSync(trace, "utf8")
-    .split("\n")
-    .filter((l) => /\b(fsync|fdatasync)\(/.test(l)).length;
+  const fsyncs = fsyncsOfNode([WRITER, file, ...types]);
   return { records: readAllRecords<{ type: string }>(file), fsyncs };
 }
 
-// strace is installed by .ci/run (as tmux and sshd are) and is on this machine.
 describe("events log durability", () => {
   it("narrative records (progress, tool activity, usage) are written without an fsync each", () => {
     const { records, fsyncs } = appendTraced(["progress", "tool_activity", "usage", "progress"]);

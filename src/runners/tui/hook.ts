@@ -1,9 +1,10 @@
 /**
  * The hook command muster gives an agent CLI running as a TUI (`mode: tui`): `node hook.js <file> <event>`.
  * It appends one line `{"event", "payload"}` (the hook's JSON stdin, as the CLI sent it) to `<file>` in the
- * child's runner folder, with fsync, and exits 0 whatever happens: a hook that failed must never block the
- * agent (the host notices a missing record by its timeout instead). Kept free of imports: it runs per hook,
- * and the host runs a copy of it from the child's runner folder (tui-turn.ts says why).
+ * child's runner folder, and exits 0 whatever happens: a hook that failed must never block the agent (the
+ * host notices a missing record by its timeout instead). No fsync, as hook-line.ts says why: a CLI waits for
+ * its hook before the tool runs. Kept free of imports: it runs per hook, and the host runs a copy of it from
+ * the child's runner folder (tui-turn.ts says why).
  */
 import * as fs from "node:fs";
 
@@ -23,7 +24,6 @@ async function main(): Promise<void> {
   const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o600);
   try {
     fs.writeSync(fd, `${JSON.stringify({ event, payload })}\n`);
-    fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
