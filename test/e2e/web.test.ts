@@ -2,8 +2,9 @@
  * `muster web` in a real headless Chromium (the system's, driven by playwright-core): the tree arrives live,
  * a child's pane (a live terminal) and answer show, a question and a permission request are answered from the
  * page, a follow-up is sent, a child is cancelled behind a confirmation; and the guard refuses what it must (no token, a foreign Origin or Host, a
- * cross-site form post), before any routing, `/` included. Screenshots go to a temp folder kept after the run
- * (muster-web-screens-*); MUSTER_UPDATE_DOCS_SCREENSHOT=1 also copies the permission view to docs/web.png.
+ * cross-site form post), before any routing, `/` included. Screenshots go to a temp folder, removed after the
+ * run unless MUSTER_KEEP_WEB_SCREENSHOTS=1 (which says where it is); MUSTER_UPDATE_DOCS_SCREENSHOT=1 also copies
+ * the permission view to docs/web.png.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -20,8 +21,9 @@ import { type RawRequest, rawRequest } from "../helpers/http.js";
 
 const sb = useSandbox("mt-web");
 const tokenFile = path.join(sb.home, "tokens", "web-token");
-// Kept after the run: the main views as a person sees them.
+// The main views as a person sees them, kept after the run only when asked for.
 const shots = fs.mkdtempSync(path.join(os.tmpdir(), "muster-web-screens-"));
+const keepShots = process.env.MUSTER_KEEP_WEB_SCREENSHOTS === "1";
 const CHROMIUM = process.env.MUSTER_CHROMIUM ?? "/usr/bin/chromium";
 // As with the container engines: a machine without Chromium skips the browser's tests, saying so; CI installs
 // it (.ci/run), where its absence is a failure.
@@ -122,6 +124,8 @@ afterAll(async () => {
     server.kill("SIGTERM");
     await exited;
   }
+  if (keepShots) console.log(`muster web: screenshots kept in ${shots}`);
+  else fs.rmSync(shots, { recursive: true, force: true });
 });
 
 describe("muster web: the guard, before any routing", () => {
