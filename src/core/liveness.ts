@@ -16,7 +16,6 @@ const START_GRACE_MS = 15_000;
 // lived (6 min 45 s in one case).
 export const HOST_START_LIMIT_MS = 30_000;
 
-/** What a liveness probe concluded for one child. */
 /**
  * When a child's host was last heard from: its newest event's own time, never earlier than `before`. By the
  * events' time, not their reading's: a dead child's old events, read when a wait or watch starts, prove nothing.
@@ -30,6 +29,7 @@ export function lastHeard(before: number | undefined, events: readonly MusterEve
 export const heardWithin = (heard: number | undefined, ms: number): boolean =>
   heard !== undefined && Date.now() - heard < ms;
 
+/** What a liveness probe concluded for one child. */
 export type Verdict = { dead: false } | { dead: true; reason: string };
 
 /**

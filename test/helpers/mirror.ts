@@ -13,9 +13,14 @@ export interface Relay {
   exited: Promise<number | null>;
 }
 
-export function startRelay(farDir: string, argv: string[] = [RELAY_MAIN, farDir]): Relay {
+/** A relay of `farDir` on its stdio: `node relay-main.js`, or `command argv` (e.g. the relay under strace). */
+export function startRelay(
+  farDir: string,
+  argv: string[] = [RELAY_MAIN, farDir],
+  command = process.execPath,
+): Relay {
   if (!fs.existsSync(RELAY_MAIN)) throw new Error(`${RELAY_MAIN} is missing: run npx tsc -p tsconfig.json`);
-  const proc = spawn(process.execPath, argv, { stdio: ["pipe", "pipe", "pipe"] });
+  const proc = spawn(command, argv, { stdio: ["pipe", "pipe", "pipe"] });
   running.add(proc);
   let err = "";
   proc.stderr!.on("data", (d: Buffer) => {
@@ -30,13 +35,13 @@ export function startRelay(farDir: string, argv: string[] = [RELAY_MAIN, farDir]
   return { proc, stderr: () => err, exited };
 }
 
-/** A feeder of `nearDir` attached to a new relay of `farDir`; resolves once it is caught up. */
+/** A feeder of `nearDir` attached to a relay of `farDir` (a new one by default); resolves once it is caught up. */
 export async function connect(
   farDir: string,
   nearDir: string,
   feeder = new MirrorFeeder(nearDir, { pollMs: 200 }),
+  relay = startRelay(farDir),
 ): Promise<{ feeder: MirrorFeeder; relay: Relay; closed: Promise<string> }> {
-  const relay = startRelay(farDir);
   const closed = new Promise<string>((resolve) => feeder.once("closed", resolve));
   const caughtUp = new Promise<void>((resolve, reject) => {
     feeder.once("caught-up", resolve);

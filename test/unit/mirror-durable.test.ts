@@ -1,20 +1,19 @@
 // The relay sends no event bytes the far disk could still lose: a host writes the records that only narrate a
 // turn without an fsync each (artifacts/log.ts), so the relay syncs the log before they cross. Traced with strace
 // on a real relay process (installed by .ci/run, as tmux and sshd are).
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventLog } from "../../src/artifacts/log.js";
-import { MirrorFeeder } from "../../src/place/mirror/feeder.js";
-import { RELAY_MAIN } from "../helpers/mirror.js";
+import { connect, killAll, RELAY_MAIN, startRelay } from "../helpers/mirror.js";
 import { waitFor } from "../helpers/tmux.js";
 
 const dirs: string[] = [];
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
+  killAll();
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
@@ -30,36 +29,16 @@ describe("mirror: what crosses is durable on the far side", () => {
     log.append({ type: "child_started", pid: process.pid, runner: "mock", by: "spawn" });
 
     const trace = path.join(root, "trace");
-    const relay = spawn(
-      "strace",
-      [
-        "-f",
-        "-qq",
-        "-y",
-        "-s",
-        "300",
-        "-e",
-        "trace=fsync,fdatasync,write",
-        "-o",
-        trace,
-        process.execPath,
-        RELAY_MAIN,
-        far,
-      ],
-      { stdio: ["pipe", "pipe", "ignore"] },
-    );
-    const exited = new Promise((resolve) => relay.on("exit", resolve));
-    const feeder = new MirrorFeeder(near, { pollMs: 200 });
+    const strace = ["-f", "-qq", "-y", "-s", "300", "-e", "trace=fsync,fdatasync,write", "-o", trace];
+    const relay = startRelay(far, [...strace, process.execPath, RELAY_MAIN, far], "strace");
+    const { feeder } = await connect(far, near, undefined, relay);
     cleanups.push(() => feeder.close());
-    const caughtUp = new Promise((resolve) => feeder.once("caught-up", resolve));
-    feeder.attach({ readable: relay.stdout!, writable: relay.stdin! });
-    await caughtUp;
 
     log.append({ type: "progress", turnId: "01a00000-0000-7000-8000-000000000001", text: "narrated-7f3a" });
     const mirrored = path.join(near, "events.ndjson");
     await waitFor(() => fs.readFileSync(mirrored, "utf8").includes("narrated-7f3a"), 10_000);
     feeder.close();
-    await exited;
+    await relay.exited;
 
     // Each frame is one write to the link (fd 1): the log must be fsync'd after the frame before this one.
     const lines = fs.readFileSync(trace, "utf8").split("\n");
