@@ -35,11 +35,16 @@ export class NdjsonReader<T = unknown> {
   private held: { fd: number; ino: number } | undefined;
   private scratch: Buffer | undefined;
 
+  /**
+   * endAt: reads stop at this offset, as if the file ended there (what a file held before lines appended
+   * since; a line cut by it is not complete).
+   */
   constructor(
     readonly file: string,
     private readonly onMalformed: (m: MalformedLine) => void = () => {},
     startAt = 0,
     private readonly maxRecordBytes = MAX_RECORD_BYTES,
+    private readonly endAt = Number.POSITIVE_INFINITY,
   ) {
     this.cursor = startAt;
   }
@@ -78,11 +83,12 @@ export class NdjsonReader<T = unknown> {
   private readHeld(fd: number, records: T[]): boolean {
     this.scratch ??= Buffer.allocUnsafe(HELD_READ_BYTES);
     for (let first = true; ; first = false) {
-      const got = fs.readSync(fd, this.scratch, 0, this.scratch.length, this.cursor);
+      const want = Math.min(this.scratch.length, this.endAt - this.cursor);
+      const got = want > 0 ? fs.readSync(fd, this.scratch, 0, want, this.cursor) : 0;
       if (got <= 0) return !first;
       const consumed = this.consume(this.scratch.subarray(0, got), records);
       this.cursor += consumed;
-      if (consumed === 0) return got < this.scratch.length;
+      if (consumed === 0) return got < want;
     }
   }
 
@@ -95,7 +101,7 @@ export class NdjsonReader<T = unknown> {
     const opened = this.held ? { fd: this.held.fd, size: fs.fstatSync(this.held.fd).size } : this.open();
     if (!opened) return;
     const { fd } = opened;
-    const { size } = opened;
+    const size = Math.min(opened.size, this.endAt);
     try {
       if (size < this.cursor) {
         // The file was replaced or truncated: nothing after our cursor is trustworthy, start over.

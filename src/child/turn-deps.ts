@@ -52,5 +52,6 @@ export interface Refusal {
 export interface Asked {
   item: InboxItem;
   pFile: string;
-  history: LoadedSession;
+  /** The conversation before this request, read when first asked for (sessions/store.ts, sessionAsOfNow). */
+  history: () => LoadedSession;
 }

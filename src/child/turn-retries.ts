@@ -7,7 +7,7 @@ import * as path from "node:path";
 import type { MusterEvent, RestartedEvent, Verified, VerifySpec } from "../artifacts/events.js";
 import { readAllRecords } from "../artifacts/reader.js";
 import { everyReason, replayPrompt, restartBackoffMs } from "../artifacts/restart.js";
-import { appendSession, type LoadedSession, loadSession } from "../sessions/store.js";
+import { appendSession, type LoadedSession, sessionAsOfNow } from "../sessions/store.js";
 import { writeFileAtomic } from "../util/fsx.js";
 import { type Outcome, outcomeWithoutRunner, type TurnState } from "./run-plan.js";
 import { boundText, type TurnControl } from "./turn-control.js";
@@ -130,7 +130,7 @@ export function recordAttempt(
   state: TurnState,
   corrective: string,
   settings: { model: string | undefined; reasoning: string | undefined },
-): LoadedSession {
+): () => LoadedSession {
   const file = deps.conversation.sessionFile;
   const ts = new Date().toISOString();
   appendSession(file, [
@@ -146,7 +146,7 @@ export function recordAttempt(
       },
     },
   ]);
-  const before = loadSession(file);
+  const before = sessionAsOfNow(file);
   const { model, reasoning } = settings;
   appendSession(file, [
     {

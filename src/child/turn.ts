@@ -13,7 +13,7 @@ import { isFork } from "../sessions/fork.js";
 import {
   appendSession,
   type LoadedSession,
-  loadSession,
+  sessionAsOfNow,
   transcript,
   transcriptPrompt,
 } from "../sessions/store.js";
@@ -77,7 +77,7 @@ export async function runTurn(
     (e) => failed(new Error(`the turn's start could not be recorded: ${e.message}`, { cause: e })),
   );
   fs.rmSync(itemFile, { force: true });
-  const history = loadSession(conversation.sessionFile);
+  const history = sessionAsOfNow(conversation.sessionFile);
   try {
     appendSession(conversation.sessionFile, [
       {
@@ -297,7 +297,7 @@ async function runAgent(
     if (live) {
       // A long-lived process takes the turn; it stays for the next one (nothing to reap).
       // A new process whose agent could not reload the conversation gets it as a transcript.
-      const earlier = () => transcript(history);
+      const earlier = () => transcript(history());
       return { outcome: await live({ deps, control, state, earlier }), reap: undefined };
     }
     const plan = deps.runner.plan(input);
@@ -370,12 +370,12 @@ function runnerPrompt(
   deps: TurnDeps,
   item: InboxItem,
   pFile: string,
-  history: LoadedSession,
+  history: () => LoadedSession,
   runnerResumes: boolean,
 ): { prompt: string; file: string } {
   const mode = deps.runner.resumeMode?.(deps.meta.profile.protocol) ?? "none";
-  const byText = mode === "transcript" || (isFork(history) && !runnerResumes);
-  const before = byText ? transcript(history) : "";
+  const byText = mode === "transcript" || (!runnerResumes && isFork(history()));
+  const before = byText ? transcript(history()) : "";
   // A turn resumed after `cancel --snapshot`: where the cancelled turn stood goes ahead of the request.
   const turnId = item.context ? /^snapshots\/([0-9a-f-]{36})\.json$/.exec(item.context)?.[1] : undefined;
   const snap = turnId ? readCancelSnapshot(deps.files.dir, turnId) : undefined;

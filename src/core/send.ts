@@ -3,7 +3,7 @@ import { pathsOfArtifactDir, primariesDir, primaryPaths } from "../artifacts/lay
 import { pauseInForce } from "../artifacts/tree-pause.js";
 import { MusterError } from "../base/errors.js";
 import { resolveResumeSettings } from "../profiles/settings.js";
-import { lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
+import { lastSettingsOf, sessionFileOf } from "../sessions/store.js";
 import { assertIdOrPrefix, uuidv7 } from "../util/ids.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
@@ -107,7 +107,7 @@ export function queueTurn(
   opts: TurnSettings & { context?: string },
   env: NodeJS.ProcessEnv,
 ): FollowUp {
-  const last = lastSettings(loadSession(sessionFileOf(c.files.dir)));
+  const last = lastSettingsOf(sessionFileOf(c.files.dir));
   const settings = resolveResumeSettings({
     runner: c.entry.runner,
     call: {

@@ -9,9 +9,11 @@ import {
   isResumable,
   lastRunnerSession,
   lastSettings,
+  lastSettingsOf,
   listSessions,
   loadSession,
   manifestOf,
+  sessionAsOfNow,
   sessionFileOf,
   transcript,
 } from "../../src/sessions/store.js";
@@ -159,5 +161,41 @@ describe("loadSession", () => {
     expect(s.skipped).toBe(0);
     expect(s.messages.at(-1)?.text).toBe(prompt);
     expect(lastSettings(s)).toEqual({ model: "big-turn-model" });
+  });
+});
+
+describe("a follow-up's defaults and history, however long the conversation", () => {
+  it("lastSettingsOf, read from the file's end, agrees with lastSettings of the whole conversation", () => {
+    const file = path.join(tmp(), "s.jsonl");
+    expect(lastSettingsOf(file)).toEqual({});
+    seed(file);
+    expect(lastSettingsOf(file)).toEqual(lastSettings(loadSession(file)));
+    appendSession(file, [
+      user("t1", "first", { model: "mock:deep", reasoning: "high" }),
+      assistant("t1", "a".repeat(300_000), "completed"),
+      user("t2", "second", { model: "mock:fast" }),
+      // An answer far longer than a read from the end takes at once: the user message is behind it.
+      assistant("t2", "b".repeat(700_000), "completed"),
+    ]);
+    expect(lastSettingsOf(file)).toEqual({ model: "mock:fast" });
+    expect(lastSettingsOf(file)).toEqual(lastSettings(loadSession(file)));
+    // A torn last line and a malformed one are passed over, as loadSession passes over them.
+    fs.appendFileSync(file, 'not json\n{"type":"message","role":"user","text":"torn');
+    expect(lastSettingsOf(file)).toEqual({ model: "mock:fast" });
+    expect(lastSettingsOf(file)).toEqual(lastSettings(loadSession(file)));
+  });
+
+  it("sessionAsOfNow reads nothing until asked, then the conversation as it stood, not what was appended since", () => {
+    const file = path.join(tmp(), "s.jsonl");
+    seed(file);
+    appendSession(file, [user("t1", "first"), assistant("t1", "answer 1", "completed")]);
+    const history = sessionAsOfNow(file);
+    appendSession(file, [user("t2", "second")]);
+    expect(transcript(history())).toBe("User:\nfirst\n\nAssistant:\nanswer 1");
+    expect(history()).toBe(history());
+    expect(loadSession(file).messages.at(-1)?.text).toBe("second");
+    // A conversation not begun yet is empty, and stays so for this turn.
+    const fresh = sessionAsOfNow(path.join(tmp(), "none.jsonl"));
+    expect(fresh().messages).toEqual([]);
   });
 });
