@@ -19,6 +19,7 @@ import { benchEnv, killServer, startReaper } from "./env.mjs";
 import { finalRecordRow, finalRecordToWaiter } from "./final-record.mjs";
 import { finalRecordCliRow, finalRecordClis } from "./final-record-clis.mjs";
 import { idleChildrenDelivery, idleChildrenRows } from "./idle-children.mjs";
+import { longConversation, longConversationRow } from "./long-conversation.mjs";
 import { mirrorRows, mirrorVsLocal } from "./mirror.mjs";
 import { podRows, podVsLocal } from "./pod.mjs";
 import { remoteRows, remoteVsLocal } from "./remote.mjs";
@@ -174,6 +175,9 @@ try {
     ? cliStart(env, base, quick ? 7 : 15, lts)
     : { skipped: "the pinned Node LTS is not installed (npm test installs it)" };
 
+  log("a follow-up on a ~6 MB conversation vs a new one (send, send --wait)…");
+  results.longConversation = longConversation(env, base, quick ? 5 : 11);
+
   log("idle watcher CPU (64 idle children, 10 s)…");
   const idle = await idleCpu(64, 10);
   results.idleWatcherCpu = { ...idle, target: { percentOfOneCore: 1 } };
@@ -227,6 +231,7 @@ const rows = [
   ],
   cliStartRow(results.cliStart),
   ...(results.cliStartLts.skipped ? [] : [cliStartRow(results.cliStartLts)]),
+  longConversationRow(results.longConversation),
   [
     "watcher CPU, 64 idle children, 10 s",
     `${results.idleWatcherCpu.percentOfOneCore} % of one core`,

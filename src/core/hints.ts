@@ -1,5 +1,5 @@
 import type { NextStep } from "../base/errors.js";
-import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
+import { isResumableFile, sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 
 /**
@@ -8,7 +8,7 @@ import type { LoadedChild } from "./children.js";
  * that is not `here`), with the same command — a suggestion to resume would only fail "not resumable".
  */
 export function continueHint(c: LoadedChild, here: string): NextStep {
-  if (isResumable(loadSession(sessionFileOf(c.files.dir)))) return { action: "resume", id: c.entry.id };
+  if (isResumableFile(sessionFileOf(c.files.dir))) return { action: "resume", id: c.entry.id };
   const argv = c.meta?.profile.command;
   return {
     action: "spawn",

@@ -5,7 +5,7 @@
 import * as path from "node:path";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { type Placement, paneLabel, placementWarning } from "../mux/backend.js";
-import { isResumable, loadSession, sessionFileOf } from "../sessions/store.js";
+import { isResumableFile, sessionFileOf } from "../sessions/store.js";
 import type { LoadedChild } from "./children.js";
 import type { CoreContext } from "./context.js";
 import { continueHint } from "./hints.js";
@@ -30,11 +30,10 @@ export async function resumeChild(
       { next: { action: "wait", ids: [c.entry.id] } },
     );
   }
-  const session = loadSession(sessionFileOf(c.files.dir));
   // A turn cancelled mid-way with --snapshot is resumable from its snapshot, even before any turn completed.
   const kept = lastSnapshot(c);
   const snapshot = kept?.running ? kept : undefined;
-  if (!isResumable(session) && !snapshot) {
+  if (!isResumableFile(sessionFileOf(c.files.dir)) && !snapshot) {
     throw new MusterError(
       "not_resumable",
       `child ${c.entry.id} is not resumable: no turn of it has completed with a result`,

@@ -146,26 +146,44 @@ export function lastSettings(s: LoadedSession): TurnDefaults {
  * with the conversation, as loading the whole file did (~100 ms a follow-up at 6 MB).
  */
 export function lastSettingsOf(file: string): TurnDefaults {
+  const m = newestMessage(file, (m): m is UserMessage => m.role === "user");
+  return m ? settingsOf(m) : {};
+}
+
+/** isResumable of a conversation file, read from its end: the newest answered turn is usually its last. */
+export const isResumableFile = (file: string): boolean =>
+  newestMessage(file, (m) => m.role === "assistant" && answered(m.metadata.status)) !== undefined;
+
+/** The newest message `pick` takes, reading the file from its end; torn or malformed lines are passed over. */
+function newestMessage<M extends SessionMessage>(
+  file: string,
+  pick: (m: SessionMessage) => m is M,
+): M | undefined;
+function newestMessage(file: string, pick: (m: SessionMessage) => boolean): SessionMessage | undefined;
+function newestMessage(file: string, pick: (m: SessionMessage) => boolean): SessionMessage | undefined {
   for (const line of linesFromEnd(file, SESSION_RECORD_BYTES)) {
-    let m: unknown;
+    let v: unknown;
     try {
-      m = JSON.parse(line.toString("utf8"));
+      v = JSON.parse(line.toString("utf8"));
     } catch {
-      continue; // a torn or malformed line is skipped, as loadSession skips it
+      continue;
     }
-    if (isUserMessage(m)) return settingsOf(m);
+    if (isMessage(v) && pick(v)) return v;
   }
-  return {};
+  return undefined;
 }
 
 type TurnDefaults = { model?: string; reasoning?: string };
 type UserMessage = Extract<SessionMessage, { role: "user" }>;
 
-const isUserMessage = (v: unknown): v is UserMessage =>
+// As loadSession takes a line: a JSON object of type "message" (with the metadata a message of its role carries).
+const isMessage = (v: unknown): v is SessionMessage =>
   typeof v === "object" &&
   v !== null &&
   (v as { type?: unknown }).type === "message" &&
-  (v as { role?: unknown }).role === "user";
+  ((v as { role?: unknown }).role === "system" ||
+    (typeof (v as { metadata?: unknown }).metadata === "object" &&
+      (v as { metadata?: unknown }).metadata !== null));
 
 const settingsOf = (m: UserMessage): TurnDefaults => ({
   ...(m.metadata?.model ? { model: m.metadata.model } : {}),

@@ -46,9 +46,22 @@ function grow(file: string, turns: number): void {
   appendSession(file, lines);
 }
 
+/** The reads of one CLI command run under strace, in the sandbox. */
+function cliTrace(args: string[]): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-longconv-trace-"));
+  try {
+    const trace = path.join(dir, "trace");
+    const argv = ["-f", "-qq", "-y", "-e", "trace=read,pread64", "-o", trace, process.execPath, BIN, ...args];
+    execFileSync("strace", argv, { cwd: sb.cwd, env: sb.env, stdio: "ignore" });
+    return fs.readFileSync(trace, "utf8");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("a follow-up costs the same however long the conversation grew", () => {
   it.skipIf(!canTrace)(
-    "send reads the conversation's end only, and the host's next turn does not read it",
+    "send and resume read the conversation's end only, and the host's next turn does not read it",
     async () => {
       const first = (await sb.json(["spawn", "--wait", "mock: reply=one"])).data;
       const id = first.spawned.id as string;
@@ -60,33 +73,12 @@ describe("a follow-up costs the same however long the conversation grew", () => 
       expect(size).toBeGreaterThan(6_000_000);
 
       // `send` in a process of its own under strace: the follow-up's defaults come from the file's end.
-      const traceDir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-longconv-trace-"));
-      try {
-        const trace = path.join(traceDir, "send");
-        execFileSync(
-          "strace",
-          [
-            "-f",
-            "-qq",
-            "-y",
-            "-e",
-            "trace=read,pread64",
-            "-o",
-            trace,
-            process.execPath,
-            BIN,
-            "send",
-            id,
-            "mock: reply=two",
-          ],
-          { cwd: sb.cwd, env: sb.env, stdio: "ignore" },
-        );
-        const read = bytesReadFrom(fs.readFileSync(trace, "utf8"), (f) => f.endsWith(`${id}.jsonl`));
+      const conversationRead = (args: string[]) => {
+        const read = bytesReadFrom(cliTrace(args), (f) => f.endsWith(`${id}.jsonl`));
         expect(read).toBeGreaterThan(0);
         expect(read).toBeLessThan(512 * 1024);
-      } finally {
-        fs.rmSync(traceDir, { recursive: true, force: true });
-      }
+      };
+      conversationRead(["send", id, "mock: reply=two"]);
       const two = (await sb.json(["wait", id])).data;
       expect(two.results[0].text).toContain("two");
       // The defaults it found: the last user message's model (the first turn had none).
@@ -103,6 +95,11 @@ describe("a follow-up costs the same however long the conversation grew", () => 
       expect(bytesReadFrom(trace, (f) => f.includes(`${path.sep}inbox${path.sep}`))).toBeGreaterThan(0);
       // Only the byte before each append (whether the last line ended): the turn appends its request and answer.
       expect(bytesReadFrom(trace, (f) => f.endsWith(`${id}.jsonl`))).toBeLessThanOrEqual(2);
+
+      // `spawn --resume` looks for a completed turn from the file's end too.
+      conversationRead(["spawn", "--resume", id, "mock: reply=four"]);
+      const four = (await sb.json(["wait", id])).data;
+      expect(four.results[0].text).toContain("four");
     },
     60_000,
   );

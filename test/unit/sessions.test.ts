@@ -7,6 +7,7 @@ import { seedSession } from "../../src/sessions/seed.js";
 import {
   appendSession,
   isResumable,
+  isResumableFile,
   lastRunnerSession,
   lastSettings,
   lastSettingsOf,
@@ -183,6 +184,25 @@ describe("a follow-up's defaults and history, however long the conversation", ()
     fs.appendFileSync(file, 'not json\n{"type":"message","role":"user","text":"torn');
     expect(lastSettingsOf(file)).toEqual({ model: "mock:fast" });
     expect(lastSettingsOf(file)).toEqual(lastSettings(loadSession(file)));
+  });
+
+  it("isResumableFile, read from the file's end, agrees with isResumable of the whole conversation", () => {
+    const file = path.join(tmp(), "s.jsonl");
+    const agree = (want: boolean) => {
+      expect(isResumableFile(file)).toBe(want);
+      expect(isResumable(loadSession(file))).toBe(want);
+    };
+    agree(false);
+    seed(file);
+    agree(false);
+    appendSession(file, [user("t1", "first"), assistant("t1", "boom", "errored")]);
+    agree(false);
+    appendSession(file, [user("t2", "second"), assistant("t2", "answer", "completed")]);
+    agree(true);
+    // Later failed turns, and a long one, leave it resumable: the completed answer is further back.
+    appendSession(file, [user("t3", "third"), assistant("t3", "c".repeat(500_000), "cancelled")]);
+    appendSession(file, [user("t4", "fourth")]);
+    agree(true);
   });
 
   it("sessionAsOfNow reads nothing until asked, then the conversation as it stood, not what was appended since", () => {
