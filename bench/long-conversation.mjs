@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// "A long conversation": `muster send` (queue a follow-up) and `muster send --wait` (its whole round trip) on a
-// mock child whose conversation holds ~6 MB (60 turns of ~100 KB answers) against one just spawned, in
-// alternating runs; the row is the ratio of the medians. Neither should grow with the conversation. Part of
-// `npm run bench`; run alone: `node bench/long-conversation.mjs [runs]` (after a build).
+// "A long-lived child": `muster send` (queue a follow-up) and `muster send --wait` (its whole round trip) on a
+// mock child whose conversation holds ~6 MB (60 turns of ~100 KB answers), and `muster status` on one whose
+// event log holds ~3 MB (70 turns of 100 tool calls), each against a child just spawned, in alternating runs;
+// the row is the ratio of the medians. None should grow with the child's history. Part of `npm run bench`; run
+// alone: `node bench/long-conversation.mjs [runs]` (after a build).
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
+import { EventLog } from "../dist/artifacts/log.js";
 import { appendSession, sessionFileOf } from "../dist/sessions/store.js";
 import { benchEnv } from "./env.mjs";
 import { pct, round } from "./stats.mjs";
@@ -44,6 +46,42 @@ function grow(file) {
   appendSession(file, lines);
 }
 
+/** ~70 turns of 100 tool calls each (~3 MB) appended to an idle child's event log, as its host writes them. */
+function growLog(artifactDir) {
+  const log = EventLog.open(path.join(artifactDir, "events.ndjson"));
+  for (let i = 0; i < 70; i++) {
+    const turnId = `01a20000-0000-7000-8000-${String(i).padStart(12, "0")}`;
+    log.append({
+      type: "turn_started",
+      turnId,
+      source: "inbox",
+      promptBytes: 10,
+      promptSha256: "0".repeat(64),
+      promptPath: `prompts/${turnId}.txt`,
+    });
+    for (let t = 0; t < 100; t++) {
+      log.append({
+        type: "tool_activity",
+        turnId,
+        phase: "start",
+        name: "Bash",
+        summary: `step ${t} ${"s".repeat(120)}`,
+      });
+      log.append({
+        type: "tool_activity",
+        turnId,
+        phase: "end",
+        name: "Bash",
+        summary: `step ${t}`,
+        ok: true,
+      });
+    }
+    log.append({ type: "usage", turnId, usage: { input: 100, output: 10 } });
+    log.append({ type: "completion", turnId, status: "completed", text: `answer ${i}` });
+  }
+  log.close();
+}
+
 export function longConversation(given, base, runs) {
   const env = { ...given };
   delete env.NODE_EXTRA_CA_CERTS;
@@ -56,7 +94,14 @@ export function longConversation(given, base, runs) {
   const file = sessionFileOf(long.artifactDir);
   grow(file);
   const bytes = fs.statSync(file).size;
-  const times = { send: { long: [], fresh: [] }, followUp: { long: [], fresh: [] } };
+  const logged = spawned();
+  growLog(logged.artifactDir);
+  const logBytes = fs.statSync(path.join(logged.artifactDir, "events.ndjson")).size;
+  const times = {
+    send: { long: [], fresh: [] },
+    followUp: { long: [], fresh: [] },
+    status: { long: [], fresh: [] },
+  };
   for (let i = 0; i < runs; i++) {
     for (const [which, c] of i % 2
       ? [
@@ -71,9 +116,23 @@ export function longConversation(given, base, runs) {
       times.send[which].push(run(["send", c.id, "mock: reply=ok"], env, cwd).ms);
       run(["wait", c.id], env, cwd);
     }
+    for (const [which, c] of i % 2
+      ? [
+          ["long", logged],
+          ["fresh", fresh],
+        ]
+      : [
+          ["fresh", fresh],
+          ["long", logged],
+        ])
+      times.status[which].push(run(["status", c.id], env, cwd).ms);
   }
-  spawnSync(process.execPath, [BIN, "rm", "--force", long.id, fresh.id], { env, cwd, stdio: "ignore" });
-  const out = { runs, conversationBytes: bytes };
+  spawnSync(process.execPath, [BIN, "rm", "--force", long.id, fresh.id, logged.id], {
+    env,
+    cwd,
+    stdio: "ignore",
+  });
+  const out = { runs, conversationBytes: bytes, logBytes };
   for (const [name, t] of Object.entries(times)) {
     const l = pct(t.long, 50);
     const f = pct(t.fresh, 50);
@@ -83,8 +142,8 @@ export function longConversation(given, base, runs) {
 }
 
 export const longConversationRow = (r) => [
-  `a ${Math.round(r.conversationBytes / 1e6)} MB conversation ÷ a new one (median): send · send --wait`,
-  `${r.send.ratio}× (${r.send.longMs} vs ${r.send.freshMs} ms) · ${r.followUp.ratio}× (${r.followUp.longMs} vs ${r.followUp.freshMs} ms)`,
+  `a long-lived child ÷ a new one (median): send, send --wait (${Math.round(r.conversationBytes / 1e6)} MB conversation) · status (${Math.round(r.logBytes / 1e6)} MB event log)`,
+  `${r.send.ratio}× (${r.send.longMs} vs ${r.send.freshMs} ms), ${r.followUp.ratio}× (${r.followUp.longMs} vs ${r.followUp.freshMs} ms) · ${r.status.ratio}× (${r.status.longMs} vs ${r.status.freshMs} ms)`,
   "≤ 1.2×",
 ];
 

@@ -1,6 +1,5 @@
 import type { ChildMeta } from "../artifacts/events.js";
 import type { ChildFiles, PrimaryPaths } from "../artifacts/layout.js";
-import type { MalformedLine } from "../artifacts/reader.js";
 import type { ChildStore, LinkDown } from "../artifacts/store.js";
 import { isMusterError, MusterError } from "../base/errors.js";
 import { assertIdOrPrefix, shortId } from "../util/ids.js";
@@ -8,7 +7,6 @@ import { DEFAULT_STALL_MS, deriveLive, type LiveState } from "./live-state.js";
 import { childNamed, isChildName } from "./names.js";
 import type { RegistryDoc, RegistryEntry } from "./registry.js";
 import {
-  applyEvents,
   type ChildState,
   type ChildStatus,
   childStatus,
@@ -16,6 +14,7 @@ import {
   lastCompletion,
   openTurn,
 } from "./state.js";
+import { foldLog, type MalformedReport } from "./state-checkpoint.js";
 import { storeAt } from "./stores.js";
 
 /** Everything known about one child right now. */
@@ -39,11 +38,7 @@ export interface LoadedChild {
   unreadable?: string;
 }
 
-/** Malformed spans of a file: the first MAX_MALFORMED_SPANS of them and how many there are in all. */
-export interface MalformedReport {
-  count: number;
-  spans: MalformedLine[];
-}
+export type { MalformedReport };
 
 export const MAX_MALFORMED_SPANS = 20;
 
@@ -117,18 +112,16 @@ export function loadChild(paths: PrimaryPaths, entry: RegistryEntry, live: LiveO
   const store = storeAt(paths.artifactDir(entry.id));
   const files = store.files;
   const pending = store.queuedTurns();
-  const malformed: MalformedReport = { count: 0, spans: [] };
   // Spawn creates it before the child is registered: gone, the child's history is gone, not "not started yet".
   if (!store.hasEvents())
     throw new MusterError(
       "integrity",
       `${files.events} is missing: child ${entry.id}'s events are gone (deleted while it ran?); its host and pane are left as they are`,
     );
-  const events = store.readEvents((m) => {
-    malformed.count += 1;
-    if (malformed.spans.length < MAX_MALFORMED_SPANS) malformed.spans.push(m);
+  const { state, malformed } = foldLog(files.dir, files.events, store.eventReader, (report, m) => {
+    report.count += 1;
+    if (report.spans.length < MAX_MALFORMED_SPANS) report.spans.push(m);
   });
-  const state = applyEvents(emptyState(), events);
   const stillPending = pending.filter(
     (t) => !state.turns.some((x) => x.turnId === t) && !state.completions.has(t),
   );

@@ -1,0 +1,58 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { CHECKPOINT_BYTES, CHECKPOINT_FILE } from "../../src/core/state-checkpoint.js";
+import { BIN, useSandbox } from "../helpers/cli.js";
+import { bytesReadFrom } from "../helpers/strace.js";
+
+const sb = useSandbox("mt-longlog");
+
+/** The reads of one CLI command run under strace, in the sandbox. */
+function cliTrace(args: string[]): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-longlog-trace-"));
+  try {
+    const trace = path.join(dir, "trace");
+    const argv = ["-f", "-qq", "-y", "-e", "trace=read,pread64", "-o", trace, process.execPath, BIN, ...args];
+    execFileSync("strace", argv, { cwd: sb.cwd, env: sb.env, stdio: "ignore" });
+    return fs.readFileSync(trace, "utf8");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("a long-lived child's log is folded once, not by every command", () => {
+  it("status and ls read only what the log gained since the last reader's checkpoint, and say the same", async () => {
+    // Eight turns of 100 tool calls each: ~50 KB of log a turn.
+    const first = (await sb.json(["spawn", "--wait", "mock: tools=100"])).data;
+    const id = first.spawned.id as string;
+    const dir = first.results[0].artifactDir as string;
+    for (let i = 0; i < 7; i++) await sb.json(["send", id, "--wait", "mock: tools=100"]);
+    const events = path.join(dir, "events.ndjson");
+    expect(fs.statSync(events).size).toBeGreaterThan(4 * CHECKPOINT_BYTES);
+
+    // The first reader folds the whole log and keeps the state where the log ended.
+    const whole = (await sb.json(["status", id])).data;
+    expect(whole.turns).toBe(8);
+    const checkpoint = path.join(dir, CHECKPOINT_FILE);
+    expect(fs.existsSync(checkpoint)).toBe(true);
+
+    // One more turn, then readers fold only its records.
+    await sb.json(["send", id, "--wait", "mock: tools=100"]);
+    const size = fs.statSync(events).size;
+    for (const args of [["status", id], ["ls"]]) {
+      const read = bytesReadFrom(cliTrace(args), (f) => f === events);
+      expect(read).toBeGreaterThan(0);
+      expect(read).toBeLessThan(2 * CHECKPOINT_BYTES);
+      expect(read).toBeLessThan(size / 4);
+    }
+
+    // What they say is what a fold of the whole log says.
+    const viaCheckpoint = (await sb.run(["status", "--json", id])).stdout;
+    fs.rmSync(checkpoint);
+    const viaWholeLog = (await sb.run(["status", "--json", id])).stdout;
+    expect(JSON.parse(viaCheckpoint).turns).toBe(9);
+    expect(viaCheckpoint).toBe(viaWholeLog);
+  }, 90_000);
+});
