@@ -1,11 +1,9 @@
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { appendSession, type SessionMessage } from "../../src/sessions/store.js";
 import { BIN, readEvents, useSandbox } from "../helpers/cli.js";
-import { bytesReadFrom, traceReadsOf } from "../helpers/strace.js";
+import { bytesReadFrom, readsOfNode, traceReadsOf } from "../helpers/strace.js";
 
 const sb = useSandbox("mt-longconv");
 const sessionFile = (artifactDir: string, id: string) =>
@@ -47,17 +45,7 @@ function grow(file: string, turns: number): void {
 }
 
 /** The reads of one CLI command run under strace, in the sandbox. */
-function cliTrace(args: string[]): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-longconv-trace-"));
-  try {
-    const trace = path.join(dir, "trace");
-    const argv = ["-f", "-qq", "-y", "-e", "trace=read,pread64", "-o", trace, process.execPath, BIN, ...args];
-    execFileSync("strace", argv, { cwd: sb.cwd, env: sb.env, stdio: "ignore" });
-    return fs.readFileSync(trace, "utf8");
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+const cliTrace = (args: string[]): string => readsOfNode([BIN, ...args], sb);
 
 describe("a follow-up costs the same however long the conversation grew", () => {
   it.skipIf(!canTrace)(

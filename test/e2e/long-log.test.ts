@@ -1,26 +1,14 @@
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHECKPOINT_BYTES, CHECKPOINT_FILE } from "../../src/core/state-checkpoint.js";
 import { BIN, useSandbox } from "../helpers/cli.js";
-import { bytesReadFrom } from "../helpers/strace.js";
+import { bytesReadFrom, readsOfNode } from "../helpers/strace.js";
 
 const sb = useSandbox("mt-longlog");
 
 /** The reads of one CLI command run under strace, in the sandbox. */
-function cliTrace(args: string[]): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-longlog-trace-"));
-  try {
-    const trace = path.join(dir, "trace");
-    const argv = ["-f", "-qq", "-y", "-e", "trace=read,pread64", "-o", trace, process.execPath, BIN, ...args];
-    execFileSync("strace", argv, { cwd: sb.cwd, env: sb.env, stdio: "ignore" });
-    return fs.readFileSync(trace, "utf8");
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+const cliTrace = (args: string[]): string => readsOfNode([BIN, ...args], sb);
 
 describe("a long-lived child's log is folded once, not by every command", () => {
   it("status and ls read only what the log gained since the last reader's checkpoint, and say the same", async () => {

@@ -25,6 +25,19 @@ export function fsyncsOfNode(args: string[], input = ""): number {
   }
 }
 
+/** Runs `node <args>` under strace and returns the trace of its reads, with each file's path (`-y`). */
+export function readsOfNode(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mt-strace-"));
+  try {
+    const trace = path.join(dir, "trace");
+    const argv = ["-f", "-qq", "-y", "-e", "trace=read,pread64", "-o", trace, process.execPath, ...args];
+    execFileSync("strace", argv, { ...opts, stdio: "ignore" });
+    return fs.readFileSync(trace, "utf8");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Bytes a trace (`strace -f -y -e trace=read,pread64`) shows read from files whose path `which` picks. A call
  * another thread interrupted is split in two lines (`<unfinished ...>`, then `<... pread64 resumed>` with the
