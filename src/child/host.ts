@@ -21,7 +21,7 @@ import { limitsFrom } from "../config/limits.js";
 import { Notifier } from "../notify/notifier.js";
 import { listTargets } from "../notify/targets.js";
 import { getRunner } from "../runners/registry.js";
-import { lastRunnerSession, lastSettings, loadSession, sessionFileOf } from "../sessions/store.js";
+import { lastRunnerSessionOf, lastSettingsOf, sessionFileOf } from "../sessions/store.js";
 import { readJson } from "../util/fsx.js";
 import { ensureSelfBinDir } from "../util/self-bin.js";
 import { CapGuard } from "./caps-guard.js";
@@ -109,10 +109,9 @@ async function main(): Promise<void> {
   render.banner(meta.id, meta.agent, meta.runner, dir);
   // A resumed host picks the conversation up where the session file left it.
   const sessionFile = sessionFileOf(dir);
-  const session = loadSession(sessionFile);
-  const last = lastSettings(session);
+  const last = lastSettingsOf(sessionFile);
   const conversation: Conversation = { sessionFile, ...last };
-  const runnerSessionId = lastRunnerSession(session);
+  const runnerSessionId = lastRunnerSessionOf(sessionFile);
   if (runnerSessionId) conversation.runnerSessionId = runnerSessionId;
   const runner = getRunner(meta.runner);
   const mode = runnerModeOf(meta.profile.runnerMode, env);

@@ -150,6 +150,12 @@ export function lastSettingsOf(file: string): TurnDefaults {
   return m ? settingsOf(m) : {};
 }
 
+/** lastRunnerSession of a conversation file, read from its end (a host resuming a long conversation). */
+export function lastRunnerSessionOf(file: string): string | undefined {
+  const m = newestMessage(file, (m): m is TurnMessage => m.role !== "system" && !!m.metadata.runnerSessionId);
+  return m?.metadata.runnerSessionId;
+}
+
 /** isResumable of a conversation file, read from its end: the newest answered turn is usually its last. */
 export const isResumableFile = (file: string): boolean =>
   newestMessage(file, (m) => m.role === "assistant" && answered(m.metadata.status)) !== undefined;
@@ -175,6 +181,7 @@ function newestMessage(file: string, pick: (m: SessionMessage) => boolean): Sess
 
 type TurnDefaults = { model?: string; reasoning?: string };
 type UserMessage = Extract<SessionMessage, { role: "user" }>;
+type TurnMessage = Exclude<SessionMessage, { role: "system" }>;
 
 // As loadSession takes a line: a JSON object of type "message" (with the metadata a message of its role carries).
 const isMessage = (v: unknown): v is SessionMessage =>

@@ -9,6 +9,7 @@ import {
   isResumable,
   isResumableFile,
   lastRunnerSession,
+  lastRunnerSessionOf,
   lastSettings,
   lastSettingsOf,
   listSessions,
@@ -184,6 +185,33 @@ describe("a follow-up's defaults and history, however long the conversation", ()
     fs.appendFileSync(file, 'not json\n{"type":"message","role":"user","text":"torn');
     expect(lastSettingsOf(file)).toEqual({ model: "mock:fast" });
     expect(lastSettingsOf(file)).toEqual(lastSettings(loadSession(file)));
+  });
+
+  it("lastRunnerSessionOf, read from the file's end, agrees with lastRunnerSession (a resumed host's start)", () => {
+    const file = path.join(tmp(), "s.jsonl");
+    const agree = (want: string | undefined) => {
+      expect(lastRunnerSessionOf(file)).toBe(want);
+      expect(lastRunnerSession(loadSession(file))).toBe(want);
+    };
+    agree(undefined);
+    seed(file);
+    agree(undefined);
+    appendSession(file, [
+      user("t1", "first"),
+      assistant("t1", "one", "completed", { runnerSessionId: "s1" }),
+    ]);
+    agree("s1");
+    // The next request carries it on; a turn that reports none leaves the last one standing.
+    appendSession(file, [
+      user("t2", "second", { runnerSessionId: "s1" }),
+      assistant("t2", "d".repeat(300_000), "errored"),
+    ]);
+    agree("s1");
+    appendSession(file, [
+      user("t3", "third", { runnerSessionId: "s1" }),
+      assistant("t3", "three", "completed", { runnerSessionId: "s2" }),
+    ]);
+    agree("s2");
   });
 
   it("isResumableFile, read from the file's end, agrees with isResumable of the whole conversation", () => {
