@@ -74,15 +74,33 @@ function killGroup(child, graceMs = 2000) {
   });
 }
 
+/** Waits `ms`, or less when `signal` aborts. */
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
 /**
  * Runs `npm install <pkg>@<version>` in a fresh temp folder under `cache` and renames it to `dir` when the
  * CLI's bin is there. A run that fails or outlives `timeoutMs` is killed (its whole process group), its temp
- * folder removed, and retried once (`attempts`). Aborting `signal` (Ctrl-C) kills the run and removes its temp
- * folder, with no retry. Resolves { ok, bytes, error, aborted }.
+ * folder removed, and retried once (`attempts`), after `pausesMs[attempt - 2]` ms when given (a name server that
+ * stops answering for a minute, npm's EAI_AGAIN, fails every try made within it). Aborting `signal` (Ctrl-C) kills
+ * the run and removes its temp folder, with no retry. Resolves { ok, bytes, error, aborted }.
  */
-export async function installCli(cli, { cache, dir, timeoutMs, attempts = 2, signal, onUpdate = () => {} }) {
+export async function installCli(
+  cli,
+  { cache, dir, timeoutMs, attempts = 2, pausesMs = [], signal, onUpdate = () => {} },
+) {
   let lastError = "";
   for (let attempt = 1; attempt <= attempts; attempt++) {
+    if (attempt > 1) await pause(pausesMs[attempt - 2] ?? 0, signal);
     if (signal?.aborted) return { ok: false, aborted: true, error: "interrupted" };
     onUpdate({ state: attempt > 1 ? "retrying" : "installing", attempt, bytes: 0 });
     const tmp = fs.mkdtempSync(path.join(cache, `.${cli.name}-`));

@@ -28,7 +28,9 @@ async function ensure(cli, cache, dir) {
   if (fs.existsSync(path.join(dir, ".complete"))) return { ok: true };
   fs.mkdirSync(cache, { recursive: true });
   console.error(`installing ${cli.pkg}@${cli.version} from the npm registry …`);
-  return installCli(cli, { cache, dir, timeoutMs: 600_000 });
+  // Fetched before the suite runs (scripts/test.mjs) or by a test: three tries, the later ones after a pause, ride
+  // out a name server that stops answering for a minute.
+  return installCli(cli, { cache, dir, timeoutMs: 600_000, attempts: 3, pausesMs: [15_000, 45_000] });
 }
 
 const nodeDir = (v) => path.join(nodeCache(), `node-${v.version}`);

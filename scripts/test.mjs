@@ -31,6 +31,19 @@ if (skipAgents) {
   if (install.status !== 0)
     console.error("some agent CLIs could not be installed: their tests will fail and say so");
 }
+// The other pinned tools the suite runs (the Node LTS and the MCP conformance suite, test/e2e/mcp-http.test.ts),
+// fetched here with the CLIs rather than by a test midway, where a network hiccup would fail it.
+{
+  const { NODE_VERSIONS, pinnedConformance, pinnedNode } = await import("./pinned-tools.mjs");
+  for (const [what, r] of [
+    [`Node ${NODE_VERSIONS[0].version}`, await pinnedNode(NODE_VERSIONS[0])],
+    ["the MCP conformance suite", await pinnedConformance()],
+  ])
+    if (!r.ok)
+      console.error(
+        `${what} could not be installed (${r.error}): the tests that run it will fail and say so`,
+      );
+}
 
 const {
   passed,

@@ -8,8 +8,8 @@
  * written by whichever reader gets there, atomically and without fsync: a checkpoint lost in a crash, refused or
  * unreadable only costs one whole fold. Trusted only for the same file (inode) grown from it whose line ending at
  * its offset is the one it folded last, byte for byte (a record's eventId is its own: a log rewritten or replaced
- * under the same name is not the one folded), and from the same fold code (its fingerprint: a build that folds events differently folds the whole
- * log again).
+ * under the same name is not the one folded), and from the same fold code (its fingerprint: a build that folds
+ * events differently folds the whole log again).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -50,7 +50,12 @@ interface Checkpoint {
 }
 
 // What makes the same events into a state: when this code changes, a checkpoint of another build is not used.
-const FOLD = sha256Hex(`${applyEvents}\n${foldLive}`).slice(0, 16);
+// Worked out when a checkpoint is first read or written, not by every command that loads this module.
+let fold: string | undefined;
+const foldId = (): string => {
+  fold ??= sha256Hex(`${applyEvents}\n${foldLive}`).slice(0, 16);
+  return fold;
+};
 
 /**
  * The child's state folded from its log (a checkpoint's, then what follows it), and its malformed lines; may
@@ -108,7 +113,7 @@ function usable(file: string, events: string): Checkpoint | undefined {
   } catch {
     return undefined; // refused (a symlink, not a file) or not JSON: folded anew, and written over
   }
-  if (!cp || cp.v !== 1 || cp.fold !== FOLD || !Number.isSafeInteger(cp.cursor) || cp.cursor < 0)
+  if (!cp || cp.v !== 1 || cp.fold !== foldId() || !Number.isSafeInteger(cp.cursor) || cp.cursor < 0)
     return undefined;
   if (!Array.isArray(cp.state?.completions) || !Array.isArray(cp.state.turns) || !cp.malformed)
     return undefined;
@@ -146,7 +151,7 @@ function save(file: string, events: string, f: Folded): void {
   if (!at) return;
   const cp: Checkpoint = {
     v: 1,
-    fold: FOLD,
+    fold: foldId(),
     ino: at.ino,
     cursor: f.cursor,
     last: at.line,
