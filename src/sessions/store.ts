@@ -133,32 +133,27 @@ export function manifestOf(s: LoadedSession): SessionManifest | undefined {
 }
 
 /** Defaults for the next turn: the latest user message's model and reasoning. */
-export function lastSettings(s: LoadedSession): TurnDefaults {
-  for (let i = s.messages.length - 1; i >= 0; i--) {
-    const m = s.messages[i]!;
-    if (m.role === "user") return settingsOf(m);
-  }
-  return {};
-}
+export const lastSettings = (s: LoadedSession): TurnDefaults => settingsOf(s.messages.findLast(isUser));
 
 /**
  * lastSettings of a conversation file, read from its end (a follow-up's defaults): what it costs does not grow
  * with the conversation, as loading the whole file did (~100 ms a follow-up at 6 MB).
  */
-export function lastSettingsOf(file: string): TurnDefaults {
-  const m = newestMessage(file, (m): m is UserMessage => m.role === "user");
-  return m ? settingsOf(m) : {};
-}
+export const lastSettingsOf = (file: string): TurnDefaults => settingsOf(newestMessage(file, isUser));
+
+/** The runner's own session id from the latest turn that reported one (native resume). */
+export const lastRunnerSession = (s: LoadedSession): string | undefined =>
+  s.messages.findLast(carriesRunnerSession)?.metadata.runnerSessionId;
 
 /** lastRunnerSession of a conversation file, read from its end (a host resuming a long conversation). */
-export function lastRunnerSessionOf(file: string): string | undefined {
-  const m = newestMessage(file, (m): m is TurnMessage => m.role !== "system" && !!m.metadata.runnerSessionId);
-  return m?.metadata.runnerSessionId;
-}
+export const lastRunnerSessionOf = (file: string): string | undefined =>
+  newestMessage(file, carriesRunnerSession)?.metadata.runnerSessionId;
+
+/** Resumable once a turn has completed with a result; a child whose first turn failed is not. */
+export const isResumable = (s: LoadedSession): boolean => s.messages.some(isAnswer);
 
 /** isResumable of a conversation file, read from its end: the newest answered turn is usually its last. */
-export const isResumableFile = (file: string): boolean =>
-  newestMessage(file, (m) => m.role === "assistant" && answered(m.metadata.status)) !== undefined;
+export const isResumableFile = (file: string): boolean => newestMessage(file, isAnswer) !== undefined;
 
 /** The newest message `pick` takes, reading the file from its end; torn or malformed lines are passed over. */
 function newestMessage<M extends SessionMessage>(
@@ -192,26 +187,17 @@ const isMessage = (v: unknown): v is SessionMessage =>
     (typeof (v as { metadata?: unknown }).metadata === "object" &&
       (v as { metadata?: unknown }).metadata !== null));
 
-const settingsOf = (m: UserMessage): TurnDefaults => ({
-  ...(m.metadata?.model ? { model: m.metadata.model } : {}),
-  ...(m.metadata?.reasoning ? { reasoning: m.metadata.reasoning } : {}),
-});
-
-/** The runner's own session id from the latest turn that reported one (native resume). */
-export function lastRunnerSession(s: LoadedSession): string | undefined {
-  for (let i = s.messages.length - 1; i >= 0; i--) {
-    const m = s.messages[i]!;
-    if (m.role !== "system" && m.metadata.runnerSessionId) return m.metadata.runnerSessionId;
-  }
-  return undefined;
-}
-
+const isUser = (m: SessionMessage): m is UserMessage => m.role === "user";
+const carriesRunnerSession = (m: SessionMessage): m is TurnMessage =>
+  m.role !== "system" && !!m.metadata.runnerSessionId;
 /** An answer the agent gave: completed, or given but refused by the child's acceptance check. */
 const answered = (status: string): boolean => status === "completed" || status === "failed_verification";
+const isAnswer = (m: SessionMessage): boolean => m.role === "assistant" && answered(m.metadata.status);
 
-/** Resumable once a turn has completed with a result; a child whose first turn failed is not. */
-export const isResumable = (s: LoadedSession): boolean =>
-  s.messages.some((m) => m.role === "assistant" && answered(m.metadata.status));
+const settingsOf = (m: UserMessage | undefined): TurnDefaults => ({
+  ...(m?.metadata?.model ? { model: m.metadata.model } : {}),
+  ...(m?.metadata?.reasoning ? { reasoning: m.metadata.reasoning } : {}),
+});
 
 /** A request after the conversation so far (and any other context), for an agent that does not have it. */
 export function transcriptPrompt(before: string, request: string, context: string[] = []): string {
@@ -224,9 +210,7 @@ export function transcriptPrompt(before: string, request: string, context: strin
 
 /** The conversation so far as text, for runners without native resume. */
 export function transcript(s: LoadedSession): string {
-  const turns = s.messages.filter(
-    (m) => m.role === "user" || (m.role === "assistant" && answered(m.metadata.status)),
-  );
+  const turns = s.messages.filter((m) => m.role === "user" || isAnswer(m));
   return turns.map((m) => `${m.role === "user" ? "User" : "Assistant"}:\n${m.text}`).join("\n\n");
 }
 

@@ -47,10 +47,9 @@ export function* linesFromEnd(
     };
     for (let end = size; end > 0; ) {
       const start = Math.max(0, end - chunkBytes);
-      const buf = Buffer.allocUnsafe(end - start);
+      const chunk = Buffer.allocUnsafe(end - start);
       // Short only when the file shrank under us (it was cut or replaced): what is read is then no longer one file.
-      if (fs.readSync(fd, buf, 0, buf.length, start) < buf.length) return;
-      const chunk = buf;
+      if (fs.readSync(fd, chunk, 0, chunk.length, start) < chunk.length) return;
       let right = chunk.length;
       for (let nl = chunk.lastIndexOf(0x0a, right - 1); nl >= 0; nl = chunk.lastIndexOf(0x0a, right - 1)) {
         if (complete) {
