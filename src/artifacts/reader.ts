@@ -88,7 +88,9 @@ export class NdjsonReader<T = unknown> {
       if (got <= 0) return !first;
       const consumed = this.consume(this.scratch.subarray(0, got), records);
       this.cursor += consumed;
-      if (consumed === 0) return got < want;
+      // A short read ended at what is written now: what comes later comes with a hint of its own, so one
+      // pread a hint, not a second one to find the end.
+      if (consumed === 0 || got < want) return got < want;
     }
   }
 

@@ -3,10 +3,14 @@ import * as fs from "node:fs";
 import { afterEach } from "vitest";
 
 /**
- * `sleep 30` processes a test starts (detached: a session of its own), each SIGKILLed after the test. Call at a
- * test file's top level.
+ * `sleep 30` processes a test starts (detached: a session of its own; `argv0`: what its command line starts
+ * with), each SIGKILLed after the test. Call at a test file's top level.
  */
-export function useSleepers(): (opts?: { detached?: boolean; env?: Record<string, string> }) => number {
+export function useSleepers(): (opts?: {
+  detached?: boolean;
+  env?: Record<string, string>;
+  argv0?: string;
+}) => number {
   const started: number[] = [];
   afterEach(() => {
     for (const pid of started.splice(0)) {
@@ -15,9 +19,10 @@ export function useSleepers(): (opts?: { detached?: boolean; env?: Record<string
       } catch {}
     }
   });
-  return ({ detached = false, env } = {}) => {
+  return ({ detached = false, env, argv0 } = {}) => {
     const child = spawn("sleep", ["30"], {
       detached,
+      ...(argv0 ? { argv0 } : {}),
       stdio: "ignore",
       ...(env ? { env: { PATH: process.env.PATH!, ...env } } : {}),
     });
