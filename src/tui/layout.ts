@@ -57,7 +57,9 @@ function fitColumns(width: number, hosts: boolean): Column[] {
 
 /**
  * "45s", "3m12", "2h05", "3d": compact enough for a 6-wide column. `coarse` (a row with nothing running)
- * drops the seconds past the first minute, so an idle tree need not be redrawn every second.
+ * drops the seconds past the first minute and the minutes past the first hour ("3m", "2h"), so an idle tree
+ * is redrawn at most once a minute, and once an hour when it has been idle that long (a frame is tens of ms
+ * of ink's work and more of the garbage collector's after it).
  */
 export function elapsed(fromIso: string | undefined, now: number, coarse = false): string {
   if (!fromIso) return "-";
@@ -65,7 +67,10 @@ export function elapsed(fromIso: string | undefined, now: number, coarse = false
   if (s < 60) return `${s}s`;
   if (s < 3600)
     return coarse ? `${Math.floor(s / 60)}m` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}`;
+  if (s < 86400)
+    return coarse
+      ? `${Math.floor(s / 3600)}h`
+      : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}`;
   return `${Math.floor(s / 86400)}d`;
 }
 

@@ -87,13 +87,19 @@ describe("top layout", () => {
     }
   });
 
-  it("elapsed: seconds while running, minutes once idle past the first minute", () => {
+  it("elapsed: seconds while running, minutes once idle past the first minute, hours past the first hour", () => {
     const t0 = Date.parse("2026-01-01T00:00:00.000Z");
     const iso = new Date(t0).toISOString();
     expect(elapsed(iso, t0 + 45_000)).toBe("45s");
+    expect(elapsed(iso, t0 + 45_000, true)).toBe("45s");
     expect(elapsed(iso, t0 + 192_000)).toBe("3m12");
     expect(elapsed(iso, t0 + 192_000, true)).toBe("3m");
     expect(elapsed(iso, t0 + 7_500_000)).toBe("2h05");
+    expect(elapsed(iso, t0 + 7_500_000, true)).toBe("2h");
+    // An idle row's text holds for the whole hour: a clock tick within it redraws nothing.
+    expect(elapsed(iso, t0 + 7_199_000, true)).toBe("1h");
+    expect(elapsed(iso, t0 + 3_600_000, true)).toBe("1h");
+    expect(elapsed(iso, t0 + 3 * 86_400_000, true)).toBe("3d");
   });
 });
 
