@@ -33,7 +33,7 @@ export async function hostAliveAsync(pid: number, artifactDir: string): Promise<
 
 // A /proc file's size reads 0, so fs.readFile would take a 64 KiB buffer for each: probing idle children
 // every few seconds, that was hundreds of KB a second of buffers for the garbage collector (which then ran
-// most of an idle `muster top`'s CPU). Small reads come from Node's shared pool.
+// about half of an idle `muster top`'s CPU). Small reads come from Node's shared pool.
 const SMALL_READ = 1024;
 
 /**
