@@ -87,6 +87,11 @@ describe("read-only and refused commands create no state", () => {
     const id = await spawnIn(sb.cwd, "first real work", [], env);
     expect(fs.readdirSync(path.join(fresh, "workspaces"))).toHaveLength(1);
     expect(fs.readdirSync(path.join(fresh, "primaries"))).toHaveLength(1);
+    // The host gives its run slot back once its runner is reaped, after the completion `--wait` returned on.
+    const slotsDir = path.join(fresh, "primaries", fs.readdirSync(path.join(fresh, "primaries"))[0], "slots");
+    for (let i = 0; i < 200 && fs.readdirSync(slotsDir).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(fs.readdirSync(slotsDir), "the run slot is given back").toEqual([]);
     // A read from a sub-directory finds the parent directory's primary and creates no other.
     const before = tree(fresh);
     const ls = await runIn(sub, ["ls", "--json"], env);
