@@ -40,6 +40,16 @@ export interface LoadedChild {
 
 export type { MalformedReport };
 
+/** How a listing reads: `probe` false reads files only; `reuse` holds children loaded before, taken as they are. */
+export interface ListOptions {
+  probe?: boolean;
+  /**
+   * Children already loaded (by id), kept as they are when their registry entry reads the same: a view kept
+   * current from events (LiveViews) reads again only the children whose status moved, not the whole tree.
+   */
+  reuse?: ReadonlyMap<string, LoadedChild>;
+}
+
 export const MAX_MALFORMED_SPANS = 20;
 
 /** How live states are judged: the stall limit (ms) and the clock. */

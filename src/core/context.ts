@@ -1,7 +1,7 @@
 import type { PrimaryPaths } from "../artifacts/layout.js";
 import type { Backend } from "../mux/backend.js";
 import type { BackendSet } from "../mux/registry.js";
-import type { LoadedChild } from "./children.js";
+import type { ListOptions, LoadedChild } from "./children.js";
 import type { Limits } from "./limits.js";
 import type { Registry, RegistryEntry } from "./registry.js";
 
@@ -32,7 +32,7 @@ export interface CoreContext {
   reload(entry: RegistryEntry): LoadedChild;
   /** Turns a dead host into a recorded `lost`; returns the child's fresh state. */
   reconcile(c: LoadedChild): Promise<LoadedChild>;
-  list(): Promise<LoadedChild[]>;
+  list(opts?: ListOptions): Promise<LoadedChild[]>;
   /** Cancels one child (and closes its pane). */
   cancel(idOrPrefix: string): Promise<unknown>;
   /** Marks delivery records consumed. */

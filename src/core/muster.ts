@@ -14,7 +14,7 @@ import {
   models,
   showAgent,
 } from "./catalog.js";
-import { type LoadedChild, loadChild } from "./children.js";
+import { type ListOptions, type LoadedChild, loadChild } from "./children.js";
 import { type CompareView, compareGroup } from "./compare.js";
 import { type DoctorReport, doctor } from "./doctor.js";
 import { collectGarbage, type GcOptions, type GcReport } from "./gc.js";
@@ -224,8 +224,8 @@ export class Muster extends CoreSetup {
    * All children of this primary, newest last, each reconciled with liveness (a broken one: "unreadable").
    * @internal the core's loaded state; a front end or library user reads `views()`.
    */
-  list(): Promise<LoadedChild[]> {
-    return listChildren(this);
+  list(opts: ListOptions = {}): Promise<LoadedChild[]> {
+    return listChildren(this, opts);
   }
 
   /** Every child of this primary as plain data, newest last; `probe: false` reads files only (no liveness probe). */

@@ -64,8 +64,9 @@ const runView = (r: ReturnType<typeof listRuns>[number]): RunView => ({
 /**
  * top's view of one primary, kept current by the core's watcher: each event is folded into the core's
  * views as it arrives (LiveViews), so an update reads no file. The core's list (what ls shows: registry
- * entries, inbox, liveness, the live state and name) is read at start, on `r`, when a child appears or
- * changes status, and every fullEveryMs while a turn runs; never on a polling loop of its own.
+ * entries, inbox, liveness, the live state and name) is read whole at start, on `r` and every fullEveryMs
+ * while a turn runs; when a child appears or changes status, only that child is read again. Never on a
+ * polling loop of its own.
  */
 export class TopSource {
   private watcher: PrimaryWatcher | undefined;
@@ -161,9 +162,10 @@ export class TopSource {
     // A child the list has not shown yet, or one whose status moved: read the list again.
     let children: ChildView[] | undefined = full ? undefined : this.views.current();
     if (!children) {
-      children = await this.views.reload();
+      children = await this.views.reload({ all: full });
       this.runs = listRuns(m.paths.dir).map(runView);
-      this.lastFull = Date.now();
+      // Only a read of every child re-derives the time-made states (stalled) of those with no new event.
+      if (full) this.lastFull = Date.now();
       full = true;
     }
     this.lastUpdate = Date.now();

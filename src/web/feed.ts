@@ -23,6 +23,10 @@ export interface TreeUpdate {
 // Bursts of events (a busy turn) become at most one update per this many ms; an event after a quiet spell
 // goes out at once (in the next tick, with whatever else that tick brought).
 const COALESCE_MS = 250;
+// A child appearing or its status moving (a turn started or settled) goes out this soon after the last
+// update, not 250 ms: a turn's last message and its completion land a few ms apart, and the completion, what
+// a watcher of the page waits for, would otherwise wait out the window its message opened.
+const STATUS_COALESCE_MS = 40;
 // A comment line keeps an idle stream open through proxies and tunnels.
 const KEEPALIVE_MS = 25_000;
 // The runs are read with the list (a child appeared or its status moved), as `muster top` does; a run's own
@@ -34,6 +38,7 @@ export class TreeFeed {
   private readonly views: LiveViews;
   private readonly streams = new Set<http.ServerResponse>();
   private timer: NodeJS.Timeout | undefined;
+  private timerDue = 0;
   private keepalive: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private runsTimer: NodeJS.Timeout | undefined;
@@ -47,6 +52,7 @@ export class TreeFeed {
     private readonly muster: Muster,
     private readonly log: (line: string) => void,
     private readonly runs: () => RunView[] = () => [],
+    private readonly windows: { coalesceMs?: number; statusCoalesceMs?: number } = {},
   ) {
     this.views = new LiveViews(muster);
   }
@@ -54,8 +60,7 @@ export class TreeFeed {
   async start(): Promise<void> {
     this.watcher = await this.muster.watch({
       onEvent: (id, e) => {
-        this.views.apply(id, e);
-        this.schedule();
+        this.schedule(this.views.apply(id, e));
       },
       // Time alone moves a live state (a stall): the watcher says so on its tick.
       onLive: () => this.schedule(),
@@ -92,10 +97,19 @@ export class TreeFeed {
     res.write(`event: tree\ndata: ${this.last}\n\n`);
   }
 
-  /** Sends the tree soon: coalesces bursts. */
-  schedule(): void {
-    if (this.closed || this.timer || this.streams.size === 0) return;
-    const wait = Math.max(0, this.lastSentAt + COALESCE_MS - Date.now());
+  /** Sends the tree soon: coalesces bursts; `statusMoved` (a child appeared or its status moved) sooner. */
+  schedule(statusMoved = false): void {
+    if (this.closed || this.streams.size === 0) return;
+    const now = Date.now();
+    const gap = statusMoved
+      ? (this.windows.statusCoalesceMs ?? STATUS_COALESCE_MS)
+      : (this.windows.coalesceMs ?? COALESCE_MS);
+    const wait = Math.max(0, this.lastSentAt + gap - now);
+    if (this.timer) {
+      if (this.timerDue <= now + wait) return;
+      clearTimeout(this.timer);
+    }
+    this.timerDue = now + wait;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.push();
@@ -130,7 +144,7 @@ export class TreeFeed {
   private async read(full: boolean): Promise<TreeUpdate> {
     let children = full ? undefined : this.views.current();
     if (!children) {
-      children = await this.views.reload();
+      children = await this.views.reload({ all: full });
       this.runsNow = this.readRuns();
     }
     return { primary: this.muster.primary, children, requests: this.muster.requests(), runs: this.runsNow };
