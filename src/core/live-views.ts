@@ -64,13 +64,29 @@ export class LiveViews {
   /** The child as listed, with the events folded since; undefined when its status moved. */
   private folded(c: LoadedChild): LoadedChild | undefined {
     const s = this.states.get(c.entry.id);
-    if (!s || s.lastSeq <= c.state.lastSeq || c.status === "unreadable") return c;
+    if (c.status === "unreadable") return c;
+    if (!s || s.lastSeq <= c.state.lastSeq) return this.aged(c);
     const pending = this.stillQueued(c, s);
     // Its status moved (a turn started or settled, the host exited): the listed live state is stale.
     if (pending === undefined) return undefined;
     // The live state again from the folded events (a newer event ends a stall, a question shows at once).
     const live = liveOf(s, pending.length, { createdAt: c.entry.createdAt, stallMs: this.core.stallMs });
     return { ...c, state: s, pending, live };
+  }
+
+  /**
+   * A child with no event since it was read, its live state at this moment: time alone moves it (a turn
+   * silent for the stall limit is stalled; the watcher's tick says when). An unreachable place stays so.
+   */
+  private aged(c: LoadedChild): LoadedChild {
+    if (c.live.state === "unreachable") return c;
+    const live = liveOf(c.state, c.pending.length, {
+      createdAt: c.entry.createdAt,
+      stallMs: this.core.stallMs,
+    });
+    return live.state === c.live.state && live.since === c.live.since && live.detail === c.live.detail
+      ? c
+      : { ...c, live };
   }
 
   /** The turns still queued once `s` is folded into listed `c`; undefined when that moves its status. */

@@ -1,8 +1,8 @@
 /**
  * Views kept current from a watcher's events (LiveViews, behind `muster top` and `muster web`), on real mock
- * children in a private tmux server: when one child's status moves, only that child is read again; and the
- * web feed sends a status move (a child appearing, a turn settling) without waiting out the window that
- * coalesces a busy turn's events.
+ * children in a private tmux server: when one child's status moves, only that child is read again; a silent
+ * turn turns stalled with no event; and the web feed sends a status move (a child appearing, a turn settling)
+ * without waiting out the window that coalesces a busy turn's events.
  */
 import * as fs from "node:fs";
 import * as http from "node:http";
@@ -89,6 +89,26 @@ describe("LiveViews", () => {
       }
     }
   }, 90_000);
+});
+
+describe("LiveViews, time alone", () => {
+  it("a turn silent past the stall limit reads stalled with no new event", async () => {
+    const quiet = createMuster({ env: { ...sb.env, MUSTER_STALL_SECONDS: "2" }, cwd: sb.cwd });
+    const id = (await quiet.spawn({ agent: "mock", prompt: "mock: sleep=30\nsilent work" })).id;
+    try {
+      const views = new LiveViews(quiet);
+      const stateNow = () => views.current()?.find((v) => v.id === id)?.live.state;
+      // Read while the turn runs and is not yet stalled: nothing new will be written until it ends.
+      await until(async () => {
+        const v = (await views.reload({ all: true })).find((x) => x.id === id);
+        return v?.live.state === "working";
+      }, 20_000);
+      await until(() => stateNow() === "stalled", 10_000);
+      expect(views.current()?.find((v) => v.id === id)?.live.detail).toMatch(/^no event for \d+s/);
+    } finally {
+      await quiet.cancel(id);
+    }
+  }, 60_000);
 });
 
 describe("the web feed", () => {
