@@ -1,10 +1,10 @@
 /**
  * Pending requests: what a child's agent asked its parent and still waits on. One mechanism for every kind
  * (a `question` from `muster ask` today; a permission request later): the request is an event the child
- * host recorded, pending until an `answered` event names it, its turn settles or its host exits; the answer
- * is a file the parent writes (answers/<requestId>.json, 0600, created once) that the asker is watching.
+ * host recorded, pending until an `answered` event names it, its turn settles or its host exits (folded with
+ * the child's state, `core/state.ts`); the answer is a file the parent writes (answers/<requestId>.json, 0600,
+ * created once) that the asker is watching.
  */
-import type { MusterEvent, PermissionEvent, QuestionEvent } from "../artifacts/events.js";
 import { MusterError } from "../base/errors.js";
 import { rawSetting } from "../base/settings/resolve.js";
 import { shortId } from "../util/ids.js";
@@ -47,23 +47,6 @@ function lineageOf(doc: RegistryDoc, id: string): string[] {
   return out;
 }
 
-/** The requests of one child's events still waiting for an answer. */
-function pendingOf(events: MusterEvent[]): (QuestionEvent | PermissionEvent)[] {
-  const open = new Map<string, QuestionEvent | PermissionEvent>();
-  for (const e of events) {
-    if (e.type === "question" && e.requestId) open.set(e.requestId, e);
-    else if (e.type === "permission" && e.requestId) {
-      if (e.state === "pending") open.set(e.requestId, e);
-      else open.delete(e.requestId);
-    } else if (e.type === "answered") open.delete(e.requestId);
-    else if (e.type === "completion") {
-      // The turn that asked is over: nobody waits for its questions any more.
-      for (const [id, q] of open) if (q.turnId === e.turnId) open.delete(id);
-    } else if (e.type === "child_exited") open.clear();
-  }
-  return [...open.values()];
-}
-
 /**
  * Every pending request of this primary's children, oldest first; inside a child (MUSTER_CHILD_ID), those
  * of its descendants. Each says who asked and through whom (lineage), so a grandchild's question reaching
@@ -76,15 +59,10 @@ export function pendingRequests(m: CoreContext): PendingRequest[] {
   for (const entry of Object.values(doc.children)) {
     const lineage = lineageOf(doc, entry.id);
     if (self && (entry.id === self || !lineage.includes(self))) continue;
+    // Its open requests are folded with its state (from the state's checkpoint, then what follows it).
     const c = loadChildOrUnreadable(m.paths, entry);
     if (c.unreadable) continue;
-    let events: MusterEvent[];
-    try {
-      events = c.store.readEvents();
-    } catch {
-      continue;
-    }
-    for (const q of pendingOf(events)) {
+    for (const q of c.state.requests) {
       // Answered already, not yet taken by the asker: not the parent's to answer again.
       if (c.store.hasAnswer(q.requestId!)) continue;
       const common = {

@@ -3,6 +3,8 @@ import type {
   ChildExitedEvent,
   CompletionEvent,
   MusterEvent,
+  PermissionEvent,
+  QuestionEvent,
   RestartedEvent,
   Usage,
 } from "../artifacts/events.js";
@@ -44,9 +46,20 @@ export interface ChildState {
   lastSeq: number;
   /** What the live state is derived from (see live-state.ts). */
   live: LiveFold;
+  /**
+   * Its questions and permission requests nobody has answered yet, oldest first: folded here so a listing
+   * of pending requests (the inbox, every update of `muster web`) reads no child's whole log for them.
+   */
+  requests: (QuestionEvent | PermissionEvent)[];
 }
 
-export const emptyState = (): ChildState => ({ turns: [], completions: new Map(), lastSeq: 0, live: {} });
+export const emptyState = (): ChildState => ({
+  turns: [],
+  completions: new Map(),
+  lastSeq: 0,
+  live: {},
+  requests: [],
+});
 
 const activity = (e: MusterEvent): string | undefined => {
   switch (e.type) {
@@ -84,6 +97,28 @@ export function applyEvents(state: ChildState, events: MusterEvent[]): ChildStat
     const text = activity(e);
     if (text) state.lastActivity = { ts: e.ts, text };
     foldLive(state.live, e);
+    // A request stays open until answered or granted/denied, its turn settles, or the host exits.
+    switch (e.type) {
+      case "question":
+      case "permission": {
+        if (!e.requestId) break;
+        const at = state.requests.findIndex((q) => q.requestId === e.requestId);
+        const open = e.type === "question" || e.state === "pending";
+        if (open && at >= 0) state.requests[at] = e;
+        else if (open) state.requests.push(e);
+        else if (at >= 0) state.requests.splice(at, 1);
+        break;
+      }
+      case "answered":
+        state.requests = state.requests.filter((q) => q.requestId !== e.requestId);
+        break;
+      case "completion":
+        state.requests = state.requests.filter((q) => q.turnId !== e.turnId);
+        break;
+      case "child_exited":
+        state.requests = [];
+        break;
+    }
     switch (e.type) {
       case "child_started":
         // A resumed child gets a new host after the old one exited: it is live again.

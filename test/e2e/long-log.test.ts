@@ -11,7 +11,7 @@ const sb = useSandbox("mt-longlog");
 const cliTrace = (args: string[]): string => readsOfNode([BIN, ...args], sb);
 
 describe("a long-lived child's log is folded once, not by every command", () => {
-  it("status and ls read only what the log gained since the last reader's checkpoint, and say the same", async () => {
+  it("status, ls and inbox read only what the log gained since the last reader's checkpoint, and say the same", async () => {
     // Eight turns of 100 tool calls each: ~50 KB of log a turn.
     const first = (await sb.json(["spawn", "--wait", "mock: tools=100"])).data;
     const id = first.spawned.id as string;
@@ -29,7 +29,8 @@ describe("a long-lived child's log is folded once, not by every command", () => 
     // One more turn, then readers fold only its records.
     await sb.json(["send", id, "--wait", "mock: tools=100"]);
     const size = fs.statSync(events).size;
-    for (const args of [["status", id], ["ls"]]) {
+    // The inbox too: a child's open requests are folded with its state, not found by reading its whole log.
+    for (const args of [["status", id], ["ls"], ["inbox"]]) {
       const read = bytesReadFrom(cliTrace(args), (f) => f === events);
       expect(read).toBeGreaterThan(0);
       expect(read).toBeLessThan(2 * CHECKPOINT_BYTES);
