@@ -1,6 +1,7 @@
 /** Test utilities for private tmux servers; they never touch the default server (always `-L <name>`). */
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { execa } from "execa";
 
 /** A unique private socket name: `<prefix>-<pid>-<random>`. */
@@ -65,7 +66,11 @@ function isRunning(pid: number): boolean {
 /** kill-server, then waits (≤ timeoutMs) for the server and pane processes to exit, SIGKILLing stragglers. */
 export async function killServerAndWait(socket: string, timeoutMs = 5_000): Promise<void> {
   assertPrivate(socket);
-  const path = (await tmuxL(socket, ["display-message", "-p", "#{socket_path}"])).stdout.trim();
+  // Where tmux puts `-L <socket>`, asked of the server; when the server is already gone (a test ended it), where
+  // tmux would have made it (tmux's own rule: $TMUX_TMPDIR or /tmp, then tmux-<uid>).
+  const path =
+    (await tmuxL(socket, ["display-message", "-p", "#{socket_path}"])).stdout.trim() ||
+    join(process.env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid?.() ?? 0}`, socket);
   const pids = await listServerPids(socket);
   await tmuxL(socket, ["kill-server"]);
   const deadline = Date.now() + timeoutMs;
