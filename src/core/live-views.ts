@@ -29,7 +29,7 @@ export class LiveViews {
     this.states.set(id, s);
     applyEvents(s, [e]);
     const c = this.base.get(id);
-    return !c || this.stillQueued(c, s) === undefined;
+    return !c || this.moved(c);
   }
 
   /** The views with every event folded in since the list was read; undefined when it must be read again. */
@@ -55,7 +55,7 @@ export class LiveViews {
     const reuse = new Map<string, LoadedChild>();
     // One that could not be read is tried again each time.
     if (!opts.all)
-      for (const [id, c] of this.base) if (c.status !== "unreadable" && this.folded(c)) reuse.set(id, c);
+      for (const [id, c] of this.base) if (c.status !== "unreadable" && !this.moved(c)) reuse.set(id, c);
     const listed = await this.core.list(opts.all ? {} : { reuse, probe: false });
     this.base = new Map(listed.map((c) => [c.entry.id, c]));
     return listed.map((c) => childView(this.folded(c) ?? c));
@@ -84,9 +84,13 @@ export class LiveViews {
       createdAt: c.entry.createdAt,
       stallMs: this.core.stallMs,
     });
-    return live.state === c.live.state && live.since === c.live.since && live.detail === c.live.detail
-      ? c
-      : { ...c, live };
+    return { ...c, live };
+  }
+
+  /** Whether the events folded since listed `c` was read move its status (it must be read again). */
+  private moved(c: LoadedChild): boolean {
+    const s = this.states.get(c.entry.id);
+    return s !== undefined && this.stillQueued(c, s) === undefined;
   }
 
   /** The turns still queued once `s` is folded into listed `c`; undefined when that moves its status. */
